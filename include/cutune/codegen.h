@@ -1,0 +1,28 @@
+/* cutune — code generation: schedule -> CUDA C source + launch configuration.
+ *
+ * The generated source is plain SIMT CUDA C (no inline PTX for the conv templates) so that the host emulation
+ * backend (emu.h) can compile and run the very same text on the CPU. It starts with a banner naming the workload
+ * and the knobs. The kernel's entry is extern "C" __global__ void <entry>(const float* in, const float* w,
+ * float* out). */
+#ifndef CUTUNE_CODEGEN_H
+#define CUTUNE_CODEGEN_H
+
+#include "cutune/common.h"
+#include "cutune/space.h"
+#include "cutune/workload.h"
+
+#define CUT_ENTRY_LEN 64
+
+typedef struct cut_kernel_src {
+    char *src;                 /* owned, NUL-terminated CUDA C */
+    char entry[CUT_ENTRY_LEN]; /* "cut_conv2d" */
+    unsigned grid[3], block[3];
+    unsigned smem_dynamic;     /* bytes of dynamic shared memory (0 for static-only kernels) */
+    int uses_inline_ptx;       /* 1: cannot run under emulation */
+} cut_kernel_src;
+
+/* Generates the kernel for a valid schedule. Caller frees with cut_kernel_src_free. */
+int cut_codegen_conv(const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+void cut_kernel_src_free(cut_kernel_src *k);
+
+#endif

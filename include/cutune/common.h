@@ -1,0 +1,68 @@
+/* cutune — common types: error buffer, candidate status, small helpers.
+ *
+ * Two tiers of errors (DESIGN.md): setup errors are returned as -1 with a sentence in a caller-owned
+ * cut_err; a candidate's failure is a cut_status value that gets recorded. Only main() exits. */
+#ifndef CUTUNE_COMMON_H
+#define CUTUNE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CUT_ERR_LEN 1024
+
+typedef struct cut_err {
+    char msg[CUT_ERR_LEN];
+} cut_err;
+
+/* Formats a message into e (if non-NULL) and returns -1, so `return cut_err_set(e, ...)` reads well. */
+int cut_err_set(cut_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prepends context: "ctx: previous message". Returns -1. */
+int cut_err_wrap(cut_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Exit codes used by the CLI. */
+enum { CUT_EXIT_OK = 0, CUT_EXIT_FAIL = 1, CUT_EXIT_USAGE = 2 };
+
+/* Outcome of one candidate (a trial). Recorded, never fatal. */
+typedef enum cut_status {
+    CUT_ST_OK = 0,
+    CUT_ST_INVALID,       /* schedule rejected by the space's validity check */
+    CUT_ST_COMPILE_ERROR, /* NVRTC or host compiler failed */
+    CUT_ST_LAUNCH_ERROR,  /* launch refused (resources, bad config) */
+    CUT_ST_WRONG_RESULT,  /* output differs from the reference (or NaN, or unwritten) */
+    CUT_ST_FAULT,         /* kernel faulted (illegal address, ...) or the worker died */
+    CUT_ST_TIMEOUT,       /* kernel hung; the worker was killed */
+    CUT_ST_COUNT
+} cut_status;
+
+const char *cut_status_name(cut_status s);
+/* Returns -1 for an unknown name. */
+int cut_status_from_name(const char *name);
+
+/* Deterministic PRNG (splitmix64 seeded xoshiro256**). */
+typedef struct cut_rng {
+    uint64_t s[4];
+} cut_rng;
+void cut_rng_seed(cut_rng *r, uint64_t seed);
+uint64_t cut_rng_next(cut_rng *r);
+/* Uniform integer in [0, n). n > 0. */
+uint32_t cut_rng_below(cut_rng *r, uint32_t n);
+/* Uniform double in [0, 1). */
+double cut_rng_double(cut_rng *r);
+/* Standard normal (Box-Muller). */
+double cut_rng_normal(cut_rng *r);
+
+/* FNV-1a 64-bit over bytes, chainable: pass the previous hash as h (start with CUT_FNV_INIT). */
+#define CUT_FNV_INIT 0xcbf29ce484222325ULL
+uint64_t cut_fnv1a(uint64_t h, const void *data, size_t n);
+
+/* Wall-clock seconds since an arbitrary origin (CLOCK_MONOTONIC). */
+double cut_now_s(void);
+/* ISO-8601 UTC timestamp "2026-11-22T19:00:00Z" into buf (>= 21 bytes). */
+void cut_utc_timestamp(char *buf, size_t n);
+
+#define CUT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define CUT_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CUT_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define CUT_CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+
+#endif

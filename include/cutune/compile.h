@@ -1,0 +1,48 @@
+/* cutune — NVRTC compilation to cubin for one sm_XX, in a thread pool, with an on-disk content-hash cache.
+ *
+ * Compile failures are values (status + log), never fatal. Registers and spills are parsed from the ptxas
+ * report (--ptxas-options=-v) that NVRTC puts in its log. */
+#ifndef CUTUNE_COMPILE_H
+#define CUTUNE_COMPILE_H
+
+#include "cutune/common.h"
+
+#include <stddef.h>
+
+typedef struct cut_compile_opts {
+    int sm_major, sm_minor; /* target sm_XX (real architecture, so NVRTC produces a cubin) */
+    int arch_suffix_a;      /* 1: sm_90a (needed by wgmma/setmaxnreg) */
+    const char *cache_dir;  /* NULL: no disk cache. Else <cache_dir>/<hash>.cubin + .json */
+    int nthreads;           /* pool size; <= 0: number of online CPUs */
+    const char *extra_opts; /* space-separated extra NVRTC options, or NULL */
+} cut_compile_opts;
+
+typedef struct cut_compiled {
+    int ok;            /* 1: cubin present */
+    char *cubin;       /* owned */
+    size_t cubin_size;
+    char *log;         /* owned, NUL-terminated NVRTC log (may be empty, never NULL after compile) */
+    int regs;          /* registers per thread, -1 if unknown */
+    int spill_stores;  /* bytes, -1 if unknown */
+    int spill_loads;   /* bytes, -1 if unknown */
+    int smem_static;   /* bytes, -1 if unknown */
+    int stack_frame;   /* bytes, -1 if unknown */
+    double compile_ms; /* wall time of this compile (0 on a cache hit) */
+    int cache_hit;
+    uint64_t key;      /* hash of source + options + arch */
+} cut_compiled;
+
+/* Compiles one source. Returns 0 whether or not compilation succeeded (see out->ok); -1 only for setup
+ * errors (NVRTC missing, out of memory, cache dir unusable). Caller frees out with cut_compiled_free. */
+int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o, cut_compiled *out, cut_err *e);
+/* Compiles n sources in parallel on o->nthreads threads. out[i] for srcs[i]. */
+int cut_compile_batch(const char *const *srcs, int n, const cut_compile_opts *o, cut_compiled *out, cut_err *e);
+void cut_compiled_free(cut_compiled *c);
+
+/* NVRTC version (major*1000+minor*10), or -1 with e set if NVRTC cannot be used. */
+int cut_nvrtc_version(cut_err *e);
+
+/* Parses a ptxas -v report into the register/spill/smem fields of out (fields left -1 if absent). */
+void cut_parse_ptxas_info(const char *log, cut_compiled *out);
+
+#endif

@@ -1,0 +1,28 @@
+/* cutune — host emulation of CUDA for generated SIMT kernels.
+ *
+ * The generated CUDA C text is compiled by the host C++ compiler with a prelude (emu_prelude.h) that maps
+ * threadIdx/blockIdx/blockDim/gridDim to thread-locals, __shared__ to block-wide storage, __syncthreads() to a
+ * barrier, and vector types/intrinsics to host equivalents. The shared object is dlopen'd and each block is run
+ * with blockDim threads (pthreads) meeting at a barrier for __syncthreads; blocks run one after another, so
+ * __shared__ can be static storage shared by the block's threads. */
+#ifndef CUTUNE_EMU_H
+#define CUTUNE_EMU_H
+
+#include "cutune/common.h"
+#include "cutune/measure.h"
+
+typedef struct cut_emu_kernel cut_emu_kernel;
+
+/* Compiles src with the host compiler ($CUTUNE_HOST_CXX, else c++) into a shared object under work_dir and loads
+ * entry. Compile errors: returns -1 with the compiler's message in e. Caller frees with cut_emu_kernel_free. */
+int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cut_emu_kernel **out, cut_err *e);
+/* Runs the kernel with the given launch configuration and the (host) pointer arguments, in order. */
+int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **args, int nargs,
+                   cut_err *e);
+void cut_emu_kernel_free(cut_emu_kernel *k);
+
+/* The emulation runner: validates against the CPU reference and times wall-clock on the CPU.
+ * work_dir holds the host build products (NULL: a fresh directory under $TMPDIR). */
+cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_err *e);
+
+#endif

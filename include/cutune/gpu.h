@@ -1,0 +1,40 @@
+/* cutune — the GPU layer: CUDA driver API and NVML loaded with dlopen (no link-time libcuda or libnvidia-ml;
+ * CI has no driver). All entry points work, and say so clearly, when no driver is present. */
+#ifndef CUTUNE_GPU_H
+#define CUTUNE_GPU_H
+
+#include "cutune/common.h"
+#include "cutune/space.h"
+
+#include <stddef.h>
+
+typedef struct cut_gpu_info {
+    int index;
+    char name[128];
+    char uuid[64];           /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+    int sm_major, sm_minor;
+    int sm_count;
+    size_t mem_bytes;
+    int driver_version;      /* cuDriverGetVersion: 13000 */
+    char driver_string[32];  /* NVML: "580.159.03", "" if NVML absent */
+    int max_threads_per_block, max_smem_per_block, max_smem_per_block_optin, max_regs_per_block;
+    int l2_bytes;
+    int sm_clock_mhz, mem_clock_mhz;         /* current, NVML; -1 if unknown */
+    int max_sm_clock_mhz, max_mem_clock_mhz; /* NVML; -1 if unknown */
+    double power_limit_w;                    /* NVML current enforced limit; -1 if unknown */
+    double power_min_w, power_max_w;         /* NVML allowed range; -1 if unknown */
+    int energy_counter_ok;                   /* nvmlDeviceGetTotalEnergyConsumption works */
+    int nvml_ok;
+} cut_gpu_info;
+
+/* Loads libcuda.so.1 and calls cuInit. Returns the device count (>= 0), or -1 with a sentence in e
+ * ("no NVIDIA driver found (libcuda.so.1 could not be loaded): ..."). Safe to call repeatedly. */
+int cut_gpu_init(cut_err *e);
+/* Fills info for device idx (driver + NVML where available). */
+int cut_gpu_query(int idx, cut_gpu_info *info, cut_err *e);
+/* Device limits for the space, from a queried device. */
+void cut_gpu_limits(const cut_gpu_info *info, cut_devlimits *d);
+/* Current SM clock and enforced power limit via NVML, re-read (for records). -1 when unknown. */
+void cut_gpu_sample_clocks(const char *uuid, int *sm_clock_mhz, double *power_limit_w);
+
+#endif

@@ -1,0 +1,87 @@
+/* cutune — measurement behind a small interface (DESIGN.md style point 7).
+ *
+ * A runner validates and times candidates of one workload. Implementations:
+ *   - the GPU runner: a persistent worker process per GPU (fork+exec of `cutune __worker`) owns the CUDA context;
+ *     a fault or hang kills only the worker, the parent records the error and starts a new one;
+ *   - the emulation runner (emu.h): compiles the generated CUDA C with the host compiler and runs it on the CPU;
+ *   - replay runners in tests.
+ * Every runner checks before timing: poisoned output, compare with the reference (atol + rtol*|ref|, NaN never
+ * passes, unwritten elements caught by the poison), then times, then checks the output again. */
+#ifndef CUTUNE_MEASURE_H
+#define CUTUNE_MEASURE_H
+
+#include "cutune/codegen.h"
+#include "cutune/common.h"
+#include "cutune/compile.h"
+#include "cutune/workload.h"
+
+/* One candidate to measure: generated source (for emulation) and its cubin (for the GPU). */
+typedef struct cut_candidate {
+    const cut_kernel_src *ks;
+    const cut_compiled *bin; /* NULL for the emulation runner */
+} cut_candidate;
+
+typedef struct cut_result {
+    cut_status status;
+    char error[256];    /* first mismatch, CUDA error name, "timeout after 10 s", ... */
+    double median_ms, min_ms, max_ms;
+    int repeats;        /* timed launches */
+    double max_abs_err; /* against the reference, on the checked run */
+} cut_result;
+
+/* Timing policy. Defaults: 2 warm-ups, >= 5 repeats and >= 20 ms of timed work, at most 200 repeats. */
+typedef struct cut_timing {
+    int warmup;
+    int min_repeats, max_repeats;
+    double min_total_ms;
+    int flush_l2;          /* write a buffer larger than L2 before each timed launch */
+    double timeout_s;      /* per candidate: worker killed after this (GPU runner) */
+} cut_timing;
+void cut_timing_default(cut_timing *t);
+
+/* Environment facts recorded with each trial. */
+typedef struct cut_measure_env {
+    char backend[16];      /* "cuda" | "emu" | "replay" */
+    char gpu_name[128];
+    char gpu_uuid[64];
+    int driver_version;
+    char driver_string[32];
+    int sm_clock_mhz;
+    double power_limit_w;
+} cut_measure_env;
+
+typedef struct cut_runner cut_runner;
+struct cut_runner {
+    void *impl;
+    /* Prepares inputs and the reference for a workload (random inputs from seed). */
+    int (*prepare)(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e);
+    /* Validates and times n candidates; res[i] for cands[i]. Returns -1 only for setup errors. */
+    int (*measure)(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
+    /* Refreshes env (clocks) and returns it. */
+    const cut_measure_env *(*env)(cut_runner *r);
+    void (*destroy)(cut_runner *r);
+    cut_timing timing;
+};
+
+/* Frees the runner (NULL is a no-op). */
+void cut_runner_free(cut_runner *r);
+
+/* GPU runner on device index dev; worker_exe is the cutune binary (NULL: /proc/self/exe).
+ * Fails with a clear sentence when no driver/GPU is present. Caller frees with cut_runner_free. */
+cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing *t, cut_err *e);
+
+/* The worker's main loop (hidden subcommand `cutune __worker <dev> <in_fd> <out_fd>`). Returns the exit code. */
+int cut_worker_main(int dev, int in_fd, int out_fd);
+
+/* Double-precision CPU reference convolution (multi-threaded). out has cut_conv_out_elems elements. */
+void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out);
+/* Fills a tensor with uniform random values in [-1, 1) from seed. */
+void cut_fill_uniform(float *x, size_t n, uint64_t seed);
+/* Compares out with ref: atol + rtol*|ref|, NaN/Inf never passes. Returns the number of mismatches and fills
+ * msg with the first few (index, got, want). */
+size_t cut_compare(const float *out, const double *ref, size_t n, double atol, double rtol, double *max_abs_err,
+                   char *msg, size_t msg_len);
+/* Tolerance for fp32 conv with reduction length k: atol/rtol scaled with sqrt(k). */
+void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol);
+
+#endif

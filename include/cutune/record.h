@@ -1,0 +1,66 @@
+/* cutune — tuning records: one JSON object per line per trial, appended with one write(2) per line and fsync'd
+ * per batch, so that a killed run leaves at most one incomplete last line, which opening the log repairs.
+ *
+ * Files follow seed 001: tuningrecords/caseN_conv2d_N_..._padding_P.json (+ .csv with start_time),
+ * tuningresults/ (representatives), performance/ (one integer GFLOP/s per line). */
+#ifndef CUTUNE_RECORD_H
+#define CUTUNE_RECORD_H
+
+#include "cutune/common.h"
+#include "cutune/measure.h"
+#include "cutune/space.h"
+#include "cutune/util.h"
+#include "cutune/workload.h"
+
+typedef struct cut_record {
+    int case_idx;       /* 1-based */
+    cut_conv conv;
+    char dtype[8];      /* "fp32" */
+    cut_sched sched;
+    cut_status status;
+    char error[256];
+    double median_ms, min_ms, max_ms; /* -1 when not measured */
+    double gflops;                    /* 0 when not measured */
+    int repeats;
+    double compile_ms;
+    int regs, spills;                 /* -1 unknown */
+    cut_measure_env env;
+    char ts[32];                      /* ISO-8601 UTC */
+    int trial;                        /* 0-based trial number within the case */
+} cut_record;
+
+/* Appends the JSON line (with '\n') to b. */
+void cut_record_to_json(const cut_record *r, cut_buf *b);
+/* Parses one line. Returns -1 with a sentence for malformed input. */
+int cut_record_parse(const char *line, size_t len, cut_record *r, cut_err *e);
+
+/* Loads all complete, well-formed lines. A trailing partial line is ignored (and counted in *partial).
+ * Malformed complete lines are an error naming the line number. Caller frees *recs. Missing file: 0 records. */
+int cut_records_load(const char *path, cut_record **recs, int *n, int *partial, cut_err *e);
+
+/* Append-only log. open: creates the file (and its directory) or repairs it by truncating an incomplete last
+ * line, never rewriting complete lines. */
+typedef struct cut_reclog {
+    int fd;
+    char path[1024];
+    int pending; /* lines written since the last fsync */
+} cut_reclog;
+int cut_reclog_open(const char *path, cut_reclog *log, cut_err *e);
+int cut_reclog_append(cut_reclog *log, const cut_record *r, cut_err *e);
+int cut_reclog_sync(cut_reclog *log, cut_err *e);
+void cut_reclog_close(cut_reclog *log);
+
+/* Writes <dir>/<name>.csv with the columns start_time,case,shape,dtype,backend,gpu,trials if it is absent. */
+int cut_write_case_csv(const char *path, const char *start_time, const cut_record *proto, int trials, cut_err *e);
+
+/* Representative sampling (seed 000/001): failed trials excluded, sorted by median time; keep == 2: the two
+ * fastest; keep == 25: top 5 then 5 each from the 10th, 25th, 50th and 75th percentile positions (no record
+ * twice); fewer records than keep: all. Writes indices into idx (capacity keep). Returns the count. */
+int cut_sample_select(const cut_record *recs, int n, int keep, int *idx);
+/* For every *.json in in_dir: write out_dir/<same name> with the selected records in rank order. The raw
+ * logs are never modified. Returns the number of files written, or -1. */
+int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_err *e);
+/* For every *.json in results_dir: write perf_dir/<same name> with one integer GFLOP/s per line. */
+int cut_report_perf_dir(const char *results_dir, const char *perf_dir, cut_err *e);
+
+#endif

@@ -1,0 +1,70 @@
+/* cutune — schedule space: a schedule is a template id and a small array of integer knobs.
+ *
+ * Each template (direct convolution first; implicit GEMM, Winograd later) describes its knobs, how to sample,
+ * mutate and check them against the device limits, and how to generate CUDA C from them (codegen.h). */
+#ifndef CUTUNE_SPACE_H
+#define CUTUNE_SPACE_H
+
+#include "cutune/common.h"
+#include "cutune/workload.h"
+
+#define CUT_MAX_KNOBS 16
+
+/* What the space needs to know of the device. Filled from the GPU (gpu.h) or with sm_90 defaults. */
+typedef struct cut_devlimits {
+    int sm_major, sm_minor;        /* 9, 0 */
+    int sm_count;                  /* 132 */
+    int max_threads_per_block;     /* 1024 */
+    int max_smem_per_block;        /* static shared memory, bytes: 49152 */
+    int max_regs_per_block;        /* 65536 */
+    int max_regs_per_thread;       /* 255 */
+    int warp_size;                 /* 32 */
+} cut_devlimits;
+
+/* Limits of an H100/H200 (sm_90): the defaults when no GPU is present. */
+void cut_devlimits_sm90(cut_devlimits *d);
+
+typedef struct cut_sched {
+    int tpl;                 /* index into cut_templates() */
+    int k[CUT_MAX_KNOBS];    /* knob values, meaning per template */
+} cut_sched;
+
+/* A template: knob names, sampling, mutation, validity. All functions are pure given the rng. */
+typedef struct cut_template {
+    const char *name; /* "direct" */
+    int nknobs;
+    const char *const *knob_names;
+    /* 1 if this template applies to the workload at all (e.g. Winograd needs 3x3 stride 1). */
+    int (*applies)(const cut_conv *c);
+    /* Draws a random schedule; it may be invalid (callers check). */
+    void (*sample)(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sched *out);
+    /* Changes one or a few knobs of s in place. */
+    void (*mutate)(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sched *s);
+    /* 0 if valid; -1 with a reason (threads, shared memory, registers estimate, tiling) otherwise. */
+    int (*check)(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, cut_err *e);
+} cut_template;
+
+int cut_template_count(void);
+const cut_template *cut_template_get(int tpl);
+/* Returns -1 if no template has that name. */
+int cut_template_find(const char *name);
+
+/* Draws a valid schedule of template tpl (tries up to max_tries samples). Returns 0 or -1 if none found. */
+int cut_sched_sample_valid(const cut_conv *c, const cut_devlimits *d, int tpl, cut_rng *r, cut_sched *out,
+                           int max_tries);
+/* Validity check through the template. */
+int cut_sched_check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, cut_err *e);
+/* Uniform crossover of two schedules of the same template. */
+void cut_sched_crossover(const cut_sched *a, const cut_sched *b, cut_rng *r, cut_sched *out);
+/* Stable hash of a schedule (template + knobs). */
+uint64_t cut_sched_hash(const cut_sched *s);
+int cut_sched_equal(const cut_sched *a, const cut_sched *b);
+
+/* JSON text {"tpl":"direct","tco":4,...} into buf. Returns the length, or -1 if buf is too small. */
+int cut_sched_to_json(const cut_sched *s, char *buf, size_t n);
+/* Parses a cJSON object (void* to keep cJSON out of the public header). */
+int cut_sched_from_cjson(const void *obj, cut_sched *s, cut_err *e);
+/* Short human form "direct tco=4 toh=2 ..." */
+void cut_sched_describe(const cut_sched *s, char *buf, size_t n);
+
+#endif

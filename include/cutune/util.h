@@ -1,0 +1,39 @@
+/* cutune — file-system and string helpers shared by every component. */
+#ifndef CUTUNE_UTIL_H
+#define CUTUNE_UTIL_H
+
+#include "cutune/common.h"
+
+#include <stddef.h>
+
+/* mkdir -p. Returns 0, or -1 with a sentence naming the path. */
+int cut_mkdirs(const char *path, cut_err *e);
+/* Checks that dir exists (or can be created) and that a file can be created in it. */
+int cut_check_writable_dir(const char *dir, cut_err *e);
+/* Reads a whole file. Caller frees *out (NUL-terminated; *len excludes the NUL). */
+int cut_read_file(const char *path, char **out, size_t *len, cut_err *e);
+/* Writes a whole file atomically (tmp file + fsync + rename). */
+int cut_write_file_atomic(const char *path, const void *data, size_t len, cut_err *e);
+/* 1 if the path exists, else 0. */
+int cut_path_exists(const char *path);
+/* snprintf into buf; returns -1 with e set if truncated. */
+int cut_path_join(char *buf, size_t n, const char *a, const char *b, cut_err *e);
+
+/* Growable string buffer. init/free pair; free of a zeroed buffer is a no-op. */
+typedef struct cut_buf {
+    char *data;
+    size_t len, cap;
+} cut_buf;
+void cut_buf_init(cut_buf *b);
+void cut_buf_free(cut_buf *b);
+/* Appends formatted text; aborts on out-of-memory (the only exit outside main: OOM is not recoverable). */
+void cut_buf_printf(cut_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cut_buf_append(cut_buf *b, const void *data, size_t n);
+
+/* malloc/calloc/realloc that abort with a message on failure. */
+void *cut_xmalloc(size_t n);
+void *cut_xcalloc(size_t n, size_t size);
+void *cut_xrealloc(void *p, size_t n);
+char *cut_xstrdup(const char *s);
+
+#endif

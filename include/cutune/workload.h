@@ -1,0 +1,48 @@
+/* cutune — Conv2D workloads: shapes, validation, built-in lists, file names (seed 000/001). */
+#ifndef CUTUNE_WORKLOAD_H
+#define CUTUNE_WORKLOAD_H
+
+#include "cutune/common.h"
+
+/* fp32 NCHW convolution, weights [CO][CI][KH][KW], square stride and symmetric zero padding.
+ * Format as the seeds: [N, H, W, CO, CI, KH, KW, stride, pad]. */
+typedef struct cut_conv {
+    int n, h, w, co, ci, kh, kw, stride, pad;
+} cut_conv;
+
+static inline int cut_conv_oh(const cut_conv *c) { return (c->h + 2 * c->pad - c->kh) / c->stride + 1; }
+static inline int cut_conv_ow(const cut_conv *c) { return (c->w + 2 * c->pad - c->kw) / c->stride + 1; }
+/* FLOPs = 2 * N * OH * OW * CO * CI * KH * KW. */
+double cut_conv_flops(const cut_conv *c);
+/* Element counts of input, weight and output tensors. */
+size_t cut_conv_in_elems(const cut_conv *c);
+size_t cut_conv_w_elems(const cut_conv *c);
+size_t cut_conv_out_elems(const cut_conv *c);
+
+/* Rejects zero/negative sizes, stride 0, negative padding, output size <= 0, tensors over 2^31 elements. */
+int cut_conv_validate(const cut_conv *c, cut_err *e);
+/* Parses "N,H,W,CO,CI,KH,KW,stride,pad" (also with [ ] and spaces). Validates. */
+int cut_conv_parse(const char *s, cut_conv *c, cut_err *e);
+/* "conv2d_N_1_H_272_W_272_CO_64_CI_32_KH_3_KW_3_strides_1_padding_1" */
+void cut_conv_name(const cut_conv *c, char *buf, size_t n);
+/* "case{idx}_" + cut_conv_name(), idx 1-based (seed 001 naming). */
+void cut_conv_case_name(const cut_conv *c, int idx, char *buf, size_t n);
+/* Parses a case file name (with or without directory and .json/.csv suffix) back into idx and shape. */
+int cut_conv_parse_case_name(const char *name, int *idx, cut_conv *c, cut_err *e);
+
+/* A named list of cases (seed001, resnet18, yolov3, or a file). */
+typedef struct cut_conv_list {
+    char name[64];
+    int count;
+    cut_conv *cases; /* owned */
+} cut_conv_list;
+
+/* Loads a built-in list by name from dir (workloads/NAME.txt), or a path to such a file.
+ * File format: one case per line "[N,H,W,CO,CI,KH,KW,s,p]" (brackets optional), '#' comments.
+ * Unknown name: error listing the known ones. Caller frees with cut_conv_list_free. */
+int cut_conv_list_load(const char *name_or_path, const char *dir, cut_conv_list *out, cut_err *e);
+void cut_conv_list_free(cut_conv_list *l);
+/* Directory holding the built-in lists: $CUTUNE_WORKLOADS, else the one baked in at build time. */
+const char *cut_workloads_dir(void);
+
+#endif

@@ -1,0 +1,53 @@
+/* cutune — command-line entry: dispatches to one file per subcommand. */
+#include "cli/cli.h"
+#include "cutune/common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct subcommand {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} subcommand;
+
+static const subcommand commands[] = {
+    {"devices", cut_cmd_devices, "list GPUs: sm_XX, SMs, memory, UUID, driver/CUDA, clocks, power limits, energy"},
+    {"tune", cut_cmd_tune, "tune Conv2D workloads (--workloads seed001|resnet18|yolov3, --conv, --case, --trials)"},
+    {"sample", cut_cmd_sample, "tuningrecords/ -> tuningresults/ (top-5 + p10/p25/p50/p75, or top-2 with --test)"},
+    {"report", cut_cmd_report, "tuningresults/ -> performance/ (one integer GFLOP/s per line)"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "cutune %s — auto-tunes CUDA kernels\n\nusage: cutune <command> [options]\n\ncommands:\n",
+            CUTUNE_VERSION);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(commands); i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'cutune <command> --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CUT_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return CUT_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("cutune %s\n", CUTUNE_VERSION);
+        return CUT_EXIT_OK;
+    }
+    if (strcmp(cmd, "__worker") == 0)
+        return cut_cmd_worker(argc - 1, argv + 1);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(commands); i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "cutune: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return CUT_EXIT_USAGE;
+}

@@ -1,0 +1,202 @@
+/* cutune — file-system helpers and a growable buffer. */
+#include "cutune/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "cutune: out of memory (allocating %zu bytes)\n", n);
+    abort();
+}
+
+void *cut_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *cut_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom(n * size);
+    return p;
+}
+
+void *cut_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *cut_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = cut_xmalloc(n);
+    memcpy(p, s, n);
+    return p;
+}
+
+int cut_mkdirs(const char *path, cut_err *e)
+{
+    char tmp[4096];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof tmp)
+        return cut_err_set(e, "invalid directory path '%s'", path);
+    memcpy(tmp, path, len + 1);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return cut_err_set(e, "cannot create directory '%s': %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        return cut_err_set(e, "cannot create directory '%s': %s", tmp, strerror(errno));
+    struct stat st;
+    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cut_err_set(e, "'%s' exists and is not a directory", tmp);
+    return 0;
+}
+
+int cut_check_writable_dir(const char *dir, cut_err *e)
+{
+    if (cut_mkdirs(dir, e) != 0)
+        return -1;
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/.cutune_write_probe.%d", dir, (int)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return cut_err_set(e, "output folder '%s' is not writable: %s", dir, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+int cut_read_file(const char *path, char **out, size_t *len, cut_err *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cut_err_set(e, "cannot open '%s': %s", path, strerror(errno));
+    cut_buf b;
+    cut_buf_init(&b);
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        cut_buf_append(&b, chunk, got);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        cut_buf_free(&b);
+        return cut_err_set(e, "cannot read '%s'", path);
+    }
+    cut_buf_append(&b, "", 0); /* ensures a NUL-terminated allocation even when empty */
+    *out = b.data;
+    if (len)
+        *len = b.len;
+    return 0;
+}
+
+int cut_write_file_atomic(const char *path, const void *data, size_t len, cut_err *e)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
+        return cut_err_set(e, "path too long: '%s'", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return cut_err_set(e, "cannot create '%s': %s", tmp, strerror(errno));
+    const char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            close(fd);
+            unlink(tmp);
+            return cut_err_set(e, "cannot write '%s': %s", tmp, strerror(err));
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        unlink(tmp);
+        return cut_err_set(e, "cannot flush '%s': %s", tmp, strerror(errno));
+    }
+    if (rename(tmp, path) != 0) {
+        int err = errno;
+        unlink(tmp);
+        return cut_err_set(e, "cannot rename '%s' to '%s': %s", tmp, path, strerror(err));
+    }
+    return 0;
+}
+
+int cut_path_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int cut_path_join(char *buf, size_t n, const char *a, const char *b, cut_err *e)
+{
+    int w = snprintf(buf, n, "%s/%s", a, b);
+    if (w < 0 || (size_t)w >= n)
+        return cut_err_set(e, "path too long: '%s/%s'", a, b);
+    return 0;
+}
+
+void cut_buf_init(cut_buf *b) { memset(b, 0, sizeof *b); }
+
+void cut_buf_free(cut_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+static void buf_reserve(cut_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    b->data = cut_xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+void cut_buf_append(cut_buf *b, const void *data, size_t n)
+{
+    buf_reserve(b, n);
+    if (n)
+        memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void cut_buf_printf(cut_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (need < 0)
+        return;
+    buf_reserve(b, (size_t)need);
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)need + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)need;
+}
