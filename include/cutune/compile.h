@@ -32,6 +32,9 @@ typedef struct cut_compiled {
     uint64_t key;      /* hash of source + options + arch */
 } cut_compiled;
 
+/* Fills o with the defaults: sm_90 (no 'a' suffix), no disk cache, nthreads 0 (online CPUs), no extra options. */
+void cut_compile_opts_default(cut_compile_opts *o);
+
 /* Compiles one source. Returns 0 whether or not compilation succeeded (see out->ok); -1 only for setup
  * errors (NVRTC missing, out of memory, cache dir unusable). Caller frees out with cut_compiled_free. */
 int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o, cut_compiled *out, cut_err *e);

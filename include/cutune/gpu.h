@@ -37,4 +37,8 @@ void cut_gpu_limits(const cut_gpu_info *info, cut_devlimits *d);
 /* Current SM clock and enforced power limit via NVML, re-read (for records). -1 when unknown. */
 void cut_gpu_sample_clocks(const char *uuid, int *sm_clock_mhz, double *power_limit_w);
 
+/* Formats the 16 bytes of a CUuuid the way NVML prints UUIDs: "GPU-" then the bytes in order as lowercase hex,
+ * grouped 4-2-2-2-6 with dashes ("GPU-5e7a1c2b-0d3f-4e5a-8b9c-0123456789ab"). buf: >= 41 bytes. */
+void cut_gpu_format_uuid(const unsigned char bytes[16], char *buf, size_t n);
+
 #endif

@@ -70,6 +70,13 @@ void cut_runner_free(cut_runner *r);
  * Fails with a clear sentence when no driver/GPU is present. Caller frees with cut_runner_free. */
 cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing *t, cut_err *e);
 
+/* cuDNN baseline for the prepared workload, in the GPU runner's worker (libcudnn.so.9 loaded with dlopen): fp32
+ * NCHW cross-correlation, FMA math only (no tensor-op/TF32 kernels), cudnnFindConvolutionForwardAlgorithmEx with a
+ * workspace of up to 1 GiB, then every algorithm it returns is checked and timed with the same routine as
+ * candidates. out gets the fastest valid algorithm (out->status != CUT_ST_OK when none was valid) and algo its
+ * name ("IMPLICIT_PRECOMP_GEMM"). Returns -1 for setup errors (not a GPU runner, not prepared, no cuDNN). */
+int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e);
+
 /* The worker's main loop (hidden subcommand `cutune __worker <dev> <in_fd> <out_fd>`). Returns the exit code. */
 int cut_worker_main(int dev, int in_fd, int out_fd);
 

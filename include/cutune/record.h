@@ -38,6 +38,26 @@ int cut_record_parse(const char *line, size_t len, cut_record *r, cut_err *e);
  * Malformed complete lines are an error naming the line number. Caller frees *recs. Missing file: 0 records. */
 int cut_records_load(const char *path, cut_record **recs, int *n, int *partial, cut_err *e);
 
+/* A log read with each record's original line, for tools that copy lines verbatim (sampling). */
+typedef struct cut_records_file {
+    char *text;         /* the file's bytes, NUL-terminated, owned */
+    size_t len;
+    int n;              /* records: complete, non-blank lines */
+    cut_record *recs;   /* n, owned */
+    size_t *line_off;   /* n: offset of record i's line in text, owned */
+    size_t *line_len;   /* n: length of record i's line without its '\n', owned */
+    int partial;        /* 1 if an incomplete last line (no '\n') was ignored */
+} cut_records_file;
+/* Same rules as cut_records_load (missing file: 0 records). Caller frees with cut_records_file_free, also after
+ * an error. */
+int cut_records_read(const char *path, cut_records_file *f, cut_err *e);
+void cut_records_file_free(cut_records_file *f);
+
+/* Names (not paths) of the regular files in dir ending in suffix (".json"), sorted, hidden files skipped.
+ * A missing folder is an error. Caller frees with cut_records_names_free. */
+int cut_records_dir_list(const char *dir, const char *suffix, char ***names, int *n, cut_err *e);
+void cut_records_names_free(char **names, int n);
+
 /* Append-only log. open: creates the file (and its directory) or repairs it by truncating an incomplete last
  * line, never rewriting complete lines. */
 typedef struct cut_reclog {
@@ -46,6 +66,9 @@ typedef struct cut_reclog {
     int pending; /* lines written since the last fsync */
 } cut_reclog;
 int cut_reclog_open(const char *path, cut_reclog *log, cut_err *e);
+/* As cut_reclog_open, and says how many bytes of an incomplete last line were cut off (0 if none). The log is
+ * locked (flock) while open: a second writer of the same file gets an error instead of tearing lines. */
+int cut_reclog_open_ex(const char *path, cut_reclog *log, size_t *dropped, cut_err *e);
 int cut_reclog_append(cut_reclog *log, const cut_record *r, cut_err *e);
 int cut_reclog_sync(cut_reclog *log, cut_err *e);
 void cut_reclog_close(cut_reclog *log);
@@ -55,12 +78,15 @@ int cut_write_case_csv(const char *path, const char *start_time, const cut_recor
 
 /* Representative sampling (seed 000/001): failed trials excluded, sorted by median time; keep == 2: the two
  * fastest; keep == 25: top 5 then 5 each from the 10th, 25th, 50th and 75th percentile positions (no record
- * twice); fewer records than keep: all. Writes indices into idx (capacity keep). Returns the count. */
+ * twice); fewer records than keep: all. Writes indices into idx (capacity keep). Returns the count.
+ * Other keep values: keep < 5 -> the keep fastest; else keep/5 groups of 5 (group 0 at rank 0 also takes keep%5),
+ * group g starting at floor(g/G * m) (src/record/sample.c). */
 int cut_sample_select(const cut_record *recs, int n, int keep, int *idx);
 /* For every *.json in in_dir: write out_dir/<same name> with the selected records in rank order. The raw
  * logs are never modified. Returns the number of files written, or -1. */
 int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_err *e);
-/* For every *.json in results_dir: write perf_dir/<same name> with one integer GFLOP/s per line. */
+/* For every *.json in results_dir: write perf_dir/<same name> with one integer GFLOP/s per line (rounded to the
+ * nearest, file order, unmeasured records skipped). Returns the number of files written, or -1. */
 int cut_report_perf_dir(const char *results_dir, const char *perf_dir, cut_err *e);
 
 #endif

@@ -14,12 +14,15 @@ static inline int cut_conv_oh(const cut_conv *c) { return (c->h + 2 * c->pad - c
 static inline int cut_conv_ow(const cut_conv *c) { return (c->w + 2 * c->pad - c->kw) / c->stride + 1; }
 /* FLOPs = 2 * N * OH * OW * CO * CI * KH * KW. */
 double cut_conv_flops(const cut_conv *c);
+/* GFLOP/s of a run taking ms milliseconds: flops / (ms * 1e6). 0 when ms is not positive (not measured). */
+double cut_conv_gflops(const cut_conv *c, double ms);
 /* Element counts of input, weight and output tensors. */
 size_t cut_conv_in_elems(const cut_conv *c);
 size_t cut_conv_w_elems(const cut_conv *c);
 size_t cut_conv_out_elems(const cut_conv *c);
 
-/* Rejects zero/negative sizes, stride 0, negative padding, output size <= 0, tensors over 2^31 elements. */
+/* Rejects zero/negative sizes, stride 0, negative padding, a kernel larger than the padded input, output size <= 0,
+ * tensors of 2^31 or more elements; the sentence names the field and its value. */
 int cut_conv_validate(const cut_conv *c, cut_err *e);
 /* Parses "N,H,W,CO,CI,KH,KW,stride,pad" (also with [ ] and spaces). Validates. */
 int cut_conv_parse(const char *s, cut_conv *c, cut_err *e);
@@ -42,6 +45,8 @@ typedef struct cut_conv_list {
  * Unknown name: error listing the known ones. Caller frees with cut_conv_list_free. */
 int cut_conv_list_load(const char *name_or_path, const char *dir, cut_conv_list *out, cut_err *e);
 void cut_conv_list_free(cut_conv_list *l);
+/* Names of the built-in lists ("seed001", "resnet18", "yolov3"); returns their count. Static storage. */
+int cut_conv_list_names(const char *const **names);
 /* Directory holding the built-in lists: $CUTUNE_WORKLOADS, else the one baked in at build time. */
 const char *cut_workloads_dir(void);
 

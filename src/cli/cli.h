@@ -7,5 +7,6 @@ int cut_cmd_tune(int argc, char **argv);
 int cut_cmd_sample(int argc, char **argv);
 int cut_cmd_report(int argc, char **argv);
 int cut_cmd_worker(int argc, char **argv);
+int cut_cmd_baseline(int argc, char **argv);
 
 #endif

@@ -28,7 +28,7 @@ int cut_err_wrap(cut_err *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(ctx, sizeof ctx, fmt, ap);
     va_end(ap);
-    snprintf(e->msg, sizeof e->msg, "%s: %s", ctx, prev);
+    snprintf(e->msg, sizeof e->msg, "%.400s: %.600s", ctx, prev);
     return -1;
 }
 

@@ -112,11 +112,13 @@ int cut_read_file(const char *path, char **out, size_t *len, cut_err *e)
 int cut_write_file_atomic(const char *path, const void *data, size_t len, cut_err *e)
 {
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
+    /* mkstemp: unique per call, so concurrent writers (threads or processes) never share a temporary file. */
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
         return cut_err_set(e, "path too long: '%s'", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = mkstemp(tmp);
     if (fd < 0)
         return cut_err_set(e, "cannot create '%s': %s", tmp, strerror(errno));
+    fchmod(fd, 0644);
     const char *p = data;
     size_t left = len;
     while (left > 0) {

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Tunes the 7 seed-001 cases on the GPU and times cuDNN's fastest fp32 forward algorithm
+# (cudnnFindConvolutionForwardAlgorithmEx, CUDNN_DEFAULT_MATH) in the same worker and harness.
+# usage: bench/conv_seed001.sh [TRIALS=1000] [WORKDIR=bench_work] [RESULT_JSON=bench/results/conv_seed001_h200.json]
+# Run through the device tool with the build folder and .dev carried, e.g.
+#   bash bench/conv_seed001.sh 1000 /tmp/w $OUT/conv_seed001_h200.json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/device_env.sh
+TRIALS=${1:-1000}
+WORK=${2:-bench_work}
+RESULT=${3:-bench/results/conv_seed001_h200.json}
+LIST=${CUTUNE_BENCH_LIST:-seed001}
+COMMAND="bench/conv_seed001.sh $*"
+mkdir -p "$WORK"
+"$CUTUNE_BIN" devices --json > "$WORK/devices.json"
+ncases=$(grep -c '^\[' workloads/$LIST.txt)
+: > "$WORK/tuning.jsonl"
+for i in $(seq 1 "$ncases"); do
+  t0=$(date +%s.%N)
+  "$CUTUNE_BIN" tune --workloads "$LIST" --case "$i" --trials "$TRIALS" --outdir "$WORK" --quiet --no-sample
+  t1=$(date +%s.%N)
+  echo "{\"case\":$i,\"tuning_s\":$(python3 -c "print(round($t1 - $t0, 2))")}" >> "$WORK/tuning.jsonl"
+done
+: > "$WORK/baseline.jsonl"
+"$CUTUNE_BIN" baseline --workloads "$LIST" --outdir "$WORK" --json "$WORK/baseline.jsonl"
+python3 bench/assemble.py --devices "$WORK/devices.json" --tuning "$WORK/tuning.jsonl" \
+  --baseline "$WORK/baseline.jsonl" --records "$WORK/tuningrecords" --command "$COMMAND" --out "$RESULT"

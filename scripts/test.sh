@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds cutune and runs every test twice: a strict release build (-Werror) and an ASan+UBSan build.
+# This is the test command README.md gives; .ci/run runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUTUNE_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs")
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCUTUNE_SANITIZE=ON -DCUTUNE_WERROR=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+# The sanitizer pass runs the random-schedule tests on fewer cases (CUTUNE_TEST_QUICK); the release pass runs all.
+(cd build-asan && CUTUNE_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$jobs")

@@ -1,0 +1,246 @@
+/* cutune tune — tunes Conv2D workloads (seed 000/001 phase 1) and samples the representatives. */
+#include "cli/cli.h"
+#include "cli/args.h"
+#include "cutune/emu.h"
+#include "cutune/gpu.h"
+#include "cutune/record.h"
+#include "cutune/tune.h"
+#include "cutune/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: cutune tune [options]\n"
+    "  --workloads NAME    seed001 (default), resnet18, yolov3, or a path to a list file\n"
+    "  --case I            tune only case I (1-based, as in caseI_*.json)\n"
+    "  --specify_pz I      the seeds' form: 0-based index of the case\n"
+    "  --conv N,H,W,CO,CI,KH,KW,S,P   a custom shape (case 1 of list 'custom')\n"
+    "  --trials N          trials per case (default 1000; 100 with --test)\n"
+    "  --test              first and last case, 100 trials, keep the top 2 (seed 001's test mode)\n"
+    "  --backend B         cuda (default) or emu (host emulation, for small shapes without a GPU)\n"
+    "  --gpu I             GPU index (default 0)\n"
+    "  --outdir DIR        where tuningrecords/ and tuningresults/ go (default .)\n"
+    "  --batch B           candidates per round (default 16)\n"
+    "  --seed S            random seed (default 1)\n"
+    "  --timeout S         seconds before a hanging candidate is killed (default 10)\n"
+    "  --cache-dir DIR     NVRTC cubin cache (default DIR/.cutune_cache)\n"
+    "  --no-sample         do not write tuningresults/ at the end\n"
+    "  --quiet             no progress line\n";
+
+int cut_cmd_tune(int argc, char **argv)
+{
+    const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
+    int case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 16, quiet = 0, no_sample = 0;
+    long long seed = 1;
+    double timeout = 10;
+    cut_err e = {{0}};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int rc = 0;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            return CUT_EXIT_OK;
+        } else if (!strcmp(a, "--test")) {
+            test = 1;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--no-sample")) {
+            no_sample = 1;
+        } else if (!strcmp(a, "--workloads")) {
+            rc = cut_arg_str(argc, argv, &i, &list_name, &e);
+        } else if (!strcmp(a, "--conv")) {
+            rc = cut_arg_str(argc, argv, &i, &conv_str, &e);
+        } else if (!strcmp(a, "--backend")) {
+            rc = cut_arg_str(argc, argv, &i, &backend, &e);
+        } else if (!strcmp(a, "--outdir") || !strcmp(a, "--output_dir")) {
+            rc = cut_arg_str(argc, argv, &i, &outdir, &e);
+        } else if (!strcmp(a, "--cache-dir")) {
+            rc = cut_arg_str(argc, argv, &i, &cache_dir, &e);
+        } else if (!strcmp(a, "--case")) {
+            rc = cut_arg_int(argc, argv, &i, 1, 1 << 20, &case_sel, &e);
+        } else if (!strcmp(a, "--specify_pz")) {
+            rc = cut_arg_int(argc, argv, &i, 0, 1 << 20, &case_sel, &e);
+            case_sel += 1;
+        } else if (!strcmp(a, "--trials") || !strcmp(a, "--ntrials")) {
+            rc = cut_arg_int(argc, argv, &i, 1, 10000000, &trials, &e);
+        } else if (!strcmp(a, "--gpu")) {
+            rc = cut_arg_int(argc, argv, &i, 0, 1024, &gpu, &e);
+        } else if (!strcmp(a, "--batch")) {
+            rc = cut_arg_int(argc, argv, &i, 1, 256, &batch, &e);
+        } else if (!strcmp(a, "--seed")) {
+            int s32;
+            rc = cut_arg_int(argc, argv, &i, 0, 2147483647, &s32, &e);
+            seed = s32;
+        } else if (!strcmp(a, "--timeout")) {
+            int t;
+            rc = cut_arg_int(argc, argv, &i, 1, 3600, &t, &e);
+            timeout = t;
+        } else {
+            cut_err_set(&e, "unknown option '%s' (see cutune tune --help)", a);
+            rc = -1;
+        }
+        if (rc != 0) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            return CUT_EXIT_USAGE;
+        }
+    }
+    if (trials < 0)
+        trials = test ? 100 : 1000;
+
+    /* Workloads. */
+    cut_conv_list list = {0};
+    if (conv_str) {
+        cut_conv c;
+        if (cut_conv_parse(conv_str, &c, &e) != 0) {
+            fprintf(stderr, "cutune tune: --conv: %s\n", e.msg);
+            return CUT_EXIT_USAGE;
+        }
+        snprintf(list.name, sizeof list.name, "custom");
+        list.count = 1;
+        list.cases = cut_xmalloc(sizeof c);
+        list.cases[0] = c;
+    } else if (cut_conv_list_load(list_name, cut_workloads_dir(), &list, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
+    }
+    if (case_sel > list.count) {
+        fprintf(stderr, "cutune tune: case %d does not exist: list '%s' has %d cases\n", case_sel, list.name,
+                list.count);
+        cut_conv_list_free(&list);
+        return CUT_EXIT_USAGE;
+    }
+    int sel[2], nsel = 0;
+    int *all = NULL;
+    const int *cases;
+    if (case_sel) {
+        sel[nsel++] = case_sel;
+        cases = sel;
+    } else if (test) {
+        sel[nsel++] = 1;
+        if (list.count > 1)
+            sel[nsel++] = list.count;
+        cases = sel;
+    } else {
+        all = cut_xmalloc(sizeof *all * (size_t)list.count);
+        for (int i = 0; i < list.count; i++)
+            all[i] = i + 1;
+        nsel = list.count;
+        cases = all;
+    }
+
+    /* Output folders: checked before any work, so a bad path fails at once. */
+    char rec_dir[1024], res_dir[1024], cache[1024];
+    if (cut_path_join(rec_dir, sizeof rec_dir, outdir, "tuningrecords", &e) != 0 ||
+        cut_path_join(res_dir, sizeof res_dir, outdir, "tuningresults", &e) != 0 ||
+        cut_check_writable_dir(rec_dir, &e) != 0 || cut_check_writable_dir(res_dir, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        free(all);
+        cut_conv_list_free(&list);
+        return CUT_EXIT_USAGE;
+    }
+    snprintf(cache, sizeof cache, "%s/.cutune_cache", outdir);
+
+    /* Backend. */
+    cut_timing tm;
+    cut_timing_default(&tm);
+    tm.timeout_s = timeout;
+    cut_tune_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.records_dir = rec_dir;
+    cfg.trials = trials;
+    cfg.batch = batch;
+    cfg.seed = (uint64_t)seed;
+    cfg.progress = !quiet;
+    cfg.case_total = nsel;
+    cut_devlimits_sm90(&cfg.limits);
+    cut_runner *runner = NULL;
+    int exit_code = CUT_EXIT_OK;
+    if (!strcmp(backend, "cuda")) {
+        int n = cut_gpu_init(&e);
+        cut_gpu_info info;
+        if (n < 0 || n <= gpu) {
+            if (n >= 0)
+                cut_err_set(&e, "GPU %d does not exist (%d found)", gpu, n);
+            fprintf(stderr,
+                    "cutune tune: no usable GPU: %s. Run with --backend emu to tune on the CPU emulator "
+                    "(small shapes only).\n",
+                    e.msg);
+            exit_code = CUT_EXIT_USAGE;
+            goto done;
+        }
+        if (cut_gpu_query(gpu, &info, &e) != 0) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            exit_code = CUT_EXIT_USAGE;
+            goto done;
+        }
+        cut_gpu_limits(&info, &cfg.limits);
+        cfg.use_nvrtc = 1;
+        cfg.copts.sm_major = info.sm_major;
+        cfg.copts.sm_minor = info.sm_minor;
+        cfg.copts.cache_dir = cache_dir ? cache_dir : cache;
+        cfg.copts.nthreads = 0;
+        runner = cut_runner_gpu_new(gpu, NULL, &tm, &e);
+        if (!runner) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            exit_code = CUT_EXIT_FAIL;
+            goto done;
+        }
+        fprintf(stderr, "cutune: tuning on GPU %d: %s (sm_%d%d, %d SMs)\n", gpu, info.name, info.sm_major,
+                info.sm_minor, info.sm_count);
+    } else if (!strcmp(backend, "emu")) {
+        char emu_dir[1024];
+        snprintf(emu_dir, sizeof emu_dir, "%s/.cutune_emu", outdir);
+        runner = cut_runner_emu_new(emu_dir, &tm, &e);
+        if (!runner) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            exit_code = CUT_EXIT_FAIL;
+            goto done;
+        }
+        fprintf(stderr, "cutune: tuning on the host emulator (no GPU used; times are CPU times)\n");
+    } else {
+        fprintf(stderr, "cutune tune: unknown backend '%s' (cuda or emu)\n", backend);
+        exit_code = CUT_EXIT_USAGE;
+        goto done;
+    }
+
+    for (int i = 0; i < nsel; i++) {
+        int idx = cases[i];
+        const cut_conv *c = &list.cases[idx - 1];
+        char name[512];
+        cut_conv_case_name(c, idx, name, sizeof name);
+        cfg.case_pos = i + 1;
+        cut_tune_stats st;
+        if (cut_tune_case(&cfg, runner, c, idx, &st, &e) != 0) {
+            fprintf(stderr, "cutune tune: case %d: %s\n", idx, e.msg);
+            exit_code = CUT_EXIT_FAIL;
+            goto done;
+        }
+        char desc[512] = "none";
+        if (st.best_ms > 0)
+            cut_sched_describe(&st.best, desc, sizeof desc);
+        if (st.skipped)
+            printf("%s: already finished (%d trials), skipped; best %.4f ms (%.1f GFLOP/s)\n", name,
+                   st.trials_total, st.best_ms, st.best_gflops);
+        else
+            printf("%s: %d trials (%d new, %d failed) in %.1f s; best %.4f ms = %.1f GFLOP/s [%s]\n", name,
+                   st.trials_total, st.trials_new, st.failures_new, st.seconds, st.best_ms, st.best_gflops, desc);
+        fflush(stdout);
+    }
+    if (!no_sample) {
+        int nfiles = cut_sample_dir(rec_dir, res_dir, test ? 2 : 25, &e);
+        if (nfiles < 0) {
+            fprintf(stderr, "cutune tune: sampling: %s\n", e.msg);
+            exit_code = CUT_EXIT_FAIL;
+        } else {
+            printf("wrote %d file(s) of representatives to %s (%s)\n", nfiles, res_dir,
+                   test ? "top-2" : "top-5 + p10/p25/p50/p75");
+        }
+    }
+done:
+    cut_runner_free(runner);
+    free(all);
+    cut_conv_list_free(&list);
+    return exit_code;
+}

@@ -1,0 +1,12 @@
+/* cutune — per-template emitters (internal). Each appends the kernel text after the banner and fills the launch
+ * configuration of out (grid, block, entry, smem). */
+#ifndef CUTUNE_CODEGEN_EMIT_H
+#define CUTUNE_CODEGEN_EMIT_H
+
+#include "cutune/codegen.h"
+#include "cutune/util.h"
+
+void cut_emit_banner(cut_buf *b, const cut_conv *c, const cut_sched *s);
+int cut_emit_direct(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+
+#endif

@@ -1,0 +1,191 @@
+/* cutune — CPU-side checking helpers shared by every runner: timing defaults, deterministic inputs, the
+ * double-precision reference convolution, the comparison and the fp32 tolerance. */
+#include "cutune/measure.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cut_timing_default(cut_timing *t)
+{
+    t->warmup = 2;
+    t->min_repeats = 5;
+    t->max_repeats = 200;
+    t->min_total_ms = 20.0;
+    t->flush_l2 = 1;
+    t->timeout_s = 10.0;
+}
+
+void cut_runner_free(cut_runner *r)
+{
+    if (r && r->destroy)
+        r->destroy(r);
+}
+
+void cut_fill_uniform(float *x, size_t n, uint64_t seed)
+{
+    cut_rng r;
+    cut_rng_seed(&r, seed);
+    /* 24 random bits -> exactly representable floats in [-1, 1) (multiples of 2^-23). */
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((double)(cut_rng_next(&r) >> 40) * 0x1.0p-23 - 1.0);
+}
+
+/* ---- reference convolution ---------------------------------------------------------------------------- */
+
+/* Work is split into (image, output channel) planes; threads take planes from a shared counter. Each plane is
+ * accumulated in double as out[oh][ow] += w[co][ci][kh][kw] * in[ci][oh*s+kh-p][ow*s+kw-p] with the valid
+ * ow range computed up front, so the inner loop has no branches and vectorises (stride 1). */
+typedef struct ref_job {
+    const cut_conv *c;
+    const float *in, *w;
+    double *out;
+    int oh, ow;
+    long next, total; /* next plane to take (under mu) and number of planes */
+    pthread_mutex_t mu;
+} ref_job;
+
+static void ref_plane(const ref_job *j, long plane)
+{
+    const cut_conv *c = j->c;
+    const int n = (int)(plane / c->co), co = (int)(plane % c->co);
+    const int OH = j->oh, OW = j->ow, S = c->stride, P = c->pad;
+    double *o = j->out + (size_t)plane * OH * OW;
+    memset(o, 0, sizeof(double) * (size_t)OH * OW);
+    for (int ci = 0; ci < c->ci; ci++) {
+        const float *ip = j->in + ((size_t)n * c->ci + ci) * c->h * c->w;
+        const float *wp = j->w + ((size_t)co * c->ci + ci) * c->kh * c->kw;
+        for (int kh = 0; kh < c->kh; kh++) {
+            for (int kw = 0; kw < c->kw; kw++) {
+                const double wv = wp[kh * c->kw + kw];
+                /* ow range with 0 <= ow*S + kw - P < W */
+                int ow0 = 0, ow1 = OW; /* [ow0, ow1) */
+                if (kw - P < 0)
+                    ow0 = (P - kw + S - 1) / S;
+                int lim = c->w - kw + P; /* ow*S < lim */
+                if (lim <= 0)
+                    continue;
+                ow1 = CUT_MIN(OW, (lim + S - 1) / S);
+                if (ow0 >= ow1)
+                    continue;
+                for (int oh = 0; oh < OH; oh++) {
+                    const int ih = oh * S + kh - P;
+                    if (ih < 0 || ih >= c->h)
+                        continue;
+                    const float *row = ip + (size_t)ih * c->w;
+                    double *orow = o + (size_t)oh * OW;
+                    const int off = kw - P;
+                    if (S == 1) {
+                        for (int x = ow0; x < ow1; x++)
+                            orow[x] += wv * (double)row[x + off];
+                    } else {
+                        for (int x = ow0; x < ow1; x++)
+                            orow[x] += wv * (double)row[x * S + off];
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void *ref_worker(void *arg)
+{
+    ref_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        long p = j->next < j->total ? j->next++ : -1;
+        pthread_mutex_unlock(&j->mu);
+        if (p < 0)
+            return NULL;
+        ref_plane(j, p);
+    }
+}
+
+void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out)
+{
+    ref_job j = {.c = c, .in = in, .w = w, .out = out, .oh = cut_conv_oh(c), .ow = cut_conv_ow(c)};
+    j.total = (long)c->n * c->co;
+    pthread_mutex_init(&j.mu, NULL);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1)
+        ncpu = 1;
+    /* Tiny problems are not worth a thread start (~20 us each). */
+    double work = (double)j.total * j.oh * j.ow * c->ci * c->kh * c->kw;
+    if (work < 1e6)
+        ncpu = 1;
+    int nt = (int)CUT_MIN(CUT_MIN(ncpu, j.total), 256L);
+    pthread_t tids[256];
+    int started = 0;
+    for (int i = 1; i < nt; i++) {
+        if (pthread_create(&tids[started], NULL, ref_worker, &j) != 0)
+            break; /* fewer threads is still correct */
+        started++;
+    }
+    ref_worker(&j);
+    for (int i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&j.mu);
+}
+
+/* ---- comparison --------------------------------------------------------------------------------------- */
+
+size_t cut_compare(const float *out, const double *ref, size_t n, double atol, double rtol, double *max_abs_err,
+                   char *msg, size_t msg_len)
+{
+    size_t bad = 0, used = 0;
+    double maxe = 0.0;
+    if (msg && msg_len)
+        msg[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const double got = out[i], want = ref[i];
+        double err;
+        int ok;
+        if (!isfinite(got) || !isfinite(want)) {
+            err = INFINITY;
+            ok = 0;
+        } else {
+            err = fabs(got - want);
+            ok = err <= atol + rtol * fabs(want);
+        }
+        if (err > maxe)
+            maxe = err;
+        if (!ok) {
+            if (bad < 3 && msg && used < msg_len) {
+                int k = snprintf(msg + used, msg_len - used, "%sidx %zu: got %.9g want %.9g", bad ? "; " : "", i,
+                                 got, want);
+                if (k > 0)
+                    used = CUT_MIN(msg_len, used + (size_t)k);
+            }
+            bad++;
+        }
+    }
+    if (max_abs_err)
+        *max_abs_err = maxe;
+    return bad;
+}
+
+/* Tolerance for an fp32 convolution whose inputs and weights are uniform in [-1, 1) (cut_fill_uniform), with
+ * reduction length K = CI*KH*KW.
+ *
+ * Each product x*w has mean 0 and standard deviation 1/3, so the exact result and every partial sum of j terms
+ * are of size ~sqrt(j)/3. A correct fp32 kernel accumulates in some order; each addition rounds by at most
+ * u*|partial sum| (u = 2^-24), with effectively random signs. For the worst common order (one sequential chain
+ * over all K terms, with or without FMA) the total error has a standard deviation of about
+ *     u * sqrt(sum_j j/9) ~= u * K / 4.3,
+ * and tree / split-K / tiled orders are smaller. Over up to ~10^8 outputs the maximum is ~6 standard deviations,
+ * so atol = 4 * u * K (~17 sigma of the chain model) leaves a wide margin; test_check measures the worst
+ * element over sequential, reversed, pairwise and blocked orders and requires it below atol/4.
+ * The rtol term (32 u sqrt(K), i.e. relative to |ref| ~ sqrt(K)/3) covers outputs that are unusually large.
+ * Meanwhile a wrong index changes an output by about one product term, |x*w| ~ 0.25 on average, and typically
+ * changes many outputs by O(sqrt(K)/3): with K = 4608 (512x3x3) atol is 1.1e-3, 200x below a single term.
+ * A floor of 1e-5 covers tiny K (1x1 kernels over 1 channel) where rounding of the single product dominates. */
+void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol)
+{
+    const double u = 0x1.0p-24;
+    const double k = (double)c->ci * c->kh * c->kw;
+    *atol = CUT_MAX(4.0 * u * k, 1e-5);
+    *rtol = CUT_MAX(32.0 * u * sqrt(k), 1e-5);
+}

@@ -1,0 +1,149 @@
+/* cutune — the measurement worker's wire protocol (internal header).
+ *
+ * The parent (gpu_runner.c) never creates a CUDA context: it fork+execs `cutune __worker <dev> <in_fd> <out_fd>`
+ * connected by two pipes and talks to it in framed binary messages. Parent and worker are the same binary on the
+ * same machine, so numbers travel in native byte order; every field is still read through a bounds-checked cursor,
+ * so a short or garbage frame is an error, never undefined behaviour.
+ *
+ * Frame: 16-byte header {u32 magic "CUTW", u32 type, u64 payload length} then the payload.
+ *
+ * Conversation (worker -> parent replies in brackets):
+ *   worker start        [HELLO name, uuid, sm, L2 bytes  |  ERROR sentence]
+ *   PREPARE             [ACK | ERROR]          conv shape, timing policy, input, weights, reference output (float)
+ *   MEASURE             [RESULT]               cubin, entry, grid, block, dynamic smem -> cut_result
+ *   CUDNN               [CUDNN_RESULT | ERROR] cuDNN's fastest valid algorithm, same harness -> cut_result + name
+ *   QUIT                (worker exits 0)
+ * A RESULT with status CUT_ST_FAULT means the worker's context is dead: the worker exits right after sending it. */
+#ifndef CUTUNE_MEASURE_WORKER_PROTO_H
+#define CUTUNE_MEASURE_WORKER_PROTO_H
+
+#include "cutune/common.h"
+#include "cutune/gpu.h"
+#include "cutune/measure.h"
+#include "cutune/util.h"
+#include "cutune/workload.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CUT_WP_MAGIC 0x57545543u /* "CUTW" in memory order on little-endian machines */
+#define CUT_WP_HEADER_SIZE 16
+
+/* Largest frame each side accepts: replies are small; PREPARE carries three tensors of < 2^31 elements. */
+#define CUT_WP_MAX_REPLY ((size_t)1 << 20)
+#define CUT_WP_MAX_REQUEST ((size_t)1 << 36)
+
+typedef enum cut_wp_type {
+    CUT_WP_HELLO = 1,
+    CUT_WP_ERROR,
+    CUT_WP_PREPARE,
+    CUT_WP_ACK,
+    CUT_WP_MEASURE,
+    CUT_WP_RESULT,
+    CUT_WP_CUDNN,
+    CUT_WP_CUDNN_RESULT,
+    CUT_WP_QUIT,
+    CUT_WP_TYPE_END
+} cut_wp_type;
+
+const char *cut_wp_type_name(uint32_t type);
+
+/* ---- framing ---- */
+
+/* A received frame. data is owned (malloc'd; NULL when len is 0); free with cut_wp_frame_free. */
+typedef struct cut_wp_frame {
+    uint32_t type;
+    uint8_t *data;
+    size_t len;
+} cut_wp_frame;
+void cut_wp_frame_free(cut_wp_frame *f);
+
+/* Writes one frame (header + payload), retrying on EINTR and short writes. A closed read end gives -1 with
+ * "the other side closed the pipe" (EPIPE) and never kills the process with SIGPIPE. */
+int cut_wp_send(int fd, uint32_t type, const void *payload, size_t len, cut_err *e);
+
+/* Reads one frame. timeout_s < 0 waits forever; otherwise the whole frame must arrive within timeout_s.
+ * Returns 1 (frame in *f, caller frees with cut_wp_frame_free), 0 on end of file before the first byte, -1 on an
+ * error (read error, truncated frame, bad magic, unknown type, payload over max_len; e set), -2 on timeout (e set). */
+int cut_wp_recv(int fd, double timeout_s, size_t max_len, cut_wp_frame *f, cut_err *e);
+
+/* ---- payload cursor: bounds-checked reads; after the first failure every read fails ---- */
+typedef struct cut_wp_rd {
+    const uint8_t *p;
+    size_t len, off;
+    int bad;
+} cut_wp_rd;
+void cut_wp_rd_init(cut_wp_rd *r, const void *data, size_t len);
+int cut_wp_get_u32(cut_wp_rd *r, uint32_t *v);
+int cut_wp_get_i32(cut_wp_rd *r, int32_t *v);
+int cut_wp_get_u64(cut_wp_rd *r, uint64_t *v);
+int cut_wp_get_f64(cut_wp_rd *r, double *v);
+/* Length-prefixed (u64) bytes: points into the payload (no copy). */
+int cut_wp_get_bytes(cut_wp_rd *r, const uint8_t **p, size_t *n);
+/* Length-prefixed string copied into buf (NUL-terminated); fails if it does not fit. */
+int cut_wp_get_str(cut_wp_rd *r, char *buf, size_t n);
+
+void cut_wp_put_u32(cut_buf *b, uint32_t v);
+void cut_wp_put_i32(cut_buf *b, int32_t v);
+void cut_wp_put_u64(cut_buf *b, uint64_t v);
+void cut_wp_put_f64(cut_buf *b, double v);
+void cut_wp_put_bytes(cut_buf *b, const void *p, size_t n);
+void cut_wp_put_str(cut_buf *b, const char *s);
+
+/* ---- messages ---- */
+
+typedef struct cut_wp_hello {
+    char name[128];
+    char uuid[64];
+    int sm_major, sm_minor;
+    int l2_bytes;
+    int driver_version;
+} cut_wp_hello;
+void cut_wp_hello_encode(const cut_wp_hello *h, cut_buf *b);
+int cut_wp_hello_decode(const cut_wp_frame *f, cut_wp_hello *h, cut_err *e);
+
+/* PREPARE. Arrays: decode allocates them (free with cut_wp_prepare_free); encode only reads them. */
+typedef struct cut_wp_prepare {
+    cut_conv conv;
+    cut_timing timing;
+    float *in, *w, *ref; /* cut_conv_in_elems / w_elems / out_elems floats */
+} cut_wp_prepare;
+void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b);
+/* Validates the shape (cut_conv_validate), the timing policy and that the array sizes match the shape. */
+int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e);
+void cut_wp_prepare_free(cut_wp_prepare *p);
+
+/* MEASURE. cubin points into the frame (valid while the frame lives). */
+typedef struct cut_wp_measure {
+    unsigned grid[3], block[3];
+    unsigned smem_dynamic;
+    char entry[CUT_ENTRY_LEN];
+    const uint8_t *cubin;
+    size_t cubin_size;
+} cut_wp_measure;
+void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b);
+int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e);
+
+/* RESULT and CUDNN_RESULT (algo is "" for RESULT). Decode rejects unknown statuses. */
+void cut_wp_result_encode(const cut_result *r, const char *algo, cut_buf *b);
+int cut_wp_result_decode(const cut_wp_frame *f, cut_result *r, char *algo, size_t algo_len, cut_err *e);
+
+/* ERROR: one sentence. */
+void cut_wp_error_encode(const char *msg, cut_buf *b);
+int cut_wp_error_decode(const cut_wp_frame *f, char *msg, size_t n);
+
+/* ---- parent side (gpu_runner.c) ---- */
+
+/* Starts `exe __worker dev in_fd out_fd` with two close-on-exec pipes (only the worker's two ends survive its
+ * exec; its stdout goes to the parent's stderr). *to_worker / *from_worker are the parent's ends. */
+int cut_wp_spawn(const char *exe, int dev, int *pid, int *to_worker, int *from_worker, cut_err *e);
+
+/* The GPU runner without querying a GPU in the parent: info NULL takes name/UUID/sm from the worker's HELLO.
+ * cut_runner_gpu_new is cut_gpu_query + this. Tests use it with a fake worker. Caller frees with cut_runner_free. */
+cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_timing *t, const cut_gpu_info *info,
+                                    cut_err *e);
+/* Introspection for tests: the current worker's pid (0 if none) and how many workers were started so far. */
+int cut_runner_gpu_worker_pid(const cut_runner *r);
+int cut_runner_gpu_worker_starts(const cut_runner *r);
+
+#endif

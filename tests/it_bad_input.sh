@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Bad input: one clear sentence on stderr, exit code 2, and no existing record overwritten.
+set -uo pipefail
+BIN=$1; DIR=$2
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+pass=0; failn=0
+expect2() {  # expect2 "what" "pattern in stderr" args...
+  local what=$1 pat=$2; shift 2
+  "$BIN" "$@" >out.txt 2>err.txt; local rc=$?
+  if [ $rc -ne 2 ]; then echo "FAIL: $what: exit $rc (want 2)"; cat err.txt; failn=$((failn+1)); return; fi
+  if ! grep -qiE "$pat" err.txt; then echo "FAIL: $what: stderr lacks /$pat/:"; cat err.txt; failn=$((failn+1)); return; fi
+  if [ "$(wc -l < err.txt)" -ne 1 ]; then echo "FAIL: $what: want one line"; cat err.txt; failn=$((failn+1)); return; fi
+  echo "ok: $what: $(cat err.txt)"; pass=$((pass+1))
+}
+# an existing record that must survive every bad call
+mkdir -p tuningrecords
+echo '{"precious":1}' > tuningrecords/case1_conv2d_N_1_H_8_W_8_CO_8_CI_4_KH_3_KW_3_strides_1_padding_1.json
+sum=$(md5sum tuningrecords/*)
+E="--backend emu --outdir ."
+expect2 "malformed --conv" "conv" tune $E --conv 1,2,3
+expect2 "non-integer --conv" "conv" tune $E --conv 1,8,8,x,4,3,3,1,1
+expect2 "zero size" "CO|zero|positive" tune $E --conv 1,8,8,0,4,3,3,1,1
+expect2 "negative size" "H|negative|positive" tune $E --conv 1,-8,8,8,4,3,3,1,1
+expect2 "output size <= 0" "output" tune $E --conv 1,2,2,8,4,5,5,1,0
+expect2 "stride 0" "stride" tune $E --conv 1,8,8,8,4,3,3,0,1
+expect2 "unknown list" "unknown workload list" tune $E --workloads mobilenet
+touch afile
+expect2 "unwritable output folder" "afile" tune --backend emu --workloads tiny --outdir afile/sub
+if ! "$BIN" devices >/dev/null 2>&1; then
+  expect2 "no GPU and no --backend emu" "no (usable )?GPU|no NVIDIA" tune --workloads tiny --outdir .
+else
+  echo "skip: no-GPU check (a GPU is present)"
+fi
+expect2 "unknown backend" "backend" tune --backend opencl --workloads tiny
+expect2 "case out of range" "case 9" tune $E --workloads tiny --case 9
+expect2 "bad --trials" "trials" tune $E --trials -5
+if [ "$(md5sum tuningrecords/*)" != "$sum" ]; then echo "FAIL: an existing record was changed"; failn=$((failn+1)); fi
+echo "$pass passed, $failn failed"
+[ $failn -eq 0 ]

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# End to end on the host-emulation backend: tune (tiny shapes) -> sample -> report.
+set -euo pipefail
+BIN=$1; DIR=$2
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$BIN" tune --backend emu --workloads tiny --trials 30 --batch 8 --quiet --outdir . | tee tune.out
+n=$(ls tuningrecords/*.json | wc -l); [ "$n" -eq 3 ] || fail "expected 3 record logs, got $n"
+for f in tuningrecords/*.json; do
+  lines=$(wc -l < "$f"); [ "$lines" -eq 30 ] || fail "$f has $lines lines, want 30"
+  [ -f "${f%.json}.csv" ] || fail "missing ${f%.json}.csv"
+  head -1 "${f%.json}.csv" | grep -q '^start_time,' || fail "csv header"
+done
+python3 - <<'PY' || fail "record contents"
+import json, glob
+for f in glob.glob("tuningrecords/*.json"):
+    recs = [json.loads(l) for l in open(f)]
+    ok = [r for r in recs if r["status"] == "ok"]
+    assert len(ok) >= 20, (f, len(ok))
+    keys = {json.dumps(r["sched"], sort_keys=True) for r in recs}
+    assert len(keys) == len(recs), "a schedule was measured twice"
+    assert sorted(r["trial"] for r in recs) == list(range(len(recs)))
+    for r in ok:
+        assert r["gflops"] > 0 and r["median_ms"] > 0 and r["backend"] == "emu"
+PY
+# Sample: 25 representatives per case (30 trials -> 25 distinct), ranked by time; raw logs untouched.
+sum_before=$(cat tuningrecords/*.json | md5sum)
+"$BIN" sample
+[ "$(cat tuningrecords/*.json | md5sum)" = "$sum_before" ] || fail "sample modified the raw logs"
+for f in tuningresults/*.json; do
+  python3 - "$f" <<'PY' || fail "sampled file $f"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert all(r["status"] == "ok" for r in recs)
+assert 1 <= len(recs) <= 25
+assert recs[0]["median_ms"] <= recs[1]["median_ms"] <= recs[4]["median_ms"]
+PY
+done
+"$BIN" sample --test --out results2
+for f in results2/*.json; do [ "$(wc -l < "$f")" -eq 2 ] || fail "test mode keeps 2"; done
+"$BIN" report
+for f in tuningresults/*.json; do
+  p=performance/$(basename "$f")
+  [ -f "$p" ] || fail "missing $p"
+  [ "$(wc -l < "$p")" -eq "$(wc -l < "$f")" ] || fail "$p line count"
+  grep -qvE '^[0-9]+$' "$p" && fail "$p has a non-integer line"
+done
+# A finished case is skipped.
+"$BIN" tune --backend emu --workloads tiny --trials 30 --quiet --outdir . | grep -c "already finished" | grep -q 3 \
+  || fail "finished cases were not skipped"
+echo "1 passed, 0 failed"
