@@ -13,7 +13,7 @@ ap.add_argument("--out", required=True)
 a = ap.parse_args()
 
 devs = json.load(open(a.devices))
-dev = devs[0] if isinstance(devs, list) else devs.get("gpus", [devs])[0]
+dev = devs["devices"][0]
 tuning = {r["case"]: r["tuning_s"] for r in map(json.loads, open(a.tuning))}
 rows = [json.loads(l) for l in open(a.baseline) if l.strip()]
 total_trials, total_s = 0, 0.0
@@ -36,8 +36,8 @@ for r in rows:
                   "tuning_s": round(tuning.get(c, 0.0), 1), "best_sched": r["best_sched"]})
 sp = [c["speedup"] for c in cases if c["speedup"] > 0]
 out = {
-    "gpu": dev.get("name"), "uuid": dev.get("uuid"), "driver": dev.get("driver_string") or dev.get("driver"),
-    "cuda_driver_version": dev.get("driver_version"), "sm_clock_mhz": dev.get("sm_clock_mhz"),
+    "gpu": dev.get("name"), "uuid": dev.get("uuid"), "driver": dev.get("driver"),
+    "cuda_driver_version": dev.get("cuda_driver_version"), "sm_clock_mhz": dev.get("sm_clock_mhz"),
     "max_sm_clock_mhz": dev.get("max_sm_clock_mhz"), "mem_clock_mhz": dev.get("mem_clock_mhz"),
     "power_limit_w": dev.get("power_limit_w"), "command": a.command, "cases": cases,
     "trials_per_s": round(total_trials / total_s, 2) if total_s > 0 else None,

@@ -21,7 +21,7 @@ static int conv_eq(const cut_conv *a, const cut_conv *b)
 static const char *fixtures(void)
 {
     const char *f = getenv("CUTUNE_FIXTURES");
-    return f ? f : "tests/fixtures";
+    return f ? f : CUTUNE_WORKLOADS_DIR "/../tests/fixtures"; /* run outside ctest */
 }
 
 /* ------------------------------------------------------------------------------------------------------------ */
@@ -99,8 +99,8 @@ static void test_validate(void **state)
         {{1, 56, 56, 64, 64, 3, 3, 0, 1}, "field stride is 0", NULL},
         {{1, 56, 56, 64, 64, 3, 3, -1, 1}, "field stride is -1", NULL},
         {{1, 56, 56, 64, 64, 3, 3, 1, -1}, "field pad is -1", NULL},
-        {{1, 5, 56, 64, 64, 9, 3, 1, 1}, "field KH is 9", "7"},  /* 9 > 5 + 2 */
-        {{1, 56, 4, 64, 64, 3, 8, 2, 1}, "field KW is 8", "6"},  /* 8 > 4 + 2 */
+        {{1, 5, 56, 64, 64, 9, 3, 1, 1}, "field KH is 9", "= 7), so the output height"}, /* 9 > 5 + 2 */
+        {{1, 56, 4, 64, 64, 3, 8, 2, 1}, "field KW is 8", "= 6), so the output width"},  /* 8 > 4 + 2 */
         {{1, 256, 256, 64, 65536, 1, 1, 1, 0}, "input", "N*CI*H*W"},        /* 2^32 input elements */
         {{1, 8, 8, 65536, 65536, 1, 1, 1, 0}, "weight", "CO*CI*KH*KW"},     /* 2^32 weights */
         {{1, 1, 1, 8, 1, 1, 1, 1, 20000}, "output", "N*CO*OH*OW"},          /* 8 * 40001^2 outputs */
@@ -351,9 +351,26 @@ static void test_list_errors(void **state)
     (void)state;
     cut_conv_list l;
     cut_err e = {{0}};
-    assert_int_equal(cut_conv_list_load("vgg16", CUTUNE_WORKLOADS_DIR, &l, &e), -1);
+    char *empty = tu_tmpdir("workload_known");
+    assert_non_null(empty);
+    assert_int_equal(cut_conv_list_load("vgg16", empty, &l, &e), -1);
     assert_string_equal(e.msg, "unknown workload list 'vgg16' (known: seed001, resnet18, yolov3)");
     assert_null(l.cases);
+    /* Other list files in the folder are known by name, and named in the message. */
+    char extra[4200];
+    snprintf(extra, sizeof extra, "%s/mine.txt", empty);
+    FILE *mf = fopen(extra, "w");
+    assert_non_null(mf);
+    fputs("[1,6,6,2,2,3,3,1,1]\n", mf);
+    fclose(mf);
+    assert_int_equal(cut_conv_list_load("vgg16", empty, &l, &e), -1);
+    assert_string_equal(e.msg, "unknown workload list 'vgg16' (known: seed001, resnet18, yolov3, mine)");
+    assert_int_equal(cut_conv_list_load("mine", empty, &l, &e), 0);
+    assert_int_equal(l.count, 1);
+    assert_string_equal(l.name, "mine");
+    cut_conv_list_free(&l);
+    assert_int_equal(cut_conv_list_load("../mine", empty, &l, &e), -1); /* a path: relative to the cwd */
+    free(empty);
 
     char path[4096];
     snprintf(path, sizeof path, "%s/workloads/bad_line.txt", fixtures());

@@ -40,7 +40,8 @@ typedef struct cut_conv_list {
     cut_conv *cases; /* owned */
 } cut_conv_list;
 
-/* Loads a built-in list by name from dir (workloads/NAME.txt), or a path to such a file.
+/* Loads a built-in list by name from dir (workloads/NAME.txt), or a path to such a file (a name with '/' or
+ * ending in .txt). Besides seed001/resnet18/yolov3, any other dir/NAME.txt is found by its name (e.g. tiny).
  * File format: one case per line "[N,H,W,CO,CI,KH,KW,s,p]" (brackets optional), '#' comments.
  * Unknown name: error listing the known ones. Caller frees with cut_conv_list_free. */
 int cut_conv_list_load(const char *name_or_path, const char *dir, cut_conv_list *out, cut_err *e);

@@ -1,33 +1,29 @@
-/* cutune — host emulation of CUDA: compile generated CUDA C with the host C++ compiler and run it on pthreads.
+/* cutune — host emulation of CUDA: compile generated CUDA C with the host C++ compiler and run it on the CPU.
  *
  * Compile: prelude (emu_prelude.h, embedded) + "#line 1 kernel.cu" + source -> <work_dir>/emu_<hash>.cpp ->
- * $CUTUNE_HOST_CXX (default c++) -> <work_dir>/emu_<hash>.so (renamed into place, so a cached .so is always
- * complete) -> dlopen. The hash covers compiler, flags, prelude and source, so the .so files are a cache.
+ * $CUTUNE_HOST_CXX (default c++; $CUTUNE_HOST_CXXFLAGS appended to the flags) -> <work_dir>/emu_<hash>.so
+ * (renamed into place, so a cached .so is always complete) -> dlopen. The hash covers compiler, flags, prelude
+ * and source, so the .so files are a cache; a damaged one is rebuilt.
  *
- * Launch: blockDim.x*y*z OS threads are created once per launch and walk the blocks in order (x fastest);
- * a block ends when all its threads have returned, and only then does the next block start, which is what lets
- * __shared__ be static storage in the .so (see the prelude). __syncthreads() is a futex barrier whose
- * participant count drops when a thread returns from the kernel, so early-return kernels behave as on a GPU.
- * Kernels that contain no barrier or warp function run in "serial mode": min(CPUs, threads) OS threads each
- * run a share of the block's threads one after another, which is valid because without a barrier no thread can
- * wait for another, and avoids hundreds of context switches per block. */
+ * Launch: see "launch" below. Each block runs wholly on one worker pthread, its CUDA threads as fibers that
+ * meet at __syncthreads(); __shared__ is `static thread_local` in the .so (see the prelude), i.e. per worker and
+ * so per block, and blocks run in parallel on min(CPUs, blocks) workers. */
 #include "cutune/emu.h"
 #include "cutune/util.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 extern const char cut_emu_prelude_text[];
@@ -55,7 +51,7 @@ struct cut_emu_kernel {
     void (*entry)(void);
     emu_set_dims_fn set_dims;
     emu_set3_fn set_thread, set_block;
-    int has_sync; /* source mentions a barrier or warp function: one OS thread per CUDA thread */
+    int has_sync; /* source mentions a barrier or warp function: run the block's threads as fibers */
     char so_path[1024];
 };
 
@@ -65,7 +61,8 @@ struct cut_emu_kernel {
 static int split_words(char *buf, char **argv, int max)
 {
     int n = 0;
-    for (char *p = strtok(buf, " \t"); p && n < max; p = strtok(NULL, " \t"))
+    char *save = NULL;
+    for (char *p = strtok_r(buf, " \t", &save); p && n < max; p = strtok_r(NULL, " \t", &save))
         argv[n++] = p;
     return n;
 }
@@ -108,20 +105,20 @@ static void hooks_syncwarp(void);
 static void hooks_warp_exchange(unsigned long long v, unsigned long long *all);
 static const emu_hooks emu_hooks_table = {1, hooks_syncthreads, hooks_syncwarp, hooks_warp_exchange};
 
-static int load_so(const char *so, const char *entry, cut_emu_kernel *k, cut_err *e)
+/* dlopens the .so and binds the runtime hooks. */
+static int load_so(const char *so, cut_emu_kernel *k, cut_err *e)
 {
     k->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!k->dl)
         return cut_err_set(e, "dlopen %s: %s", so, dlerror());
-    void *f = dlsym(k->dl, entry);
-    if (!f)
-        return cut_err_set(e, "kernel entry '%s' not found in %s (is it extern \"C\"?)", entry, so);
-    /* POSIX guarantees that a data pointer from dlsym converts to a function pointer. */
-    memcpy(&k->entry, &f, sizeof f);
     void *b = dlsym(k->dl, "cut_emu_bind"), *d = dlsym(k->dl, "cut_emu_set_dims");
     void *t = dlsym(k->dl, "cut_emu_set_thread"), *bl = dlsym(k->dl, "cut_emu_set_block");
-    if (!b || !d || !t || !bl)
+    if (!b || !d || !t || !bl) {
+        dlclose(k->dl);
+        k->dl = NULL;
         return cut_err_set(e, "%s lacks the emulation prelude's entry points", so);
+    }
+    /* POSIX guarantees that a data pointer from dlsym converts to a function pointer. */
     emu_bind_fn bind;
     memcpy(&bind, &b, sizeof b);
     memcpy(&k->set_dims, &d, sizeof d);
@@ -131,15 +128,96 @@ static int load_so(const char *so, const char *entry, cut_emu_kernel *k, cut_err
     return 0;
 }
 
-/* Keeps the first max_lines lines of s (in place). */
-static void keep_lines(char *s, int max_lines)
+static int resolve_entry(cut_emu_kernel *k, const char *entry, cut_err *e)
 {
-    int n = 0;
-    for (char *p = s; *p; p++)
-        if (*p == '\n' && ++n == max_lines) {
-            p[1] = '\0';
-            return;
+    void *f = dlsym(k->dl, entry);
+    if (!f)
+        return cut_err_set(e, "kernel entry '%s' not found in %s (is it extern \"C\"?)", entry, k->so_path);
+    memcpy(&k->entry, &f, sizeof f);
+    return 0;
+}
+
+/* Formats a failed build's log into e: the first "error" line first (the useful one), then the log's start. */
+static void compile_error(cut_err *e, int rc, const char *log)
+{
+    const char *err = strstr(log, "error");
+    const char *line = log;
+    if (err) {
+        line = err;
+        while (line > log && line[-1] != '\n')
+            line--;
+    }
+    int n = (int)strcspn(line, "\n");
+    char head[CUT_ERR_LEN];
+    snprintf(head, sizeof head, "%s", log);
+    int lines = 0; /* keep the first 12 lines */
+    for (char *p = head; *p; p++)
+        if (*p == '\n' && ++lines == 12) {
+            *p = '\0';
+            break;
         }
+    cut_err_set(e, "host compiler failed (exit %d): %.*s\n%s", rc, n, line, head);
+}
+
+/* Writes prelude + source to <stem>.cpp and builds <stem>.so (through a temporary, renamed into place).
+ * Returns 0, or -1 with the compiler's message in e; the full log is kept as <stem>.log. */
+static int build_so(const char *src, const char *stem, const char *cxx, const char *flags, cut_err *e)
+{
+    /* Unique temporaries: several threads or processes may compile the same source at once. */
+    static atomic_uint counter;
+    unsigned c = atomic_fetch_add(&counter, 1);
+    char so[1100], cpp[1100], log[1100], so_tmp[1200], cpp_tmp[1200], log_tmp[1200];
+    snprintf(so, sizeof so, "%s.so", stem);
+    snprintf(cpp, sizeof cpp, "%s.cpp", stem);
+    snprintf(log, sizeof log, "%s.log", stem);
+    snprintf(so_tmp, sizeof so_tmp, "%s.%ld.%u.tmp", so, (long)getpid(), c);
+    snprintf(cpp_tmp, sizeof cpp_tmp, "%s.%ld.%u.cpp", stem, (long)getpid(), c);
+    snprintf(log_tmp, sizeof log_tmp, "%s.%ld.%u", log, (long)getpid(), c);
+
+    FILE *f = fopen(cpp_tmp, "w");
+    if (!f)
+        return cut_err_set(e, "cannot write %s: %s", cpp_tmp, strerror(errno));
+    fputs(cut_emu_prelude_text, f);
+    fputs("\n#line 1 \"kernel.cu\"\n", f);
+    fputs(src, f);
+    fputc('\n', f);
+    if (fclose(f) != 0) {
+        unlink(cpp_tmp);
+        return cut_err_set(e, "cannot write %s: %s", cpp_tmp, strerror(errno));
+    }
+    rename(cpp_tmp, cpp); /* kept for inspection; a lost race leaves an identical file */
+
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s", cxx, flags);
+    char *argv[64];
+    int na = split_words(cmd, argv, 58);
+    argv[na++] = "-o";
+    argv[na++] = so_tmp;
+    argv[na++] = cpp;
+    argv[na++] = "-lm";
+    argv[na] = NULL;
+    int rc = run_logged(argv, log_tmp, e);
+    if (rc != 0) {
+        char *text = NULL;
+        size_t len = 0;
+        if (rc > 0) {
+            if (cut_read_file(log_tmp, &text, &len, NULL) == 0)
+                compile_error(e, rc, text);
+            else
+                cut_err_set(e, "host compiler failed (exit %d)", rc);
+        }
+        free(text);
+        rename(log_tmp, log);
+        unlink(so_tmp);
+        return -1;
+    }
+    unlink(log_tmp);
+    if (rename(so_tmp, so) != 0) {
+        cut_err_set(e, "rename %s -> %s: %s", so_tmp, so, strerror(errno));
+        unlink(so_tmp);
+        return -1;
+    }
+    return 0;
 }
 
 /* Allocates *out (caller frees with cut_emu_kernel_free). */
@@ -154,84 +232,36 @@ int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cu
     }
     if (cut_mkdirs(work_dir, e) < 0)
         return -1;
-    const char *cxx = getenv("CUTUNE_HOST_CXX");
+    const char *cxx = getenv("CUTUNE_HOST_CXX"), *extra = getenv("CUTUNE_HOST_CXXFLAGS");
     if (!cxx || !*cxx)
         cxx = "c++";
-    const char *flags = EMU_CXX_FLAGS;
+    char flags[1024];
+    snprintf(flags, sizeof flags, "%s %s", EMU_CXX_FLAGS, extra ? extra : "");
 
     uint64_t h = CUT_FNV_INIT;
     h = cut_fnv1a(h, cxx, strlen(cxx) + 1);
     h = cut_fnv1a(h, flags, strlen(flags) + 1);
     h = cut_fnv1a(h, cut_emu_prelude_text, strlen(cut_emu_prelude_text) + 1);
     h = cut_fnv1a(h, src, strlen(src));
-    char so[1024], cpp[1024], log[1024], tmp[1100];
-    snprintf(so, sizeof so, "%s/emu_%016llx.so", work_dir, (unsigned long long)h);
-    snprintf(cpp, sizeof cpp, "%s/emu_%016llx.cpp", work_dir, (unsigned long long)h);
-    snprintf(log, sizeof log, "%s/emu_%016llx.log", work_dir, (unsigned long long)h);
+    char stem[1024], so[1100];
+    if (snprintf(stem, sizeof stem, "%s/emu_%016llx", work_dir, (unsigned long long)h) >= (int)sizeof stem)
+        return cut_err_set(e, "emulation work directory path too long: %s", work_dir);
+    snprintf(so, sizeof so, "%s.so", stem);
 
     cut_emu_kernel *k = cut_xcalloc(1, sizeof *k);
     snprintf(k->so_path, sizeof k->so_path, "%s", so);
     k->has_sync = source_has_sync(src);
-
-    if (!cut_path_exists(so)) {
-        /* Unique temporaries: several threads or processes may compile the same source at once. */
-        static atomic_uint counter;
-        unsigned c = atomic_fetch_add(&counter, 1);
-        char cpp_tmp[1100];
-        snprintf(cpp_tmp, sizeof cpp_tmp, "%s.%ld.%u.cpp", cpp, (long)getpid(), c);
-        snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", so, (long)getpid(), c);
-        FILE *f = fopen(cpp_tmp, "w");
-        if (!f) {
-            cut_err_set(e, "cannot write %s: %s", cpp_tmp, strerror(errno));
+    int cached = cut_path_exists(so);
+    if (!cached && build_so(src, stem, cxx, flags, e) != 0)
+        goto fail;
+    if (load_so(so, k, e) != 0) {
+        if (!cached)
             goto fail;
-        }
-        fputs(cut_emu_prelude_text, f);
-        fputs("\n#line 1 \"kernel.cu\"\n", f);
-        fputs(src, f);
-        fputc('\n', f);
-        if (fclose(f) != 0) {
-            cut_err_set(e, "cannot write %s: %s", cpp_tmp, strerror(errno));
-            unlink(cpp_tmp);
+        unlink(so); /* a damaged cache entry: build it again */
+        if (build_so(src, stem, cxx, flags, e) != 0 || load_so(so, k, e) != 0)
             goto fail;
-        }
-        rename(cpp_tmp, cpp); /* kept for inspection; a lost race leaves an identical file */
-
-        char cmd[2048];
-        snprintf(cmd, sizeof cmd, "%s %s", cxx, flags);
-        char *argv[64];
-        int na = split_words(cmd, argv, 56);
-        argv[na++] = "-o";
-        argv[na++] = tmp;
-        argv[na++] = cpp;
-        argv[na++] = "-lm";
-        argv[na] = NULL;
-        char log_tmp[1100];
-        snprintf(log_tmp, sizeof log_tmp, "%s.%ld.%u", log, (long)getpid(), c);
-        int rc = run_logged(argv, log_tmp, e);
-        if (rc != 0) {
-            char *text = NULL;
-            size_t len = 0;
-            if (rc > 0) {
-                if (cut_read_file(log_tmp, &text, &len, NULL) == 0) {
-                    keep_lines(text, 12);
-                    cut_err_set(e, "host compiler failed (exit %d): %s", rc, text);
-                } else {
-                    cut_err_set(e, "host compiler failed (exit %d)", rc);
-                }
-            }
-            free(text);
-            rename(log_tmp, log);
-            unlink(tmp);
-            goto fail;
-        }
-        unlink(log_tmp);
-        if (rename(tmp, so) != 0) {
-            cut_err_set(e, "rename %s -> %s: %s", tmp, so, strerror(errno));
-            unlink(tmp);
-            goto fail;
-        }
     }
-    if (load_so(so, entry, k, e) < 0)
+    if (resolve_entry(k, entry, e) != 0)
         goto fail;
     *out = k;
     return 0;
@@ -249,145 +279,226 @@ void cut_emu_kernel_free(cut_emu_kernel *k)
     free(k);
 }
 
-/* ---- barrier ------------------------------------------------------------------------------------------ */
+/* ---- fiber contexts ----------------------------------------------------------------------------------- */
 
-/* A counting barrier whose participant count can shrink ("drop", when a thread leaves the kernel).
- * state = expected << 32 | arrived, updated by CAS so that exactly one thread completes each phase; waiters
- * sleep on gen with futex after a short spin (the spin is skipped when there are more threads than CPUs,
- * where spinning only steals the core from the thread everyone waits for). */
-typedef struct emu_bar {
-    _Atomic uint64_t state;
-    _Atomic uint32_t gen;
-    _Atomic uint32_t sleepers;
-} emu_bar;
+/* On x86-64 a fiber switch is a dozen instructions (callee-saved registers, MXCSR and the x87 control word);
+ * glibc's swapcontext would add a sigprocmask system call to every switch. Elsewhere, and under
+ * AddressSanitizer (which intercepts swapcontext but cannot see a hand-written switch), ucontext is used. */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(CUT_EMU_USE_UCONTEXT)
+#define EMU_ASM_SWITCH 1
+typedef struct emu_ctx {
+    void *sp;
+} emu_ctx;
 
-/* Sets the participant count; only while no thread is inside the barrier. */
-static void bar_init(emu_bar *b, uint32_t n) { atomic_store(&b->state, (uint64_t)n << 32); }
+/* cut_emu_switch(save, to): saves the current stack pointer in *save and resumes the context whose saved
+ * stack pointer is to. */
+void cut_emu_switch(void **save, void *to);
+__asm__(".pushsection .text\n"
+        ".p2align 4\n"
+        ".globl cut_emu_switch\n"
+        ".hidden cut_emu_switch\n"
+        ".type cut_emu_switch,@function\n"
+        "cut_emu_switch:\n"
+        "  pushq %rbp\n"
+        "  pushq %rbx\n"
+        "  pushq %r12\n"
+        "  pushq %r13\n"
+        "  pushq %r14\n"
+        "  pushq %r15\n"
+        "  subq $8, %rsp\n"
+        "  stmxcsr (%rsp)\n"
+        "  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n"
+        "  fldcw 4(%rsp)\n"
+        "  addq $8, %rsp\n"
+        "  popq %r15\n"
+        "  popq %r14\n"
+        "  popq %r13\n"
+        "  popq %r12\n"
+        "  popq %rbx\n"
+        "  popq %rbp\n"
+        "  ret\n"
+        ".size cut_emu_switch, .-cut_emu_switch\n"
+        ".popsection\n");
 
-#if defined(__x86_64__) || defined(__i386__)
-#define EMU_PAUSE() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define EMU_PAUSE() __asm__ __volatile__("yield")
+static void ctx_switch(emu_ctx *from, emu_ctx *to) { cut_emu_switch(&from->sp, to->sp); }
+
+/* Prepares c to start fn (which must never return) on [stack, stack + size). */
+static void ctx_make(emu_ctx *c, char *stack, size_t size, void (*fn)(void))
+{
+    uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
+    uint64_t *sp = (uint64_t *)top;
+    uint32_t mxcsr;
+    uint16_t fpucw;
+    __asm__ __volatile__("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(fpucw));
+    *--sp = 0;                      /* fn's return address: it never returns */
+    *--sp = (uint64_t)(uintptr_t)fn; /* popped by ret */
+    for (int i = 0; i < 6; i++)
+        *--sp = 0;                  /* rbp rbx r12 r13 r14 r15 */
+    *--sp = (uint64_t)mxcsr | ((uint64_t)fpucw << 32);
+    c->sp = sp;
+}
 #else
-#define EMU_PAUSE() ((void)0)
+typedef struct emu_ctx {
+    ucontext_t uc;
+} emu_ctx;
+
+static void ctx_switch(emu_ctx *from, emu_ctx *to) { swapcontext(&from->uc, &to->uc); }
+
+static void ctx_make(emu_ctx *c, char *stack, size_t size, void (*fn)(void))
+{
+    getcontext(&c->uc);
+    c->uc.uc_stack.ss_sp = stack;
+    c->uc.uc_stack.ss_size = size;
+    c->uc.uc_link = NULL;
+    makecontext(&c->uc, fn, 0);
+}
 #endif
 
-static void bar_release(emu_bar *b)
+/* Fiber stacks are kept for the life of the process and reused by every launch (launches are serialised):
+ * mapping, guarding and first-touching 256 stacks on every launch would cost more than many small kernels.
+ * Only touched pages are committed (a few KiB per fiber). Protected by emu_launch_mu. */
+static char *emu_stacks;
+static unsigned emu_stacks_n;
+static size_t emu_stack_stride;
+
+static int stacks_reserve(unsigned n, cut_err *e)
 {
-    atomic_fetch_add(&b->gen, 1);
-    if (atomic_load(&b->sleepers) > 0)
-        syscall(SYS_futex, &b->gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    if (n <= emu_stacks_n)
+        return 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t stride = page + EMU_STACK_BYTES; /* a guard page below each stack */
+    void *m = mmap(NULL, stride * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return cut_err_set(e, "emulation: cannot map %zu bytes of fiber stacks: %s", stride * n, strerror(errno));
+    for (unsigned t = 0; t < n; t++)
+        mprotect((char *)m + (size_t)t * stride, page, PROT_NONE);
+    if (emu_stacks)
+        munmap(emu_stacks, emu_stack_stride * emu_stacks_n);
+    emu_stacks = m;
+    emu_stacks_n = n;
+    emu_stack_stride = stride;
+    return 0;
 }
 
-static void bar_sleep(emu_bar *b, uint32_t g, int spin)
+static char *stack_of(unsigned t)
 {
-    for (int i = 0; i < spin; i++) {
-        if (atomic_load_explicit(&b->gen, memory_order_acquire) != g)
-            return;
-        EMU_PAUSE();
-    }
-    atomic_fetch_add(&b->sleepers, 1);
-    while (atomic_load(&b->gen) == g)
-        syscall(SYS_futex, &b->gen, FUTEX_WAIT_PRIVATE, g, NULL, NULL, 0);
-    atomic_fetch_sub(&b->sleepers, 1);
-}
-
-/* Arrives and waits for the phase to complete. The completing thread runs on_complete(arg) first. */
-static void bar_wait(emu_bar *b, int spin, void (*on_complete)(void *), void *arg)
-{
-    uint32_t g = atomic_load(&b->gen);
-    uint64_t s = atomic_load(&b->state), ns;
-    int last;
-    do {
-        uint64_t exp = s >> 32, arr = (s & 0xffffffffu) + 1;
-        last = arr >= exp;
-        ns = last ? exp << 32 : (exp << 32 | arr);
-    } while (!atomic_compare_exchange_weak(&b->state, &s, ns));
-    if (last) {
-        if (on_complete)
-            on_complete(arg);
-        bar_release(b);
-        return;
-    }
-    bar_sleep(b, g, spin);
-}
-
-/* Leaves the barrier for the rest of this block; completes the phase if everyone else already waits. */
-static void bar_drop(emu_bar *b)
-{
-    uint64_t s = atomic_load(&b->state), ns;
-    int release;
-    do {
-        uint64_t exp = (s >> 32) - 1, arr = s & 0xffffffffu;
-        release = arr > 0 && arr >= exp;
-        ns = release ? exp << 32 : (exp << 32 | arr);
-    } while (!atomic_compare_exchange_weak(&b->state, &s, ns));
-    if (release)
-        bar_release(b);
+    return emu_stacks + (size_t)t * emu_stack_stride + (emu_stack_stride - EMU_STACK_BYTES);
 }
 
 /* ---- launch ------------------------------------------------------------------------------------------- */
+
+/* A launch runs W = min(CPUs or $CUTUNE_EMU_THREADS, blocks) workers (the caller and pooled pthreads) that take
+ * whole blocks from a shared counter. A worker runs all CUDA threads of its current block as fibers (own 256 KiB
+ * stack each, see ctx_switch) on its one OS thread, so the block's threads share that OS thread's thread_local storage: the prelude makes __shared__
+ * `static thread_local`, which is per block, and blocks on different workers run in parallel.
+ * __syncthreads() parks the calling fiber and switches to the worker's scheduler, which runs the other fibers
+ * in thread order; when every live fiber is parked at the barrier it releases them all. A fiber that returns
+ * from the kernel no longer counts, as an exited GPU thread. Warp barriers work the same way per warp.
+ * threadIdx is a thread_local of the .so, so the scheduler sets it before resuming each fiber.
+ * Kernels without any barrier skip fibers ("serial mode"): the worker calls the kernel once per CUDA thread,
+ * one after another, which is valid because without a barrier no thread can wait for another. */
+
+enum { F_RUN, F_BLOCK, F_WARP, F_DONE };
+
+typedef struct emu_worker emu_worker;
+
+typedef struct emu_fiber {
+    emu_ctx ctx;
+    unsigned tid;   /* linear CUDA thread id */
+    unsigned t3[3]; /* threadIdx */
+    int state;
+    emu_worker *w;
+} emu_fiber;
+
+typedef struct emu_warp {
+    unsigned live, arrived;
+} emu_warp;
 
 typedef struct emu_launch {
     cut_emu_kernel *k;
     unsigned grid[3], block[3];
     void *args[EMU_MAX_ARGS];
     int nargs;
-    unsigned nthreads, nworkers, nwarps;
-    int serial; /* workers run several CUDA threads each, one after another */
-    int spin;
-    emu_bar block_bar, end_bar;
-    emu_bar *warp_bar;             /* [nwarps] */
-    unsigned long long (*slots)[32]; /* [nwarps][32] warp exchange */
-    atomic_int misuse;             /* a barrier was called in serial mode */
-    /* start gate */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int go, abort;
+    unsigned nthreads, nwarps, nworkers;
+    unsigned long long nblocks;
+    _Atomic unsigned long long next_block;
+    int serial;        /* no barrier in the source: no fibers */
+    atomic_int misuse; /* 1: barrier in serial mode; 2: a warp barrier that could never complete */
+    struct emu_worker *ws; /* [nworkers]; ws[0] is the launching thread */
+    unsigned joined, active; /* pool threads that took a worker slot / are still inside (under pool.mu) */
 } emu_launch;
 
-typedef struct emu_thread {
+struct emu_worker {
     emu_launch *L;
-    unsigned idx; /* worker index */
-    unsigned tid; /* linear CUDA thread id (barrier mode) */
-} emu_thread;
+    unsigned idx;
+    emu_fiber *fibers;               /* [nthreads] (barrier mode) */
+    emu_warp *warps;                 /* [nwarps] */
+    unsigned long long (*slots)[32]; /* [nwarps][32] warp exchange */
+    emu_ctx sched;
+    emu_fiber *cur;
+    unsigned live, at_block;
+};
 
-static _Thread_local emu_thread *emu_cur;
+static _Thread_local emu_worker *emu_cur;
+
+static void park(emu_fiber *f, int state)
+{
+    f->state = state;
+    ctx_switch(&f->ctx, &f->w->sched);
+}
+
+static void warp_release(emu_worker *w, unsigned warp)
+{
+    w->warps[warp].arrived = 0;
+    unsigned end = CUT_MIN(w->L->nthreads, 32u * (warp + 1));
+    for (unsigned t = 32u * warp; t < end; t++)
+        if (w->fibers[t].state == F_WARP)
+            w->fibers[t].state = F_RUN;
+}
 
 static void hooks_syncthreads(void)
 {
-    emu_thread *t = emu_cur;
-    if (t->L->serial) {
-        atomic_store(&t->L->misuse, 1);
+    emu_worker *w = emu_cur;
+    if (w->L->serial) {
+        atomic_store(&w->L->misuse, 1);
         return;
     }
-    bar_wait(&t->L->block_bar, t->L->spin, NULL, NULL);
+    w->at_block++;
+    park(w->cur, F_BLOCK);
 }
 
 static void hooks_syncwarp(void)
 {
-    emu_thread *t = emu_cur;
-    if (t->L->serial) {
-        atomic_store(&t->L->misuse, 1);
+    emu_worker *w = emu_cur;
+    if (w->L->serial) {
+        atomic_store(&w->L->misuse, 1);
         return;
     }
-    bar_wait(&t->L->warp_bar[t->tid / 32], t->L->spin, NULL, NULL);
+    emu_fiber *f = w->cur;
+    emu_warp *wp = &w->warps[f->tid / 32];
+    if (++wp->arrived >= wp->live)
+        warp_release(w, f->tid / 32); /* the last lane goes on without a switch */
+    else
+        park(f, F_WARP);
 }
 
 static void hooks_warp_exchange(unsigned long long v, unsigned long long *all)
 {
-    emu_thread *t = emu_cur;
-    if (t->L->serial) {
-        atomic_store(&t->L->misuse, 1);
+    emu_worker *w = emu_cur;
+    if (w->L->serial) {
+        atomic_store(&w->L->misuse, 1);
         for (int i = 0; i < 32; i++)
             all[i] = v;
         return;
     }
-    unsigned w = t->tid / 32;
-    t->L->slots[w][t->tid % 32] = v;
-    bar_wait(&t->L->warp_bar[w], t->L->spin, NULL, NULL);
-    memcpy(all, t->L->slots[w], sizeof t->L->slots[w]);
-    bar_wait(&t->L->warp_bar[w], t->L->spin, NULL, NULL);
+    unsigned tid = w->cur->tid;
+    w->slots[tid / 32][tid % 32] = v;
+    hooks_syncwarp();
+    memcpy(all, w->slots[tid / 32], sizeof w->slots[0]);
+    hooks_syncwarp();
 }
 
 static void call_entry(const emu_launch *L)
@@ -421,68 +532,173 @@ static void call_entry(const emu_launch *L)
     }
 }
 
-static void set_tid(const emu_launch *L, unsigned lin)
+static void thread3(const emu_launch *L, unsigned lin, unsigned t[3])
 {
-    unsigned t[3] = {lin % L->block[0], (lin / L->block[0]) % L->block[1], lin / (L->block[0] * L->block[1])};
-    L->k->set_thread(t);
+    t[0] = lin % L->block[0];
+    t[1] = (lin / L->block[0]) % L->block[1];
+    t[2] = lin / (L->block[0] * L->block[1]);
 }
 
-/* Runs by the last thread to finish a block: re-arms the block's barriers for the next one. */
-static void end_of_block(void *arg)
+/* Body of every fiber: run the kernel for this CUDA thread, leave the warp, return to the scheduler. */
+static void fiber_main(void)
 {
-    emu_launch *L = arg;
-    bar_init(&L->block_bar, L->nthreads);
-    for (unsigned w = 0; w < L->nwarps; w++) {
-        unsigned n = CUT_MIN(32u, L->nthreads - 32u * w);
-        bar_init(&L->warp_bar[w], n);
+    emu_worker *w = emu_cur;
+    emu_fiber *f = w->cur;
+    call_entry(w->L);
+    w->live--;
+    emu_warp *wp = &w->warps[f->tid / 32];
+    wp->live--;
+    if (wp->arrived > 0 && wp->arrived >= wp->live)
+        warp_release(w, f->tid / 32);
+    park(f, F_DONE); /* never resumed: the next block makes a fresh context */
+}
+
+/* Runs one block on this worker's fibers (barrier mode). */
+static void run_block_fibers(emu_worker *w)
+{
+    emu_launch *L = w->L;
+    const unsigned n = L->nthreads;
+    for (unsigned t = 0; t < n; t++) {
+        emu_fiber *f = &w->fibers[t];
+        f->state = F_RUN;
+        ctx_make(&f->ctx, stack_of(w->idx * n + t), EMU_STACK_BYTES, fiber_main);
+    }
+    for (unsigned wi = 0; wi < L->nwarps; wi++) {
+        w->warps[wi].live = CUT_MIN(32u, n - 32u * wi);
+        w->warps[wi].arrived = 0;
+    }
+    w->live = n;
+    w->at_block = 0;
+    for (;;) {
+        for (unsigned t = 0; t < n; t++) {
+            emu_fiber *f = &w->fibers[t];
+            if (f->state != F_RUN)
+                continue;
+            w->cur = f;
+            L->k->set_thread(f->t3);
+            ctx_switch(&w->sched, &f->ctx);
+        }
+        if (w->live == 0)
+            break;
+        int runnable = 0;
+        for (unsigned t = 0; t < n && !runnable; t++)
+            runnable = w->fibers[t].state == F_RUN;
+        if (runnable)
+            continue; /* a warp barrier released lanes earlier in the order */
+        if (w->at_block == w->live) {
+            for (unsigned t = 0; t < n; t++) /* every live thread is at __syncthreads */
+                if (w->fibers[t].state == F_BLOCK)
+                    w->fibers[t].state = F_RUN;
+            w->at_block = 0;
+            continue;
+        }
+        /* Lanes wait at a warp barrier that cannot complete (their partners wait at __syncthreads): a deadlock
+         * on a GPU too. Record it and let them go rather than hang. */
+        atomic_store(&L->misuse, 2);
+        for (unsigned wi = 0; wi < L->nwarps; wi++)
+            warp_release(w, wi);
     }
 }
 
-static void *emu_worker(void *arg)
+static void worker_run(emu_worker *w)
 {
-    emu_thread *t = arg;
-    emu_launch *L = t->L;
-    pthread_mutex_lock(&L->mu);
-    while (!L->go && !L->abort)
-        pthread_cond_wait(&L->cv, &L->mu);
-    int ab = L->abort;
-    pthread_mutex_unlock(&L->mu);
-    if (ab)
-        return NULL;
-    emu_cur = t;
+    emu_launch *L = w->L;
+    emu_cur = w;
     L->k->set_dims(L->grid, L->block);
-    if (!L->serial)
-        set_tid(L, t->tid);
-    for (unsigned bz = 0; bz < L->grid[2]; bz++)
-        for (unsigned by = 0; by < L->grid[1]; by++)
-            for (unsigned bx = 0; bx < L->grid[0]; bx++) {
-                unsigned b[3] = {bx, by, bz};
-                L->k->set_block(b);
-                if (L->serial) {
-                    for (unsigned lin = t->idx; lin < L->nthreads; lin += L->nworkers) {
-                        set_tid(L, lin);
-                        call_entry(L);
-                    }
-                } else {
-                    call_entry(L);
-                    bar_drop(&L->warp_bar[t->tid / 32]);
-                    bar_drop(&L->block_bar);
-                }
-                if (L->nworkers > 1)
-                    bar_wait(&L->end_bar, L->spin, end_of_block, L);
-                else
-                    end_of_block(L);
+    const unsigned long long gxy = (unsigned long long)L->grid[0] * L->grid[1];
+    for (;;) {
+        unsigned long long b = atomic_fetch_add(&L->next_block, 1);
+        if (b >= L->nblocks)
+            break;
+        unsigned b3[3] = {(unsigned)(b % L->grid[0]), (unsigned)(b / L->grid[0] % L->grid[1]), (unsigned)(b / gxy)};
+        L->k->set_block(b3);
+        if (L->serial) {
+            for (unsigned lin = 0; lin < L->nthreads; lin++) {
+                unsigned t3[3];
+                thread3(L, lin, t3);
+                L->k->set_thread(t3);
+                call_entry(L);
             }
+        } else {
+            run_block_fibers(w);
+        }
+    }
     emu_cur = NULL;
+}
+
+/* Worker threads live for the whole process and sleep between launches (starting threads per launch, and
+ * waiting for a just-started thread to be scheduled on a busy machine, cost more than small kernels). The
+ * launching thread is worker 0 and takes blocks too; a pool thread that wakes after the launch has closed
+ * simply goes back to sleep, so a slow wake-up never delays a launch. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done;
+    unsigned nthreads;
+    emu_launch *job; /* the open launch, or NULL */
+    unsigned long long job_id;
+} emu_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0};
+
+/* Body of a pool thread (detached, lives until the process exits). */
+static void *pool_main(void *arg)
+{
+    (void)arg;
+    unsigned long long seen = 0;
+    pthread_mutex_lock(&emu_pool.mu);
+    for (;;) {
+        while (!emu_pool.job || emu_pool.job_id == seen)
+            pthread_cond_wait(&emu_pool.wake, &emu_pool.mu);
+        emu_launch *L = emu_pool.job;
+        seen = emu_pool.job_id;
+        if (L->joined + 1 >= L->nworkers)
+            continue; /* enough workers already */
+        emu_worker *w = &L->ws[++L->joined];
+        L->active++;
+        pthread_mutex_unlock(&emu_pool.mu);
+        worker_run(w);
+        pthread_mutex_lock(&emu_pool.mu);
+        if (--L->active == 0)
+            pthread_cond_broadcast(&emu_pool.done);
+    }
     return NULL;
 }
 
+/* Grows the pool to n threads (best effort: fewer threads is still correct). Under emu_launch_mu. */
+static void pool_grow(unsigned n)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 4 * EMU_STACK_BYTES); /* serial mode runs kernels on this stack */
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    while (emu_pool.nthreads < n) {
+        pthread_t t;
+        if (pthread_create(&t, &attr, pool_main, NULL) != 0)
+            break;
+        pthread_mutex_lock(&emu_pool.mu);
+        emu_pool.nthreads++;
+        pthread_mutex_unlock(&emu_pool.mu);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+/* One launch at a time per process: the fiber stack pool is shared, and each launch uses every CPU anyway. */
 static pthread_mutex_t emu_launch_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static long online_cpus(void)
+/* Workers per launch: $CUTUNE_EMU_THREADS, else the online CPUs. Under AddressSanitizer the default is 1: its
+ * leak checker crashes scanning the dynamic TLS that pooled threads hold for dlclose'd kernels (GCC 12). */
+static long emu_max_workers(void)
 {
+    const char *env = getenv("CUTUNE_EMU_THREADS");
+    if (env && *env) {
+        long v = strtol(env, NULL, 10);
+        if (v >= 1)
+            return CUT_MIN(v, 256L);
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#else
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n;
+    return n < 1 ? 1 : CUT_MIN(n, 256L);
+#endif
 }
 
 int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **args, int nargs,
@@ -493,8 +709,9 @@ int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned blo
             return cut_err_set(e, "launch with an empty grid or block (%ux%ux%u, %ux%ux%u)", grid[0], grid[1],
                                grid[2], block[0], block[1], block[2]);
     unsigned long long nthreads = (unsigned long long)block[0] * block[1] * block[2];
-    if (nthreads > EMU_MAX_THREADS)
-        return cut_err_set(e, "block of %llu threads exceeds %d", nthreads, EMU_MAX_THREADS);
+    if (nthreads > EMU_MAX_THREADS || block[2] > 64)
+        return cut_err_set(e, "block %ux%ux%u (%llu threads) exceeds CUDA's limits (1024 threads, z <= 64)",
+                           block[0], block[1], block[2], nthreads);
     if (grid[1] > 65535 || grid[2] > 65535)
         return cut_err_set(e, "grid %ux%ux%u exceeds CUDA's limits", grid[0], grid[1], grid[2]);
     if (nargs < 0 || nargs > EMU_MAX_ARGS)
@@ -509,57 +726,62 @@ int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned blo
     L->nargs = nargs;
     L->nthreads = (unsigned)nthreads;
     L->nwarps = CUT_CEIL_DIV(L->nthreads, 32u);
-    long ncpu = online_cpus();
+    L->nblocks = (unsigned long long)grid[0] * grid[1] * grid[2];
     L->serial = !k->has_sync;
-    L->nworkers = L->serial ? (unsigned)CUT_MIN((long)L->nthreads, ncpu) : L->nthreads;
-    L->spin = (long)L->nworkers <= ncpu ? 4000 : 0;
-    L->warp_bar = cut_xcalloc(L->nwarps, sizeof *L->warp_bar);
-    L->slots = cut_xcalloc(L->nwarps, sizeof *L->slots);
-    end_of_block(L);
-    bar_init(&L->end_bar, L->nworkers);
-    pthread_mutex_init(&L->mu, NULL);
-    pthread_cond_init(&L->cv, NULL);
-    emu_thread *ts = cut_xcalloc(L->nworkers, sizeof *ts);
-    pthread_t *tids = cut_xcalloc(L->nworkers, sizeof *tids);
-    for (unsigned i = 0; i < L->nworkers; i++)
-        ts[i] = (emu_thread){.L = L, .idx = i, .tid = i};
-
-    int rc = 0;
-    pthread_mutex_lock(&emu_launch_mu);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, EMU_STACK_BYTES);
-    unsigned started = 0;
-    for (unsigned i = 1; i < L->nworkers; i++) {
-        int err = pthread_create(&tids[i], &attr, emu_worker, &ts[i]);
-        if (err != 0) {
-            rc = cut_err_set(e, "emulation: cannot start thread %u of %u: %s", i, L->nworkers, strerror(err));
-            break;
+    long maxw = emu_max_workers();
+    L->nworkers = (unsigned)CUT_MIN((unsigned long long)maxw, L->nblocks);
+    emu_worker *ws = cut_xcalloc(L->nworkers, sizeof *ws);
+    L->ws = ws;
+    for (unsigned i = 0; i < L->nworkers; i++) {
+        ws[i].L = L;
+        ws[i].idx = i;
+        if (!L->serial) {
+            ws[i].fibers = cut_xcalloc(L->nthreads, sizeof *ws[i].fibers);
+            ws[i].warps = cut_xcalloc(L->nwarps, sizeof *ws[i].warps);
+            ws[i].slots = cut_xcalloc(L->nwarps, sizeof *ws[i].slots);
+            for (unsigned t = 0; t < L->nthreads; t++) {
+                ws[i].fibers[t].tid = t;
+                ws[i].fibers[t].w = &ws[i];
+                thread3(L, t, ws[i].fibers[t].t3);
+            }
         }
-        started++;
     }
-    pthread_attr_destroy(&attr);
-    pthread_mutex_lock(&L->mu);
-    if (rc == 0)
-        L->go = 1;
-    else
-        L->abort = 1;
-    pthread_cond_broadcast(&L->cv);
-    pthread_mutex_unlock(&L->mu);
-    if (rc == 0)
-        emu_worker(&ts[0]); /* the calling thread is worker 0 */
-    for (unsigned i = 1; i <= started; i++)
-        pthread_join(tids[i], NULL);
-    pthread_mutex_unlock(&emu_launch_mu);
-    if (rc == 0 && atomic_load(&L->misuse))
-        rc = cut_err_set(e, "kernel called a barrier or warp function the source scan did not see");
 
-    pthread_cond_destroy(&L->cv);
-    pthread_mutex_destroy(&L->mu);
-    free(tids);
-    free(ts);
-    free(L->slots);
-    free(L->warp_bar);
+    pthread_mutex_lock(&emu_launch_mu);
+    int rc = L->serial ? 0 : stacks_reserve(L->nworkers * L->nthreads, e);
+    if (rc == 0) {
+        if (L->nworkers > 1) {
+            pool_grow((unsigned)maxw - 1);
+            pthread_mutex_lock(&emu_pool.mu);
+            emu_pool.job = L;
+            emu_pool.job_id++;
+            pthread_cond_broadcast(&emu_pool.wake);
+            pthread_mutex_unlock(&emu_pool.mu);
+        }
+        worker_run(&ws[0]);
+        if (L->nworkers > 1) {
+            /* All blocks are taken; close the launch and wait for the workers still running one. */
+            pthread_mutex_lock(&emu_pool.mu);
+            emu_pool.job = NULL;
+            while (L->active > 0)
+                pthread_cond_wait(&emu_pool.done, &emu_pool.mu);
+            pthread_mutex_unlock(&emu_pool.mu);
+        }
+    }
+    pthread_mutex_unlock(&emu_launch_mu);
+    int misuse = atomic_load(&L->misuse);
+    if (rc == 0 && misuse == 1)
+        rc = cut_err_set(e, "kernel called a barrier or warp function the source scan did not see");
+    else if (rc == 0 && misuse == 2)
+        rc = cut_err_set(e, "kernel deadlocked: lanes waited at a warp barrier while others waited at "
+                            "__syncthreads or exited");
+
+    for (unsigned i = 0; i < L->nworkers; i++) {
+        free(ws[i].fibers);
+        free(ws[i].warps);
+        free(ws[i].slots);
+    }
+    free(ws);
     free(L);
     return rc;
 }

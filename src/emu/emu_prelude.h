@@ -5,12 +5,14 @@
  * (compile time: every kernel pays for the prelude) and the shared object it becomes never links back into
  * cutune: the runtime passes a small table of callbacks through cut_emu_bind().
  *
- * Execution model (src/emu/emu_runner.c): a launch creates blockDim.x*y*z OS threads once; every thread walks
- * the blocks in order, and all threads finish a block before any starts the next. Therefore __shared__ can be
- * plain static storage: at any moment it belongs to exactly one block, whose threads all see the same object.
- * (Running blocks concurrently would need one copy per block; that is why blocks are sequential.)
- * __syncthreads() is a barrier among the block's threads; a thread that returns from the kernel leaves the
- * block's barriers (like an exited GPU thread), so early-return kernels do not deadlock.
+ * Execution model (src/emu/emu.c): a launch runs min(CPUs, blocks) worker pthreads that take whole blocks.
+ * A worker runs every CUDA thread of its block as a fiber on its one OS thread, so the block's threads share
+ * that OS thread's thread_local storage: __shared__ is `static thread_local`, one copy per worker, which at any
+ * moment belongs to exactly one block, and blocks on different workers run in parallel without seeing each
+ * other's shared memory. (Plain static storage would force blocks to run one after another.) threadIdx,
+ * blockIdx, blockDim and gridDim are thread_locals that the runtime sets before resuming each fiber.
+ * __syncthreads() parks the fiber until every live thread of the block has arrived; a thread that returns from
+ * the kernel no longer counts (like an exited GPU thread), so early-return kernels do not deadlock.
  *
  * Not emulated: dynamic shared memory (extern __shared__), inline PTX (asm), textures, cooperative groups,
  * half precision. Warp functions (__shfl*_sync, __ballot_sync, __any_sync, __all_sync, __syncwarp) are
@@ -47,7 +49,7 @@ extern "C" int printf(const char *, ...);
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
-#define __shared__ static /* see the execution model above */
+#define __shared__ static thread_local /* per worker thread = per block: see the execution model above */
 /* __restrict__ is a GNU C++ keyword already. #pragma unroll is ignored by the host compiler. */
 
 /* ---- vector types ---- */
@@ -221,9 +223,12 @@ template <class T> static inline void __stcg(T *p, T v) { *p = v; }
 template <class T> static inline void __stcs(T *p, T v) { *p = v; }
 template <class T> static inline void __stwt(T *p, T v) { *p = v; }
 
-/* ---- atomics (the block's threads are real OS threads) ---- */
+/* ---- atomics (blocks run in parallel on several OS threads) ---- */
 static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
-static inline unsigned int atomicAdd(unsigned int *p, unsigned int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned int atomicAdd(unsigned int *p, unsigned int v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
 static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
 {
     return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);

@@ -231,8 +231,10 @@ void cut_nvml_throttle_describe(unsigned long long reasons, char *buf, size_t n)
         if (!(reasons & names[i].bit))
             continue;
         int k = snprintf(buf + used, n - used, "%s%s", used ? "," : "", names[i].name);
-        if (k < 0 || (size_t)k >= n - used)
+        if (k < 0 || (size_t)k >= n - used) {
+            buf[used] = '\0'; /* no half names */
             return;
+        }
         used += (size_t)k;
     }
     if (reasons & ~known)

@@ -81,14 +81,23 @@ static void add_str(cJSON *o, const char *key, const char *v)
     free(c);
 }
 
-/* Non-finite numbers are written as null (cJSON would print NaN as null anyway); readers map null to "not
- * measured". */
+/* Doubles are printed with the fewest significant digits (15, 16 or 17) that read back as exactly the same
+ * value: cJSON's own printing stops at 15 digits when the value is merely within an epsilon, which would make
+ * neighbouring times equal and change rankings. Non-finite numbers are written as null; readers map null to
+ * "not measured". */
 static void add_num(cJSON *o, const char *key, double v)
 {
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
-    else
+    if (!isfinite(v)) {
         cJSON_AddNullToObject(o, key);
+        return;
+    }
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    cJSON_AddRawToObject(o, key, buf);
 }
 
 void cut_record_to_json(const cut_record *r, cut_buf *b)

@@ -82,10 +82,12 @@ int cut_conv_validate(const cut_conv *c, cut_err *e)
     if (c->pad < 0)
         return cut_err_set(e, "conv2d field pad is %d: the padding must not be negative", c->pad);
     if ((int64_t)c->kh > (int64_t)c->h + 2 * (int64_t)c->pad)
-        return cut_err_set(e, "conv2d field KH is %d: the kernel is taller than the padded input (H + 2*pad = %lld)",
+        return cut_err_set(e, "conv2d field KH is %d: the kernel is taller than the padded input (H + 2*pad = %lld), "
+                           "so the output height would be <= 0",
                            c->kh, (long long)c->h + 2 * (long long)c->pad);
     if ((int64_t)c->kw > (int64_t)c->w + 2 * (int64_t)c->pad)
-        return cut_err_set(e, "conv2d field KW is %d: the kernel is wider than the padded input (W + 2*pad = %lld)",
+        return cut_err_set(e, "conv2d field KW is %d: the kernel is wider than the padded input (W + 2*pad = %lld), "
+                           "so the output width would be <= 0",
                            c->kw, (long long)c->w + 2 * (long long)c->pad);
     int64_t oh = out_extent(c->h, c->pad, c->kh, c->stride), ow = out_extent(c->w, c->pad, c->kw, c->stride);
     if (oh <= 0)

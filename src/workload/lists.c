@@ -2,6 +2,8 @@
 #include "cutune/util.h"
 #include "cutune/workload.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,55 @@ static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* A list name: letters, digits, '_' and '-' only. */
+static int is_plain_name(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+            return 0;
+    return 1;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* "seed001, resnet18, yolov3" followed by the other NAME.txt files of dir in name order. */
+static void known_names(const char *dir, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < CUT_ARRAY_LEN(known_lists); i++)
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", known_lists[i]);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char *extra[64];
+    int nextra = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && nextra < 64) {
+        char name[256];
+        snprintf(name, sizeof name, "%s", de->d_name);
+        size_t l = strlen(name);
+        if (l <= 4 || strcmp(name + l - 4, ".txt") != 0)
+            continue;
+        name[l - 4] = 0;
+        int builtin = 0;
+        for (size_t i = 0; i < CUT_ARRAY_LEN(known_lists); i++)
+            builtin |= strcmp(name, known_lists[i]) == 0;
+        if (!builtin && is_plain_name(name))
+            extra[nextra++] = cut_xstrdup(name);
+    }
+    closedir(d);
+    qsort(extra, (size_t)nextra, sizeof extra[0], cmp_str);
+    for (int i = 0; i < nextra; i++) {
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, ", %s", extra[i]);
+        free(extra[i]);
+    }
 }
 
 /* Parses the text of a list file into out (cases allocated here; freed by cut_conv_list_free). */
@@ -95,15 +146,19 @@ int cut_conv_list_load(const char *name_or_path, const char *dir, cut_conv_list 
             return cut_err_set(e, "workload list path too long: '%s'", name_or_path);
         strcpy(path, name_or_path);
     } else {
+        if (!dir)
+            dir = cut_workloads_dir();
         int known = 0;
         for (size_t i = 0; i < CUT_ARRAY_LEN(known_lists); i++)
             known |= strcmp(name_or_path, known_lists[i]) == 0;
-        if (!known)
-            return cut_err_set(e, "unknown workload list '%s' (known: seed001, resnet18, yolov3)", name_or_path);
-        if (!dir)
-            dir = cut_workloads_dir();
         if (snprintf(path, sizeof path, "%s/%s.txt", dir, name_or_path) >= (int)sizeof path)
             return cut_err_set(e, "workload list path too long: '%s/%s.txt'", dir, name_or_path);
+        /* Besides the built-in names, any other list file in dir is known by its name (e.g. tiny). */
+        if (!known && !(is_plain_name(name_or_path) && cut_path_exists(path))) {
+            char names[1024];
+            known_names(dir, names, sizeof names);
+            return cut_err_set(e, "unknown workload list '%s' (known: %s)", name_or_path, names);
+        }
     }
     char *text = NULL;
     if (cut_read_file(path, &text, NULL, e) != 0)

@@ -1,0 +1,41 @@
+/* cutune — the hidden `cutune __worker <dev> <in_fd> <out_fd>` subcommand: the GPU measurement worker process
+ * started by the GPU runner (gpu_runner.c). Not meant to be run by hand. */
+#include "cli/cli.h"
+#include "cutune/common.h"
+#include "cutune/measure.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Parses a non-negative int; -1 if s is not one. */
+static int parse_nonneg(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > INT_MAX)
+        return -1;
+    return (int)v;
+}
+
+int cut_cmd_worker(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: cutune __worker <device> <in_fd> <out_fd>\n"
+                        "(internal: the measurement worker started by cutune's GPU runner)\n");
+        return CUT_EXIT_USAGE;
+    }
+    const int dev = parse_nonneg(argv[1]), in_fd = parse_nonneg(argv[2]), out_fd = parse_nonneg(argv[3]);
+    if (dev < 0 || in_fd < 0 || out_fd < 0) {
+        fprintf(stderr, "cutune __worker: device and file descriptors must be non-negative integers\n");
+        return CUT_EXIT_USAGE;
+    }
+    if (fcntl(in_fd, F_GETFD) < 0 || fcntl(out_fd, F_GETFD) < 0) {
+        fprintf(stderr, "cutune __worker: file descriptor %d or %d is not open\n", in_fd, out_fd);
+        return CUT_EXIT_USAGE;
+    }
+    return cut_worker_main(dev, in_fd, out_fd);
+}

@@ -1,0 +1,350 @@
+/* cutune — the emulation runner: a cut_runner that compiles each candidate's CUDA C with the host compiler
+ * (emu.c), checks it against the double-precision CPU reference and times it with the wall clock.
+ *
+ * A batch is host-compiled in parallel (one compiler per CPU, 32 candidates at a time), then run one by one.
+ * Per candidate: inline PTX or dynamic shared memory -> CUT_ST_INVALID with the reason (they cannot run
+ * here); host compile failure -> CUT_ST_COMPILE_ERROR with the compiler's first lines; launch refused (block
+ * over 1024 threads, ...) -> CUT_ST_LAUNCH_ERROR; output poisoned with
+ * NaN, one launch, compare (cut_conv_tolerance) -> CUT_ST_WRONG_RESULT with the first mismatches; then timed
+ * launches (the checked launch counts as the warm-up) and a second comparison. Emulated times say how fast the
+ * host runs the code, not the GPU: they exist so the pipeline can be exercised end to end. A kernel that never
+ * terminates cannot be stopped in-process, so timing.timeout_s is not enforced here. */
+#include "cutune/emu.h"
+#include "cutune/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct emu_runner {
+    char work_dir[1024];
+    int own_dir; /* created by us: emptied and removed on destroy */
+    int prepared;
+    cut_conv conv;
+    float *in, *w, *out;
+    double *ref;
+    size_t n_out;
+    double atol, rtol;
+    cut_measure_env env;
+} emu_runner;
+
+static void release_tensors(emu_runner *er)
+{
+    free(er->in);
+    free(er->w);
+    free(er->out);
+    free(er->ref);
+    er->in = er->w = er->out = NULL;
+    er->ref = NULL;
+    er->prepared = 0;
+}
+
+/* 256-byte aligned like cudaMalloc, so float4 loads through reinterpret_cast are aligned. Caller frees. */
+static float *alloc_aligned(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0)
+        p = cut_xmalloc(bytes ? bytes : 1); /* aborts with a message: out of memory */
+    return p;
+}
+
+static int emu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    if (cut_conv_validate(c, e) != 0)
+        return -1;
+    release_tensors(er);
+    er->conv = *c;
+    size_t n_in = cut_conv_in_elems(c), n_w = cut_conv_w_elems(c);
+    er->n_out = cut_conv_out_elems(c);
+    er->in = alloc_aligned(n_in * sizeof(float));
+    er->w = alloc_aligned(n_w * sizeof(float));
+    er->out = alloc_aligned(er->n_out * sizeof(float));
+    er->ref = cut_xmalloc(er->n_out * sizeof(double));
+    /* Independent streams for input and weights from one seed. */
+    cut_fill_uniform(er->in, n_in, seed);
+    cut_fill_uniform(er->w, n_w, seed ^ 0x9e3779b97f4a7c15ULL);
+    cut_conv_reference(c, er->in, er->w, er->ref);
+    cut_conv_tolerance(c, &er->atol, &er->rtol);
+    er->prepared = 1;
+    return 0;
+}
+
+static void poison(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = NAN;
+}
+
+/* Copies the first lines of a (compiler) message into dst, joined with " | ". */
+static void first_lines(char *dst, size_t n, const char *src)
+{
+    size_t j = 0;
+    for (const char *p = src; *p && j + 1 < n; p++) {
+        if (*p == '\n') {
+            if (!p[1])
+                break;
+            if (j + 4 >= n)
+                break;
+            memcpy(dst + j, " | ", 3);
+            j += 3;
+        } else {
+            dst[j++] = *p;
+        }
+    }
+    dst[j] = '\0';
+}
+
+/* Launches once and times it. Returns 0, or -1 with the reason in res->error. */
+static int launch_timed(emu_runner *er, cut_emu_kernel *k, const cut_kernel_src *ks, double *ms, cut_result *res)
+{
+    void *args[3] = {er->in, er->w, er->out};
+    cut_err err = {{0}};
+    double t0 = cut_now_s();
+    if (cut_emu_launch(k, ks->grid, ks->block, args, 3, &err) != 0) {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "%s", err.msg);
+        return -1;
+    }
+    *ms = (cut_now_s() - t0) * 1e3;
+    return 0;
+}
+
+static int check_output(emu_runner *er, cut_result *res, const char *when)
+{
+    char msg[200];
+    double maxe = 0;
+    size_t bad = cut_compare(er->out, er->ref, er->n_out, er->atol, er->rtol, &maxe, msg, sizeof msg);
+    if (maxe > res->max_abs_err)
+        res->max_abs_err = maxe;
+    if (bad) {
+        res->status = CUT_ST_WRONG_RESULT;
+        snprintf(res->error, sizeof res->error, "%s%zu of %zu wrong (atol %.3g rtol %.3g): %s", when, bad,
+                 er->n_out, er->atol, er->rtol, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Host compilation of a batch, in parallel: compiling is most of the emulation runner's time. */
+typedef struct compile_job {
+    const char *work_dir;
+    const cut_candidate *cands;
+    cut_emu_kernel **kernels; /* [n]: NULL where skipped or failed */
+    cut_err *errs;            /* [n] */
+    int n;
+    int next;
+    pthread_mutex_t mu;
+} compile_job;
+
+/* Why a candidate cannot run here at all, or NULL. */
+static const char *skip_reason(const cut_kernel_src *ks)
+{
+    if (!ks || !ks->src)
+        return "no kernel source to emulate";
+    if (ks->uses_inline_ptx)
+        return "inline PTX cannot run under emulation";
+    if (ks->smem_dynamic > 0)
+        return "dynamic shared memory is not emulated";
+    return NULL;
+}
+
+static void *compile_worker(void *arg)
+{
+    compile_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int i = j->next < j->n ? j->next++ : -1;
+        pthread_mutex_unlock(&j->mu);
+        if (i < 0)
+            return NULL;
+        const cut_kernel_src *ks = j->cands[i].ks;
+        if (skip_reason(ks))
+            continue;
+        if (cut_emu_compile(ks->src, ks->entry, j->work_dir, &j->kernels[i], &j->errs[i]) != 0)
+            j->kernels[i] = NULL;
+    }
+}
+
+static void compile_all(const char *work_dir, const cut_candidate *cands, int n, cut_emu_kernel **kernels,
+                        cut_err *errs)
+{
+    compile_job j = {.work_dir = work_dir, .cands = cands, .kernels = kernels, .errs = errs, .n = n};
+    pthread_mutex_init(&j.mu, NULL);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = (int)CUT_MIN(CUT_MAX(ncpu, 1L), (long)n);
+    pthread_t tids[64];
+    int started = 0;
+    for (int i = 1; i < CUT_MIN(nt, 64); i++) {
+        if (pthread_create(&tids[started], NULL, compile_worker, &j) != 0)
+            break;
+        started++;
+    }
+    compile_worker(&j);
+    for (int i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&j.mu);
+}
+
+static void measure_one(cut_runner *r, const cut_candidate *cand, cut_emu_kernel *k, const cut_err *cerr,
+                        cut_result *res)
+{
+    emu_runner *er = r->impl;
+    const cut_kernel_src *ks = cand->ks;
+    memset(res, 0, sizeof *res);
+    res->median_ms = res->min_ms = res->max_ms = -1;
+    const char *why = skip_reason(ks);
+    if (why) {
+        res->status = CUT_ST_INVALID;
+        snprintf(res->error, sizeof res->error, "%s", why);
+        return;
+    }
+    if (!k) {
+        res->status = CUT_ST_COMPILE_ERROR;
+        first_lines(res->error, sizeof res->error, cerr->msg);
+        return;
+    }
+    double ms = 0;
+    poison(er->out, er->n_out);
+    if (launch_timed(er, k, ks, &ms, res) != 0)
+        return;
+    if (check_output(er, res, "") != 0)
+        return;
+
+    /* Timing: the checked launch was the warm-up; at least min(min_repeats, 3) launches and min_total_ms. */
+    const cut_timing *t = &r->timing;
+    int want = CUT_MAX(1, CUT_MIN(t->min_repeats, 3));
+    int cap = CUT_MAX(want, t->max_repeats);
+    double *times = cut_xmalloc((size_t)cap * sizeof *times);
+    double total = 0;
+    int n = 0;
+    while (n < cap && (n < want || total < t->min_total_ms)) {
+        if (launch_timed(er, k, ks, &times[n], res) != 0)
+            break;
+        total += times[n++];
+    }
+    if (res->status == CUT_ST_OK) {
+        qsort(times, (size_t)n, sizeof *times, cmp_double);
+        res->repeats = n;
+        res->min_ms = times[0];
+        res->max_ms = times[n - 1];
+        res->median_ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+        check_output(er, res, "after timing: ");
+        if (res->status != CUT_ST_OK)
+            res->median_ms = res->min_ms = res->max_ms = -1;
+    }
+    free(times);
+}
+
+#define EMU_BATCH 32 /* candidates compiled (and loaded) at a time */
+
+static int emu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    if (!er->prepared)
+        return cut_err_set(e, "emulation runner: measure() before prepare()");
+    cut_emu_kernel *kernels[EMU_BATCH];
+    cut_err *errs = cut_xcalloc(EMU_BATCH, sizeof *errs);
+    for (int b = 0; b < n; b += EMU_BATCH) {
+        int m = CUT_MIN(EMU_BATCH, n - b);
+        memset(kernels, 0, sizeof kernels);
+        compile_all(er->work_dir, cands + b, m, kernels, errs);
+        for (int i = 0; i < m; i++) {
+            measure_one(r, &cands[b + i], kernels[i], &errs[i], &res[b + i]);
+            cut_emu_kernel_free(kernels[i]);
+        }
+    }
+    free(errs);
+    return 0;
+}
+
+static const cut_measure_env *emu_env(cut_runner *r)
+{
+    emu_runner *er = r->impl;
+    return &er->env;
+}
+
+static void remove_dir_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    char p[2048];
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static void emu_destroy(cut_runner *r)
+{
+    emu_runner *er = r->impl;
+    if (er) {
+        release_tensors(er);
+        if (er->own_dir)
+            remove_dir_files(er->work_dir);
+        free(er);
+    }
+    free(r);
+}
+
+/* Allocates the runner; caller frees with cut_runner_free. */
+cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_err *e)
+{
+    emu_runner *er = cut_xcalloc(1, sizeof *er);
+    if (work_dir) {
+        if (snprintf(er->work_dir, sizeof er->work_dir, "%s", work_dir) >= (int)sizeof er->work_dir) {
+            free(er);
+            cut_err_set(e, "emulation work directory path too long");
+            return NULL;
+        }
+        if (cut_mkdirs(er->work_dir, e) != 0) {
+            free(er);
+            return NULL;
+        }
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(er->work_dir, sizeof er->work_dir, "%s/cutune-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(er->work_dir)) {
+            cut_err_set(e, "cannot create emulation work directory %s: %s", er->work_dir, strerror(errno));
+            free(er);
+            return NULL;
+        }
+        er->own_dir = 1;
+    }
+    snprintf(er->env.backend, sizeof er->env.backend, "emu");
+    snprintf(er->env.gpu_name, sizeof er->env.gpu_name, "host-emulation");
+    er->env.gpu_uuid[0] = '\0';
+    er->env.driver_version = 0;
+    er->env.driver_string[0] = '\0';
+    er->env.sm_clock_mhz = -1;
+    er->env.power_limit_w = -1;
+
+    cut_runner *r = cut_xcalloc(1, sizeof *r);
+    r->impl = er;
+    r->prepare = emu_prepare;
+    r->measure = emu_measure;
+    r->env = emu_env;
+    r->destroy = emu_destroy;
+    if (t)
+        r->timing = *t;
+    else
+        cut_timing_default(&r->timing);
+    return r;
+}

@@ -1,0 +1,268 @@
+/* cutune — the cuDNN baseline, run inside the measurement worker (see cudnn_baseline.h).
+ *
+ * libcudnn.so.9 is loaded with dlopen (cudnn.h for types and prototypes only), so cutune neither links cuDNN nor
+ * needs it except for `cutune baseline`. The convolution is set up exactly as cutune's: fp32 NCHW, weights
+ * [CO][CI][KH][KW], symmetric zero padding, square stride, cross-correlation. The math type is CUDNN_FMA_MATH:
+ * on Ampere and later CUDNN_DEFAULT_MATH permits TF32 tensor-core kernels for fp32 data, which would not be a
+ * like-for-like fp32 baseline. cudnnFindConvolutionForwardAlgorithmEx proposes the algorithms; cuDNN's own times
+ * are ignored and every successful algorithm goes through the same check-and-time routine as generated kernels. */
+#include "measure/cudnn_baseline.h"
+
+#include "cutune/util.h"
+#include "gpu/cuda_drv.h"
+
+#include <cudnn.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUT_STR_(x) #x
+#define CUT_STR(x) CUT_STR_(x)
+
+#define CUT_DNN_FUNCS(X)                                                                                             \
+    X(cudnnGetVersion)                                                                                               \
+    X(cudnnGetErrorString)                                                                                           \
+    X(cudnnCreate)                                                                                                   \
+    X(cudnnDestroy)                                                                                                  \
+    X(cudnnCreateTensorDescriptor)                                                                                   \
+    X(cudnnSetTensor4dDescriptor)                                                                                    \
+    X(cudnnDestroyTensorDescriptor)                                                                                  \
+    X(cudnnCreateFilterDescriptor)                                                                                   \
+    X(cudnnSetFilter4dDescriptor)                                                                                    \
+    X(cudnnDestroyFilterDescriptor)                                                                                  \
+    X(cudnnCreateConvolutionDescriptor)                                                                              \
+    X(cudnnSetConvolution2dDescriptor)                                                                               \
+    X(cudnnSetConvolutionMathType)                                                                                   \
+    X(cudnnGetConvolutionMathType)                                                                                   \
+    X(cudnnDestroyConvolutionDescriptor)                                                                             \
+    X(cudnnGetConvolution2dForwardOutputDim)                                                                         \
+    X(cudnnGetConvolutionForwardAlgorithmMaxCount)                                                                   \
+    X(cudnnFindConvolutionForwardAlgorithmEx)                                                                        \
+    X(cudnnConvolutionForward)
+
+#define CUT_DNN_FIELD(fn) __typeof__(fn) *fn;
+typedef struct dnn_state {
+    void *lib;
+    cudnnHandle_t handle;
+    CUT_DNN_FUNCS(CUT_DNN_FIELD)
+} dnn_state;
+#undef CUT_DNN_FIELD
+
+#define WS_MAX ((size_t)1 << 30) /* workspace limit: 1 GiB */
+
+const char *cut_cudnn_fwd_algo_name(int algo)
+{
+    static const char *const names[] = {
+        [CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM] = "IMPLICIT_GEMM",
+        [CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM] = "IMPLICIT_PRECOMP_GEMM",
+        [CUDNN_CONVOLUTION_FWD_ALGO_GEMM] = "GEMM",
+        [CUDNN_CONVOLUTION_FWD_ALGO_DIRECT] = "DIRECT",
+        [CUDNN_CONVOLUTION_FWD_ALGO_FFT] = "FFT",
+        [CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING] = "FFT_TILING",
+        [CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD] = "WINOGRAD",
+        [CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED] = "WINOGRAD_NONFUSED",
+    };
+    return (algo >= 0 && (size_t)algo < CUT_ARRAY_LEN(names) && names[algo]) ? names[algo] : "UNKNOWN";
+}
+
+void cut_cudnn_state_free(void *state)
+{
+    dnn_state *s = state;
+    if (!s)
+        return;
+    if (s->handle)
+        s->cudnnDestroy(s->handle);
+    /* The library stays loaded: cuDNN registers process-wide state (and the process exits soon after). */
+    free(s);
+}
+
+/* Loads cuDNN and creates a handle on the current (primary) context. Caller frees with cut_cudnn_state_free. */
+static dnn_state *dnn_load(cut_err *e)
+{
+    const char *env = getenv("CUTUNE_CUDNN_LIB");
+    const char *lib = (env && *env) ? env : "libcudnn.so.9";
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        cut_err_set(e, "cuDNN unavailable: %s could not be loaded (%s); install cuDNN 9 for `cutune baseline`", lib,
+                    why ? why : "unknown reason");
+        return NULL;
+    }
+    dnn_state *s = cut_xcalloc(1, sizeof *s);
+    s->lib = h;
+#define CUT_DNN_RESOLVE(fn)                                                                                          \
+    *(void **)(&s->fn) = dlsym(h, CUT_STR(fn));                                                                      \
+    if (!s->fn) {                                                                                                    \
+        cut_err_set(e, "cuDNN unavailable: %s lacks %s (not cuDNN 9?)", lib, CUT_STR(fn));                           \
+        free(s);                                                                                                     \
+        return NULL;                                                                                                 \
+    }
+    CUT_DNN_FUNCS(CUT_DNN_RESOLVE)
+#undef CUT_DNN_RESOLVE
+    cudnnStatus_t st = s->cudnnCreate(&s->handle);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        cut_err_set(e, "cudnnCreate failed: %s (cuDNN %zu)", s->cudnnGetErrorString(st), s->cudnnGetVersion());
+        s->handle = NULL;
+        cut_cudnn_state_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+typedef struct dnn_run {
+    dnn_state *s;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudnnConvolutionFwdAlgo_t algo;
+    CUdeviceptr x, w, y, ws;
+    size_t ws_bytes;
+} dnn_run;
+
+static int dnn_launch(void *arg, char *msg, size_t n, int *sticky)
+{
+    dnn_run *r = arg;
+    const float one = 1.0f, zero = 0.0f;
+    cudnnStatus_t st = r->s->cudnnConvolutionForward(
+        r->s->handle, &one, r->xd, (const void *)(uintptr_t)r->x, r->wd, (const void *)(uintptr_t)r->w, r->cd, r->algo,
+        r->ws_bytes ? (void *)(uintptr_t)r->ws : NULL, r->ws_bytes, &zero, r->yd, (void *)(uintptr_t)r->y);
+    if (st == CUDNN_STATUS_SUCCESS)
+        return 0;
+    snprintf(msg, n, "cudnnConvolutionForward(%s): %s", cut_cudnn_fwd_algo_name(r->algo),
+             r->s->cudnnGetErrorString(st));
+    /* An execution failure may have killed the context: ask the driver. */
+    *sticky = cut_cu()->cuCtxSynchronize() != CUDA_SUCCESS;
+    return -1;
+}
+
+#define DNN_CHECK(expr)                                                                                              \
+    do {                                                                                                             \
+        cudnnStatus_t st_ = (expr);                                                                                  \
+        if (st_ != CUDNN_STATUS_SUCCESS) {                                                                           \
+            cut_err_set(e, "%s failed at %s:%d: %s", #expr, __FILE__, __LINE__, s->cudnnGetErrorString(st_));        \
+            goto out;                                                                                                \
+        }                                                                                                            \
+    } while (0)
+
+int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len, int *fatal, cut_err *e)
+{
+    *fatal = 0;
+    memset(best, 0, sizeof *best);
+    best->median_ms = best->min_ms = best->max_ms = -1.0;
+    if (algo_len)
+        algo[0] = '\0';
+    cut_wk_tensors t;
+    cut_wk_get_tensors(w, &t);
+    if (!t.conv)
+        return cut_err_set(e, "cuDNN baseline: no workload prepared");
+    void **slot = cut_wk_cudnn_slot(w);
+    if (!*slot && !(*slot = dnn_load(e)))
+        return -1;
+    dnn_state *s = *slot;
+    const cut_cu_api *cu = cut_cu();
+    const cut_conv *c = t.conv;
+    const int oh = cut_conv_oh(c), ow = cut_conv_ow(c);
+
+    int rc = -1;
+    dnn_run r = {.s = s, .x = t.in, .w = t.w, .y = t.out};
+    cudnnConvolutionFwdAlgoPerf_t *perf = NULL;
+    DNN_CHECK(s->cudnnCreateTensorDescriptor(&r.xd));
+    DNN_CHECK(s->cudnnCreateTensorDescriptor(&r.yd));
+    DNN_CHECK(s->cudnnCreateFilterDescriptor(&r.wd));
+    DNN_CHECK(s->cudnnCreateConvolutionDescriptor(&r.cd));
+    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, c->n, c->ci, c->h, c->w));
+    DNN_CHECK(s->cudnnSetFilter4dDescriptor(r.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, c->co, c->ci, c->kh, c->kw));
+    DNN_CHECK(s->cudnnSetConvolution2dDescriptor(r.cd, c->pad, c->pad, c->stride, c->stride, 1, 1,
+                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    DNN_CHECK(s->cudnnSetConvolutionMathType(r.cd, CUDNN_FMA_MATH));
+    cudnnMathType_t mt;
+    DNN_CHECK(s->cudnnGetConvolutionMathType(r.cd, &mt));
+    if (mt != CUDNN_FMA_MATH) {
+        cut_err_set(e, "cuDNN did not accept CUDNN_FMA_MATH (math type is %d)", (int)mt);
+        goto out;
+    }
+    int dn, dc, dh, dw;
+    DNN_CHECK(s->cudnnGetConvolution2dForwardOutputDim(r.cd, r.xd, r.wd, &dn, &dc, &dh, &dw));
+    if (dn != c->n || dc != c->co || dh != oh || dw != ow) {
+        cut_err_set(e, "cuDNN's output shape %dx%dx%dx%d differs from cutune's %dx%dx%dx%d", dn, dc, dh, dw, c->n,
+                    c->co, oh, ow);
+        goto out;
+    }
+    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, c->n, c->co, oh, ow));
+
+    /* Workspace: up to 1 GiB, less if the device cannot spare it. */
+    size_t free_b = 0, total_b = 0;
+    if (cu->cuMemGetInfo(&free_b, &total_b) == CUDA_SUCCESS)
+        r.ws_bytes = CUT_MIN(WS_MAX, free_b / 2);
+    else
+        r.ws_bytes = WS_MAX;
+    while (r.ws_bytes >= ((size_t)1 << 20) && cu->cuMemAlloc(&r.ws, r.ws_bytes) != CUDA_SUCCESS)
+        r.ws_bytes /= 2;
+    if (!r.ws)
+        r.ws_bytes = 0;
+
+    int max_algos = 0, n_algos = 0;
+    DNN_CHECK(s->cudnnGetConvolutionForwardAlgorithmMaxCount(s->handle, &max_algos));
+    if (max_algos < 1)
+        max_algos = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+    perf = cut_xcalloc((size_t)max_algos, sizeof *perf);
+    DNN_CHECK(s->cudnnFindConvolutionForwardAlgorithmEx(
+        s->handle, r.xd, (const void *)(uintptr_t)r.x, r.wd, (const void *)(uintptr_t)r.w, r.cd, r.yd,
+        (void *)(uintptr_t)r.y, max_algos, &n_algos, perf, r.ws ? (void *)(uintptr_t)r.ws : NULL, r.ws_bytes));
+    if (cu->cuCtxSynchronize() != CUDA_SUCCESS) {
+        *fatal = 1;
+        cut_err_set(e, "cudnnFindConvolutionForwardAlgorithmEx left the CUDA context in an error state");
+        goto out;
+    }
+
+    int have_best = 0, have_fail = 0;
+    for (int i = 0; i < n_algos && !*fatal; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > r.ws_bytes)
+            continue;
+        if (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            continue; /* never expected with FMA math; skipped to keep the baseline fp32 */
+        r.algo = perf[i].algo;
+        cut_wk_launcher l = {dnn_launch, &r};
+        cut_result res;
+        cut_wk_check_and_time(w, &l, &res, fatal);
+        const char *name = cut_cudnn_fwd_algo_name(perf[i].algo);
+        if (*fatal) { /* the context died: report this algorithm's fault (the worker exits) */
+            *best = res;
+            snprintf(algo, algo_len, "%s", name);
+            break;
+        }
+        if (res.status == CUT_ST_OK) {
+            if (!have_best || res.median_ms < best->median_ms) {
+                *best = res;
+                snprintf(algo, algo_len, "%s", name);
+            }
+            have_best = 1;
+        } else if (!have_best && !have_fail) {
+            *best = res; /* keep the first failure in case nothing passes */
+            snprintf(algo, algo_len, "%s", name);
+            have_fail = 1;
+        }
+    }
+    if (!have_best && !have_fail && !*fatal) {
+        best->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(best->error, sizeof best->error, "cuDNN found no usable algorithm (%d proposed, workspace %zu MiB)",
+                 n_algos, r.ws_bytes >> 20);
+    }
+    rc = 0;
+out:
+    free(perf);
+    if (!*fatal) {
+        if (r.ws)
+            cu->cuMemFree(r.ws);
+        if (r.cd)
+            s->cudnnDestroyConvolutionDescriptor(r.cd);
+        if (r.wd)
+            s->cudnnDestroyFilterDescriptor(r.wd);
+        if (r.yd)
+            s->cudnnDestroyTensorDescriptor(r.yd);
+        if (r.xd)
+            s->cudnnDestroyTensorDescriptor(r.xd);
+    }
+    return rc;
+}

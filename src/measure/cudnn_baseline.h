@@ -1,0 +1,49 @@
+/* cutune — the worker side of measurement (internal header): the one check-and-time routine that candidates and
+ * cuDNN algorithms share, and the cuDNN baseline that uses it. Everything here runs inside `cutune __worker`, which
+ * owns the CUDA context (the device's primary context, current on the worker's only thread). */
+#ifndef CUTUNE_MEASURE_CUDNN_BASELINE_H
+#define CUTUNE_MEASURE_CUDNN_BASELINE_H
+
+#include "cutune/measure.h"
+#include "cutune/workload.h"
+
+#include <cuda.h>
+#include <stddef.h>
+
+typedef struct cut_wk cut_wk; /* worker state (worker.c) */
+
+/* One run of the thing being measured, enqueued on the legacy default stream (stream 0), reading the worker's
+ * input/weight tensors and writing its output tensor. Returns 0, or -1 with a message; sets *sticky = 1 when the
+ * CUDA context is dead (the worker must exit). */
+typedef struct cut_wk_launcher {
+    int (*launch)(void *arg, char *msg, size_t n, int *sticky);
+    void *arg;
+} cut_wk_launcher;
+
+/* worker.c: poison the output with NaN, run once, synchronise, copy back and compare with the reference; then
+ * warm-up, timed repeats (L2 flush before each, outside the events; CUDA events around the run only; >= min_repeats
+ * and >= min_total_ms, <= max_repeats; median/min/max); then poison, run and compare again. Fills res (status OK,
+ * LAUNCH_ERROR, WRONG_RESULT or FAULT). *fatal = 1 when the context is dead. */
+void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal);
+
+/* worker.c: the prepared workload's shape and device tensors (NULL conv when nothing is prepared). */
+typedef struct cut_wk_tensors {
+    const cut_conv *conv;
+    CUdeviceptr in, w, out;
+} cut_wk_tensors;
+void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t);
+/* worker.c: a slot where the cuDNN code keeps its state across requests (freed by cut_cudnn_state_free). */
+void **cut_wk_cudnn_slot(cut_wk *w);
+
+/* cudnn_baseline.c: loads libcudnn.so.9 ($CUTUNE_CUDNN_LIB overrides) on first use, finds the forward algorithms
+ * for the prepared workload (FMA math, cross-correlation, fp32 NCHW, workspace up to 1 GiB), checks and times each
+ * successful one with cut_wk_check_and_time, and returns the fastest valid one in best (status OK) with its name in
+ * algo; when none is valid, best holds the first failure and algo the name of that algorithm. Returns -1 for setup
+ * errors (no cuDNN, descriptor errors; e set). *fatal = 1 when the context died. */
+int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len, int *fatal, cut_err *e);
+/* Destroys the cuDNN handle kept in the slot (NULL is a no-op). */
+void cut_cudnn_state_free(void *state);
+/* "IMPLICIT_PRECOMP_GEMM" for CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "UNKNOWN" otherwise. */
+const char *cut_cudnn_fwd_algo_name(int algo);
+
+#endif

@@ -1,0 +1,546 @@
+/* cutune — the GPU runner, parent side: a persistent worker process per GPU owns the CUDA context.
+ *
+ * The parent never creates a CUDA context (it only asks the driver and NVML for facts). It fork+execs
+ * `cutune __worker <dev> <in_fd> <out_fd>` connected by two pipes and speaks the framed protocol of worker_proto.h.
+ * A candidate that faults makes the worker report CUT_ST_FAULT and exit; one that hangs is killed after
+ * timing.timeout_s (CUT_ST_TIMEOUT); a worker that dies without a word gives CUT_ST_FAULT "worker died (...)".
+ * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE) again: inputs,
+ * weights and the reference are computed once per workload here and kept. */
+#define _GNU_SOURCE /* pipe2 */
+#include "measure/worker_proto.h"
+
+#include "cutune/gpu.h"
+#include "gpu/nvml.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long a new worker may take to create its context and say HELLO, or to take a workload (PREPARE). */
+#define START_TIMEOUT_S 120.0
+/* How long an exiting worker gets before SIGKILL, and how long a killed one is waited for. */
+#define EXIT_GRACE_S 2.0
+#define REAP_LIMIT_S 30.0
+
+typedef struct gpu_impl {
+    int dev;
+    char exe[PATH_MAX];
+    cut_measure_env env;
+    int have_info; /* env filled from the parent's own query; otherwise from the first HELLO */
+
+    int pid; /* 0: no worker */
+    int to_w, from_w;
+    int starts;
+    int worker_prepared;
+    cut_timing sent_timing; /* the policy the worker has */
+
+    int have_workload;
+    cut_conv conv;
+    uint64_t seed;
+    float *in, *w, *ref; /* owned; ref is the double reference rounded to float */
+} gpu_impl;
+
+/* ---- spawning and reaping ---- */
+
+int cut_wp_spawn(const char *exe, int dev, int *pid, int *to_worker, int *from_worker, cut_err *e)
+{
+    int p2c[2], c2p[2];
+    /* Close-on-exec everywhere, so that workers started concurrently (one per GPU) never inherit each other's
+     * pipes; the child clears the flag on its own two ends only. */
+    if (pipe2(p2c, O_CLOEXEC) != 0)
+        return cut_err_set(e, "cannot create a pipe for the worker: %s", strerror(errno));
+    if (pipe2(c2p, O_CLOEXEC) != 0) {
+        int err = errno;
+        close(p2c[0]);
+        close(p2c[1]);
+        return cut_err_set(e, "cannot create a pipe for the worker: %s", strerror(err));
+    }
+    char dev_s[16], in_s[16], out_s[16];
+    snprintf(dev_s, sizeof dev_s, "%d", dev);
+    snprintf(in_s, sizeof in_s, "%d", p2c[0]);
+    snprintf(out_s, sizeof out_s, "%d", c2p[1]);
+    char *argv[] = {(char *)exe, "__worker", dev_s, in_s, out_s, NULL};
+
+    /* Block signals across fork so the child runs none of the parent's handlers before exec. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t child = fork();
+    if (child == 0) {
+        /* Only async-signal-safe calls until exec. */
+        fcntl(p2c[0], F_SETFD, 0);
+        fcntl(c2p[1], F_SETFD, 0);
+        if (p2c[0] != STDOUT_FILENO && c2p[1] != STDOUT_FILENO)
+            dup2(STDERR_FILENO, STDOUT_FILENO); /* keep the parent's stdout clean (JSON output) */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execv(exe, argv);
+        _exit(127);
+    }
+    const int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(p2c[0]);
+    close(c2p[1]);
+    if (child < 0) {
+        close(p2c[1]);
+        close(c2p[0]);
+        return cut_err_set(e, "cannot start the worker: fork failed: %s", strerror(fork_errno));
+    }
+    *pid = (int)child;
+    *to_worker = p2c[1];
+    *from_worker = c2p[0];
+    return 0;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Waits for pid up to limit_s. 1: reaped (*status set); 0: still running; -1: not our child any more. */
+static int wait_child(int pid, double limit_s, int *status)
+{
+    const double end = cut_now_s() + limit_s;
+    for (;;) {
+        pid_t k = waitpid(pid, status, WNOHANG);
+        if (k == pid)
+            return 1;
+        if (k < 0 && errno != EINTR)
+            return -1;
+        if (cut_now_s() >= end)
+            return 0;
+        sleep_s(0.005);
+    }
+}
+
+static void describe_status(int st, char *buf, size_t n)
+{
+    if (WIFSIGNALED(st)) {
+        const char *name = strsignal(WTERMSIG(st));
+        snprintf(buf, n, "signal %d: %s", WTERMSIG(st), name ? name : "?");
+    } else if (WIFEXITED(st)) {
+        snprintf(buf, n, "exit status %d", WEXITSTATUS(st));
+    } else {
+        snprintf(buf, n, "wait status 0x%x", st);
+    }
+}
+
+/* Ends the current worker: closes the pipes, SIGKILLs it when kill_now (else gives it EXIT_GRACE_S to exit on its
+ * own first) and reaps it. how (if non-NULL) says how it ended: "signal 9: Killed", "exit status 3". */
+static void worker_stop(gpu_impl *g, int kill_now, char *how, size_t n)
+{
+    if (how && n)
+        snprintf(how, n, "unknown status");
+    if (!g->pid)
+        return;
+    close(g->to_w);
+    close(g->from_w);
+    g->to_w = g->from_w = -1;
+    int st = 0, r = 0;
+    if (!kill_now)
+        r = wait_child(g->pid, EXIT_GRACE_S, &st);
+    if (r == 0) {
+        kill(g->pid, SIGKILL);
+        r = wait_child(g->pid, REAP_LIMIT_S, &st);
+        if (r == 0)
+            fprintf(stderr, "cutune: worker %d did not exit %g s after SIGKILL (stuck in the driver?)\n", g->pid,
+                    REAP_LIMIT_S);
+    }
+    if (r == 1 && how)
+        describe_status(st, how, n);
+    g->pid = 0;
+    g->worker_prepared = 0;
+}
+
+/* Sends PREPARE with the kept workload and waits for ACK. */
+static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
+{
+    cut_wp_prepare p = {.conv = g->conv, .timing = *t, .in = g->in, .w = g->w, .ref = g->ref};
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_prepare_encode(&p, &b);
+    int rc = cut_wp_send(g->to_w, CUT_WP_PREPARE, b.data, b.len, e);
+    cut_buf_free(&b);
+    if (rc != 0) {
+        char how[96];
+        worker_stop(g, 1, how, sizeof how);
+        return cut_err_wrap(e, "worker on GPU %d (%s)", g->dev, how);
+    }
+    cut_wp_frame f;
+    rc = cut_wp_recv(g->from_w, START_TIMEOUT_S, CUT_WP_MAX_REPLY, &f, e);
+    if (rc == 1 && f.type == CUT_WP_ACK) {
+        cut_wp_frame_free(&f);
+        g->worker_prepared = 1;
+        g->sent_timing = *t;
+        return 0;
+    }
+    char msg[CUT_ERR_LEN - 64], how[96];
+    if (rc == 1 && f.type == CUT_WP_ERROR)
+        cut_wp_error_decode(&f, msg, sizeof msg);
+    else if (rc == 1)
+        snprintf(msg, sizeof msg, "unexpected %s reply", cut_wp_type_name(f.type));
+    else if (rc == 0)
+        snprintf(msg, sizeof msg, "the worker closed its pipe");
+    else
+        snprintf(msg, sizeof msg, "%s", e->msg);
+    cut_wp_frame_free(&f);
+    worker_stop(g, rc < 0, how, sizeof how); /* errors and timeouts: kill; else it exits once the pipes close */
+    return cut_err_set(e, "worker on GPU %d could not take the workload: %s (worker: %s)", g->dev, msg, how);
+}
+
+/* Starts a worker and waits for HELLO; then sends the workload if there is one. */
+static int worker_start(gpu_impl *g, const cut_timing *t, cut_err *e)
+{
+    if (cut_wp_spawn(g->exe, g->dev, &g->pid, &g->to_w, &g->from_w, e) != 0)
+        return -1;
+    g->starts++;
+    cut_wp_frame f;
+    int rc = cut_wp_recv(g->from_w, START_TIMEOUT_S, CUT_WP_MAX_REPLY, &f, e);
+    if (rc != 1 || f.type != CUT_WP_HELLO) {
+        char msg[CUT_ERR_LEN - 128], how[96];
+        if (rc == 1 && f.type == CUT_WP_ERROR)
+            cut_wp_error_decode(&f, msg, sizeof msg);
+        else if (rc == 1)
+            snprintf(msg, sizeof msg, "unexpected %s message instead of HELLO", cut_wp_type_name(f.type));
+        else if (rc == 0)
+            snprintf(msg, sizeof msg, "it exited before it was ready");
+        else
+            snprintf(msg, sizeof msg, "%s", e->msg);
+        cut_wp_frame_free(&f);
+        worker_stop(g, rc < 0, how, sizeof how); /* errors and timeouts: kill; else it exits once the pipes close */
+        return cut_err_set(e, "the measurement worker (%s __worker %d) failed: %s (%s)", g->exe, g->dev, msg, how);
+    }
+    cut_wp_hello h;
+    int dec = cut_wp_hello_decode(&f, &h, e);
+    cut_wp_frame_free(&f);
+    if (dec != 0) {
+        worker_stop(g, 1, NULL, 0);
+        return cut_err_wrap(e, "the measurement worker's HELLO");
+    }
+    if (!g->have_info) {
+        snprintf(g->env.gpu_name, sizeof g->env.gpu_name, "%s", h.name);
+        snprintf(g->env.gpu_uuid, sizeof g->env.gpu_uuid, "%s", h.uuid);
+        g->env.driver_version = h.driver_version;
+        g->have_info = 1;
+    }
+    if (g->have_workload)
+        return worker_prepare(g, t, e);
+    return 0;
+}
+
+/* A live worker that has the current workload and timing policy; (re)started as needed. */
+static int worker_ready(gpu_impl *g, const cut_timing *t, cut_err *e)
+{
+    if (!g->pid && worker_start(g, t, e) != 0)
+        return -1;
+    if (g->have_workload && (!g->worker_prepared || memcmp(&g->sent_timing, t, sizeof *t) != 0))
+        return worker_prepare(g, t, e);
+    return 0;
+}
+
+/* Sends one request and waits for its reply, restarting a worker that turns out to be gone before it got the
+ * request. Returns like cut_wp_recv (1 reply in *f, 0 EOF, -1 error, -2 timeout), or -3 for a setup error (no
+ * worker can be started; e set). */
+static int request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_buf *b, double timeout_s,
+                   cut_wp_frame *f, cut_err *e)
+{
+    for (int attempt = 0;; attempt++) {
+        if (worker_ready(g, t, e) != 0)
+            return -3;
+        if (cut_wp_send(g->to_w, type, b ? b->data : NULL, b ? b->len : 0, e) == 0)
+            break;
+        worker_stop(g, 1, NULL, 0); /* it died between requests: not this request's fault */
+        if (attempt == 1)
+            return -3;
+    }
+    return cut_wp_recv(g->from_w, timeout_s, CUT_WP_MAX_REPLY, f, e);
+}
+
+/* Turns a failed wait for a reply into a status and ends the worker. */
+static void reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *err, cut_result *res)
+{
+    char how[96];
+    if (rc == -2) {
+        worker_stop(g, 1, NULL, 0);
+        res->status = CUT_ST_TIMEOUT;
+        snprintf(res->error, sizeof res->error, "timeout after %g s", timeout_s);
+    } else if (rc == 0) {
+        worker_stop(g, 0, how, sizeof how);
+        res->status = CUT_ST_FAULT;
+        snprintf(res->error, sizeof res->error, "worker died (%s)", how);
+    } else {
+        worker_stop(g, 1, how, sizeof how);
+        res->status = CUT_ST_FAULT;
+        snprintf(res->error, sizeof res->error, "worker protocol error: %.200s", err->msg);
+    }
+}
+
+static void result_reset(cut_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->median_ms = res->min_ms = res->max_ms = -1.0;
+}
+
+/* ---- the runner interface ---- */
+
+static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e)
+{
+    gpu_impl *g = r->impl;
+    if (cut_conv_validate(c, e) != 0)
+        return -1;
+    const int same = g->have_workload && memcmp(&g->conv, c, sizeof *c) == 0 && g->seed == seed;
+    if (!same) {
+        free(g->in);
+        free(g->w);
+        free(g->ref);
+        const size_t n_in = cut_conv_in_elems(c), n_w = cut_conv_w_elems(c), n_out = cut_conv_out_elems(c);
+        g->in = cut_xmalloc(n_in * sizeof(float));
+        g->w = cut_xmalloc(n_w * sizeof(float));
+        g->ref = cut_xmalloc(n_out * sizeof(float));
+        cut_fill_uniform(g->in, n_in, seed);
+        cut_fill_uniform(g->w, n_w, seed ^ 0x9e3779b97f4a7c15ULL); /* as the emulation runner */
+        double *ref = cut_xmalloc(n_out * sizeof(double));
+        cut_conv_reference(c, g->in, g->w, ref);
+        for (size_t i = 0; i < n_out; i++)
+            g->ref[i] = (float)ref[i];
+        free(ref);
+        g->conv = *c;
+        g->seed = seed;
+        g->have_workload = 1;
+        g->worker_prepared = 0;
+    }
+    if (worker_ready(g, &r->timing, e) == 0)
+        return 0;
+    /* One retry on a fresh worker (the old one may have died since the last candidate). */
+    worker_stop(g, 1, NULL, 0);
+    return worker_ready(g, &r->timing, e);
+}
+
+static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, cut_result *res, int *setup_err,
+                        cut_err *e)
+{
+    result_reset(res);
+    const cut_compiled *bin = c->bin;
+    if (!bin || !bin->ok || !bin->cubin || bin->cubin_size == 0) {
+        res->status = CUT_ST_COMPILE_ERROR;
+        const char *log = (bin && bin->log) ? bin->log : "";
+        size_t len = strcspn(log, "\n");
+        snprintf(res->error, sizeof res->error, "compile error%s%.*s", len ? ": " : "", (int)CUT_MIN(len, 200),
+                 log);
+        return;
+    }
+    if (!c->ks) {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "candidate has no launch configuration");
+        return;
+    }
+    cut_wp_measure m = {.smem_dynamic = c->ks->smem_dynamic, .cubin = (const uint8_t *)bin->cubin,
+                        .cubin_size = bin->cubin_size};
+    memcpy(m.grid, c->ks->grid, sizeof m.grid);
+    memcpy(m.block, c->ks->block, sizeof m.block);
+    snprintf(m.entry, sizeof m.entry, "%s", c->ks->entry);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_measure_encode(&m, &b);
+    const double timeout_s = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
+    cut_wp_frame f = {0};
+    cut_err err = {{0}};
+    int rc = request(g, &r->timing, CUT_WP_MEASURE, &b, timeout_s, &f, &err);
+    cut_buf_free(&b);
+    if (rc == -3) {
+        *setup_err = 1;
+        if (e)
+            *e = err;
+        return;
+    }
+    if (rc != 1) {
+        reply_failure(g, rc, timeout_s, &err, res);
+        return;
+    }
+    if (f.type == CUT_WP_RESULT) {
+        if (cut_wp_result_decode(&f, res, NULL, 0, &err) != 0) {
+            reply_failure(g, -1, timeout_s, &err, res);
+        } else if (res->status == CUT_ST_FAULT) {
+            worker_stop(g, 0, NULL, 0); /* its context is dead; it exits by itself */
+        }
+    } else if (f.type == CUT_WP_ERROR) {
+        char msg[CUT_ERR_LEN - 64];
+        cut_wp_error_decode(&f, msg, sizeof msg);
+        *setup_err = 1;
+        cut_err_set(e, "measurement worker on GPU %d: %s", g->dev, msg);
+    } else {
+        cut_err_set(&err, "unexpected %s reply to MEASURE", cut_wp_type_name(f.type));
+        reply_failure(g, -1, timeout_s, &err, res);
+    }
+    cut_wp_frame_free(&f);
+}
+
+static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e)
+{
+    gpu_impl *g = r->impl;
+    if (!g->have_workload)
+        return cut_err_set(e, "GPU runner: measure called before prepare");
+    for (int i = 0; i < n; i++) {
+        int setup_err = 0;
+        measure_one(r, g, &cands[i], &res[i], &setup_err, e);
+        if (setup_err)
+            return -1;
+    }
+    return 0;
+}
+
+static const cut_measure_env *gpu_env(cut_runner *r)
+{
+    gpu_impl *g = r->impl;
+    cut_gpu_sample_clocks(g->env.gpu_uuid, &g->env.sm_clock_mhz, &g->env.power_limit_w);
+    if (!g->env.driver_string[0] && cut_nvml_load(NULL))
+        cut_nvml_driver_string(g->env.driver_string, sizeof g->env.driver_string);
+    return &g->env;
+}
+
+static void gpu_destroy(cut_runner *r)
+{
+    if (!r)
+        return;
+    gpu_impl *g = r->impl;
+    if (g) {
+        if (g->pid) {
+            cut_err ignore;
+            cut_wp_send(g->to_w, CUT_WP_QUIT, NULL, 0, &ignore);
+            worker_stop(g, 0, NULL, 0);
+        }
+        free(g->in);
+        free(g->w);
+        free(g->ref);
+        free(g);
+    }
+    free(r);
+}
+
+int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
+{
+    if (!r || r->measure != gpu_measure)
+        return cut_err_set(e, "the cuDNN baseline needs the GPU runner");
+    gpu_impl *g = r->impl;
+    if (!g->have_workload)
+        return cut_err_set(e, "the cuDNN baseline needs a prepared workload");
+    result_reset(out);
+    if (algo && algo_len)
+        algo[0] = '\0';
+    /* cudnnFind tries every algorithm (FFT ones with large workspaces), then each is timed: allow minutes. */
+    const double timeout_s = CUT_MAX(300.0, 30.0 * r->timing.timeout_s);
+    cut_wp_frame f = {0};
+    cut_err err = {{0}};
+    int rc = request(g, &r->timing, CUT_WP_CUDNN, NULL, timeout_s, &f, &err);
+    if (rc == -3)
+        return cut_err_set(e, "%s", err.msg);
+    if (rc != 1) {
+        reply_failure(g, rc, timeout_s, &err, out);
+        return 0;
+    }
+    int ret = 0;
+    if (f.type == CUT_WP_CUDNN_RESULT) {
+        if (cut_wp_result_decode(&f, out, algo, algo_len, &err) != 0)
+            reply_failure(g, -1, timeout_s, &err, out);
+        else if (out->status == CUT_ST_FAULT)
+            worker_stop(g, 0, NULL, 0);
+    } else if (f.type == CUT_WP_ERROR) {
+        char msg[CUT_ERR_LEN - 64];
+        cut_wp_error_decode(&f, msg, sizeof msg);
+        ret = cut_err_set(e, "cuDNN baseline on GPU %d: %s", g->dev, msg);
+    } else {
+        cut_err_set(&err, "unexpected %s reply to CUDNN", cut_wp_type_name(f.type));
+        reply_failure(g, -1, timeout_s, &err, out);
+    }
+    cut_wp_frame_free(&f);
+    return ret;
+}
+
+int cut_runner_gpu_worker_pid(const cut_runner *r)
+{
+    return (r && r->measure == gpu_measure) ? ((const gpu_impl *)r->impl)->pid : 0;
+}
+
+int cut_runner_gpu_worker_starts(const cut_runner *r)
+{
+    return (r && r->measure == gpu_measure) ? ((const gpu_impl *)r->impl)->starts : 0;
+}
+
+/* Caller frees with cut_runner_free. */
+cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_timing *t, const cut_gpu_info *info,
+                                    cut_err *e)
+{
+    gpu_impl *g = cut_xcalloc(1, sizeof *g);
+    g->dev = dev;
+    g->to_w = g->from_w = -1;
+    if (worker_exe && *worker_exe) {
+        snprintf(g->exe, sizeof g->exe, "%s", worker_exe);
+    } else {
+        ssize_t k = readlink("/proc/self/exe", g->exe, sizeof g->exe - 1);
+        if (k <= 0)
+            snprintf(g->exe, sizeof g->exe, "/proc/self/exe");
+        else
+            g->exe[k] = '\0';
+    }
+    if (access(g->exe, X_OK) != 0) {
+        cut_err_set(e, "the measurement worker %s cannot be run: %s", g->exe, strerror(errno));
+        free(g);
+        return NULL;
+    }
+    snprintf(g->env.backend, sizeof g->env.backend, "cuda");
+    g->env.sm_clock_mhz = -1;
+    g->env.power_limit_w = -1.0;
+    if (info) {
+        snprintf(g->env.gpu_name, sizeof g->env.gpu_name, "%s", info->name);
+        snprintf(g->env.gpu_uuid, sizeof g->env.gpu_uuid, "%s", info->uuid);
+        snprintf(g->env.driver_string, sizeof g->env.driver_string, "%s", info->driver_string);
+        g->env.driver_version = info->driver_version;
+        g->env.sm_clock_mhz = info->sm_clock_mhz;
+        g->env.power_limit_w = info->power_limit_w;
+        g->have_info = 1;
+    }
+    cut_runner *r = cut_xcalloc(1, sizeof *r);
+    r->impl = g;
+    r->prepare = gpu_prepare;
+    r->measure = gpu_measure;
+    r->env = gpu_env;
+    r->destroy = gpu_destroy;
+    if (t)
+        r->timing = *t;
+    else
+        cut_timing_default(&r->timing);
+    if (worker_start(g, &r->timing, e) != 0) {
+        gpu_destroy(r);
+        return NULL;
+    }
+    return r;
+}
+
+cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing *t, cut_err *e)
+{
+    int count = cut_gpu_init(e);
+    if (count < 0) {
+        cut_err_wrap(e, "the GPU runner needs a GPU");
+        return NULL;
+    }
+    if (count == 0) {
+        cut_err_set(e, "the GPU runner needs a GPU: the NVIDIA driver reports no CUDA devices");
+        return NULL;
+    }
+    cut_gpu_info info;
+    if (cut_gpu_query(dev, &info, e) != 0)
+        return NULL;
+    return cut_runner_gpu_new_with(dev, worker_exe, t, &info, e);
+}

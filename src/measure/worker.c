@@ -1,0 +1,1011 @@
+/* cutune — the measurement worker: the wire protocol (framing and message codecs, used by both sides) and the
+ * worker process's main loop, which owns the CUDA context and checks and times candidates.
+ *
+ * Protocol overview in worker_proto.h; the parent side is gpu_runner.c; cuDNN in cudnn_baseline.c. */
+#include "measure/worker_proto.h"
+
+#include "gpu/cuda_drv.h"
+#include "measure/cudnn_baseline.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* =============================================================================================================
+ * Framing
+ * ============================================================================================================= */
+
+static const char *const type_names[CUT_WP_TYPE_END] = {
+    [CUT_WP_HELLO] = "HELLO",   [CUT_WP_ERROR] = "ERROR",   [CUT_WP_PREPARE] = "PREPARE",
+    [CUT_WP_ACK] = "ACK",       [CUT_WP_MEASURE] = "MEASURE", [CUT_WP_RESULT] = "RESULT",
+    [CUT_WP_CUDNN] = "CUDNN",   [CUT_WP_CUDNN_RESULT] = "CUDNN_RESULT", [CUT_WP_QUIT] = "QUIT",
+};
+
+const char *cut_wp_type_name(uint32_t type)
+{
+    return (type > 0 && type < CUT_WP_TYPE_END) ? type_names[type] : "UNKNOWN";
+}
+
+void cut_wp_frame_free(cut_wp_frame *f)
+{
+    if (!f)
+        return;
+    free(f->data);
+    f->data = NULL;
+    f->len = 0;
+}
+
+/* Writes all n bytes; 0, or -1 with errno set. */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, p, CUT_MIN(n, (size_t)1 << 30));
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int cut_wp_send(int fd, uint32_t type, const void *payload, size_t len, cut_err *e)
+{
+    uint8_t hdr[CUT_WP_HEADER_SIZE];
+    uint32_t magic = CUT_WP_MAGIC;
+    uint64_t len64 = len;
+    memcpy(hdr, &magic, 4);
+    memcpy(hdr + 4, &type, 4);
+    memcpy(hdr + 8, &len64, 8);
+
+    /* A write to a pipe whose reader is gone raises SIGPIPE, which would kill the parent. Block it in this thread
+     * for the duration of the write and swallow the one this write raised (the usual library technique), so the
+     * caller sees EPIPE instead; the process-wide disposition is left alone. */
+    sigset_t pipe_set, old_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+    sigemptyset(&pending);
+    sigpending(&pending);
+    const int was_pending = sigismember(&pending, SIGPIPE);
+
+    int rc = write_all(fd, hdr, sizeof hdr);
+    if (rc == 0 && len > 0)
+        rc = write_all(fd, payload, len);
+    const int err = errno;
+
+    if (rc != 0 && err == EPIPE && !was_pending) {
+        const struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+    if (rc != 0) {
+        if (err == EPIPE)
+            return cut_err_set(e, "sending %s: the other side closed the pipe", cut_wp_type_name(type));
+        return cut_err_set(e, "sending %s: write failed: %s", cut_wp_type_name(type), strerror(err));
+    }
+    return 0;
+}
+
+/* Reads exactly n bytes before the deadline (< 0: none). 0: done; 1: end of file after *got bytes; -1: error
+ * (e set); -2: deadline passed. */
+static int read_full(int fd, uint8_t *buf, size_t n, double deadline, size_t *got, cut_err *e)
+{
+    size_t off = 0;
+    int rc = 0;
+    while (off < n) {
+        if (deadline >= 0) {
+            double left = deadline - cut_now_s();
+            if (left <= 0) {
+                rc = -2;
+                break;
+            }
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            double ms = ceil(left * 1000.0);
+            int pr = poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms);
+            if (pr < 0) {
+                if (errno == EINTR)
+                    continue;
+                rc = cut_err_set(e, "poll failed: %s", strerror(errno));
+                break;
+            }
+            if (pr == 0)
+                continue; /* the deadline check above ends the loop */
+            /* POLLIN, POLLHUP or POLLERR: read() says which (data, 0 for end of file, or an error). */
+        }
+        ssize_t k = read(fd, buf + off, CUT_MIN(n - off, (size_t)1 << 30));
+        if (k < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            rc = cut_err_set(e, "read failed: %s", strerror(errno));
+            break;
+        }
+        if (k == 0) {
+            rc = 1;
+            break;
+        }
+        off += (size_t)k;
+    }
+    *got = off;
+    return rc;
+}
+
+int cut_wp_recv(int fd, double timeout_s, size_t max_len, cut_wp_frame *f, cut_err *e)
+{
+    f->type = 0;
+    f->data = NULL;
+    f->len = 0;
+    const double deadline = timeout_s < 0 ? -1.0 : cut_now_s() + timeout_s;
+    uint8_t hdr[CUT_WP_HEADER_SIZE];
+    size_t got = 0;
+    int rc = read_full(fd, hdr, sizeof hdr, deadline, &got, e);
+    if (rc == -2)
+        return cut_err_set(e, "no message within %g s", timeout_s), -2;
+    if (rc == -1)
+        return -1;
+    if (rc == 1) {
+        if (got == 0)
+            return 0;
+        return cut_err_set(e, "truncated frame: end of file after %zu of %d header bytes", got, CUT_WP_HEADER_SIZE);
+    }
+    uint32_t magic, type;
+    uint64_t len;
+    memcpy(&magic, hdr, 4);
+    memcpy(&type, hdr + 4, 4);
+    memcpy(&len, hdr + 8, 8);
+    if (magic != CUT_WP_MAGIC)
+        return cut_err_set(e, "bad frame magic 0x%08x (expected 0x%08x): garbage on the pipe", magic, CUT_WP_MAGIC);
+    if (type == 0 || type >= CUT_WP_TYPE_END)
+        return cut_err_set(e, "unknown frame type %u", type);
+    if (len > max_len)
+        return cut_err_set(e, "%s frame of %llu bytes exceeds the limit of %zu bytes", cut_wp_type_name(type),
+                           (unsigned long long)len, max_len);
+    uint8_t *data = NULL;
+    if (len > 0) {
+        data = malloc((size_t)len);
+        if (!data)
+            return cut_err_set(e, "out of memory for a %llu-byte %s frame", (unsigned long long)len,
+                               cut_wp_type_name(type));
+        rc = read_full(fd, data, (size_t)len, deadline, &got, e);
+        if (rc != 0) {
+            free(data);
+            if (rc == -2)
+                return cut_err_set(e, "no complete %s message within %g s (%zu of %llu payload bytes)",
+                                   cut_wp_type_name(type), timeout_s, got, (unsigned long long)len),
+                       -2;
+            if (rc == 1)
+                return cut_err_set(e, "truncated frame: %s payload ended after %zu of %llu bytes",
+                                   cut_wp_type_name(type), got, (unsigned long long)len);
+            return -1;
+        }
+    }
+    f->type = type;
+    f->data = data;
+    f->len = (size_t)len;
+    return 1;
+}
+
+/* =============================================================================================================
+ * Payload cursor and writers
+ * ============================================================================================================= */
+
+void cut_wp_rd_init(cut_wp_rd *r, const void *data, size_t len)
+{
+    r->p = data;
+    r->len = data ? len : 0;
+    r->off = 0;
+    r->bad = 0;
+}
+
+static int rd_take(cut_wp_rd *r, void *dst, size_t n)
+{
+    if (r->bad || r->len - r->off < n) {
+        r->bad = 1;
+        return -1;
+    }
+    if (n)
+        memcpy(dst, r->p + r->off, n);
+    r->off += n;
+    return 0;
+}
+
+int cut_wp_get_u32(cut_wp_rd *r, uint32_t *v) { return rd_take(r, v, sizeof *v); }
+int cut_wp_get_i32(cut_wp_rd *r, int32_t *v) { return rd_take(r, v, sizeof *v); }
+int cut_wp_get_u64(cut_wp_rd *r, uint64_t *v) { return rd_take(r, v, sizeof *v); }
+int cut_wp_get_f64(cut_wp_rd *r, double *v) { return rd_take(r, v, sizeof *v); }
+
+int cut_wp_get_bytes(cut_wp_rd *r, const uint8_t **p, size_t *n)
+{
+    uint64_t len;
+    if (cut_wp_get_u64(r, &len) != 0)
+        return -1;
+    if (len > r->len - r->off) {
+        r->bad = 1;
+        return -1;
+    }
+    *p = r->p + r->off;
+    *n = (size_t)len;
+    r->off += (size_t)len;
+    return 0;
+}
+
+int cut_wp_get_str(cut_wp_rd *r, char *buf, size_t n)
+{
+    const uint8_t *p;
+    size_t len;
+    if (cut_wp_get_bytes(r, &p, &len) != 0)
+        return -1;
+    if (n == 0 || len >= n || memchr(p, '\0', len)) {
+        r->bad = 1;
+        return -1;
+    }
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return 0;
+}
+
+void cut_wp_put_u32(cut_buf *b, uint32_t v) { cut_buf_append(b, &v, sizeof v); }
+void cut_wp_put_i32(cut_buf *b, int32_t v) { cut_buf_append(b, &v, sizeof v); }
+void cut_wp_put_u64(cut_buf *b, uint64_t v) { cut_buf_append(b, &v, sizeof v); }
+void cut_wp_put_f64(cut_buf *b, double v) { cut_buf_append(b, &v, sizeof v); }
+
+void cut_wp_put_bytes(cut_buf *b, const void *p, size_t n)
+{
+    cut_wp_put_u64(b, n);
+    if (n)
+        cut_buf_append(b, p, n);
+}
+
+void cut_wp_put_str(cut_buf *b, const char *s) { cut_wp_put_bytes(b, s, s ? strlen(s) : 0); }
+
+/* =============================================================================================================
+ * Messages
+ * ============================================================================================================= */
+
+static int expect_type(const cut_wp_frame *f, uint32_t type, cut_err *e)
+{
+    if (f->type != type)
+        return cut_err_set(e, "expected a %s message, got %s", cut_wp_type_name(type), cut_wp_type_name(f->type));
+    return 0;
+}
+
+static int rd_finish(const cut_wp_rd *r, const cut_wp_frame *f, cut_err *e)
+{
+    if (r->bad)
+        return cut_err_set(e, "malformed %s message (%zu bytes): a field runs past the end",
+                           cut_wp_type_name(f->type), f->len);
+    if (r->off != r->len)
+        return cut_err_set(e, "malformed %s message: %zu trailing bytes", cut_wp_type_name(f->type),
+                           r->len - r->off);
+    return 0;
+}
+
+void cut_wp_hello_encode(const cut_wp_hello *h, cut_buf *b)
+{
+    cut_wp_put_str(b, h->name);
+    cut_wp_put_str(b, h->uuid);
+    cut_wp_put_i32(b, h->sm_major);
+    cut_wp_put_i32(b, h->sm_minor);
+    cut_wp_put_i32(b, h->l2_bytes);
+    cut_wp_put_i32(b, h->driver_version);
+}
+
+int cut_wp_hello_decode(const cut_wp_frame *f, cut_wp_hello *h, cut_err *e)
+{
+    if (expect_type(f, CUT_WP_HELLO, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t v[4] = {0};
+    cut_wp_get_str(&r, h->name, sizeof h->name);
+    cut_wp_get_str(&r, h->uuid, sizeof h->uuid);
+    for (int i = 0; i < 4; i++)
+        cut_wp_get_i32(&r, &v[i]);
+    h->sm_major = v[0];
+    h->sm_minor = v[1];
+    h->l2_bytes = v[2];
+    h->driver_version = v[3];
+    return rd_finish(&r, f, e);
+}
+
+void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b)
+{
+    const cut_conv *c = &p->conv;
+    const int32_t shape[9] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
+    for (int i = 0; i < 9; i++)
+        cut_wp_put_i32(b, shape[i]);
+    cut_wp_put_i32(b, p->timing.warmup);
+    cut_wp_put_i32(b, p->timing.min_repeats);
+    cut_wp_put_i32(b, p->timing.max_repeats);
+    cut_wp_put_i32(b, p->timing.flush_l2);
+    cut_wp_put_f64(b, p->timing.min_total_ms);
+    cut_wp_put_f64(b, p->timing.timeout_s);
+    cut_wp_put_bytes(b, p->in, cut_conv_in_elems(c) * sizeof(float));
+    cut_wp_put_bytes(b, p->w, cut_conv_w_elems(c) * sizeof(float));
+    cut_wp_put_bytes(b, p->ref, cut_conv_out_elems(c) * sizeof(float));
+}
+
+void cut_wp_prepare_free(cut_wp_prepare *p)
+{
+    if (!p)
+        return;
+    free(p->in);
+    free(p->w);
+    free(p->ref);
+    p->in = p->w = p->ref = NULL;
+}
+
+/* Copies a length-prefixed float array of exactly want elements into a new allocation (caller frees). */
+static int get_floats(cut_wp_rd *r, size_t want, const char *what, float **out, cut_err *e)
+{
+    const uint8_t *p;
+    size_t n;
+    if (cut_wp_get_bytes(r, &p, &n) != 0)
+        return cut_err_set(e, "malformed PREPARE message: the %s tensor runs past the end", what);
+    if (n != want * sizeof(float))
+        return cut_err_set(e, "malformed PREPARE message: the %s tensor has %zu bytes, the shape needs %zu", what, n,
+                           want * sizeof(float));
+    *out = malloc(n ? n : 1);
+    if (!*out)
+        return cut_err_set(e, "out of memory for the %s tensor (%zu bytes)", what, n);
+    memcpy(*out, p, n);
+    return 0;
+}
+
+int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e)
+{
+    memset(p, 0, sizeof *p);
+    if (expect_type(f, CUT_WP_PREPARE, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t s[9] = {0}, t[4] = {0};
+    for (int i = 0; i < 9; i++)
+        cut_wp_get_i32(&r, &s[i]);
+    for (int i = 0; i < 4; i++)
+        cut_wp_get_i32(&r, &t[i]);
+    cut_wp_get_f64(&r, &p->timing.min_total_ms);
+    cut_wp_get_f64(&r, &p->timing.timeout_s);
+    if (r.bad)
+        return cut_err_set(e, "malformed PREPARE message (%zu bytes): the header fields run past the end", f->len);
+    p->conv = (cut_conv){s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
+    p->timing.warmup = t[0];
+    p->timing.min_repeats = t[1];
+    p->timing.max_repeats = t[2];
+    p->timing.flush_l2 = t[3];
+    if (cut_conv_validate(&p->conv, e) != 0)
+        return cut_err_wrap(e, "PREPARE carries an invalid shape");
+    const cut_timing *tm = &p->timing;
+    if (tm->warmup < 0 || tm->min_repeats < 1 || tm->max_repeats < tm->min_repeats || !isfinite(tm->min_total_ms) ||
+        tm->min_total_ms < 0 || !(tm->timeout_s > 0))
+        return cut_err_set(e,
+                           "PREPARE carries an invalid timing policy (warmup %d, repeats %d..%d, min_total_ms %g, "
+                           "timeout_s %g)",
+                           tm->warmup, tm->min_repeats, tm->max_repeats, tm->min_total_ms, tm->timeout_s);
+    if (get_floats(&r, cut_conv_in_elems(&p->conv), "input", &p->in, e) ||
+        get_floats(&r, cut_conv_w_elems(&p->conv), "weight", &p->w, e) ||
+        get_floats(&r, cut_conv_out_elems(&p->conv), "reference", &p->ref, e) || rd_finish(&r, f, e)) {
+        cut_wp_prepare_free(p);
+        return -1;
+    }
+    return 0;
+}
+
+void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b)
+{
+    for (int i = 0; i < 3; i++)
+        cut_wp_put_u32(b, m->grid[i]);
+    for (int i = 0; i < 3; i++)
+        cut_wp_put_u32(b, m->block[i]);
+    cut_wp_put_u32(b, m->smem_dynamic);
+    cut_wp_put_str(b, m->entry);
+    cut_wp_put_bytes(b, m->cubin, m->cubin_size);
+}
+
+int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e)
+{
+    memset(m, 0, sizeof *m);
+    if (expect_type(f, CUT_WP_MEASURE, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u32(&r, &m->grid[i]);
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u32(&r, &m->block[i]);
+    cut_wp_get_u32(&r, &m->smem_dynamic);
+    cut_wp_get_str(&r, m->entry, sizeof m->entry);
+    cut_wp_get_bytes(&r, &m->cubin, &m->cubin_size);
+    if (rd_finish(&r, f, e))
+        return -1;
+    if (!m->entry[0])
+        return cut_err_set(e, "malformed MEASURE message: empty entry name");
+    if (m->cubin_size == 0)
+        return cut_err_set(e, "malformed MEASURE message: empty cubin");
+    return 0;
+}
+
+void cut_wp_result_encode(const cut_result *res, const char *algo, cut_buf *b)
+{
+    cut_wp_put_i32(b, (int32_t)res->status);
+    cut_wp_put_str(b, res->error);
+    cut_wp_put_f64(b, res->median_ms);
+    cut_wp_put_f64(b, res->min_ms);
+    cut_wp_put_f64(b, res->max_ms);
+    cut_wp_put_i32(b, res->repeats);
+    cut_wp_put_f64(b, res->max_abs_err);
+    cut_wp_put_str(b, algo ? algo : "");
+}
+
+int cut_wp_result_decode(const cut_wp_frame *f, cut_result *res, char *algo, size_t algo_len, cut_err *e)
+{
+    memset(res, 0, sizeof *res);
+    if (f->type != CUT_WP_RESULT && f->type != CUT_WP_CUDNN_RESULT)
+        return cut_err_set(e, "expected a RESULT message, got %s", cut_wp_type_name(f->type));
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t st = -1, reps = 0;
+    char a[128] = "";
+    cut_wp_get_i32(&r, &st);
+    cut_wp_get_str(&r, res->error, sizeof res->error);
+    cut_wp_get_f64(&r, &res->median_ms);
+    cut_wp_get_f64(&r, &res->min_ms);
+    cut_wp_get_f64(&r, &res->max_ms);
+    cut_wp_get_i32(&r, &reps);
+    cut_wp_get_f64(&r, &res->max_abs_err);
+    cut_wp_get_str(&r, a, sizeof a);
+    if (rd_finish(&r, f, e))
+        return -1;
+    if (st < 0 || st >= CUT_ST_COUNT)
+        return cut_err_set(e, "malformed %s message: unknown status %d", cut_wp_type_name(f->type), (int)st);
+    res->status = (cut_status)st;
+    res->repeats = reps;
+    if (algo && algo_len)
+        snprintf(algo, algo_len, "%s", a);
+    return 0;
+}
+
+void cut_wp_error_encode(const char *msg, cut_buf *b) { cut_wp_put_str(b, msg); }
+
+int cut_wp_error_decode(const cut_wp_frame *f, char *msg, size_t n)
+{
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    char tmp[CUT_ERR_LEN];
+    if (f->type != CUT_WP_ERROR || cut_wp_get_str(&r, tmp, sizeof tmp) != 0) {
+        snprintf(msg, n, "malformed ERROR message");
+        return -1;
+    }
+    snprintf(msg, n, "%s", tmp);
+    return 0;
+}
+
+/* =============================================================================================================
+ * The worker process
+ * ============================================================================================================= */
+
+#define WK_EVENT_PAIRS 256 /* timed launches per batch (one event pair each) */
+
+struct cut_wk {
+    const cut_cu_api *cu;
+    CUdevice dev;
+    CUcontext ctx; /* the device's primary context, retained */
+    int l2_bytes;
+    CUevent ev_start[WK_EVENT_PAIRS], ev_stop[WK_EVENT_PAIRS];
+    int n_events;
+
+    int prepared;
+    cut_conv conv;
+    cut_timing timing;
+    size_t n_in, n_w, n_out;
+    CUdeviceptr d_in, d_w, d_out, d_flush;
+    size_t flush_bytes;
+    double *ref;     /* reference output, from the parent's floats */
+    float *host_out; /* copy of the device output */
+    double atol, rtol;
+    void *cudnn;     /* cudnn_baseline.c state */
+};
+
+void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
+{
+    t->conv = w->prepared ? &w->conv : NULL;
+    t->in = w->d_in;
+    t->w = w->d_w;
+    t->out = w->d_out;
+}
+
+void **cut_wk_cudnn_slot(cut_wk *w) { return &w->cudnn; }
+
+/* Errors after which the context is unusable: the worker must report and exit. */
+static int is_sticky(CUresult rc)
+{
+    switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_UNKNOWN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void set_status(cut_result *res, cut_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_status(cut_result *res, cut_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    res->status = st;
+    vsnprintf(res->error, sizeof res->error, fmt, ap);
+    va_end(ap);
+}
+
+/* A CUDA call of the harness itself (memset, event, synchronise, copy) failed: after a kernel ran, that is the
+ * kernel's asynchronous fault, and the context is gone. */
+static void harness_fault(cut_result *res, int *fatal, const char *what, CUresult rc)
+{
+    char d[160];
+    cut_cu_describe(rc, d, sizeof d);
+    set_status(res, CUT_ST_FAULT, "%s: %s", what, d);
+    *fatal = 1;
+}
+
+static int launch(const cut_wk_launcher *l, cut_result *res, int *fatal)
+{
+    char msg[200] = "";
+    int sticky = 0;
+    if (l->launch(l->arg, msg, sizeof msg, &sticky) == 0)
+        return 0;
+    set_status(res, sticky ? CUT_ST_FAULT : CUT_ST_LAUNCH_ERROR, "%s", msg);
+    if (sticky)
+        *fatal = 1;
+    return -1;
+}
+
+/* Poison, run once, synchronise, copy back, compare. 0 if the output matches. */
+static int run_checked(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal, const char *when)
+{
+    const cut_cu_api *cu = w->cu;
+    CUresult rc = cu->cuMemsetD32(w->d_out, 0x7FC00000u, w->n_out); /* quiet NaN: unwritten outputs never pass */
+    if (rc != CUDA_SUCCESS)
+        return harness_fault(res, fatal, "cuMemsetD32 (poisoning the output)", rc), -1;
+    if (launch(l, res, fatal) != 0)
+        return -1;
+    if ((rc = cu->cuCtxSynchronize()) != CUDA_SUCCESS)
+        return harness_fault(res, fatal, "cuCtxSynchronize", rc), -1;
+    if ((rc = cu->cuMemcpyDtoH(w->host_out, w->d_out, w->n_out * sizeof(float))) != CUDA_SUCCESS)
+        return harness_fault(res, fatal, "cuMemcpyDtoH", rc), -1;
+    char msg[200];
+    double maxe = 0;
+    size_t bad = cut_compare(w->host_out, w->ref, w->n_out, w->atol, w->rtol, &maxe, msg, sizeof msg);
+    res->max_abs_err = maxe;
+    if (bad) {
+        set_status(res, CUT_ST_WRONG_RESULT, "%s%zu of %zu outputs wrong: %s", when, bad, w->n_out, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Warm-up, then timed repeats in batches of event pairs until >= min_repeats and >= min_total_ms (or
+ * max_repeats). Fills median/min/max/repeats. */
+static int time_runs(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
+{
+    const cut_cu_api *cu = w->cu;
+    const cut_timing *t = &w->timing;
+    CUresult rc;
+    for (int i = 0; i < t->warmup; i++)
+        if (launch(l, res, fatal) != 0)
+            return -1;
+    if ((rc = cu->cuCtxSynchronize()) != CUDA_SUCCESS)
+        return harness_fault(res, fatal, "cuCtxSynchronize (warm-up)", rc), -1;
+
+    double *times = cut_xmalloc(sizeof(double) * (size_t)t->max_repeats);
+    int n = 0, want = t->min_repeats;
+    double total = 0;
+    while (n < t->max_repeats) {
+        int batch = CUT_MIN(CUT_MIN(want - n, WK_EVENT_PAIRS), t->max_repeats - n);
+        if (batch < 1)
+            batch = 1;
+        for (int i = 0; i < batch; i++) {
+            /* The flush runs before the start event, so it is outside the timed region. */
+            if (t->flush_l2 && w->d_flush &&
+                (rc = cu->cuMemsetD8(w->d_flush, (unsigned char)(n + i), w->flush_bytes)) != CUDA_SUCCESS)
+                goto harness;
+            if ((rc = cu->cuEventRecord(w->ev_start[i], NULL)) != CUDA_SUCCESS)
+                goto harness;
+            if (launch(l, res, fatal) != 0)
+                goto fail;
+            if ((rc = cu->cuEventRecord(w->ev_stop[i], NULL)) != CUDA_SUCCESS)
+                goto harness;
+        }
+        if ((rc = cu->cuEventSynchronize(w->ev_stop[batch - 1])) != CUDA_SUCCESS)
+            goto harness;
+        for (int i = 0; i < batch; i++) {
+            float ms = 0;
+            if ((rc = cu->cuEventElapsedTime(&ms, w->ev_start[i], w->ev_stop[i])) != CUDA_SUCCESS)
+                goto harness;
+            times[n++] = ms;
+            total += ms;
+        }
+        if (n >= t->min_repeats && total >= t->min_total_ms)
+            break;
+        double mean = total / n;
+        double need = mean > 0 ? ceil((t->min_total_ms - total) / mean) : (double)WK_EVENT_PAIRS;
+        want = n + (int)CUT_MAX(1.0, CUT_MIN(need, (double)(t->max_repeats - n)));
+        want = CUT_MAX(want, t->min_repeats);
+    }
+    qsort(times, (size_t)n, sizeof *times, cmp_double);
+    res->repeats = n;
+    res->min_ms = times[0];
+    res->max_ms = times[n - 1];
+    res->median_ms = (n % 2) ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    free(times);
+    return 0;
+harness:
+    harness_fault(res, fatal, "timing (event record/synchronise or L2 flush)", rc);
+fail:
+    free(times);
+    return -1;
+}
+
+void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
+{
+    memset(res, 0, sizeof *res);
+    res->status = CUT_ST_OK;
+    res->median_ms = res->min_ms = res->max_ms = -1.0;
+    *fatal = 0;
+    if (!w->prepared) {
+        set_status(res, CUT_ST_FAULT, "worker not prepared");
+        return;
+    }
+    if (run_checked(w, l, res, fatal, "") != 0)
+        return;
+    const double first_err = res->max_abs_err;
+    if (time_runs(w, l, res, fatal) != 0) {
+        res->median_ms = res->min_ms = res->max_ms = -1.0;
+        res->repeats = 0;
+        return;
+    }
+    /* Check again after timing: catches races and faults that depend on time or on earlier runs. */
+    if (run_checked(w, l, res, fatal, "after timing: ") != 0) {
+        res->median_ms = res->min_ms = res->max_ms = -1.0;
+        res->repeats = 0;
+        return;
+    }
+    res->max_abs_err = CUT_MAX(first_err, res->max_abs_err);
+}
+
+/* ---- a generated kernel ---- */
+
+typedef struct kern_launch {
+    const cut_cu_api *cu;
+    CUfunction f;
+    unsigned grid[3], block[3], smem;
+    void *args[3];
+} kern_launch;
+
+static int kern_launch_fn(void *arg, char *msg, size_t n, int *sticky)
+{
+    kern_launch *k = arg;
+    CUresult rc = k->cu->cuLaunchKernel(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+                                        k->block[2], k->smem, NULL, k->args, NULL);
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    char d[160];
+    cut_cu_describe(rc, d, sizeof d);
+    snprintf(msg, n, "cuLaunchKernel: %s", d);
+    *sticky = is_sticky(rc);
+    return -1;
+}
+
+static void measure_kernel(cut_wk *w, const cut_wp_measure *m, cut_result *res, int *fatal)
+{
+    const cut_cu_api *cu = w->cu;
+    memset(res, 0, sizeof *res);
+    res->median_ms = res->min_ms = res->max_ms = -1.0;
+    *fatal = 0;
+    char d[160];
+    /* Copy the image into its own NUL-terminated allocation (alignment for the ELF parser; NUL if it is PTX). */
+    char *img = cut_xmalloc(m->cubin_size + 1);
+    memcpy(img, m->cubin, m->cubin_size);
+    img[m->cubin_size] = '\0';
+    CUmodule mod = NULL;
+    CUresult rc = cu->cuModuleLoadData(&mod, img);
+    free(img);
+    if (rc != CUDA_SUCCESS) {
+        cut_cu_describe(rc, d, sizeof d);
+        set_status(res, is_sticky(rc) ? CUT_ST_FAULT : CUT_ST_LAUNCH_ERROR, "cuModuleLoadData: %s", d);
+        *fatal = is_sticky(rc);
+        return;
+    }
+    kern_launch k = {.cu = cu, .smem = m->smem_dynamic};
+    memcpy(k.grid, m->grid, sizeof k.grid);
+    memcpy(k.block, m->block, sizeof k.block);
+    k.args[0] = &w->d_in;
+    k.args[1] = &w->d_w;
+    k.args[2] = &w->d_out;
+    if ((rc = cu->cuModuleGetFunction(&k.f, mod, m->entry)) != CUDA_SUCCESS) {
+        cut_cu_describe(rc, d, sizeof d);
+        set_status(res, CUT_ST_LAUNCH_ERROR, "cuModuleGetFunction(\"%s\"): %s", m->entry, d);
+        goto out;
+    }
+    if (!k.grid[0] || !k.grid[1] || !k.grid[2] || !k.block[0] || !k.block[1] || !k.block[2]) {
+        set_status(res, CUT_ST_LAUNCH_ERROR, "empty launch configuration grid (%u,%u,%u) block (%u,%u,%u)", k.grid[0],
+                   k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]);
+        goto out;
+    }
+    /* More than 48 KiB of shared memory per block (static + dynamic) needs an explicit opt-in. */
+    int smem_static = 0;
+    cu->cuFuncGetAttribute(&smem_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.f);
+    if (m->smem_dynamic > 0 && (size_t)m->smem_dynamic + (size_t)CUT_MAX(smem_static, 0) > 48u * 1024u &&
+        (rc = cu->cuFuncSetAttribute(k.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)m->smem_dynamic)) !=
+            CUDA_SUCCESS) {
+        cut_cu_describe(rc, d, sizeof d);
+        set_status(res, CUT_ST_LAUNCH_ERROR, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=%u): %s",
+                   m->smem_dynamic, d);
+        goto out;
+    }
+    cut_wk_launcher l = {kern_launch_fn, &k};
+    cut_wk_check_and_time(w, &l, res, fatal);
+out:
+    if (!*fatal)
+        cu->cuModuleUnload(mod);
+}
+
+/* ---- setup ---- */
+
+static void wk_free_tensors(cut_wk *w)
+{
+    const cut_cu_api *cu = w->cu;
+    CUdeviceptr *ptrs[] = {&w->d_in, &w->d_w, &w->d_out};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(ptrs); i++) {
+        if (*ptrs[i])
+            cu->cuMemFree(*ptrs[i]);
+        *ptrs[i] = 0;
+    }
+    free(w->ref);
+    free(w->host_out);
+    w->ref = NULL;
+    w->host_out = NULL;
+    w->prepared = 0;
+}
+
+static int wk_init(cut_wk *w, int dev, cut_wp_hello *h, cut_err *e)
+{
+    const cut_cu_api *cu = cut_cu_load(e);
+    if (!cu)
+        return -1;
+    w->cu = cu;
+    CU_CHECK(cu->cuInit(0), e);
+    int count = 0;
+    CU_CHECK(cu->cuDeviceGetCount(&count), e);
+    if (dev < 0 || dev >= count)
+        return cut_err_set(e, "GPU %d does not exist (the driver reports %d device%s)", dev, count,
+                           count == 1 ? "" : "s");
+    CU_CHECK(cu->cuDeviceGet(&w->dev, dev), e);
+    /* The primary context, so that cuDNN (runtime API) shares it. */
+    CU_CHECK(cu->cuDevicePrimaryCtxRetain(&w->ctx, w->dev), e);
+    CU_CHECK(cu->cuCtxSetCurrent(w->ctx), e);
+    memset(h, 0, sizeof *h);
+    CU_CHECK(cu->cuDeviceGetName(h->name, (int)sizeof h->name - 1, w->dev), e);
+    CUuuid u;
+    CU_CHECK(cu->cuDeviceGetUuid(&u, w->dev), e);
+    cut_gpu_format_uuid((const unsigned char *)u.bytes, h->uuid, sizeof h->uuid);
+    CU_CHECK(cu->cuDeviceGetAttribute(&h->sm_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, w->dev), e);
+    CU_CHECK(cu->cuDeviceGetAttribute(&h->sm_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, w->dev), e);
+    CU_CHECK(cu->cuDeviceGetAttribute(&h->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, w->dev), e);
+    CU_CHECK(cu->cuDriverGetVersion(&h->driver_version), e);
+    w->l2_bytes = h->l2_bytes;
+    for (; w->n_events < WK_EVENT_PAIRS; w->n_events++) {
+        CU_CHECK(cu->cuEventCreate(&w->ev_start[w->n_events], CU_EVENT_DEFAULT), e);
+        if (cu->cuEventCreate(&w->ev_stop[w->n_events], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+            cu->cuEventDestroy(w->ev_start[w->n_events]);
+            return cut_err_set(e, "cuEventCreate failed");
+        }
+    }
+    return 0;
+}
+
+/* Releases everything; skipped CUDA calls when the context is dead (the process exits right after). */
+static void wk_free(cut_wk *w, int context_dead)
+{
+    if (!w->cu)
+        return;
+    if (!context_dead) {
+        cut_cudnn_state_free(w->cudnn);
+        wk_free_tensors(w);
+        if (w->d_flush)
+            w->cu->cuMemFree(w->d_flush);
+        for (int i = 0; i < w->n_events; i++) {
+            w->cu->cuEventDestroy(w->ev_start[i]);
+            w->cu->cuEventDestroy(w->ev_stop[i]);
+        }
+        if (w->ctx)
+            w->cu->cuDevicePrimaryCtxRelease(w->dev);
+    } else {
+        free(w->ref);
+        free(w->host_out);
+    }
+    w->cudnn = NULL;
+    w->ref = NULL;
+    w->host_out = NULL;
+}
+
+static int wk_prepare(cut_wk *w, const cut_wp_frame *f, cut_err *e)
+{
+    cut_wp_prepare p;
+    if (cut_wp_prepare_decode(f, &p, e) != 0)
+        return -1;
+    const cut_cu_api *cu = w->cu;
+    wk_free_tensors(w);
+    w->conv = p.conv;
+    w->timing = p.timing;
+    w->n_in = cut_conv_in_elems(&p.conv);
+    w->n_w = cut_conv_w_elems(&p.conv);
+    w->n_out = cut_conv_out_elems(&p.conv);
+    int rc = -1;
+    CUresult cr;
+    char d[160];
+#define WK_TRY(expr, what)                                                                                           \
+    if ((cr = (expr)) != CUDA_SUCCESS) {                                                                             \
+        cut_cu_describe(cr, d, sizeof d);                                                                            \
+        cut_err_set(e, "worker PREPARE: %s: %s", what, d);                                                           \
+        goto out;                                                                                                    \
+    }
+    WK_TRY(cu->cuMemAlloc(&w->d_in, w->n_in * sizeof(float)), "allocating the input tensor");
+    WK_TRY(cu->cuMemAlloc(&w->d_w, w->n_w * sizeof(float)), "allocating the weight tensor");
+    WK_TRY(cu->cuMemAlloc(&w->d_out, w->n_out * sizeof(float)), "allocating the output tensor");
+    WK_TRY(cu->cuMemcpyHtoD(w->d_in, p.in, w->n_in * sizeof(float)), "uploading the input tensor");
+    WK_TRY(cu->cuMemcpyHtoD(w->d_w, p.w, w->n_w * sizeof(float)), "uploading the weight tensor");
+    if (w->timing.flush_l2 && !w->d_flush) {
+        /* Twice the L2 size: writing it evicts everything the previous run left in L2. */
+        w->flush_bytes = 2 * (size_t)(w->l2_bytes > 0 ? w->l2_bytes : 64 << 20);
+        WK_TRY(cu->cuMemAlloc(&w->d_flush, w->flush_bytes), "allocating the L2 flush buffer");
+    }
+#undef WK_TRY
+    w->ref = cut_xmalloc(sizeof(double) * w->n_out);
+    for (size_t i = 0; i < w->n_out; i++)
+        w->ref[i] = p.ref[i];
+    w->host_out = cut_xmalloc(sizeof(float) * w->n_out);
+    cut_conv_tolerance(&w->conv, &w->atol, &w->rtol);
+    w->prepared = 1;
+    rc = 0;
+out:
+    if (rc != 0)
+        wk_free_tensors(w);
+    cut_wp_prepare_free(&p);
+    return rc;
+}
+
+static int reply(int fd, uint32_t type, const cut_buf *b)
+{
+    cut_err e;
+    if (cut_wp_send(fd, type, b ? b->data : NULL, b ? b->len : 0, &e) != 0) {
+        fprintf(stderr, "cutune worker: %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int reply_error(int fd, const char *msg)
+{
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_error_encode(msg, &b);
+    int rc = reply(fd, CUT_WP_ERROR, &b);
+    cut_buf_free(&b);
+    return rc;
+}
+
+int cut_worker_main(int dev, int in_fd, int out_fd)
+{
+    /* A vanished parent shows up as EPIPE / end of file, not as a signal. */
+    signal(SIGPIPE, SIG_IGN);
+    cut_wk w;
+    memset(&w, 0, sizeof w);
+    cut_err e = {{0}};
+    cut_wp_hello h;
+    if (wk_init(&w, dev, &h, &e) != 0) {
+        reply_error(out_fd, e.msg);
+        wk_free(&w, 0);
+        return 1;
+    }
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_hello_encode(&h, &b);
+    int code = reply(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
+    int dead = 0;
+    while (code < 0) {
+        cut_wp_frame f;
+        int rc = cut_wp_recv(in_fd, -1.0, CUT_WP_MAX_REQUEST, &f, &e);
+        if (rc == 0) {
+            code = 0; /* the parent closed the pipe */
+            break;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "cutune worker: %s\n", e.msg);
+            code = 1;
+            break;
+        }
+        b.len = 0;
+        switch (f.type) {
+        case CUT_WP_PREPARE:
+            if (wk_prepare(&w, &f, &e) != 0)
+                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            else
+                code = reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+            break;
+        case CUT_WP_MEASURE: {
+            cut_wp_measure m;
+            if (!w.prepared || cut_wp_measure_decode(&f, &m, &e) != 0) {
+                code = reply_error(out_fd, w.prepared ? e.msg : "worker: MEASURE before PREPARE") == 0 ? -1 : 1;
+                break;
+            }
+            cut_result res;
+            measure_kernel(&w, &m, &res, &dead);
+            cut_wp_result_encode(&res, "", &b);
+            code = reply(out_fd, CUT_WP_RESULT, &b) == 0 ? -1 : 1;
+            if (dead)
+                code = 3;
+            break;
+        }
+        case CUT_WP_CUDNN: {
+            if (!w.prepared) {
+                code = reply_error(out_fd, "worker: CUDNN before PREPARE") == 0 ? -1 : 1;
+                break;
+            }
+            cut_result res;
+            char algo[64] = "";
+            if (cut_cudnn_baseline(&w, &res, algo, sizeof algo, &dead, &e) != 0) {
+                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            } else {
+                cut_wp_result_encode(&res, algo, &b);
+                code = reply(out_fd, CUT_WP_CUDNN_RESULT, &b) == 0 ? -1 : 1;
+            }
+            if (dead)
+                code = 3;
+            break;
+        }
+        case CUT_WP_QUIT:
+            code = 0;
+            break;
+        default: {
+            char msg[96];
+            snprintf(msg, sizeof msg, "worker: unexpected %s message", cut_wp_type_name(f.type));
+            code = reply_error(out_fd, msg) == 0 ? -1 : 1;
+            break;
+        }
+        }
+        cut_wp_frame_free(&f);
+    }
+    cut_buf_free(&b);
+    wk_free(&w, dead);
+    return code;
+}

@@ -1,0 +1,752 @@
+/* Tests of the measurement worker's wire protocol (src/measure/worker.c) and of the GPU runner's parent side
+ * (src/measure/gpu_runner.c) without a GPU.
+ *
+ * Framing: round trips through a pipe (empty, small, and a multi-MiB payload from a writer thread); truncated,
+ * garbage, unknown-type, oversized and stalled frames are errors or timeouts, never UB; EPIPE does not kill us.
+ * Codecs: PREPARE / MEASURE / RESULT / HELLO round trips; short, padded and inconsistent payloads are rejected.
+ * Runner: this test binary doubles as a fake worker (`test_worker_proto __worker <dev> <in> <out>`), so the parent's
+ * whole state machine runs for real: HELLO, PREPARE (checked against an independent reference), per-candidate
+ * replies, a hang (killed after timeout_s -> TIMEOUT), a crash (-> FAULT "worker died (signal 6 ...)"), a fault
+ * report, an exit, garbage on the pipe, restarts with re-PREPARE, the cuDNN request and clean shutdown. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "measure/worker_proto.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* =============================================================================================================
+ * The fake worker (runs in a child process exec'd by the runner)
+ * ============================================================================================================= */
+
+static int fake_send_result(int fd, uint32_t type, const cut_result *res, const char *algo)
+{
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_result_encode(res, algo, &b);
+    cut_err e;
+    int rc = cut_wp_send(fd, type, b.data, b.len, &e);
+    cut_buf_free(&b);
+    return rc;
+}
+
+static int fake_send_error(int fd, const char *msg)
+{
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_error_encode(msg, &b);
+    cut_err e;
+    int rc = cut_wp_send(fd, CUT_WP_ERROR, b.data, b.len, &e);
+    cut_buf_free(&b);
+    return rc;
+}
+
+/* FAKE_WORKER_START=error|exit|garbage changes how it starts; MEASURE's entry name says what to do. */
+static int fake_worker_main(int dev, int in_fd, int out_fd)
+{
+    const char *start = getenv("FAKE_WORKER_START");
+    if (start && strcmp(start, "error") == 0)
+        return fake_send_error(out_fd, "fake worker: no GPU in here") == 0 ? 1 : 2;
+    if (start && strcmp(start, "exit") == 0)
+        return 5;
+    if (start && strcmp(start, "garbage") == 0) {
+        ssize_t k = write(out_fd, "this is not a frame!", 20);
+        (void)k;
+        pause();
+        return 1;
+    }
+    cut_wp_hello h = {.sm_major = 9, .sm_minor = 0, .l2_bytes = 1 << 20, .driver_version = 13000};
+    snprintf(h.name, sizeof h.name, "Fake GPU %d", dev);
+    snprintf(h.uuid, sizeof h.uuid, "GPU-00000000-0000-0000-0000-%012d", dev);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_hello_encode(&h, &b);
+    cut_err e;
+    if (cut_wp_send(out_fd, CUT_WP_HELLO, b.data, b.len, &e) != 0)
+        return 1;
+    cut_buf_free(&b);
+
+    int prepares = 0, verified = 0;
+    cut_timing timing = {0};
+    for (;;) {
+        cut_wp_frame f;
+        int rc = cut_wp_recv(in_fd, -1, CUT_WP_MAX_REQUEST, &f, &e);
+        if (rc <= 0)
+            return rc == 0 ? 0 : 1;
+        cut_result res;
+        memset(&res, 0, sizeof res);
+        if (f.type == CUT_WP_PREPARE) {
+            cut_wp_prepare p;
+            if (cut_wp_prepare_decode(&f, &p, &e) != 0) {
+                fake_send_error(out_fd, e.msg);
+            } else {
+                /* Check the parent's reference independently: it must be the double reference rounded. */
+                size_t n = cut_conv_out_elems(&p.conv);
+                double *ref = malloc(n * sizeof *ref);
+                cut_conv_reference(&p.conv, p.in, p.w, ref);
+                verified = 1;
+                for (size_t i = 0; i < n; i++)
+                    if (p.ref[i] != (float)ref[i])
+                        verified = 0;
+                free(ref);
+                timing = p.timing;
+                cut_wp_prepare_free(&p);
+                prepares++;
+                cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
+            }
+        } else if (f.type == CUT_WP_MEASURE) {
+            cut_wp_measure m;
+            if (cut_wp_measure_decode(&f, &m, &e) != 0) {
+                fake_send_error(out_fd, e.msg);
+            } else if (prepares == 0) {
+                fake_send_error(out_fd, "fake worker: MEASURE before PREPARE");
+            } else if (strcmp(m.entry, "ok") == 0) {
+                /* cubin must be "CUBIN:" + entry; grid/block/smem echo back in the timings. */
+                int cubin_ok = m.cubin_size == 8 && memcmp(m.cubin, "CUBIN:ok", 8) == 0;
+                res.status = (verified && cubin_ok) ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
+                res.median_ms = m.grid[0] + m.block[0] / 1000.0;
+                res.min_ms = m.smem_dynamic;
+                res.max_ms = timing.min_repeats;
+                res.repeats = prepares;
+                snprintf(res.error, sizeof res.error, "pid=%d", (int)getpid());
+                fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
+            } else if (strcmp(m.entry, "hang") == 0) {
+                for (;;)
+                    pause();
+            } else if (strcmp(m.entry, "abort") == 0) {
+                signal(SIGABRT, SIG_DFL);
+                raise(SIGABRT);
+            } else if (strcmp(m.entry, "fault") == 0) {
+                res.status = CUT_ST_FAULT;
+                res.median_ms = res.min_ms = res.max_ms = -1.0;
+                snprintf(res.error, sizeof res.error, "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (fake)");
+                fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
+                return 3;
+            } else if (strcmp(m.entry, "exit") == 0) {
+                _exit(4);
+            } else if (strcmp(m.entry, "garbage") == 0) {
+                char junk[CUT_WP_HEADER_SIZE];
+                memset(junk, 0xA5, sizeof junk);
+                ssize_t k = write(out_fd, junk, sizeof junk);
+                (void)k;
+                pause();
+            } else if (strcmp(m.entry, "error") == 0) {
+                fake_send_error(out_fd, "fake setup failure");
+            } else {
+                res.status = CUT_ST_LAUNCH_ERROR;
+                snprintf(res.error, sizeof res.error, "fake: unknown entry %s", m.entry);
+                fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
+            }
+        } else if (f.type == CUT_WP_CUDNN) {
+            res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
+            res.median_ms = 2.5;
+            res.repeats = 7;
+            fake_send_result(out_fd, CUT_WP_CUDNN_RESULT, &res, "FAKE_ALGO");
+        } else if (f.type == CUT_WP_QUIT) {
+            cut_wp_frame_free(&f);
+            return 0;
+        }
+        cut_wp_frame_free(&f);
+    }
+}
+
+/* =============================================================================================================
+ * Framing
+ * ============================================================================================================= */
+
+static void mkpipe(int fds[2])
+{
+    assert_int_equal(pipe(fds), 0);
+}
+
+static void test_roundtrip_small(void **state)
+{
+    (void)state;
+    int p[2];
+    mkpipe(p);
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_send(p[1], CUT_WP_MEASURE, "hello", 5, &e), 0);
+    assert_int_equal(cut_wp_send(p[1], CUT_WP_ACK, NULL, 0, &e), 0);
+    cut_wp_frame f;
+    assert_int_equal(cut_wp_recv(p[0], 1.0, 100, &f, &e), 1);
+    assert_int_equal(f.type, CUT_WP_MEASURE);
+    assert_int_equal(f.len, 5);
+    assert_memory_equal(f.data, "hello", 5);
+    cut_wp_frame_free(&f);
+    assert_null(f.data);
+    assert_int_equal(cut_wp_recv(p[0], 1.0, 100, &f, &e), 1);
+    assert_int_equal(f.type, CUT_WP_ACK);
+    assert_int_equal(f.len, 0);
+    assert_null(f.data);
+    close(p[1]);
+    /* End of file exactly at a frame boundary is a clean 0. */
+    assert_int_equal(cut_wp_recv(p[0], 1.0, 100, &f, &e), 0);
+    close(p[0]);
+}
+
+typedef struct big_writer {
+    int fd;
+    const uint8_t *data;
+    size_t len;
+    int rc;
+} big_writer;
+
+static void *writer_main(void *arg)
+{
+    big_writer *w = arg;
+    cut_err e;
+    w->rc = cut_wp_send(w->fd, CUT_WP_PREPARE, w->data, w->len, &e);
+    return NULL;
+}
+
+static void test_roundtrip_large_threaded(void **state)
+{
+    (void)state;
+    /* Far larger than a pipe's buffer (64 KiB): the writer blocks until the reader drains it. */
+    const size_t n = (5u << 20) + 12345;
+    uint8_t *data = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        data[i] = (uint8_t)(i * 2654435761u >> 13);
+    int p[2];
+    mkpipe(p);
+    big_writer w = {.fd = p[1], .data = data, .len = n, .rc = -7};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, writer_main, &w), 0);
+    cut_wp_frame f;
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_recv(p[0], 30.0, CUT_WP_MAX_REQUEST, &f, &e), 1);
+    pthread_join(th, NULL);
+    assert_int_equal(w.rc, 0);
+    assert_int_equal(f.type, CUT_WP_PREPARE);
+    assert_int_equal(f.len, n);
+    assert_memory_equal(f.data, data, n);
+    cut_wp_frame_free(&f);
+    close(p[0]);
+    close(p[1]);
+    free(data);
+}
+
+static void write_raw(int fd, const void *p, size_t n)
+{
+    assert_int_equal(write(fd, p, n), (ssize_t)n);
+}
+
+static void header(uint8_t h[16], uint32_t magic, uint32_t type, uint64_t len)
+{
+    memcpy(h, &magic, 4);
+    memcpy(h + 4, &type, 4);
+    memcpy(h + 8, &len, 8);
+}
+
+/* Writes raw bytes, closes the write end, and expects cut_wp_recv to fail with a message containing want. */
+static void expect_bad(const void *bytes, size_t n, size_t max_len, const char *want)
+{
+    int p[2];
+    mkpipe(p);
+    write_raw(p[1], bytes, n);
+    close(p[1]);
+    cut_wp_frame f;
+    cut_err e = {{0}};
+    int rc = cut_wp_recv(p[0], 2.0, max_len, &f, &e);
+    if (rc != -1 || !strstr(e.msg, want))
+        fail_msg("rc %d, message '%s', expected -1 and '%s'", rc, e.msg, want);
+    assert_null(f.data);
+    close(p[0]);
+}
+
+static void test_bad_frames(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    /* Truncated header. */
+    header(buf, CUT_WP_MAGIC, CUT_WP_RESULT, 4);
+    expect_bad(buf, 7, 100, "truncated frame");
+    /* Truncated payload: 10 of 40 bytes. */
+    header(buf, CUT_WP_MAGIC, CUT_WP_RESULT, 40);
+    memset(buf + 16, 1, 10);
+    expect_bad(buf, 26, 100, "payload ended after 10 of 40");
+    /* Garbage. */
+    memcpy(buf, "GET / HTTP/1.1\r\nHost: x\r\n", 25);
+    expect_bad(buf, 25, 100, "bad frame magic");
+    /* Unknown types. */
+    header(buf, CUT_WP_MAGIC, 0, 0);
+    expect_bad(buf, 16, 100, "unknown frame type 0");
+    header(buf, CUT_WP_MAGIC, CUT_WP_TYPE_END, 0);
+    expect_bad(buf, 16, 100, "unknown frame type");
+    /* A huge length is refused before anything is allocated. */
+    header(buf, CUT_WP_MAGIC, CUT_WP_RESULT, UINT64_MAX);
+    expect_bad(buf, 16, CUT_WP_MAX_REPLY, "exceeds the limit");
+    header(buf, CUT_WP_MAGIC, CUT_WP_RESULT, 101);
+    expect_bad(buf, 16, 100, "exceeds the limit of 100");
+}
+
+static void test_timeouts(void **state)
+{
+    (void)state;
+    int p[2];
+    mkpipe(p);
+    cut_wp_frame f;
+    cut_err e = {{0}};
+    double t0 = cut_now_s();
+    assert_int_equal(cut_wp_recv(p[0], 0.1, 100, &f, &e), -2);
+    double dt = cut_now_s() - t0;
+    assert_true(dt >= 0.09 && dt < 2.0);
+    assert_non_null(strstr(e.msg, "no message within"));
+    /* A header that promises more than ever arrives, with the writer still open: a timeout, not a hang. */
+    uint8_t h[16];
+    header(h, CUT_WP_MAGIC, CUT_WP_RESULT, 50);
+    write_raw(p[1], h, 16);
+    write_raw(p[1], "abc", 3);
+    assert_int_equal(cut_wp_recv(p[0], 0.1, 100, &f, &e), -2);
+    assert_non_null(strstr(e.msg, "3 of 50"));
+    close(p[0]);
+    close(p[1]);
+}
+
+static void test_send_epipe(void **state)
+{
+    (void)state;
+    int p[2];
+    mkpipe(p);
+    close(p[0]);
+    cut_err e = {{0}};
+    /* Without the guard, SIGPIPE would kill this test process here. */
+    assert_int_equal(cut_wp_send(p[1], CUT_WP_QUIT, NULL, 0, &e), -1);
+    assert_non_null(strstr(e.msg, "closed the pipe"));
+    sigset_t pending;
+    sigpending(&pending);
+    assert_false(sigismember(&pending, SIGPIPE)); /* swallowed, not left pending */
+    close(p[1]);
+}
+
+/* =============================================================================================================
+ * Codecs
+ * ============================================================================================================= */
+
+static cut_wp_frame frame_of(uint32_t type, const cut_buf *b)
+{
+    cut_wp_frame f = {.type = type, .data = (uint8_t *)b->data, .len = b->len};
+    return f;
+}
+
+static void test_prepare_codec(void **state)
+{
+    (void)state;
+    cut_wp_prepare p = {.conv = {1, 5, 6, 3, 2, 3, 3, 1, 1}};
+    cut_timing_default(&p.timing);
+    p.timing.min_repeats = 9;
+    size_t n_in = cut_conv_in_elems(&p.conv), n_w = cut_conv_w_elems(&p.conv), n_out = cut_conv_out_elems(&p.conv);
+    p.in = malloc(n_in * 4);
+    p.w = malloc(n_w * 4);
+    p.ref = malloc(n_out * 4);
+    cut_fill_uniform(p.in, n_in, 1);
+    cut_fill_uniform(p.w, n_w, 2);
+    cut_fill_uniform(p.ref, n_out, 3);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_prepare_encode(&p, &b);
+    cut_wp_frame f = frame_of(CUT_WP_PREPARE, &b);
+    cut_wp_prepare q;
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), 0);
+    assert_memory_equal(&q.conv, &p.conv, sizeof p.conv);
+    assert_int_equal(q.timing.min_repeats, 9);
+    assert_true(q.timing.min_total_ms == p.timing.min_total_ms && q.timing.timeout_s == p.timing.timeout_s);
+    assert_memory_equal(q.in, p.in, n_in * 4);
+    assert_memory_equal(q.w, p.w, n_w * 4);
+    assert_memory_equal(q.ref, p.ref, n_out * 4);
+    cut_wp_prepare_free(&q);
+
+    /* Every truncation is rejected (no partial decode). */
+    for (size_t cut = 0; cut < b.len; cut += (cut < 200 ? 1 : 97)) {
+        cut_wp_frame t = {.type = CUT_WP_PREPARE, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_prepare_decode(&t, &q, &e), -1);
+        assert_null(q.in);
+    }
+    /* Trailing bytes. */
+    cut_buf_append(&b, "x", 1);
+    f = frame_of(CUT_WP_PREPARE, &b);
+    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "trailing"));
+    b.len--;
+
+    /* A shape that does not match the tensors: CO 3 -> 4 in the header. */
+    int32_t co = 4;
+    memcpy(b.data + 3 * 4, &co, 4);
+    f = frame_of(CUT_WP_PREPARE, &b);
+    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "weight tensor has"));
+    /* An invalid shape (stride 0). */
+    co = 3;
+    memcpy(b.data + 3 * 4, &co, 4);
+    int32_t stride = 0;
+    memcpy(b.data + 7 * 4, &stride, 4);
+    f = frame_of(CUT_WP_PREPARE, &b);
+    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "invalid shape"));
+    /* The wrong message type. */
+    f.type = CUT_WP_MEASURE;
+    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "expected a PREPARE"));
+    cut_buf_free(&b);
+
+    /* An invalid timing policy. */
+    p.timing.max_repeats = 2; /* < min_repeats */
+    cut_buf_init(&b);
+    cut_wp_prepare_encode(&p, &b);
+    f = frame_of(CUT_WP_PREPARE, &b);
+    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "timing policy"));
+    cut_buf_free(&b);
+    free(p.in);
+    free(p.w);
+    free(p.ref);
+}
+
+static void test_measure_result_hello_codecs(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_wp_measure m = {.grid = {7, 8, 9}, .block = {128, 2, 1}, .smem_dynamic = 65536,
+                        .cubin = (const uint8_t *)"\x7f" "ELF\0\1\2", .cubin_size = 7};
+    snprintf(m.entry, sizeof m.entry, "cut_conv2d");
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_measure_encode(&m, &b);
+    cut_wp_frame f = frame_of(CUT_WP_MEASURE, &b);
+    cut_wp_measure q;
+    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), 0);
+    assert_memory_equal(q.grid, m.grid, sizeof m.grid);
+    assert_memory_equal(q.block, m.block, sizeof m.block);
+    assert_int_equal(q.smem_dynamic, 65536);
+    assert_string_equal(q.entry, "cut_conv2d");
+    assert_int_equal(q.cubin_size, 7);
+    assert_memory_equal(q.cubin, m.cubin, 7);
+    f.len = b.len - 1;
+    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), -1);
+    cut_buf_free(&b);
+    /* An entry name longer than CUT_ENTRY_LEN is refused, not truncated. */
+    cut_buf_init(&b);
+    for (int i = 0; i < 7; i++)
+        cut_wp_put_u32(&b, 1);
+    char longname[CUT_ENTRY_LEN + 10];
+    memset(longname, 'k', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    cut_wp_put_str(&b, longname);
+    cut_wp_put_bytes(&b, "x", 1);
+    f = frame_of(CUT_WP_MEASURE, &b);
+    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), -1);
+    cut_buf_free(&b);
+
+    cut_result r = {.status = CUT_ST_WRONG_RESULT, .median_ms = 1.5, .min_ms = 1.25, .max_ms = 2.0, .repeats = 17,
+                    .max_abs_err = 0.125};
+    snprintf(r.error, sizeof r.error, "idx 3: got nan want 1");
+    cut_buf_init(&b);
+    cut_wp_result_encode(&r, "IMPLICIT_GEMM", &b);
+    f = frame_of(CUT_WP_CUDNN_RESULT, &b);
+    cut_result s;
+    char algo[32];
+    assert_int_equal(cut_wp_result_decode(&f, &s, algo, sizeof algo, &e), 0);
+    assert_int_equal(s.status, CUT_ST_WRONG_RESULT);
+    assert_string_equal(s.error, r.error);
+    assert_true(s.median_ms == 1.5 && s.min_ms == 1.25 && s.max_ms == 2.0 && s.max_abs_err == 0.125);
+    assert_int_equal(s.repeats, 17);
+    assert_string_equal(algo, "IMPLICIT_GEMM");
+    /* An out-of-range status is refused. */
+    int32_t bad = CUT_ST_COUNT;
+    memcpy(b.data, &bad, 4);
+    assert_int_equal(cut_wp_result_decode(&f, &s, NULL, 0, &e), -1);
+    assert_non_null(strstr(e.msg, "unknown status"));
+    f.type = CUT_WP_ACK;
+    assert_int_equal(cut_wp_result_decode(&f, &s, NULL, 0, &e), -1);
+    cut_buf_free(&b);
+
+    cut_wp_hello h = {.sm_major = 9, .sm_minor = 0, .l2_bytes = 62914560, .driver_version = 13000};
+    snprintf(h.name, sizeof h.name, "NVIDIA H200");
+    snprintf(h.uuid, sizeof h.uuid, "GPU-01234567-89ab-cdef-0123-456789abcdef");
+    cut_buf_init(&b);
+    cut_wp_hello_encode(&h, &b);
+    f = frame_of(CUT_WP_HELLO, &b);
+    cut_wp_hello g;
+    assert_int_equal(cut_wp_hello_decode(&f, &g, &e), 0);
+    assert_string_equal(g.name, h.name);
+    assert_string_equal(g.uuid, h.uuid);
+    assert_int_equal(g.sm_major, 9);
+    assert_int_equal(g.sm_minor, 0);
+    assert_int_equal(g.l2_bytes, 62914560);
+    assert_int_equal(g.driver_version, 13000);
+    f.len = b.len - 2;
+    assert_int_equal(cut_wp_hello_decode(&f, &g, &e), -1);
+    cut_buf_free(&b);
+
+    cut_buf_init(&b);
+    cut_wp_error_encode("worker: out of memory", &b);
+    f = frame_of(CUT_WP_ERROR, &b);
+    char msg[64];
+    assert_int_equal(cut_wp_error_decode(&f, msg, sizeof msg), 0);
+    assert_string_equal(msg, "worker: out of memory");
+    f.len = 3;
+    assert_int_equal(cut_wp_error_decode(&f, msg, sizeof msg), -1);
+    cut_buf_free(&b);
+}
+
+static void test_cursor_sticky_failure(void **state)
+{
+    (void)state;
+    uint8_t data[6] = {1, 0, 0, 0, 9, 9};
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, data, sizeof data);
+    uint32_t v;
+    uint64_t w;
+    assert_int_equal(cut_wp_get_u32(&r, &v), 0);
+    assert_int_equal(v, 1);
+    assert_int_equal(cut_wp_get_u64(&r, &w), -1); /* only 2 bytes left */
+    assert_int_equal(r.bad, 1);
+    assert_int_equal(cut_wp_get_u32(&r, &v), -1); /* and everything after fails too */
+    /* A byte string whose length prefix points past the end. */
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_put_u64(&b, 1000);
+    cut_buf_append(&b, "abc", 3);
+    cut_wp_rd_init(&r, b.data, b.len);
+    const uint8_t *p;
+    size_t n;
+    assert_int_equal(cut_wp_get_bytes(&r, &p, &n), -1);
+    /* A string with an embedded NUL. */
+    b.len = 0;
+    cut_wp_put_bytes(&b, "a\0b", 3);
+    cut_wp_rd_init(&r, b.data, b.len);
+    char s[8];
+    assert_int_equal(cut_wp_get_str(&r, s, sizeof s), -1);
+    cut_buf_free(&b);
+    assert_string_equal(cut_wp_type_name(CUT_WP_CUDNN_RESULT), "CUDNN_RESULT");
+    assert_string_equal(cut_wp_type_name(999), "UNKNOWN");
+}
+
+/* =============================================================================================================
+ * The runner against the fake worker
+ * ============================================================================================================= */
+
+static cut_compiled fake_bin(const char *entry, int ok, char *storage)
+{
+    cut_compiled b;
+    memset(&b, 0, sizeof b);
+    b.ok = ok;
+    sprintf(storage, "CUBIN:%s", entry);
+    b.cubin = storage;
+    b.cubin_size = strlen(storage);
+    b.log = "line 1: error: expected a ';'\nline 2";
+    return b;
+}
+
+static int proc_gone(int pid)
+{
+    /* Reaped children no longer exist: kill(pid, 0) fails with ESRCH. */
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+static void test_runner_fake_worker(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_timing t;
+    cut_timing_default(&t);
+    t.timeout_s = 0.5;
+    unsetenv("FAKE_WORKER_START");
+    cut_runner *r = cut_runner_gpu_new_with(3, NULL, &t, NULL, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new_with: %s", e.msg);
+    assert_int_equal(cut_runner_gpu_worker_starts(r), 1);
+    const cut_measure_env *env = r->env(r);
+    assert_string_equal(env->backend, "cuda");
+    assert_string_equal(env->gpu_name, "Fake GPU 3");
+    assert_string_equal(env->gpu_uuid, "GPU-00000000-0000-0000-0000-000000000003");
+    assert_int_equal(env->driver_version, 13000);
+
+    /* measure before prepare is a setup error */
+    cut_result res[16];
+    cut_candidate none = {0};
+    assert_int_equal(r->measure(r, &none, 1, res, &e), -1);
+
+    cut_conv c = {1, 6, 7, 4, 3, 3, 3, 1, 1};
+    assert_int_equal(r->prepare(r, &c, 11, &e), 0);
+    const int pid0 = cut_runner_gpu_worker_pid(r);
+    assert_true(pid0 > 0);
+
+    const char *entries[] = {"ok", "hang", "ok", "abort", "ok", "fault", "ok", "exit", "ok", "garbage", "ok",
+                             "broken", "ok"};
+    enum { N = CUT_ARRAY_LEN(entries) };
+    char storage[N][64];
+    cut_compiled bins[N];
+    cut_kernel_src ks[N];
+    cut_candidate cands[N + 1];
+    for (int i = 0; i < N; i++) {
+        bins[i] = fake_bin(entries[i], strcmp(entries[i], "broken") != 0, storage[i]);
+        memset(&ks[i], 0, sizeof ks[i]);
+        snprintf(ks[i].entry, sizeof ks[i].entry, "%s", entries[i]);
+        ks[i].grid[0] = ks[i].grid[1] = ks[i].grid[2] = 1;
+        ks[i].block[0] = ks[i].block[1] = ks[i].block[2] = 1;
+        ks[i].grid[0] = 40 + i;
+        ks[i].block[0] = 64;
+        ks[i].smem_dynamic = 1000u * i;
+        cands[i].ks = &ks[i];
+        cands[i].bin = &bins[i];
+    }
+    cands[N].ks = &ks[0];
+    cands[N].bin = NULL; /* no binary at all: a compile error too */
+
+    double t0 = cut_now_s();
+    assert_int_equal(r->measure(r, cands, N + 1, res, &e), 0);
+    double wall = cut_now_s() - t0;
+    assert_true(wall < 20.0);
+
+    for (int i = 0; i < N; i++) {
+        const char *en = entries[i];
+        if (strcmp(en, "ok") == 0) {
+            if (res[i].status != CUT_ST_OK)
+                fail_msg("candidate %d: %s %s", i, cut_status_name(res[i].status), res[i].error);
+            /* grid, block and smem reached the worker; the worker got exactly one PREPARE. */
+            assert_true(fabs(res[i].median_ms - (40 + i + 0.064)) < 1e-9);
+            assert_true(res[i].min_ms == 1000.0 * i);
+            assert_int_equal(res[i].repeats, 1);
+            assert_true(res[i].max_ms == 5.0); /* the timing policy reached it */
+        }
+    }
+    assert_int_equal(res[1].status, CUT_ST_TIMEOUT);
+    assert_string_equal(res[1].error, "timeout after 0.5 s");
+    assert_int_equal(res[3].status, CUT_ST_FAULT);
+    assert_non_null(strstr(res[3].error, "worker died (signal 6"));
+    assert_int_equal(res[5].status, CUT_ST_FAULT);
+    assert_non_null(strstr(res[5].error, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+    assert_int_equal(res[7].status, CUT_ST_FAULT);
+    assert_string_equal(res[7].error, "worker died (exit status 4)");
+    assert_int_equal(res[9].status, CUT_ST_FAULT);
+    assert_non_null(strstr(res[9].error, "bad frame magic"));
+    assert_int_equal(res[11].status, CUT_ST_COMPILE_ERROR);
+    assert_string_equal(res[11].error, "compile error: line 1: error: expected a ';'");
+    assert_int_equal(res[N].status, CUT_ST_COMPILE_ERROR);
+    for (int i = 1; i < N; i += 2)
+        if (i != 11)
+            assert_true(res[i].median_ms == -1.0);
+
+    /* Each OK after a failure ran on a new worker: 1 + hang, abort, fault, exit, garbage. */
+    assert_int_equal(cut_runner_gpu_worker_starts(r), 6);
+    assert_true(proc_gone(pid0));
+    int pids[5] = {0};
+    for (int i = 2, k = 0; i < N; i += 2)
+        if (strcmp(entries[i], "ok") == 0 && k < 5)
+            sscanf(res[i].error, "pid=%d", &pids[k++]);
+    for (int i = 0; i < 4; i++)
+        assert_true(pids[i] != pids[i + 1]);
+
+    /* A changed timing policy is sent to the worker again before the next candidate. */
+    r->timing.min_repeats = 9;
+    assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_OK);
+    assert_true(res[0].max_ms == 9.0);
+    assert_int_equal(res[0].repeats, 2);
+
+    /* The cuDNN request goes through the same worker. */
+    char algo[32];
+    cut_result cr;
+    assert_int_equal(cut_runner_gpu_cudnn(r, &cr, algo, sizeof algo, &e), 0);
+    assert_int_equal(cr.status, CUT_ST_OK);
+    assert_string_equal(algo, "FAKE_ALGO");
+    assert_true(cr.median_ms == 2.5);
+
+    /* A worker-side setup error (ERROR reply) is a setup error for the caller. */
+    char st[64];
+    cut_compiled eb = fake_bin("error", 1, st);
+    cut_kernel_src eks = ks[0];
+    snprintf(eks.entry, sizeof eks.entry, "error");
+    cut_candidate ec = {.ks = &eks, .bin = &eb};
+    assert_int_equal(r->measure(r, &ec, 1, res, &e), -1);
+    assert_non_null(strstr(e.msg, "fake setup failure"));
+
+    /* Freeing the runner ends and reaps the worker. */
+    const int last = cut_runner_gpu_worker_pid(r);
+    assert_true(last > 0);
+    cut_runner_free(r);
+    assert_true(proc_gone(last));
+}
+
+static void test_runner_not_gpu(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_runner fake = {0};
+    cut_result out;
+    char algo[8];
+    assert_int_equal(cut_runner_gpu_cudnn(&fake, &out, algo, sizeof algo, &e), -1);
+    assert_non_null(strstr(e.msg, "needs the GPU runner"));
+    assert_int_equal(cut_runner_gpu_worker_pid(&fake), 0);
+}
+
+static void test_runner_start_failures(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_timing t;
+    cut_timing_default(&t);
+    t.timeout_s = 0.5;
+
+    assert_null(cut_runner_gpu_new_with(0, "/nonexistent/cutune", &t, NULL, &e));
+    assert_non_null(strstr(e.msg, "/nonexistent/cutune cannot be run"));
+
+    setenv("FAKE_WORKER_START", "error", 1);
+    assert_null(cut_runner_gpu_new_with(0, NULL, &t, NULL, &e));
+    assert_non_null(strstr(e.msg, "fake worker: no GPU in here"));
+
+    setenv("FAKE_WORKER_START", "exit", 1);
+    assert_null(cut_runner_gpu_new_with(0, NULL, &t, NULL, &e));
+    assert_non_null(strstr(e.msg, "exited before it was ready"));
+    assert_non_null(strstr(e.msg, "exit status 5"));
+
+    setenv("FAKE_WORKER_START", "garbage", 1);
+    assert_null(cut_runner_gpu_new_with(0, NULL, &t, NULL, &e));
+    assert_non_null(strstr(e.msg, "bad frame magic"));
+    unsetenv("FAKE_WORKER_START");
+
+    /* The runner's spawn helper on a program that is not a worker at all: it exits, we see end of file. */
+    int pid, to, from;
+    assert_int_equal(cut_wp_spawn("/bin/true", 0, &pid, &to, &from, &e), 0);
+    cut_wp_frame f;
+    assert_int_equal(cut_wp_recv(from, 10.0, 100, &f, &e), 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(to);
+    close(from);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "__worker") == 0)
+        return fake_worker_main(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip_small),
+        cmocka_unit_test(test_roundtrip_large_threaded),
+        cmocka_unit_test(test_bad_frames),
+        cmocka_unit_test(test_timeouts),
+        cmocka_unit_test(test_send_epipe),
+        cmocka_unit_test(test_prepare_codec),
+        cmocka_unit_test(test_measure_result_hello_codecs),
+        cmocka_unit_test(test_cursor_sticky_failure),
+        cmocka_unit_test(test_runner_fake_worker),
+        cmocka_unit_test(test_runner_not_gpu),
+        cmocka_unit_test(test_runner_start_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
