@@ -11,14 +11,17 @@ TRIALS=${1:-1000}
 WORK=${2:-bench_work}
 RESULT=${3:-bench/results/conv_seed001_h200.json}
 LIST=${CUTUNE_BENCH_LIST:-seed001}
-COMMAND="bench/conv_seed001.sh $*"
+# Seconds per case at most (0: none), so that a whole run fits one device call; the JSON states the trials run.
+BUDGET=${CUTUNE_BENCH_CASE_BUDGET:-0}
+budget_flag=""; [ "$BUDGET" != 0 ] && budget_flag="--time-budget $BUDGET"
+COMMAND="CUTUNE_BENCH_CASE_BUDGET=$BUDGET bench/conv_seed001.sh $*"
 mkdir -p "$WORK"
 "$CUTUNE_BIN" devices --json > "$WORK/devices.json"
 ncases=$(grep -c '^\[' workloads/$LIST.txt)
 : > "$WORK/tuning.jsonl"
 for i in $(seq 1 "$ncases"); do
   t0=$(date +%s.%N)
-  "$CUTUNE_BIN" tune --workloads "$LIST" --case "$i" --trials "$TRIALS" --outdir "$WORK" --quiet --no-sample
+  "$CUTUNE_BIN" tune --workloads "$LIST" --case "$i" --trials "$TRIALS" --outdir "$WORK" --quiet --no-sample $budget_flag
   t1=$(date +%s.%N)
   echo "{\"case\":$i,\"tuning_s\":$(python3 -c "print(round($t1 - $t0, 2))")}" >> "$WORK/tuning.jsonl"
 done

@@ -23,6 +23,7 @@ typedef struct cut_tune_cfg {
     int progress;            /* 1: print the progress line on stderr */
     int case_pos, case_total;/* for the progress line: "case i/n" */
     const char *kernel_dump_dir; /* NULL: none; else failed candidates' source + log are written here */
+    double max_seconds;      /* > 0: stop proposing new batches after this long (the log says how many ran) */
 } cut_tune_cfg;
 
 typedef struct cut_tune_stats {

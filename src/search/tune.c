@@ -4,6 +4,7 @@
 #include "cutune/record.h"
 #include "cutune/util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,140 @@ static void dump_failure(const cut_tune_cfg *cfg, int case_idx, int trial, const
     cut_buf_free(&b);
 }
 
+/* One batch in flight: proposed schedules, their sources, cubins and results. */
+typedef struct slot {
+    int cap, got;
+    cut_sched *scheds;
+    cut_kernel_src *ks;
+    cut_compiled *bins;
+    cut_result *res;
+    const char **srcs;
+    cut_candidate *cands;
+    int *map;
+    /* asynchronous compile */
+    pthread_t thread;
+    int compiling;
+    const cut_compile_opts *copts;
+    int compile_rc;
+    cut_err compile_err;
+} slot;
+
+static void slot_init(slot *s, int cap)
+{
+    memset(s, 0, sizeof *s);
+    s->cap = cap;
+    s->scheds = cut_xcalloc((size_t)cap, sizeof *s->scheds);
+    s->ks = cut_xcalloc((size_t)cap, sizeof *s->ks);
+    s->bins = cut_xcalloc((size_t)cap, sizeof *s->bins);
+    s->res = cut_xcalloc((size_t)cap, sizeof *s->res);
+    s->srcs = cut_xcalloc((size_t)cap, sizeof *s->srcs);
+    s->cands = cut_xcalloc((size_t)cap, sizeof *s->cands);
+    s->map = cut_xcalloc((size_t)cap, sizeof *s->map);
+}
+
+static void slot_clear(slot *s)
+{
+    for (int i = 0; i < s->cap; i++) {
+        cut_kernel_src_free(&s->ks[i]);
+        cut_compiled_free(&s->bins[i]);
+    }
+    s->got = 0;
+}
+
+static void slot_free(slot *s)
+{
+    slot_clear(s);
+    free(s->scheds), free(s->ks), free(s->bins), free(s->res), free(s->srcs), free(s->cands), free(s->map);
+}
+
+/* Proposes up to want schedules and generates their code; codegen failures become compile errors. */
+static void slot_fill(slot *s, cut_search *search, const cut_conv *c, int want)
+{
+    s->got = cut_search_propose(search, want, s->scheds);
+    for (int i = 0; i < s->got; i++) {
+        cut_err e;
+        memset(&s->res[i], 0, sizeof s->res[i]);
+        if (cut_codegen_conv(c, &s->scheds[i], &s->ks[i], &e) != 0) {
+            s->res[i].status = CUT_ST_COMPILE_ERROR;
+            snprintf(s->res[i].error, sizeof s->res[i].error, "codegen: %s", e.msg);
+        }
+        s->srcs[i] = s->ks[i].src ? s->ks[i].src : "";
+    }
+}
+
+static void *compile_thread(void *arg)
+{
+    slot *s = arg;
+    s->compile_rc = cut_compile_batch(s->srcs, s->got, s->copts, s->bins, &s->compile_err);
+    return NULL;
+}
+
+static void slot_compile_start(slot *s, const cut_tune_cfg *cfg)
+{
+    s->compile_rc = 0;
+    if (!cfg->use_nvrtc || s->got == 0)
+        return;
+    s->copts = &cfg->copts;
+    if (pthread_create(&s->thread, NULL, compile_thread, s) == 0) {
+        s->compiling = 1;
+        return;
+    }
+    compile_thread(s); /* no thread to be had: compile inline */
+}
+
+static int slot_compile_join(slot *s, cut_err *e)
+{
+    if (s->compiling) {
+        pthread_join(s->thread, NULL);
+        s->compiling = 0;
+    }
+    if (s->compile_rc != 0)
+        return cut_err_set(e, "%s", s->compile_err.msg);
+    return 0;
+}
+
+/* Measures the batch, appends its records (one write each, then fsync) and feeds the search. */
+static int slot_measure_record(slot *s, const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx,
+                               int first_trial, cut_reclog *log, cut_search *search, cut_tune_stats *st, cut_err *e)
+{
+    int m = 0; /* only candidates that generated code measure; the runner sees a compact array */
+    for (int i = 0; i < s->got; i++) {
+        if (s->res[i].status != CUT_ST_OK)
+            continue;
+        s->cands[m].ks = &s->ks[i];
+        s->cands[m].bin = cfg->use_nvrtc ? &s->bins[i] : NULL;
+        s->map[m++] = i;
+    }
+    cut_result *mres = cut_xcalloc((size_t)(m ? m : 1), sizeof *mres);
+    if (m > 0 && r->measure(r, s->cands, m, mres, e) != 0) {
+        free(mres);
+        return -1;
+    }
+    for (int j = 0; j < m; j++)
+        s->res[s->map[j]] = mres[j];
+    free(mres);
+    const cut_measure_env *env = r->env(r);
+    for (int i = 0; i < s->got; i++) {
+        const cut_compiled *bin = cfg->use_nvrtc ? &s->bins[i] : NULL;
+        cut_record rec;
+        fill_record(&rec, c, case_idx, first_trial + i, &s->scheds[i], &s->res[i], bin, env);
+        if (cut_reclog_append(log, &rec, e) != 0)
+            return -1;
+        if (s->res[i].status == CUT_ST_OK) {
+            cut_search_observe(search, &s->scheds[i], s->res[i].median_ms);
+            if (st->best_ms < 0 || s->res[i].median_ms < st->best_ms) {
+                st->best_ms = s->res[i].median_ms;
+                st->best = s->scheds[i];
+            }
+        } else {
+            cut_search_observe(search, &s->scheds[i], -1);
+            st->failures_new++;
+            dump_failure(cfg, case_idx, first_trial + i, &s->ks[i], bin, &s->res[i]);
+        }
+    }
+    return cut_reclog_sync(log, e);
+}
+
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
                   cut_err *e)
 {
@@ -137,100 +272,50 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
     }
 
     int batch = cfg->batch > 0 ? CUT_MIN(cfg->batch, 256) : 16;
-    cut_sched *scheds = cut_xcalloc((size_t)batch, sizeof *scheds);
-    cut_kernel_src *ks = cut_xcalloc((size_t)batch, sizeof *ks);
-    cut_compiled *bins = cut_xcalloc((size_t)batch, sizeof *bins);
-    cut_candidate *cands = cut_xcalloc((size_t)batch, sizeof *cands);
-    cut_result *res = cut_xcalloc((size_t)batch, sizeof *res);
-    const char **srcs = cut_xcalloc((size_t)batch, sizeof *srcs);
-    int rc = 0, done = nold;
+    slot slots[2];
+    slot_init(&slots[0], batch);
+    slot_init(&slots[1], batch);
+    int rc = 0, done = nold, cur = 0;
     double flops = cut_conv_flops(c);
-    while (done < cfg->trials) {
-        int want = CUT_MIN(batch, cfg->trials - done);
-        int got = cut_search_propose(search, want, scheds);
-        if (got == 0) {
-            if (cfg->progress)
-                fprintf(stderr, "\ncase %d: the schedule space is exhausted after %d trials\n", case_idx, done);
+    /* Pipeline: while the runner measures batch i, batch i+1 (proposed without i's results) compiles on the
+     * other cores. */
+    slot_fill(&slots[cur], search, c, CUT_MIN(batch, cfg->trials - done));
+    slot_compile_start(&slots[cur], cfg);
+    while (slots[cur].got > 0) {
+        slot *s = &slots[cur], *nx = &slots[!cur];
+        if (slot_compile_join(s, e) != 0) {
+            rc = -1;
             break;
         }
-        for (int i = 0; i < got; i++) {
-            memset(&res[i], 0, sizeof res[i]);
-            if (cut_codegen_conv(c, &scheds[i], &ks[i], e) != 0) {
-                res[i].status = CUT_ST_COMPILE_ERROR;
-                snprintf(res[i].error, sizeof res[i].error, "codegen: %s", e->msg);
-            }
-            srcs[i] = ks[i].src ? ks[i].src : "";
+        int left = cfg->trials - done - s->got;
+        int out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds;
+        nx->got = 0;
+        if (left > 0 && !out_of_time) {
+            slot_fill(nx, search, c, CUT_MIN(batch, left));
+            slot_compile_start(nx, cfg);
         }
-        if (cfg->use_nvrtc && cut_compile_batch(srcs, got, &cfg->copts, bins, e) != 0) {
-            rc = -1;
-            goto out;
+        rc = slot_measure_record(s, cfg, r, c, case_idx, done, &log, search, st, e);
+        if (rc != 0) {
+            slot_compile_join(nx, NULL);
+            break;
         }
-        /* Only candidates that generated measure; the runner sees a compact array. */
-        int m = 0, map[256];
-        for (int i = 0; i < got && m < 256; i++) {
-            if (res[i].status != CUT_ST_OK)
-                continue;
-            cands[m].ks = &ks[i];
-            cands[m].bin = cfg->use_nvrtc ? &bins[i] : NULL;
-            map[m++] = i;
-        }
-        cut_result *mres = cut_xcalloc((size_t)(m ? m : 1), sizeof *mres);
-        if (m > 0 && r->measure(r, cands, m, mres, e) != 0) {
-            free(mres);
-            rc = -1;
-            goto out;
-        }
-        for (int j = 0; j < m; j++)
-            res[map[j]] = mres[j];
-        free(mres);
-        const cut_measure_env *env = r->env(r);
-        for (int i = 0; i < got; i++) {
-            cut_record rec;
-            fill_record(&rec, c, case_idx, done + i, &scheds[i], &res[i], cfg->use_nvrtc ? &bins[i] : NULL, env);
-            if (cut_reclog_append(&log, &rec, e) != 0) {
-                rc = -1;
-                goto out;
-            }
-            if (res[i].status == CUT_ST_OK) {
-                cut_search_observe(search, &scheds[i], res[i].median_ms);
-                if (st->best_ms < 0 || res[i].median_ms < st->best_ms) {
-                    st->best_ms = res[i].median_ms;
-                    st->best = scheds[i];
-                }
-            } else {
-                cut_search_observe(search, &scheds[i], -1);
-                st->failures_new++;
-                dump_failure(cfg, case_idx, done + i, &ks[i], cfg->use_nvrtc ? &bins[i] : NULL, &res[i]);
-            }
-        }
-        if (cut_reclog_sync(&log, e) != 0) {
-            rc = -1;
-            goto out;
-        }
-        for (int i = 0; i < got; i++) {
-            cut_kernel_src_free(&ks[i]);
-            cut_compiled_free(&bins[i]);
-            memset(&bins[i], 0, sizeof bins[i]);
-        }
-        done += got;
-        st->trials_new += got;
+        done += s->got;
+        st->trials_new += s->got;
+        slot_clear(s);
         double el = cut_now_s() - t0;
         progress(cfg, done, cfg->trials, st->failures_new, st->best_ms > 0 ? flops / (st->best_ms * 1e6) : 0,
                  el > 0 ? st->trials_new / el : 0, 0);
+        cur = !cur;
     }
-    progress(cfg, done, cfg->trials, st->failures_new, st->best_ms > 0 ? flops / (st->best_ms * 1e6) : 0,
-             st->trials_new / (cut_now_s() - t0 + 1e-9), 1);
-out:
-    for (int i = 0; i < batch; i++) {
-        cut_kernel_src_free(&ks[i]);
-        cut_compiled_free(&bins[i]);
-    }
-    free(scheds);
-    free(ks);
-    free(bins);
-    free(cands);
-    free(res);
-    free(srcs);
+    if (rc == 0 && done < cfg->trials && cfg->progress)
+        fprintf(stderr, "\ncase %d: stopped after %d trials: %s\n", case_idx, done,
+                cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds ? "time budget spent"
+                                                                             : "the schedule space is exhausted");
+    if (rc == 0)
+        progress(cfg, done, cfg->trials, st->failures_new, st->best_ms > 0 ? flops / (st->best_ms * 1e6) : 0,
+                 st->trials_new / (cut_now_s() - t0 + 1e-9), 1);
+    slot_free(&slots[0]);
+    slot_free(&slots[1]);
     cut_reclog_close(&log);
     cut_search_free(search);
     st->trials_total = done;

@@ -105,6 +105,8 @@ void cut_direct_geometry(const cut_conv *c, const cut_sched *s, cut_direct_geom 
     g->smem_bytes = 4 * (g->smem_in + g->smem_w);
     g->acc = k[CUT_D_RCO] * k[CUT_D_ROH] * k[CUT_D_ROW];
     g->regs_est = g->acc + k[CUT_D_RCO] + 24;
+    int u = k[CUT_D_UNROLL], q = c->kw, rq = k[CUT_D_RKH] * c->kw, all = k[CUT_D_RC] * rq;
+    g->unrolled_trips = !u ? 1 : all <= u ? all : rq <= u ? rq : q <= u ? q : 1;
     int tiles_w = CUT_CEIL_DIV(g->ow, g->bow), tiles_h = CUT_CEIL_DIV(g->oh, g->boh);
     g->grid[0] = (unsigned)(tiles_w * tiles_h);
     g->grid[1] = (unsigned)CUT_CEIL_DIV(c->co, g->bco);
@@ -134,6 +136,12 @@ static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, 
                            g.ow);
     if (g.smem_bytes > d->max_smem_per_block)
         return cut_err_set(e, "%d bytes of shared memory (limit %d)", g.smem_bytes, d->max_smem_per_block);
+    /* Code size: a fully unrolled reduction of T steps over an A-output register tile is T*A FMAs (plus, without
+     * staging, as many guarded global loads). Past these sizes NVRTC takes seconds to minutes per kernel (measured
+     * on seed-001 case 1: 2.5-37 s at 2304-9216 FMAs without staging, 0.1-0.5 s below 1024) for no speed. */
+    int max_body = k[CUT_D_SMEM] ? 4096 : 1024;
+    if (g.unrolled_trips * g.acc > max_body)
+        return cut_err_set(e, "unrolled body of %d x %d FMAs exceeds %d", g.unrolled_trips, g.acc, max_body);
     if (g.regs_est > d->max_regs_per_thread || (long)g.regs_est * g.threads > d->max_regs_per_block)
         return cut_err_set(e, "about %d registers per thread x %d threads exceed the register file", g.regs_est,
                            g.threads);

@@ -35,6 +35,7 @@ typedef struct cut_direct_geom {
     int smem_bytes;
     int acc;                 /* accumulators per thread */
     int regs_est;            /* rough registers per thread */
+    int unrolled_trips;      /* reduction steps in the fully unrolled inner loop nest (1 if none unrolled) */
     unsigned grid[3];
 } cut_direct_geom;
 void cut_direct_geometry(const cut_conv *c, const cut_sched *s, cut_direct_geom *g);
