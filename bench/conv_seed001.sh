@@ -14,18 +14,22 @@ LIST=${CUTUNE_BENCH_LIST:-seed001}
 # Seconds per case at most (0: none), so that a whole run fits one device call; the JSON states the trials run.
 BUDGET=${CUTUNE_BENCH_CASE_BUDGET:-0}
 budget_flag=""; [ "$BUDGET" != 0 ] && budget_flag="--time-budget $BUDGET"
-COMMAND="CUTUNE_BENCH_CASE_BUDGET=$BUDGET bench/conv_seed001.sh $*"
 mkdir -p "$WORK"
 "$CUTUNE_BIN" devices --json > "$WORK/devices.json"
 ncases=$(grep -c '^\[' workloads/$LIST.txt)
+# CUTUNE_BENCH_CASES="1 2 3" runs a subset (bench/merge.py joins the parts of a run split over device calls).
+CASES=${CUTUNE_BENCH_CASES:-$(seq 1 "$ncases")}
+COMMAND="CUTUNE_BENCH_CASES='$(echo $CASES)' CUTUNE_BENCH_CASE_BUDGET=$BUDGET bench/conv_seed001.sh $*"
 : > "$WORK/tuning.jsonl"
-for i in $(seq 1 "$ncases"); do
+for i in $CASES; do
   t0=$(date +%s.%N)
   "$CUTUNE_BIN" tune --workloads "$LIST" --case "$i" --trials "$TRIALS" --outdir "$WORK" --quiet --no-sample $budget_flag
   t1=$(date +%s.%N)
   echo "{\"case\":$i,\"tuning_s\":$(python3 -c "print(round($t1 - $t0, 2))")}" >> "$WORK/tuning.jsonl"
 done
 : > "$WORK/baseline.jsonl"
-"$CUTUNE_BIN" baseline --workloads "$LIST" --outdir "$WORK" --json "$WORK/baseline.jsonl"
+for i in $CASES; do
+  "$CUTUNE_BIN" baseline --workloads "$LIST" --case "$i" --outdir "$WORK" --json "$WORK/baseline.jsonl"
+done
 python3 bench/assemble.py --devices "$WORK/devices.json" --tuning "$WORK/tuning.jsonl" \
   --baseline "$WORK/baseline.jsonl" --records "$WORK/tuningrecords" --command "$COMMAND" --out "$RESULT"

@@ -1,10 +1,12 @@
 /* cutune — host emulation of CUDA for generated SIMT kernels.
  *
- * The generated CUDA C text is compiled by the host C++ compiler with a prelude (emu_prelude.h) that maps
- * threadIdx/blockIdx/blockDim/gridDim to thread-locals, __shared__ to block-wide storage, __syncthreads() to a
- * barrier, and vector types/intrinsics to host equivalents. The shared object is dlopen'd and each block is run
- * with blockDim threads (pthreads) meeting at a barrier for __syncthreads; blocks run one after another, so
- * __shared__ can be static storage shared by the block's threads. */
+ * The generated CUDA C text is compiled by the host C++ compiler with a prelude (src/emu/emu_prelude.h) that maps
+ * threadIdx/blockIdx/blockDim/gridDim to thread-locals, __shared__ to `static thread_local` storage,
+ * __syncthreads() to a barrier, and vector types/intrinsics to host equivalents. The shared object is dlopen'd.
+ * Blocks run in parallel on a pool of OS threads; a block never leaves its OS thread, so thread_local __shared__
+ * storage is per block. A block's CUDA threads run as fibers (user-level contexts) on that one OS thread and switch
+ * at each __syncthreads, which is ~100x faster than one pthread per CUDA thread. Kernels without barriers skip
+ * the fibers. Not emulated: dynamic extern __shared__, inline PTX, textures. */
 #ifndef CUTUNE_EMU_H
 #define CUTUNE_EMU_H
 
