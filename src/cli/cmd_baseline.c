@@ -154,17 +154,8 @@ int cut_cmd_baseline(int argc, char **argv)
             return CUT_EXIT_USAGE;
         }
     }
-    cut_conv_list list = {0};
-    if (conv_str) {
-        cut_conv c;
-        if (cut_conv_parse(conv_str, &c, &e) != 0) {
-            fprintf(stderr, "cutune baseline: --conv: %s\n", e.msg);
-            return CUT_EXIT_USAGE;
-        }
-        list.count = 1;
-        list.cases = cut_xmalloc(sizeof c);
-        list.cases[0] = c;
-    } else if (cut_conv_list_load(list_name, cut_workloads_dir(), &list, &e) != 0) {
+    cut_conv_list list;
+    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0) {
         fprintf(stderr, "cutune baseline: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }

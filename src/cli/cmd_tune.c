@@ -96,18 +96,8 @@ int cut_cmd_tune(int argc, char **argv)
         batch = strcmp(backend, "cuda") == 0 ? 64 : 16;
 
     /* Workloads. */
-    cut_conv_list list = {0};
-    if (conv_str) {
-        cut_conv c;
-        if (cut_conv_parse(conv_str, &c, &e) != 0) {
-            fprintf(stderr, "cutune tune: --conv: %s\n", e.msg);
-            return CUT_EXIT_USAGE;
-        }
-        snprintf(list.name, sizeof list.name, "custom");
-        list.count = 1;
-        list.cases = cut_xmalloc(sizeof c);
-        list.cases[0] = c;
-    } else if (cut_conv_list_load(list_name, cut_workloads_dir(), &list, &e) != 0) {
+    cut_conv_list list;
+    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
