@@ -31,5 +31,6 @@ done
 for i in $CASES; do
   "$CUTUNE_BIN" baseline --workloads "$LIST" --case "$i" --outdir "$WORK" --json "$WORK/baseline.jsonl"
 done
+python3 bench/curves.py "$WORK/tuningrecords" "$(dirname "$RESULT")/curves_$(basename "$RESULT" .json)"
 python3 bench/assemble.py --devices "$WORK/devices.json" --tuning "$WORK/tuning.jsonl" \
   --baseline "$WORK/baseline.jsonl" --records "$WORK/tuningrecords" --command "$COMMAND" --out "$RESULT"

@@ -3,8 +3,8 @@
 #include "cutune/codegen.h"
 #include "cutune/record.h"
 #include "cutune/util.h"
+#include "search/cstream.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,138 +74,67 @@ static void dump_failure(const cut_tune_cfg *cfg, int case_idx, int trial, const
     cut_buf_free(&b);
 }
 
-/* One batch in flight: proposed schedules, their sources, cubins and results. */
-typedef struct slot {
-    int cap, got;
-    cut_sched *scheds;
-    cut_kernel_src *ks;
-    cut_compiled *bins;
-    cut_result *res;
-    const char **srcs;
-    cut_candidate *cands;
-    int *map;
-    /* asynchronous compile */
-    pthread_t thread;
-    int compiling;
-    const cut_compile_opts *copts;
-    int compile_rc;
-    cut_err compile_err;
-} slot;
-
-static void slot_init(slot *s, int cap)
+/* Measures finished jobs, appends their records (one write each, then fsync) and feeds the search. */
+static int measure_record(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c,
+                          int case_idx, int first_trial, cut_reclog *log, cut_search *search, cut_tune_stats *st,
+                          cut_err *e)
 {
-    memset(s, 0, sizeof *s);
-    s->cap = cap;
-    s->scheds = cut_xcalloc((size_t)cap, sizeof *s->scheds);
-    s->ks = cut_xcalloc((size_t)cap, sizeof *s->ks);
-    s->bins = cut_xcalloc((size_t)cap, sizeof *s->bins);
-    s->res = cut_xcalloc((size_t)cap, sizeof *s->res);
-    s->srcs = cut_xcalloc((size_t)cap, sizeof *s->srcs);
-    s->cands = cut_xcalloc((size_t)cap, sizeof *s->cands);
-    s->map = cut_xcalloc((size_t)cap, sizeof *s->map);
-}
-
-static void slot_clear(slot *s)
-{
-    for (int i = 0; i < s->cap; i++) {
-        cut_kernel_src_free(&s->ks[i]);
-        cut_compiled_free(&s->bins[i]);
-    }
-    s->got = 0;
-}
-
-static void slot_free(slot *s)
-{
-    slot_clear(s);
-    free(s->scheds), free(s->ks), free(s->bins), free(s->res), free(s->srcs), free(s->cands), free(s->map);
-}
-
-/* Proposes up to want schedules and generates their code; codegen failures become compile errors. */
-static void slot_fill(slot *s, cut_search *search, const cut_conv *c, int want)
-{
-    s->got = cut_search_propose(search, want, s->scheds);
-    for (int i = 0; i < s->got; i++) {
-        cut_err e;
-        memset(&s->res[i], 0, sizeof s->res[i]);
-        if (cut_codegen_conv(c, &s->scheds[i], &s->ks[i], &e) != 0) {
-            s->res[i].status = CUT_ST_COMPILE_ERROR;
-            snprintf(s->res[i].error, sizeof s->res[i].error, "codegen: %s", e.msg);
-        }
-        s->srcs[i] = s->ks[i].src ? s->ks[i].src : "";
-    }
-}
-
-static void *compile_thread(void *arg)
-{
-    slot *s = arg;
-    s->compile_rc = cut_compile_batch(s->srcs, s->got, s->copts, s->bins, &s->compile_err);
-    return NULL;
-}
-
-static void slot_compile_start(slot *s, const cut_tune_cfg *cfg)
-{
-    s->compile_rc = 0;
-    if (!cfg->use_nvrtc || s->got == 0)
-        return;
-    s->copts = &cfg->copts;
-    if (pthread_create(&s->thread, NULL, compile_thread, s) == 0) {
-        s->compiling = 1;
-        return;
-    }
-    compile_thread(s); /* no thread to be had: compile inline */
-}
-
-static int slot_compile_join(slot *s, cut_err *e)
-{
-    if (s->compiling) {
-        pthread_join(s->thread, NULL);
-        s->compiling = 0;
-    }
-    if (s->compile_rc != 0)
-        return cut_err_set(e, "%s", s->compile_err.msg);
-    return 0;
-}
-
-/* Measures the batch, appends its records (one write each, then fsync) and feeds the search. */
-static int slot_measure_record(slot *s, const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx,
-                               int first_trial, cut_reclog *log, cut_search *search, cut_tune_stats *st, cut_err *e)
-{
-    int m = 0; /* only candidates that generated code measure; the runner sees a compact array */
-    for (int i = 0; i < s->got; i++) {
-        if (s->res[i].status != CUT_ST_OK)
+    cut_candidate *cands = cut_xcalloc((size_t)n, sizeof *cands);
+    cut_result *mres = cut_xcalloc((size_t)n, sizeof *mres);
+    int *map = cut_xcalloc((size_t)n, sizeof *map);
+    int m = 0, rc = 0; /* only candidates that generated code measure; the runner sees a compact array */
+    for (int i = 0; i < n; i++) {
+        if (jobs[i]->res.status != CUT_ST_OK)
             continue;
-        s->cands[m].ks = &s->ks[i];
-        s->cands[m].bin = cfg->use_nvrtc ? &s->bins[i] : NULL;
-        s->map[m++] = i;
+        cands[m].ks = &jobs[i]->ks;
+        cands[m].bin = cfg->use_nvrtc ? &jobs[i]->bin : NULL;
+        map[m++] = i;
     }
-    cut_result *mres = cut_xcalloc((size_t)(m ? m : 1), sizeof *mres);
-    if (m > 0 && r->measure(r, s->cands, m, mres, e) != 0) {
-        free(mres);
+    if (m > 0 && r->measure(r, cands, m, mres, e) != 0)
+        rc = -1;
+    for (int j = 0; rc == 0 && j < m; j++)
+        jobs[map[j]]->res = mres[j];
+    free(cands), free(mres), free(map);
+    if (rc != 0)
         return -1;
-    }
-    for (int j = 0; j < m; j++)
-        s->res[s->map[j]] = mres[j];
-    free(mres);
     const cut_measure_env *env = r->env(r);
-    for (int i = 0; i < s->got; i++) {
-        const cut_compiled *bin = cfg->use_nvrtc ? &s->bins[i] : NULL;
+    for (int i = 0; i < n; i++) {
+        cut_job *jb = jobs[i];
+        const cut_compiled *bin = cfg->use_nvrtc ? &jb->bin : NULL;
         cut_record rec;
-        fill_record(&rec, c, case_idx, first_trial + i, &s->scheds[i], &s->res[i], bin, env);
+        fill_record(&rec, c, case_idx, first_trial + i, &jb->sched, &jb->res, bin, env);
         if (cut_reclog_append(log, &rec, e) != 0)
             return -1;
-        if (s->res[i].status == CUT_ST_OK) {
-            cut_search_observe(search, &s->scheds[i], s->res[i].median_ms);
-            if (st->best_ms < 0 || s->res[i].median_ms < st->best_ms) {
-                st->best_ms = s->res[i].median_ms;
-                st->best = s->scheds[i];
+        if (jb->res.status == CUT_ST_OK) {
+            cut_search_observe(search, &jb->sched, jb->res.median_ms);
+            if (st->best_ms < 0 || jb->res.median_ms < st->best_ms) {
+                st->best_ms = jb->res.median_ms;
+                st->best = jb->sched;
             }
         } else {
-            cut_search_observe(search, &s->scheds[i], -1);
+            cut_search_observe(search, &jb->sched, -1);
             st->failures_new++;
-            dump_failure(cfg, case_idx, first_trial + i, &s->ks[i], bin, &s->res[i]);
+            dump_failure(cfg, case_idx, first_trial + i, &jb->ks, bin, &jb->res);
         }
     }
     return cut_reclog_sync(log, e);
+}
+
+/* Proposes up to want new schedules, generates their code and queues them for compilation. Returns how many. */
+static int refill(cut_cstream *cs, cut_search *search, const cut_conv *c, int want, cut_sched *buf)
+{
+    int got = cut_search_propose(search, want, buf);
+    for (int i = 0; i < got; i++) {
+        cut_job *j = cut_xcalloc(1, sizeof *j);
+        j->sched = buf[i];
+        cut_err e;
+        if (cut_codegen_conv(c, &j->sched, &j->ks, &e) != 0) {
+            j->res.status = CUT_ST_COMPILE_ERROR;
+            snprintf(j->res.error, sizeof j->res.error, "codegen: %s", e.msg);
+        }
+        cut_cstream_submit(cs, j);
+    }
+    return got;
 }
 
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
@@ -272,50 +201,49 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
     }
 
     int batch = cfg->batch > 0 ? CUT_MIN(cfg->batch, 256) : 16;
-    slot slots[2];
-    slot_init(&slots[0], batch);
-    slot_init(&slots[1], batch);
-    int rc = 0, done = nold, cur = 0;
+    int rc = 0, done = nold, exhausted = 0, out_of_time = 0;
     double flops = cut_conv_flops(c);
-    /* Pipeline: while the runner measures batch i, batch i+1 (proposed without i's results) compiles on the
-     * other cores. */
-    slot_fill(&slots[cur], search, c, CUT_MIN(batch, cfg->trials - done));
-    slot_compile_start(&slots[cur], cfg);
-    while (slots[cur].got > 0) {
-        slot *s = &slots[cur], *nx = &slots[!cur];
-        if (slot_compile_join(s, e) != 0) {
-            rc = -1;
+    cut_sched *buf = cut_xcalloc((size_t)batch, sizeof *buf);
+    cut_job **jobs = cut_xcalloc((size_t)batch, sizeof *jobs);
+    /* Proposals compile on all cores while the runner measures whatever has finished compiling; up to two
+     * batches are in flight, so a slow compile never holds up the measurements. */
+    cut_cstream *cs = cut_cstream_new(cfg->use_nvrtc ? &cfg->copts : NULL, e);
+    if (!cs)
+        rc = -1;
+    while (rc == 0) {
+        int inflight = cut_cstream_inflight(cs);
+        int remaining = cfg->trials - done - inflight;
+        out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds;
+        if (remaining > 0 && inflight < 2 * batch && !exhausted && !out_of_time)
+            exhausted = refill(cs, search, c, CUT_MIN(batch, remaining), buf) == 0;
+        inflight = cut_cstream_inflight(cs);
+        if (inflight == 0)
             break;
-        }
-        int left = cfg->trials - done - s->got;
-        int out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds;
-        nx->got = 0;
-        if (left > 0 && !out_of_time) {
-            slot_fill(nx, search, c, CUT_MIN(batch, left));
-            slot_compile_start(nx, cfg);
-        }
-        rc = slot_measure_record(s, cfg, r, c, case_idx, done, &log, search, st, e);
-        if (rc != 0) {
-            slot_compile_join(nx, NULL);
+        int n = cut_cstream_take(cs, jobs, batch, CUT_MIN(8, inflight));
+        for (int i = 0; i < n && rc == 0; i++)
+            if (jobs[i]->setup_failed)
+                rc = cut_err_set(e, "%s", jobs[i]->err.msg);
+        if (rc == 0)
+            rc = measure_record(jobs, n, cfg, r, c, case_idx, done, &log, search, st, e);
+        for (int i = 0; i < n; i++)
+            cut_job_free(jobs[i]);
+        if (rc != 0)
             break;
-        }
-        done += s->got;
-        st->trials_new += s->got;
-        slot_clear(s);
+        done += n;
+        st->trials_new += n;
         double el = cut_now_s() - t0;
         progress(cfg, done, cfg->trials, st->failures_new, st->best_ms > 0 ? flops / (st->best_ms * 1e6) : 0,
                  el > 0 ? st->trials_new / el : 0, 0);
-        cur = !cur;
     }
     if (rc == 0 && done < cfg->trials && cfg->progress)
         fprintf(stderr, "\ncase %d: stopped after %d trials: %s\n", case_idx, done,
-                cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds ? "time budget spent"
-                                                                             : "the schedule space is exhausted");
+                out_of_time ? "time budget spent" : "the schedule space is exhausted");
     if (rc == 0)
         progress(cfg, done, cfg->trials, st->failures_new, st->best_ms > 0 ? flops / (st->best_ms * 1e6) : 0,
                  st->trials_new / (cut_now_s() - t0 + 1e-9), 1);
-    slot_free(&slots[0]);
-    slot_free(&slots[1]);
+    cut_cstream_free(cs);
+    free(buf);
+    free(jobs);
     cut_reclog_close(&log);
     cut_search_free(search);
     st->trials_total = done;

@@ -1,0 +1,41 @@
+/* cutune — the compile stream of the tuning loop (internal).
+ *
+ * Candidates are compiled by a pool of threads and handed back in the order they finish, so that the measuring
+ * side never waits for the slowest compile of a batch (a fully unrolled kernel can take NVRTC 5-20 s while the
+ * median takes 0.3 s). Without NVRTC (the emulation backend compiles for itself) a job is done at once. */
+#ifndef CUTUNE_SEARCH_CSTREAM_H
+#define CUTUNE_SEARCH_CSTREAM_H
+
+#include "cutune/codegen.h"
+#include "cutune/compile.h"
+#include "cutune/measure.h"
+#include "cutune/space.h"
+
+typedef struct cut_job {
+    cut_sched sched;
+    cut_kernel_src ks;
+    cut_compiled bin;
+    cut_result res;     /* status != OK before measuring: codegen failed */
+    int setup_failed;   /* cut_compile_one returned -1 (NVRTC unusable) */
+    cut_err err;
+    struct cut_job *next;
+} cut_job;
+
+typedef struct cut_cstream cut_cstream;
+
+/* Starts nthreads compile threads (<= 0: online CPUs) when opts is non-NULL; with NULL jobs are done at once.
+ * Returns NULL with e set if no thread can be started. Caller frees with cut_cstream_free. */
+cut_cstream *cut_cstream_new(const cut_compile_opts *opts, cut_err *e);
+/* Queues a job (ownership moves to the stream until it comes back from cut_cstream_take). */
+void cut_cstream_submit(cut_cstream *s, cut_job *j);
+/* Jobs submitted and not yet taken back. */
+int cut_cstream_inflight(cut_cstream *s);
+/* Takes up to max finished jobs into out, waiting until at least min(want, inflight) are finished.
+ * Returns the count. */
+int cut_cstream_take(cut_cstream *s, cut_job **out, int max, int want);
+/* Stops the threads (after their current compile) and frees every job still inside. NULL is a no-op. */
+void cut_cstream_free(cut_cstream *s);
+/* Frees a job and what it owns. */
+void cut_job_free(cut_job *j);
+
+#endif
