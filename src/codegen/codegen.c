@@ -17,6 +17,8 @@ int cut_codegen_conv(const cut_conv *c, const cut_sched *s, cut_kernel_src *out,
     int rc;
     if (strcmp(t->name, "direct") == 0)
         rc = cut_emit_direct(&b, c, s, out, e);
+    else if (strcmp(t->name, "igemm") == 0)
+        rc = cut_emit_igemm(&b, c, s, out, e);
     else
         rc = cut_err_set(e, "codegen: template '%s' has no code generator", t->name);
     if (rc != 0) {

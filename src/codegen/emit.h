@@ -8,5 +8,6 @@
 
 void cut_emit_banner(cut_buf *b, const cut_conv *c, const cut_sched *s);
 int cut_emit_direct(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+int cut_emit_igemm(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 
 #endif

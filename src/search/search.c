@@ -1,7 +1,9 @@
 /* cutune — random + evolutionary search. */
 #include "cutune/search.h"
+#include "cutune/costmodel.h"
 #include "cutune/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,8 @@ struct cut_search {
     int npop;
     int ntpl;
     int tpls[32];
+    cut_costmodel *model; /* NULL: plain evolutionary search */
+    int new_obs;          /* observations since the last training */
 };
 
 void cut_search_opts_default(cut_search_opts *o)
@@ -30,6 +34,8 @@ void cut_search_opts_default(cut_search_opts *o)
     o->random_share = 0.3;
     o->population = 16;
     o->tpl_mask = 0;
+    o->use_model = 1;
+    o->oversample = 8;
 }
 
 static uint64_t key_of(const cut_sched *sc)
@@ -88,6 +94,14 @@ cut_search *cut_search_new(const cut_conv *c, const cut_devlimits *d, const cut_
         cut_search_opts_default(&s->o);
     if (s->o.population < 2)
         s->o.population = 2;
+    if (s->o.oversample < 1)
+        s->o.oversample = 1;
+    if (s->o.use_model) {
+        cut_err e;
+        s->model = cut_costmodel_new(&e);
+        if (!s->model)
+            fprintf(stderr, "cutune: cost model unavailable, searching without it: %s\n", e.msg);
+    }
     cut_rng_seed(&s->rng, s->o.seed);
     set_grow(s);
     s->pop = cut_xcalloc((size_t)s->o.population, sizeof *s->pop);
@@ -104,6 +118,7 @@ void cut_search_free(cut_search *s)
 {
     if (!s)
         return;
+    cut_costmodel_free(s->model);
     free(s->set);
     free(s->pop);
     free(s);
@@ -111,9 +126,14 @@ void cut_search_free(cut_search *s)
 
 int cut_search_seen(const cut_search *s) { return (int)s->set_len; }
 
-void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms)
+int cut_search_model_active(const cut_search *s) { return s->model != NULL; }
+
+void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int regs)
 {
     set_add(s, key_of(sc));
+    if (s->model && cut_costmodel_add_sched(s->model, &s->conv, &s->dev, sc, regs,
+                                            time_ms > 0 ? cut_conv_gflops(&s->conv, time_ms) : 0.0, NULL) == 0)
+        s->new_obs++;
     if (!(time_ms > 0))
         return;
     int cap = s->o.population;
@@ -160,24 +180,77 @@ static int evolve(cut_search *s, cut_sched *out)
     return cut_sched_check(&s->conv, out, &s->dev, NULL);
 }
 
-int cut_search_propose(cut_search *s, int n, cut_sched *out)
+/* Draws one candidate (random or evolved) that is valid and neither seen nor in the first npool of pool. */
+static int draw(cut_search *s, cut_sched *c, const cut_sched *pool, int npool, int random_only)
 {
-    int got = 0;
-    int misses = 0;
+    int ok = (random_only || s->npop == 0 || cut_rng_double(&s->rng) < s->o.random_share) ? random_valid(s, c)
+                                                                                        : evolve(s, c);
+    if (ok != 0 || set_has(s, key_of(c)))
+        return -1;
+    for (int i = 0; i < npool; i++)
+        if (cut_sched_equal(&pool[i], c))
+            return -1;
+    return 0;
+}
+
+static int propose_plain(cut_search *s, int n, cut_sched *out, int random_only)
+{
+    int got = 0, misses = 0;
     while (got < n && misses < 2000) {
-        cut_sched c;
-        int ok;
-        if (s->npop == 0 || cut_rng_double(&s->rng) < s->o.random_share)
-            ok = random_valid(s, &c);
-        else
-            ok = evolve(s, &c);
-        uint64_t h = key_of(&c);
-        if (ok != 0 || set_has(s, h)) {
+        if (draw(s, &out[got], NULL, 0, random_only) != 0) {
             misses++;
             continue;
         }
-        set_add(s, h);
-        out[got++] = c;
+        set_add(s, key_of(&out[got]));
+        got++;
     }
+    return got;
+}
+
+/* Trains the model on new observations; drops it (and says so once) if XGBoost fails. 1 if usable. */
+static int model_ready(cut_search *s)
+{
+    if (!s->model || s->npop == 0)
+        return 0;
+    if (s->new_obs > 0) {
+        cut_err e;
+        if (cut_costmodel_train(s->model, &e) != 0) {
+            fprintf(stderr, "cutune: cost model failed, searching without it: %s\n", e.msg);
+            cut_costmodel_free(s->model);
+            s->model = NULL;
+            return 0;
+        }
+        s->new_obs = 0;
+    }
+    return cut_costmodel_trained(s->model);
+}
+
+int cut_search_propose(cut_search *s, int n, cut_sched *out)
+{
+    if (n <= 0)
+        return 0;
+    if (!model_ready(s))
+        return propose_plain(s, n, out, 0);
+    int n_rand = (int)(n * s->o.random_share + 0.5), n_model = n - n_rand;
+    int cap = n_model * s->o.oversample, np = 0, misses = 0;
+    cut_sched *pool = cut_xcalloc((size_t)(cap ? cap : 1), sizeof *pool);
+    int *order = cut_xcalloc((size_t)(cap ? cap : 1), sizeof *order);
+    /* The pool is drawn from the usual mix but only the model's best are marked seen: the rest stay proposable. */
+    while (np < cap && misses < 4000) {
+        if (draw(s, &pool[np], pool, np, 0) != 0)
+            misses++;
+        else
+            np++;
+    }
+    cut_costmodel_rank(s->model, &s->conv, &s->dev, pool, np, order); /* order is the identity on failure */
+    int got = 0;
+    for (int i = 0; i < np && got < n_model; i++) {
+        out[got] = pool[order[i]];
+        set_add(s, key_of(&out[got]));
+        got++;
+    }
+    got += propose_plain(s, n - got, out + got, 1);
+    free(pool);
+    free(order);
     return got;
 }

@@ -106,13 +106,13 @@ static int measure_record(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
         if (cut_reclog_append(log, &rec, e) != 0)
             return -1;
         if (jb->res.status == CUT_ST_OK) {
-            cut_search_observe(search, &jb->sched, jb->res.median_ms);
+            cut_search_observe(search, &jb->sched, jb->res.median_ms, bin ? bin->regs : -1);
             if (st->best_ms < 0 || jb->res.median_ms < st->best_ms) {
                 st->best_ms = jb->res.median_ms;
                 st->best = jb->sched;
             }
         } else {
-            cut_search_observe(search, &jb->sched, -1);
+            cut_search_observe(search, &jb->sched, -1, bin ? bin->regs : -1);
             st->failures_new++;
             dump_failure(cfg, case_idx, first_trial + i, &jb->ks, bin, &jb->res);
         }
@@ -159,7 +159,7 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
     so.seed = cfg->seed ^ ((uint64_t)case_idx << 32) ^ (uint64_t)nold;
     cut_search *search = cut_search_new(c, &cfg->limits, &so);
     for (int i = 0; i < nold; i++) {
-        cut_search_observe(search, &old[i].sched, old[i].status == CUT_ST_OK ? old[i].median_ms : -1);
+        cut_search_observe(search, &old[i].sched, old[i].status == CUT_ST_OK ? old[i].median_ms : -1, old[i].regs);
         if (old[i].status == CUT_ST_OK && (st->best_ms < 0 || old[i].median_ms < st->best_ms)) {
             st->best_ms = old[i].median_ms;
             st->best = old[i].sched;

@@ -8,6 +8,7 @@
 
 static const cut_template *const registry[] = {
     &cut_tpl_direct,
+    &cut_tpl_igemm,
 };
 
 void cut_devlimits_sm90(cut_devlimits *d)

@@ -23,7 +23,43 @@ int cut_pick(cut_rng *r, const int *vals, int n);
 /* The neighbour of cur in vals (one step up or down). */
 int cut_step_in(cut_rng *r, const int *vals, int n, int cur);
 
-#endif
+extern const cut_template cut_tpl_igemm;
+
+/* Implicit-GEMM knobs (indices into cut_sched.k): GEMM M = CO, N = batch*OH*OW, K = CI*KH*KW. */
+enum {
+    CUT_G_BM, CUT_G_BN, CUT_G_BK, /* block tile along M, N, K: BM, BN in {16..128}, BK in {4..32} */
+    CUT_G_TM, CUT_G_TN,           /* register tile per thread along M, N: 1, 2, 4, 8 */
+    CUT_G_WLM,                    /* lanes of a warp along M (32/WLM along N): 1..32 */
+    CUT_G_STAGES,                 /* shared-memory buffers: 1, or 2 (prefetch the next tile during compute) */
+    CUT_G_VA,                     /* weight (A) load width along K: 1, or 4 (float4, needs K % 4 == 0) */
+    CUT_G_PAD,                    /* floats of padding per shared-memory row: 0, 4 */
+    CUT_G_UNROLL,                 /* unroll factor of the BK loop (<= BK; BK = fully unrolled) */
+    CUT_G_SPLITK,                 /* K slices over blockIdx.z, summed by the last block of each tile: 1..16 */
+    CUT_G_MINB,                   /* __launch_bounds__ min blocks per SM: 0 (not given: ptxas heuristic), 1, 2 */
+    CUT_G_KTAB,                   /* B gather's k -> (ci, kh, kw): 0 divisions by constants, 1 __constant__ table */
+    CUT_G_NKNOBS
+};
+
+/* Everything that follows from an implicit-GEMM schedule. */
+typedef struct cut_igemm_geom {
+    int oh, ow;          /* output size */
+    int gm, gn, gk;      /* GEMM sizes: CO, batch*OH*OW, CI*KH*KW */
+    int ty, tx, threads; /* thread grid BM/TM x BN/TN */
+    int ktiles, kps;     /* BK tiles along K, and per split-K slice */
+    int a_per;           /* A vectors loaded per thread per tile */
+    int rb, cb;          /* B rows x columns loaded per thread per tile */
+    int tbk;             /* threads along K of the B loader */
+    long ktab_bytes;     /* size of the k table (whether used or not) */
+    int smem_bytes;
+    int acc;             /* accumulators per thread */
+    int regs_est;        /* rough registers per thread */
+    int unrolled_fmas;   /* FMAs in the unrolled part of the BK loop */
+    long ws_bytes;       /* split-K workspace (static __device__ array), 0 without split-K */
+    unsigned grid[3];    /* N tiles, M tiles, split-K slices */
+} cut_igemm_geom;
+void cut_igemm_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_geom *g);
+
+
 
 /* Everything that follows from a direct-convolution schedule: block tile, grid, shared-memory tile. */
 typedef struct cut_direct_geom {
@@ -39,3 +75,5 @@ typedef struct cut_direct_geom {
     unsigned grid[3];
 } cut_direct_geom;
 void cut_direct_geometry(const cut_conv *c, const cut_sched *s, cut_direct_geom *g);
+
+#endif
