@@ -72,6 +72,8 @@ static long num_before(const char *line, const char *tok)
 
 static void keep_max(int *field, long v)
 {
+    if (v > INT_MAX)
+        v = INT_MAX;
     if (v >= 0 && v > *field)
         *field = (int)v;
 }

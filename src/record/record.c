@@ -198,8 +198,8 @@ static int get_num(const cJSON *o, const char *prefix, const char *key, double d
         *out = dflt;
         return 0;
     }
-    if (!cJSON_IsNumber(v))
-        return cut_err_set(e, "record field '%s%s' must be a number", prefix, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return cut_err_set(e, "record field '%s%s' must be a finite number", prefix, key);
     *out = v->valuedouble;
     return 0;
 }

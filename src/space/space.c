@@ -3,6 +3,7 @@
 #include "space/templates.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,7 +130,8 @@ int cut_sched_from_cjson(const void *obj, cut_sched *s, cut_err *e)
     s->tpl = tpl;
     for (int i = 0; i < t->nknobs; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, t->knob_names[i]);
-        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble)
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= INT_MIN && v->valuedouble <= INT_MAX) ||
+            v->valuedouble != (double)(int)v->valuedouble)
             return cut_err_set(e, "schedule of template '%s' lacks integer knob '%s'", t->name, t->knob_names[i]);
         s->k[i] = (int)v->valuedouble;
     }

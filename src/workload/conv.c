@@ -81,6 +81,9 @@ int cut_conv_validate(const cut_conv *c, cut_err *e)
         return cut_err_set(e, "conv2d field stride is %d: the stride must be at least 1", c->stride);
     if (c->pad < 0)
         return cut_err_set(e, "conv2d field pad is %d: the padding must not be negative", c->pad);
+    /* Output sizes are computed in int (cut_conv_oh/ow): the padded extents must fit. */
+    if ((int64_t)c->h + 2 * (int64_t)c->pad > INT_MAX || (int64_t)c->w + 2 * (int64_t)c->pad > INT_MAX)
+        return cut_err_set(e, "conv2d field pad is %d: the padded input (H or W + 2*pad) exceeds 2^31 - 1", c->pad);
     if ((int64_t)c->kh > (int64_t)c->h + 2 * (int64_t)c->pad)
         return cut_err_set(e, "conv2d field KH is %d: the kernel is taller than the padded input (H + 2*pad = %lld), "
                            "so the output height would be <= 0",

@@ -1,0 +1,67 @@
+/* libFuzzer target: cut_conv_parse_case_name (include/cutune/workload.h) on arbitrary file names.
+ *
+ * Invariants:
+ *   - failure returns -1 with a sentence and leaves the index and shape untouched;
+ *   - success: the index is >= 1, cut_conv_validate accepts the shape, and the name that cut_conv_case_name
+ *     builds from them parses back to the same index and shape (the input may differ in spelling: leading zeros,
+ *     a directory, a .json/.csv suffix). */
+#include "cutune/workload.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
+            abort();                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+static int conv_eq(const cut_conv *a, const cut_conv *b)
+{
+    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
+           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    CHECK(s != NULL);
+    memcpy(s, data, size);
+    s[size] = 0;
+
+    const cut_conv sentinel = {-7, -7, -7, -7, -7, -7, -7, -7, -7};
+    cut_conv c = sentinel;
+    int idx = -7;
+    cut_err e = {{0}};
+    int rc = cut_conv_parse_case_name(s, &idx, &c, &e);
+    if (rc != 0) {
+        CHECK(rc == -1);
+        CHECK(e.msg[0] != 0);
+        CHECK(idx == -7);
+        CHECK(conv_eq(&c, &sentinel));
+        free(s);
+        return 0;
+    }
+    CHECK(idx >= 1);
+    CHECK(cut_conv_validate(&c, &e) == 0);
+
+    char cn[600];
+    cut_conv_case_name(&c, idx, cn, sizeof cn);
+    CHECK(strlen(cn) + 1 < sizeof cn);
+    int idx2 = -1;
+    cut_conv c2;
+    if (cut_conv_parse_case_name(cn, &idx2, &c2, &e) != 0) {
+        fprintf(stderr, "invariant failed: '%s' (built from '%s') does not parse back: %s\n", cn, s, e.msg);
+        abort();
+    }
+    CHECK(idx2 == idx);
+    CHECK(conv_eq(&c2, &c));
+    free(s);
+    return 0;
+}

@@ -1,0 +1,241 @@
+/* libFuzzer target: the GPU worker's wire protocol (src/measure/worker_proto.h) on arbitrary bytes.
+ *
+ * The first input byte picks the mode:
+ *   even: the bytes after it are written to a pipe (write end then closed) and read back frame by frame with
+ *         cut_wp_recv, as both sides do (limit CUT_WP_MAX_REPLY or a small one, with and without a timeout);
+ *         every frame received goes through every decoder;
+ *   odd:  the second byte is a frame type, the rest its payload (an exactly sized allocation), straight into every
+ *         decoder.
+ * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT, ERROR) and the worker's (PREPARE, MEASURE).
+ * Invariants:
+ *   - cut_wp_recv returns 1, 0 (end of input, only after whole frames) or -1 with a sentence, never -2 (all bytes are
+ *     there); a frame has a known type, a length within the limit, data NULL exactly when empty, and the frames
+ *     cover the input exactly when the stream ends cleanly;
+ *   - a decoder given a frame of another type fails; a failure has a sentence and leaves nothing allocated;
+ *   - a decode that succeeds re-encodes to exactly the payload bytes (ERROR: a prefix of them), strings come back
+ *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates, its
+ *     timing policy is sane and its tensors are allocated; RESULT decodes the same with or without an algo buffer. */
+#include "measure/worker_proto.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
+            abort();                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+/* 1 if b holds exactly the frame's payload (prefix: b is a prefix of it). */
+static int same_payload(const cut_buf *b, const cut_wp_frame *f, int prefix)
+{
+    if (prefix ? b->len > f->len : b->len != f->len)
+        return 0;
+    return b->len == 0 || memcmp(b->data, f->data, b->len) == 0;
+}
+
+static void check_hello(const cut_wp_frame *f)
+{
+    cut_wp_hello h;
+    memset(&h, 0x7f, sizeof h);
+    cut_err e = {{0}};
+    int rc = cut_wp_hello_decode(f, &h, &e);
+    if (f->type != CUT_WP_HELLO)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        return;
+    }
+    CHECK(memchr(h.name, 0, sizeof h.name) && memchr(h.uuid, 0, sizeof h.uuid));
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_hello_encode(&h, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+}
+
+static void check_prepare(const cut_wp_frame *f)
+{
+    cut_wp_prepare p;
+    memset(&p, 0x7f, sizeof p);
+    cut_err e = {{0}};
+    int rc = cut_wp_prepare_decode(f, &p, &e);
+    if (f->type != CUT_WP_PREPARE)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        CHECK(p.in == NULL && p.w == NULL && p.ref == NULL);
+        return;
+    }
+    CHECK(cut_conv_validate(&p.conv, &e) == 0);
+    const cut_timing *t = &p.timing;
+    CHECK(t->warmup >= 0 && t->min_repeats >= 1 && t->max_repeats >= t->min_repeats);
+    CHECK(isfinite(t->min_total_ms) && t->min_total_ms >= 0 && t->timeout_s > 0);
+    CHECK(p.in && p.w && p.ref);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_prepare_encode(&p, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+    cut_wp_prepare_free(&p);
+    CHECK(p.in == NULL && p.w == NULL && p.ref == NULL);
+    cut_wp_prepare_free(&p);
+}
+
+static void check_measure(const cut_wp_frame *f)
+{
+    cut_wp_measure m;
+    memset(&m, 0x7f, sizeof m);
+    cut_err e = {{0}};
+    int rc = cut_wp_measure_decode(f, &m, &e);
+    if (f->type != CUT_WP_MEASURE)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        return;
+    }
+    CHECK(m.entry[0] != 0 && memchr(m.entry, 0, sizeof m.entry));
+    CHECK(m.cubin_size > 0 && m.cubin >= f->data && m.cubin_size <= f->len &&
+          (size_t)(m.cubin - f->data) <= f->len - m.cubin_size);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_measure_encode(&m, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+}
+
+static void check_result(const cut_wp_frame *f)
+{
+    cut_result r, r2;
+    char algo[128], small[5];
+    memset(&r, 0x7f, sizeof r);
+    memset(algo, 0x7f, sizeof algo);
+    memset(small, 0x7f, sizeof small);
+    cut_err e = {{0}};
+    int rc = cut_wp_result_decode(f, &r, algo, sizeof algo, &e);
+    if (f->type != CUT_WP_RESULT && f->type != CUT_WP_CUDNN_RESULT)
+        CHECK(rc != 0);
+    int rc2 = cut_wp_result_decode(f, &r2, NULL, 0, &e);
+    CHECK(rc2 == rc);
+    CHECK(cut_wp_result_decode(f, &r2, small, sizeof small, &e) == rc);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        return;
+    }
+    CHECK((int)r.status >= 0 && r.status < CUT_ST_COUNT);
+    CHECK(memchr(r.error, 0, sizeof r.error) && memchr(algo, 0, sizeof algo));
+    CHECK(memchr(small, 0, sizeof small) && strncmp(small, algo, sizeof small - 1) == 0);
+    CHECK(r2.status == r.status && r2.repeats == r.repeats && strcmp(r2.error, r.error) == 0);
+    CHECK(memcmp(&r2.median_ms, &r.median_ms, sizeof(double)) == 0 &&
+          memcmp(&r2.min_ms, &r.min_ms, sizeof(double)) == 0 && memcmp(&r2.max_ms, &r.max_ms, sizeof(double)) == 0 &&
+          memcmp(&r2.max_abs_err, &r.max_abs_err, sizeof(double)) == 0);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_result_encode(&r, algo, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+}
+
+static void check_error(const cut_wp_frame *f)
+{
+    char msg[CUT_ERR_LEN], small[6];
+    memset(msg, 0x7f, sizeof msg);
+    memset(small, 0x7f, sizeof small);
+    int rc = cut_wp_error_decode(f, msg, sizeof msg);
+    CHECK(cut_wp_error_decode(f, small, sizeof small) == rc);
+    CHECK(memchr(msg, 0, sizeof msg) && memchr(small, 0, sizeof small));
+    CHECK(strncmp(small, msg, sizeof small - 1) == 0);
+    if (f->type != CUT_WP_ERROR)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && msg[0] != 0);
+        return;
+    }
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_error_encode(msg, &b);
+    CHECK(same_payload(&b, f, 1));
+    cut_buf_free(&b);
+}
+
+static void check_all(const cut_wp_frame *f)
+{
+    CHECK(cut_wp_type_name(f->type) != NULL);
+    check_hello(f);
+    check_prepare(f);
+    check_measure(f);
+    check_result(f);
+    check_error(f);
+}
+
+static void stream_mode(uint8_t mode, const uint8_t *data, size_t size)
+{
+    if (size > 60000) /* stays below the pipe's capacity, so writing never blocks */
+        size = 60000;
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    CHECK(size == 0 || write(fds[1], data, size) == (ssize_t)size);
+    CHECK(close(fds[1]) == 0);
+    const size_t max_len = (mode & 2) ? CUT_WP_MAX_REPLY : 64;
+    const double timeout_s = (mode & 4) ? 30.0 : -1.0;
+    size_t consumed = 0;
+    for (;;) {
+        cut_wp_frame f;
+        cut_err e = {{0}};
+        int rc = cut_wp_recv(fds[0], timeout_s, max_len, &f, &e);
+        CHECK(rc == 1 || rc == 0 || rc == -1);
+        if (rc == 0) {
+            CHECK(consumed == size);
+            break;
+        }
+        if (rc == -1) {
+            CHECK(e.msg[0] != 0 && f.data == NULL && f.len == 0);
+            break;
+        }
+        CHECK(f.type > 0 && f.type < CUT_WP_TYPE_END && f.len <= max_len);
+        CHECK((f.data == NULL) == (f.len == 0));
+        consumed += CUT_WP_HEADER_SIZE + f.len;
+        CHECK(consumed <= size);
+        check_all(&f);
+        cut_wp_frame_free(&f);
+        CHECK(f.data == NULL && f.len == 0);
+    }
+    CHECK(close(fds[0]) == 0);
+}
+
+static void direct_mode(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return;
+    cut_wp_frame f;
+    f.type = data[0];
+    f.len = size - 1;
+    f.data = NULL;
+    if (f.len) {
+        f.data = malloc(f.len);
+        CHECK(f.data != NULL);
+        memcpy(f.data, data + 1, f.len);
+    }
+    check_all(&f);
+    cut_wp_frame_free(&f);
+    cut_wp_frame_free(&f);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    if (data[0] & 1)
+        direct_mode(data + 1, size - 1);
+    else
+        stream_mode(data[0], data + 1, size - 1);
+    return 0;
+}
