@@ -19,7 +19,7 @@ mkdir -p "$WORK"
 ncases=$(grep -c '^\[' workloads/$LIST.txt)
 # CUTUNE_BENCH_CASES="1 2 3" runs a subset (bench/merge.py joins the parts of a run split over device calls).
 CASES=${CUTUNE_BENCH_CASES:-$(seq 1 "$ncases")}
-COMMAND="CUTUNE_BENCH_CASES='$(echo $CASES)' CUTUNE_BENCH_CASE_BUDGET=$BUDGET bench/conv_seed001.sh $*"
+COMMAND="CUTUNE_BENCH_LIST=$LIST CUTUNE_BENCH_CASES='$(echo $CASES)' CUTUNE_BENCH_CASE_BUDGET=$BUDGET bench/conv_seed001.sh $*"
 : > "$WORK/tuning.jsonl"
 for i in $CASES; do
   t0=$(date +%s.%N)
