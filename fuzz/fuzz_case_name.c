@@ -6,25 +6,14 @@
  *     builds from them parses back to the same index and shape (the input may differ in spelling: leading zeros,
  *     a directory, a .json/.csv suffix). */
 #include "cutune/workload.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
-static int conv_eq(const cut_conv *a, const cut_conv *b)
-{
-    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
-           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

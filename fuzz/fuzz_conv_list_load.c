@@ -10,6 +10,7 @@
  *   - failure: an error sentence starting "<path>:<line>:" for the first bad line (or naming the empty list), and
  *     the output list is empty (nothing to free). */
 #include "cutune/workload.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -19,13 +20,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 static char tmp_path[256], tmp_base[256];
 
@@ -51,11 +45,6 @@ static void write_input(const uint8_t *data, size_t size)
     CHECK(close(fd) == 0);
 }
 
-static int conv_eq(const cut_conv *a, const cut_conv *b)
-{
-    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
-           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
-}
 
 /* The model: fills cases (capacity cap) and returns their count, or -1 with *bad_line set (0: no cases). */
 static int model(char *text, cut_conv *cases, int cap, int *bad_line)

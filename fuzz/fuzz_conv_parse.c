@@ -8,6 +8,7 @@
  *     .json suffix) to the same index and shape; the canonical text "N,H,...,pad" and its bracketed form with
  *     spaces parse back to the same shape. */
 #include "cutune/workload.h"
+#include "fuzz_common.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -15,19 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
-static int conv_eq(const cut_conv *a, const cut_conv *b)
-{
-    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
-           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
-}
 
 static void check_reparse(const char *text, const cut_conv *want)
 {

@@ -5,19 +5,13 @@
  * register count comes with a static smem size (0 when the line has none); the parse does not depend on what the
  * struct held before; a NULL log leaves every field -1; the other fields of the struct are not touched. */
 #include "cutune/compile.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 static void check_field(const char *log, const char *marker, int v, const char *what)
 {

@@ -7,6 +7,7 @@
  *     memcmp would compare struct padding); the integer fields, shape, schedule, status and every finite number
  *     survive the round trip exactly. */
 #include "cutune/record.h"
+#include "fuzz_common.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -14,19 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
-static int conv_eq(const cut_conv *a, const cut_conv *b)
-{
-    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
-           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
-}
 
 /* A finite number must come back exactly; a non-finite one is not checked here (the text comparison is). */
 static int num_kept(double a, double b) { return !isfinite(a) || a == b; }

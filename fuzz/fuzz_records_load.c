@@ -9,6 +9,7 @@
  *   - representative sampling (cut_sample_select, keep 2 / 25 / 7) on the loaded records returns distinct,
  *     in-range indices of measured (ok, finite, positive median) records, at most keep of them, in rank order. */
 #include "cutune/record.h"
+#include "fuzz_common.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -19,13 +20,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 static char tmp_path[256];
 

@@ -8,6 +8,7 @@
  *     hash) whose JSON text is identical; cut_sched_describe stays within its buffer; a buffer one byte shorter
  *     than the text makes cut_sched_to_json return -1. */
 #include "cutune/space.h"
+#include "fuzz_common.h"
 
 #include <cjson/cJSON.h>
 
@@ -16,13 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,6 +16,7 @@
  *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates, its
  *     timing policy is sane and its tensors are allocated; RESULT decodes the same with or without an algo buffer. */
 #include "measure/worker_proto.h"
+#include "fuzz_common.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -24,13 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 /* 1 if b holds exactly the frame's payload (prefix: b is a prefix of it). */
 static int same_payload(const cut_buf *b, const cut_wp_frame *f, int prefix)
