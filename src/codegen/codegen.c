@@ -2,6 +2,7 @@
 #include "cutune/codegen.h"
 #include "codegen/emit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,4 +48,14 @@ void cut_emit_banner(cut_buf *b, const cut_conv *c, const cut_sched *s)
                    "// workload: %s (fp32, NCHW, weights CO x CI x KH x KW)\n"
                    "// schedule: %s\n",
                    CUTUNE_VERSION, name, knobs);
+}
+
+void cut_emit_launch(cut_kernel_src *out, const unsigned grid[3], int threads)
+{
+    snprintf(out->entry, sizeof out->entry, "cut_conv2d");
+    memcpy(out->grid, grid, sizeof out->grid);
+    out->block[0] = (unsigned)threads;
+    out->block[1] = out->block[2] = 1;
+    out->smem_dynamic = 0;
+    out->uses_inline_ptx = 0;
 }

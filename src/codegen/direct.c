@@ -154,11 +154,6 @@ int cut_emit_direct(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kerne
                        pragma(inner_rq <= u), pragma(inner_q <= u));
     }
     cut_buf_append(b, direct_body, strlen(direct_body));
-    snprintf(out->entry, sizeof out->entry, "cut_conv2d");
-    memcpy(out->grid, g.grid, sizeof out->grid);
-    out->block[0] = (unsigned)g.threads;
-    out->block[1] = out->block[2] = 1;
-    out->smem_dynamic = 0;
-    out->uses_inline_ptx = 0;
+    cut_emit_launch(out, g.grid, g.threads);
     return 0;
 }

@@ -429,11 +429,6 @@ int cut_emit_igemm(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel
     cut_buf_append(b, igemm_head, strlen(igemm_head));
     emit_main_loop(b, k[CUT_G_STAGES]);
     cut_buf_append(b, igemm_tail, strlen(igemm_tail));
-    snprintf(out->entry, sizeof out->entry, "cut_conv2d");
-    memcpy(out->grid, g.grid, sizeof out->grid);
-    out->block[0] = (unsigned)g.threads;
-    out->block[1] = out->block[2] = 1;
-    out->smem_dynamic = 0;
-    out->uses_inline_ptx = 0;
+    cut_emit_launch(out, g.grid, g.threads);
     return 0;
 }
