@@ -165,6 +165,23 @@ static void worker_stop(gpu_impl *g, int kill_now, char *how, size_t n)
 }
 
 /* Sends PREPARE with the kept workload and waits for ACK. */
+/* A reply that is not the one expected (rc from cut_wp_recv): says what came instead into msg, frees the frame and
+ * stops the worker (errors and timeouts: kill; else it exits once the pipes close), saying how into how. */
+static void fail_reply(gpu_impl *g, int rc, cut_wp_frame *f, const char *unexpected, const char *closed,
+                       const cut_err *e, char *msg, size_t msg_len, char *how, size_t how_len)
+{
+    if (rc == 1 && f->type == CUT_WP_ERROR)
+        cut_wp_error_decode(f, msg, msg_len);
+    else if (rc == 1)
+        snprintf(msg, msg_len, "unexpected %s %s", cut_wp_type_name(f->type), unexpected);
+    else if (rc == 0)
+        snprintf(msg, msg_len, "%s", closed);
+    else
+        snprintf(msg, msg_len, "%s", e->msg);
+    cut_wp_frame_free(f);
+    worker_stop(g, rc < 0, how, how_len);
+}
+
 static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
 {
     cut_wp_prepare p = {.conv = g->conv, .timing = *t, .in = g->in, .w = g->w, .ref = g->ref};
@@ -187,16 +204,7 @@ static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
         return 0;
     }
     char msg[CUT_ERR_LEN - 64], how[96];
-    if (rc == 1 && f.type == CUT_WP_ERROR)
-        cut_wp_error_decode(&f, msg, sizeof msg);
-    else if (rc == 1)
-        snprintf(msg, sizeof msg, "unexpected %s reply", cut_wp_type_name(f.type));
-    else if (rc == 0)
-        snprintf(msg, sizeof msg, "the worker closed its pipe");
-    else
-        snprintf(msg, sizeof msg, "%s", e->msg);
-    cut_wp_frame_free(&f);
-    worker_stop(g, rc < 0, how, sizeof how); /* errors and timeouts: kill; else it exits once the pipes close */
+    fail_reply(g, rc, &f, "reply", "the worker closed its pipe", e, msg, sizeof msg, how, sizeof how);
     return cut_err_set(e, "worker on GPU %d could not take the workload: %s (worker: %s)", g->dev, msg, how);
 }
 
@@ -210,16 +218,8 @@ static int worker_start(gpu_impl *g, const cut_timing *t, cut_err *e)
     int rc = cut_wp_recv(g->from_w, START_TIMEOUT_S, CUT_WP_MAX_REPLY, &f, e);
     if (rc != 1 || f.type != CUT_WP_HELLO) {
         char msg[CUT_ERR_LEN - 128], how[96];
-        if (rc == 1 && f.type == CUT_WP_ERROR)
-            cut_wp_error_decode(&f, msg, sizeof msg);
-        else if (rc == 1)
-            snprintf(msg, sizeof msg, "unexpected %s message instead of HELLO", cut_wp_type_name(f.type));
-        else if (rc == 0)
-            snprintf(msg, sizeof msg, "it exited before it was ready");
-        else
-            snprintf(msg, sizeof msg, "%s", e->msg);
-        cut_wp_frame_free(&f);
-        worker_stop(g, rc < 0, how, sizeof how); /* errors and timeouts: kill; else it exits once the pipes close */
+        fail_reply(g, rc, &f, "message instead of HELLO", "it exited before it was ready", e, msg, sizeof msg, how,
+                   sizeof how);
         return cut_err_set(e, "the measurement worker (%s __worker %d) failed: %s (%s)", g->exe, g->dev, msg, how);
     }
     cut_wp_hello h;
