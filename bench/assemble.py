@@ -14,8 +14,10 @@ a = ap.parse_args()
 
 devs = json.load(open(a.devices))
 dev = devs["devices"][0]
-tuning = {r["case"]: r["tuning_s"] for r in map(json.loads, open(a.tuning))}
+wall = {r["case"]: r.get("wall_s", r.get("tuning_s")) for r in map(json.loads, open(a.tuning))}
 rows = [json.loads(l) for l in open(a.baseline) if l.strip()]
+# Tuning time: the search's own (tune's final.jsonl has it), else the wall time of the tune command.
+tuning = {r["case"]: (r["search_s"] if r.get("search_s", -1) > 0 else wall.get(r["case"], 0.0)) for r in rows}
 total_trials, total_s = 0, 0.0
 cases = []
 for r in rows:
@@ -33,7 +35,8 @@ for r in rows:
     cases.append({"case": c, "shape": r["shape"], "trials": len(recs), "valid": len(ok), "failures": failures,
                   "cutune_ms": r["cutune_ms"], "cudnn_ms": r["cudnn_ms"], "cudnn_algo": r["cudnn_algo"],
                   "speedup": r["speedup"], "cutune_gflops": r["cutune_gflops"], "cudnn_gflops": r["cudnn_gflops"],
-                  "tuning_s": round(tuning.get(c, 0.0), 1), "best_sched": r["best_sched"]})
+                  "tuning_s": round(tuning.get(c, 0.0), 1), "wall_s": wall.get(c),
+                  "search_ms": r.get("cutune_search_ms"), "best_sched": r["best_sched"]})
 sp = [c["speedup"] for c in cases if c["speedup"] > 0]
 out = {
     "gpu": dev.get("name"), "uuid": dev.get("uuid"), "driver": dev.get("driver"),

@@ -5,7 +5,7 @@ BIN=$1; DIR=$2
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$BIN" tune --backend emu --workloads tiny --trials 30 --batch 8 --quiet --outdir . | tee tune.out
+"$BIN" tune --backend emu --workloads tiny --trials 30 --batch 8 --final 2 --quiet --outdir . | tee tune.out
 n=$(ls tuningrecords/*.json | wc -l); [ "$n" -eq 3 ] || fail "expected 3 record logs, got $n"
 for f in tuningrecords/*.json; do
   lines=$(wc -l < "$f"); [ "$lines" -eq 30 ] || fail "$f has $lines lines, want 30"
@@ -23,6 +23,18 @@ for f in glob.glob("tuningrecords/*.json"):
     assert sorted(r["trial"] for r in recs) == list(range(len(recs)))
     for r in ok:
         assert r["gflops"] > 0 and r["median_ms"] > 0 and r["backend"] == "emu"
+PY
+# The final step re-timed the 2 best of each case: one line per case, its best among the log's 2 fastest.
+python3 - <<'PY' || fail "final.jsonl"
+import json, glob
+rows = [json.loads(l) for l in open("final.jsonl")]
+assert sorted(r["case"] for r in rows) == [1, 2, 3], rows
+for r in rows:
+    assert r["retimed"] == 2 and r["cutune_ms"] > 0 and r["cudnn_ms"] < 0, r
+    recs = [json.loads(l) for l in open(glob.glob("tuningrecords/case%d_*.json" % r["case"])[0])]
+    fastest = sorted((x for x in recs if x["status"] == "ok"), key=lambda x: x["median_ms"])[:2]
+    assert r["best_sched"] in [x["sched"] for x in fastest], r
+    assert any(abs(r["cutune_search_ms"] - x["median_ms"]) < 1e-6 for x in fastest), r
 PY
 # Sample: 25 representatives per case (30 trials -> 25 distinct), ranked by time; raw logs untouched.
 sum_before=$(cat tuningrecords/*.json | md5sum)

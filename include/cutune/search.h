@@ -1,6 +1,6 @@
-/* cutune — search over a workload's schedule space: random sampling plus an evolutionary step
- * (mutation and crossover of the best measured schedules), never proposing a schedule twice. The learned cost
- * model of the next issue plugs in as a ranking of the proposals. */
+/* cutune — search over a workload's schedule space, never proposing a schedule twice: random sampling and
+ * mutation/crossover of the best measured schedules until the cost model has data, then Ansor's evolutionary
+ * search in model space (the model's score is the fitness) plus a decaying share of random schedules. */
 #ifndef CUTUNE_SEARCH_H
 #define CUTUNE_SEARCH_H
 
@@ -10,11 +10,16 @@
 
 typedef struct cut_search_opts {
     uint64_t seed;
-    double random_share; /* share of random proposals once the population exists (epsilon); default 0.3 */
-    int population;      /* best measured schedules kept as parents; default 16 */
-    int tpl_mask;        /* bit i set: template i may be used; 0 = all that apply */
-    int use_model;       /* 1 (default): rank evolutionary proposals with the XGBoost cost model (costmodel.h) */
-    int oversample;      /* model-ranked pool size per chosen proposal; default 8 */
+    double random_share;       /* epsilon: share of random proposals per round at the start; default 0.3 */
+    double random_share_final; /* epsilon after random_decay observations (linear in between); default 0.05 */
+    int random_decay;          /* default 256; 0: epsilon stays random_share */
+    int population;            /* best measured schedules kept as parents; default 32 */
+    int tpl_mask;              /* bit i set: template i may be used; 0 = all that apply */
+    int use_model;             /* 1 (default): evolve proposals in model space (costmodel.h) */
+    /* Replay: when set, proposals are drawn from these schedules only (random: a uniform member; a mutation or
+     * crossover: the member nearest to the child in log2 knob distance). The caller keeps them alive. */
+    const cut_sched *universe;
+    int nuniverse;
 } cut_search_opts;
 void cut_search_opts_default(cut_search_opts *o);
 
@@ -27,12 +32,14 @@ void cut_search_free(cut_search *s);
  * compiler or -1. Also marks it seen and feeds the cost model. */
 void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int regs);
 /* Fills up to n new valid schedules never seen or proposed before. Returns how many (0 when the space seems
- * exhausted). Once the model has data: (1 - random_share)·n come from a pool of oversample× as many evolutionary
- * candidates ranked by the model (retrained first if new observations arrived), the rest are fresh random
- * schedules (Ansor's epsilon-greedy). */
+ * exhausted). Once the model has data: a share epsilon (cut_search_epsilon) of fresh random schedules, and the
+ * best-scored unseen schedules of a few generations of evolution whose fitness is the model's score, started from
+ * the best measured schedules plus random ones. */
 int cut_search_propose(cut_search *s, int n, cut_sched *out);
 /* Number of distinct schedules seen (observed or proposed). */
 int cut_search_seen(const cut_search *s);
+/* The current share of random proposals (decays with the number of observations). */
+double cut_search_epsilon(const cut_search *s);
 /* 1 while the cost model is in use (it is dropped, with one message on stderr, if XGBoost fails). */
 int cut_search_model_active(const cut_search *s);
 

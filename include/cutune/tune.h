@@ -7,10 +7,13 @@
 #define CUTUNE_TUNE_H
 
 #include "cutune/compile.h"
+#include "cutune/record.h"
 #include "cutune/measure.h"
 #include "cutune/search.h"
 #include "cutune/space.h"
 #include "cutune/workload.h"
+
+#include <stdio.h>
 
 typedef struct cut_tune_cfg {
     const char *records_dir; /* tuningrecords/ */
@@ -40,5 +43,32 @@ typedef struct cut_tune_stats {
 /* Tunes one case (1-based case_idx). Returns -1 only for setup errors (unwritable log, runner failure). */
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
                   cut_err *e);
+
+/* ---- the final measurement (src/search/final.c) ---- */
+
+#define CUT_FINAL_MAX 8
+
+typedef struct cut_final {
+    int k;                          /* kernels re-timed: the k fastest valid records */
+    cut_sched sched[CUT_FINAL_MAX];
+    double search_ms[CUT_FINAL_MAX]; /* median recorded during the search */
+    double final_ms[CUT_FINAL_MAX];  /* best round's median with the longer timing, -1 if it failed */
+    int best;                        /* index of the fastest re-timed kernel, -1 if none */
+    double vendor_ms;                /* cuDNN's fastest algorithm, best round; -1 if not measured */
+    char vendor_algo[128];
+} cut_final;
+
+/* The longer timing policy of the final measurement: >= 20 launches and >= 200 ms per kernel. */
+void cut_final_timing(cut_timing *t);
+/* Re-times the topk fastest valid records of a case (regenerated, compiled with co unless co is NULL, i.e. the
+ * emulation runner) with cut_final_timing over `rounds` rounds; with_vendor (GPU runner only) times cuDNN after
+ * the kernels in every round. r must be prepared for c. r->timing is restored afterwards. Returns -1 for setup
+ * errors. */
+int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c, const cut_record *recs, int n,
+                   int topk, int rounds, int with_vendor, cut_final *out, cut_err *e);
+/* One line for people, and one JSON object per line (the format of `cutune baseline --json`); search_s is the
+ * tuning time of this run (-1: unknown). */
+void cut_final_print(FILE *f, const cut_conv *c, int case_idx, const cut_final *fin);
+void cut_final_json(FILE *f, const cut_conv *c, int case_idx, int trials, double search_s, const cut_final *fin);
 
 #endif

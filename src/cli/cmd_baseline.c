@@ -21,27 +21,6 @@ static const char usage_text[] =
     "  --outdir DIR   where tuningrecords/ is (default .)\n"
     "  --json FILE    append one JSON object per case to FILE\n";
 
-/* Indices of the k fastest valid records. */
-static int best_k(const cut_record *recs, int n, int k, int *idx)
-{
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if (recs[i].status != CUT_ST_OK)
-            continue;
-        int at = m < k ? m++ : k;
-        if (at == k && recs[i].median_ms >= recs[idx[k - 1]].median_ms)
-            continue;
-        if (at == k)
-            at = k - 1;
-        while (at > 0 && recs[idx[at - 1]].median_ms > recs[i].median_ms) {
-            idx[at] = idx[at - 1];
-            at--;
-        }
-        idx[at] = i;
-    }
-    return m;
-}
-
 static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir, const cut_conv *c, int case_idx,
                     FILE *json, cut_err *e)
 {
@@ -52,75 +31,18 @@ static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir
     int n = 0, partial = 0;
     if (cut_records_load(path, &recs, &n, &partial, e) != 0)
         return -1;
-    int idx[TOPK], k = best_k(recs, n, TOPK, idx);
-    if (r->prepare(r, c, 7, e) != 0) {
-        free(recs);
-        return -1;
-    }
     cut_compile_opts co = {.sm_major = info->sm_major, .sm_minor = info->sm_minor, .cache_dir = NULL};
-    cut_kernel_src ks[TOPK];
-    cut_compiled bins[TOPK];
-    cut_candidate cands[TOPK];
-    memset(ks, 0, sizeof ks);
-    memset(bins, 0, sizeof bins);
-    for (int j = 0; j < k; j++) {
-        if (cut_codegen_conv(c, &recs[idx[j]].sched, &ks[j], e) != 0 ||
-            cut_compile_one(ks[j].src, "baseline", &co, &bins[j], e) != 0) {
-            free(recs);
-            return -1;
-        }
-        cands[j].ks = &ks[j];
-        cands[j].bin = &bins[j];
-    }
-    double ours = -1, theirs = -1;
-    int ours_j = -1;
-    char algo[128] = "";
-    for (int round = 0; round < ROUNDS; round++) {
-        cut_result res[TOPK];
-        if (k > 0 && r->measure(r, cands, k, res, e) != 0)
-            goto fail;
-        for (int j = 0; j < k; j++)
-            if (res[j].status == CUT_ST_OK && (ours < 0 || res[j].median_ms < ours)) {
-                ours = res[j].median_ms;
-                ours_j = j;
-            }
-        cut_result cr;
-        if (cut_runner_gpu_cudnn(r, &cr, algo, sizeof algo, e) != 0)
-            goto fail;
-        if (cr.status == CUT_ST_OK && (theirs < 0 || cr.median_ms < theirs))
-            theirs = cr.median_ms;
-    }
-    double flops = cut_conv_flops(c);
-    printf("case %d  %-58s cuDNN %-24s %9.4f ms  cutune %9.4f ms  (%6.0f vs %6.0f GFLOP/s)  speedup %.2fx\n",
-           case_idx, name, algo, theirs, ours, ours > 0 ? flops / ours / 1e6 : 0, theirs > 0 ? flops / theirs / 1e6 : 0,
-           (ours > 0 && theirs > 0) ? theirs / ours : 0);
-    fflush(stdout);
-    if (json) {
-        char sched[512] = "null";
-        if (ours_j >= 0)
-            cut_sched_to_json(&recs[idx[ours_j]].sched, sched, sizeof sched);
-        fprintf(json,
-                "{\"case\":%d,\"shape\":[%d,%d,%d,%d,%d,%d,%d,%d,%d],\"trials\":%d,\"cutune_ms\":%.6f,"
-                "\"cudnn_ms\":%.6f,\"cudnn_algo\":\"%s\",\"speedup\":%.4f,\"cutune_gflops\":%.1f,"
-                "\"cudnn_gflops\":%.1f,\"best_sched\":%s}\n",
-                case_idx, c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad, n, ours, theirs, algo,
-                (ours > 0 && theirs > 0) ? theirs / ours : 0, ours > 0 ? flops / ours / 1e6 : 0,
-                theirs > 0 ? flops / theirs / 1e6 : 0, sched);
-        fflush(json);
-    }
-    for (int j = 0; j < k; j++) {
-        cut_kernel_src_free(&ks[j]);
-        cut_compiled_free(&bins[j]);
+    cut_final fin;
+    int rc = r->prepare(r, c, 7, e);
+    if (rc == 0)
+        rc = cut_final_case(r, &co, c, recs, n, TOPK, ROUNDS, 1, &fin, e);
+    if (rc == 0) {
+        cut_final_print(stdout, c, case_idx, &fin);
+        if (json)
+            cut_final_json(json, c, case_idx, n, -1, &fin);
     }
     free(recs);
-    return 0;
-fail:
-    for (int j = 0; j < k; j++) {
-        cut_kernel_src_free(&ks[j]);
-        cut_compiled_free(&bins[j]);
-    }
-    free(recs);
-    return -1;
+    return rc;
 }
 
 int cut_cmd_baseline(int argc, char **argv)
@@ -173,10 +95,6 @@ int cut_cmd_baseline(int argc, char **argv)
     }
     cut_timing tm;
     cut_timing_default(&tm);
-    /* Longer timing than during the search: these are the figures that get reported. */
-    tm.min_repeats = 20;
-    tm.min_total_ms = 200;
-    tm.max_repeats = 2000;
     if (cut_gpu_query(gpu, &info, &e) != 0 || !(r = cut_runner_gpu_new(gpu, NULL, &tm, &e))) {
         fprintf(stderr, "cutune baseline: %s\n", e.msg);
         code = CUT_EXIT_FAIL;

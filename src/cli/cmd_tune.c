@@ -28,12 +28,46 @@ static const char usage_text[] =
     "  --cache-dir DIR     NVRTC cubin cache (default DIR/.cutune_cache)\n"
     "  --no-sample         do not write tuningresults/ at the end\n"
     "  --time-budget S     stop a case after S seconds even if fewer trials ran (the log says how many)\n"
+    "  --final K           re-time the K best kernels of each tuned case with longer timing, interleaved with\n"
+    "                      cuDNN over 2 rounds; one JSON line per case appended to DIR/final.jsonl\n"
+    "                      (default 3 on a GPU, 0 under emulation; at most 8)\n"
     "  --quiet             no progress line\n";
+
+/* Re-times the best k kernels of a case just tuned (the runner is still prepared for it), interleaved with cuDNN on
+ * a GPU, and appends the result to <outdir>/final.jsonl. */
+static int final_step(const cut_tune_cfg *cfg, cut_runner *r, const char *outdir, const cut_conv *c, int idx, int k,
+                      int with_vendor, double search_s, cut_err *e)
+{
+    char name[512], path[1024], jpath[1024];
+    cut_conv_case_name(c, idx, name, sizeof name);
+    if (snprintf(path, sizeof path, "%s/%s.json", cfg->records_dir, name) >= (int)sizeof path ||
+        cut_path_join(jpath, sizeof jpath, outdir, "final.jsonl", e) != 0)
+        return cut_err_set(e, "path too long");
+    cut_record *recs = NULL;
+    int n = 0, partial = 0;
+    if (cut_records_load(path, &recs, &n, &partial, e) != 0)
+        return -1;
+    cut_final fin;
+    int rc = cut_final_case(r, cfg->use_nvrtc ? &cfg->copts : NULL, c, recs, n, k, 2, with_vendor, &fin, e);
+    if (rc == 0) {
+        FILE *f = fopen(jpath, "a");
+        if (!f) {
+            rc = cut_err_set(e, "cannot open '%s' for appending", jpath);
+        } else {
+            cut_final_print(stdout, c, idx, &fin);
+            cut_final_json(f, c, idx, n, search_s, &fin);
+            if (fclose(f) != 0)
+                rc = cut_err_set(e, "writing '%s' failed", jpath);
+        }
+    }
+    free(recs);
+    return rc;
+}
 
 int cut_cmd_tune(int argc, char **argv)
 {
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
-    int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0;
+    int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1;
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -68,6 +102,8 @@ int cut_cmd_tune(int argc, char **argv)
             rc = cut_arg_int(argc, argv, &i, 1, 10000000, &trials, &e);
         } else if (!strcmp(a, "--gpu")) {
             rc = cut_arg_int(argc, argv, &i, 0, 1024, &gpu, &e);
+        } else if (!strcmp(a, "--final")) {
+            rc = cut_arg_int(argc, argv, &i, 0, CUT_FINAL_MAX, &final_k, &e);
         } else if (!strcmp(a, "--batch")) {
             rc = cut_arg_int(argc, argv, &i, 1, 256, &batch, &e);
         } else if (!strcmp(a, "--seed")) {
@@ -94,6 +130,8 @@ int cut_cmd_tune(int argc, char **argv)
     /* On a GPU a round compiles on all cores, so a bigger batch keeps them busy; the emulator prefers small ones. */
     if (batch == 0)
         batch = strcmp(backend, "cuda") == 0 ? 64 : 16;
+    if (final_k < 0)
+        final_k = strcmp(backend, "cuda") == 0 ? 3 : 0;
 
     /* Workloads. */
     cut_conv_list list;
@@ -142,7 +180,7 @@ int cut_cmd_tune(int argc, char **argv)
     cut_timing tm;
     cut_timing_default(&tm);
     tm.timeout_s = timeout;
-    /* During the search 10 ms of timed launches per candidate rank well; `cutune baseline` re-times the best. */
+    /* During the search 10 ms of timed launches per candidate rank well; --final re-times the best. */
     tm.min_total_ms = 10;
     cut_tune_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -226,6 +264,12 @@ int cut_cmd_tune(int argc, char **argv)
             printf("%s: %d trials (%d new, %d failed) in %.1f s; best %.4f ms = %.1f GFLOP/s [%s]\n", name,
                    st.trials_total, st.trials_new, st.failures_new, st.seconds, st.best_ms, st.best_gflops, desc);
         fflush(stdout);
+        if (final_k > 0 && !st.skipped && st.best_ms > 0 &&
+            final_step(&cfg, runner, outdir, c, idx, final_k, !strcmp(backend, "cuda"), st.seconds, &e) != 0) {
+            fprintf(stderr, "cutune tune: case %d: final measurement: %s\n", idx, e.msg);
+            exit_code = CUT_EXIT_FAIL;
+            goto done;
+        }
     }
     if (!no_sample) {
         int nfiles = cut_sample_dir(rec_dir, res_dir, test ? 2 : 25, &e);

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define WARMUP_TRIALS 256
+
 static void progress(const cut_tune_cfg *cfg, int done, int total, int failed, double best_gflops, double rate,
                      int final)
 {
@@ -206,7 +208,9 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
     cut_sched *buf = cut_xcalloc((size_t)batch, sizeof *buf);
     cut_job **jobs = cut_xcalloc((size_t)batch, sizeof *jobs);
     /* Proposals compile on all cores while the runner measures whatever has finished compiling; up to two
-     * batches are in flight, so a slow compile never holds up the measurements. */
+     * batches are in flight, so a slow compile never holds up the measurements. In the first WARMUP_TRIALS the
+     * next batch waits until the current one is mostly measured: the cost model then learns from nearly every
+     * trial before it proposes, which matters most while it has little data (it costs a little GPU idle time). */
     cut_cstream *cs = cut_cstream_new(cfg->use_nvrtc ? &cfg->copts : NULL, e);
     if (!cs)
         rc = -1;
@@ -214,7 +218,8 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
         int inflight = cut_cstream_inflight(cs);
         int remaining = cfg->trials - done - inflight;
         out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds;
-        if (remaining > 0 && inflight < 2 * batch && !exhausted && !out_of_time)
+        int depth = done < WARMUP_TRIALS ? CUT_MAX(batch / 4, 1) : 2 * batch;
+        if (remaining > 0 && inflight < depth && !exhausted && !out_of_time)
             exhausted = refill(cs, search, c, CUT_MIN(batch, remaining), buf) == 0;
         inflight = cut_cstream_inflight(cs);
         if (inflight == 0)

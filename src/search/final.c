@@ -1,0 +1,135 @@
+/* cutune — the final measurement of a tuned case: its best few kernels re-timed with a longer timing policy,
+ * interleaved with the vendor baseline (cuDNN) in the same worker, over a few rounds. Used at the end of
+ * `cutune tune` and by `cutune baseline`. */
+#include "cutune/tune.h"
+#include "cutune/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cut_final_timing(cut_timing *t)
+{
+    cut_timing_default(t);
+    t->min_repeats = 20;
+    t->min_total_ms = 200;
+    t->max_repeats = 2000;
+}
+
+/* Indices of the k fastest valid records, fastest first. Returns how many (<= k). */
+static int best_k(const cut_record *recs, int n, int k, int *idx)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (recs[i].status != CUT_ST_OK)
+            continue;
+        if (m == k && recs[i].median_ms >= recs[idx[k - 1]].median_ms)
+            continue;
+        int at = m < k ? m++ : k - 1;
+        while (at > 0 && recs[idx[at - 1]].median_ms > recs[i].median_ms) {
+            idx[at] = idx[at - 1];
+            at--;
+        }
+        idx[at] = i;
+    }
+    return m;
+}
+
+int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c, const cut_record *recs, int n,
+                   int topk, int rounds, int with_vendor, cut_final *out, cut_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->best = -1;
+    out->vendor_ms = -1;
+    topk = CUT_MAX(0, CUT_MIN(topk, CUT_FINAL_MAX));
+    rounds = CUT_MAX(1, rounds);
+    int idx[CUT_FINAL_MAX];
+    int k = best_k(recs, n, topk, idx);
+    cut_kernel_src ks[CUT_FINAL_MAX];
+    cut_compiled bins[CUT_FINAL_MAX];
+    cut_candidate cands[CUT_FINAL_MAX];
+    memset(ks, 0, sizeof ks);
+    memset(bins, 0, sizeof bins);
+    int rc = 0;
+    for (int j = 0; j < k && rc == 0; j++) {
+        out->sched[j] = recs[idx[j]].sched;
+        out->search_ms[j] = recs[idx[j]].median_ms;
+        out->final_ms[j] = -1;
+        if (cut_codegen_conv(c, &out->sched[j], &ks[j], e) != 0)
+            rc = -1;
+        else if (co && cut_compile_one(ks[j].src, "final", co, &bins[j], e) != 0)
+            rc = -1;
+        cands[j].ks = &ks[j];
+        cands[j].bin = co ? &bins[j] : NULL;
+    }
+    out->k = k;
+    cut_timing saved = r->timing, longer;
+    cut_final_timing(&longer);
+    longer.timeout_s = saved.timeout_s;
+    longer.flush_l2 = saved.flush_l2;
+    r->timing = longer;
+    for (int round = 0; rc == 0 && round < rounds; round++) {
+        cut_result res[CUT_FINAL_MAX];
+        if (k > 0 && r->measure(r, cands, k, res, e) != 0) {
+            rc = -1;
+            break;
+        }
+        for (int j = 0; j < k; j++)
+            if (res[j].status == CUT_ST_OK && (out->final_ms[j] < 0 || res[j].median_ms < out->final_ms[j]))
+                out->final_ms[j] = res[j].median_ms;
+        if (!with_vendor)
+            continue;
+        cut_result vr;
+        if (cut_runner_gpu_cudnn(r, &vr, out->vendor_algo, sizeof out->vendor_algo, e) != 0) {
+            rc = -1;
+            break;
+        }
+        if (vr.status == CUT_ST_OK && (out->vendor_ms < 0 || vr.median_ms < out->vendor_ms))
+            out->vendor_ms = vr.median_ms;
+    }
+    r->timing = saved;
+    for (int j = 0; j < k; j++) {
+        if (out->final_ms[j] > 0 && (out->best < 0 || out->final_ms[j] < out->final_ms[out->best]))
+            out->best = j;
+        cut_kernel_src_free(&ks[j]);
+        cut_compiled_free(&bins[j]);
+    }
+    return rc;
+}
+
+void cut_final_print(FILE *f, const cut_conv *c, int case_idx, const cut_final *fin)
+{
+    char name[512];
+    cut_conv_case_name(c, case_idx, name, sizeof name);
+    double flops = cut_conv_flops(c);
+    double ours = fin->best >= 0 ? fin->final_ms[fin->best] : -1, theirs = fin->vendor_ms;
+    fprintf(f, "case %d  %-58s ", case_idx, name);
+    if (theirs > 0)
+        fprintf(f, "cuDNN %-24s %9.4f ms  ", fin->vendor_algo, theirs);
+    else
+        fprintf(f, "cuDNN n/a  ");
+    fprintf(f, "cutune %9.4f ms (%.0f GFLOP/s, best of top %d re-timed)", ours, ours > 0 ? flops / ours / 1e6 : 0,
+            fin->k);
+    if (ours > 0 && theirs > 0)
+        fprintf(f, "  speedup %.2fx", theirs / ours);
+    fputc('\n', f);
+    fflush(f);
+}
+
+void cut_final_json(FILE *f, const cut_conv *c, int case_idx, int trials, double search_s, const cut_final *fin)
+{
+    double flops = cut_conv_flops(c);
+    double ours = fin->best >= 0 ? fin->final_ms[fin->best] : -1, theirs = fin->vendor_ms;
+    char sched[512] = "null";
+    if (fin->best >= 0)
+        cut_sched_to_json(&fin->sched[fin->best], sched, sizeof sched);
+    fprintf(f,
+            "{\"case\":%d,\"shape\":[%d,%d,%d,%d,%d,%d,%d,%d,%d],\"trials\":%d,\"cutune_ms\":%.6f,"
+            "\"cutune_search_ms\":%.6f,\"cudnn_ms\":%.6f,\"cudnn_algo\":\"%s\",\"speedup\":%.4f,"
+            "\"cutune_gflops\":%.1f,\"cudnn_gflops\":%.1f,\"retimed\":%d,\"search_s\":%.2f,\"best_sched\":%s}\n",
+            case_idx, c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad, trials, ours,
+            fin->best >= 0 ? fin->search_ms[fin->best] : -1.0, theirs, fin->vendor_algo,
+            (ours > 0 && theirs > 0) ? theirs / ours : 0, ours > 0 ? flops / ours / 1e6 : 0,
+            theirs > 0 ? flops / theirs / 1e6 : 0, fin->k, search_s, sched);
+    fflush(f);
+}
