@@ -5,7 +5,9 @@ BIN=$1; DIR=$2
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$BIN" tune --backend emu --workloads tiny --trials 30 --batch 8 --final 2 --quiet --outdir . | tee tune.out
+"$BIN" tune --backend emu --workloads tiny --trials 30 --batch 8 --final 2 --prior --quiet --outdir . | tee tune.out
+# --prior: cases 2 and 3 start their cost model from the earlier cases' logs
+[ "$(grep -c "started from other workloads' trials" tune.out)" -eq 2 ] || fail "--prior was not used by cases 2 and 3"
 n=$(ls tuningrecords/*.json | wc -l); [ "$n" -eq 3 ] || fail "expected 3 record logs, got $n"
 for f in tuningrecords/*.json; do
   lines=$(wc -l < "$f"); [ "$lines" -eq 30 ] || fail "$f has $lines lines, want 30"

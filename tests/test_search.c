@@ -101,6 +101,38 @@ static void test_epsilon_decay(void **state)
     cut_search_free(s);
 }
 
+/* Trials of another workload train the model (so the first round is model-guided) without entering the search's
+ * own bookkeeping: nothing is marked seen. */
+static void test_prior(void **state)
+{
+    (void)state;
+    const cut_conv c = {1, 14, 14, 256, 256, 3, 3, 1, 1}, other = {1, 28, 28, 128, 128, 3, 3, 1, 1};
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_search_opts o;
+    cut_search_opts_default(&o);
+    cut_search *s = cut_search_new(&c, &d, &o);
+    cut_rng r;
+    cut_rng_seed(&r, 5);
+    cut_sched sc;
+    assert_int_equal(cut_sched_sample_valid(&other, &d, 1, &r, &sc, 1000), 0);
+    assert_int_equal(cut_search_add_prior(s, &other, &sc, 1.0, -1, 0), -1); /* group 0 is the case itself */
+    for (int i = 0; i < 64; i++) {
+        assert_int_equal(cut_sched_sample_valid(&other, &d, 1, &r, &sc, 1000), 0);
+        assert_int_equal(cut_search_add_prior(s, &other, &sc, synthetic_ms(&sc), -1, 1), 0);
+    }
+    assert_int_equal(cut_search_seen(s), 0);
+    cut_sched out[16];
+    assert_int_equal(cut_search_propose(s, 16, out), 16);
+    assert_int_equal(cut_search_seen(s), 16);
+    assert_true(cut_search_model_active(s));
+    cut_search_free(s);
+    o.use_model = 0; /* without a model there is nothing to give a prior to */
+    s = cut_search_new(&c, &d, &o);
+    assert_int_equal(cut_search_add_prior(s, &other, &sc, 1.0, -1, 1), -1);
+    cut_search_free(s);
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * replay: the search over a recorded universe; "measuring" looks the schedule's time up in the log */
 
@@ -193,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_distinct_plain),
         cmocka_unit_test(test_distinct_model),
         cmocka_unit_test(test_epsilon_decay),
+        cmocka_unit_test(test_prior),
         cmocka_unit_test(test_replay_search_beats_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

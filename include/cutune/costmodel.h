@@ -33,6 +33,10 @@ int cut_costmodel_set_param(cut_costmodel *m, const char *key, const char *value
 /* Adds one training point: CUT_FEAT_LEN features and the measured throughput. gflops <= 0 (or NaN) marks a failed
  * trial, learned as a value below the slowest success. The features are copied. */
 void cut_costmodel_add(cut_costmodel *m, const float *features, double gflops);
+/* The same for a point of another workload (a prior, as in Ansor's transfer learning): group != 0 names that
+ * workload. With a ranking objective pairs are formed only within a group, so workloads of different speed do not
+ * mix; the features carry the workload's shape, so the trees can tell them apart. */
+void cut_costmodel_add_group(cut_costmodel *m, const float *features, double gflops, int group);
 /* Convenience: features of schedule s (regs from the compiler, -1 if unknown) plus cut_costmodel_add.
  * Returns -1 with e set if the features cannot be computed (unknown template). */
 int cut_costmodel_add_sched(cut_costmodel *m, const cut_conv *c, const cut_devlimits *d, const cut_sched *s,

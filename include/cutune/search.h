@@ -31,6 +31,10 @@ void cut_search_free(cut_search *s);
 /* Reports a measured schedule: time_ms > 0 for a valid measurement, <= 0 for a failed one; regs from the
  * compiler or -1. Also marks it seen and feeds the cost model. */
 void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int regs);
+/* Gives the cost model a measured trial of another workload c (a prior, e.g. the other cases of a list): group
+ * (!= 0) names that workload. It is not marked seen and does not enter the population. Returns -1 (and ignores it)
+ * without a model, for group 0 or a schedule without features. With a prior the model guides the first round. */
+int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, double time_ms, int regs, int group);
 /* Fills up to n new valid schedules never seen or proposed before. Returns how many (0 when the space seems
  * exhausted). Once the model has data: a share epsilon (cut_search_epsilon) of fresh random schedules, and the
  * best-scored unseen schedules of a few generations of evolution whose fitness is the model's score, started from

@@ -27,6 +27,7 @@ typedef struct cut_tune_cfg {
     int case_pos, case_total;/* for the progress line: "case i/n" */
     const char *kernel_dump_dir; /* NULL: none; else failed candidates' source + log are written here */
     double max_seconds;      /* > 0: stop proposing new batches after this long (the log says how many ran) */
+    int use_prior;           /* 1: the cost model also learns from the other workloads' logs in records_dir */
 } cut_tune_cfg;
 
 typedef struct cut_tune_stats {
@@ -38,6 +39,7 @@ typedef struct cut_tune_stats {
     double best_gflops;
     cut_sched best;
     double seconds;      /* wall time of this run */
+    int prior_trials;    /* trials of other workloads the cost model started from */
 } cut_tune_stats;
 
 /* Tunes one case (1-based case_idx). Returns -1 only for setup errors (unwritable log, runner failure). */

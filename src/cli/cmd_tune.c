@@ -31,6 +31,8 @@ static const char usage_text[] =
     "  --final K           re-time the K best kernels of each tuned case with longer timing, interleaved with\n"
     "                      cuDNN over 2 rounds; one JSON line per case appended to DIR/final.jsonl\n"
     "                      (default 3 on a GPU, 0 under emulation; at most 8)\n"
+    "  --prior             also train the cost model on the logs of the 3 other workloads in DIR/tuningrecords\n"
+    "                      nearest in shape (transfer; off by default: it helped some cases and hurt others)\n"
     "  --quiet             no progress line\n";
 
 /* Re-times the best k kernels of a case just tuned (the runner is still prepared for it), interleaved with cuDNN on
@@ -67,7 +69,8 @@ static int final_step(const cut_tune_cfg *cfg, cut_runner *r, const char *outdir
 int cut_cmd_tune(int argc, char **argv)
 {
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
-    int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1;
+    int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
+        prior = 0;
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -81,6 +84,8 @@ int cut_cmd_tune(int argc, char **argv)
             test = 1;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--prior")) {
+            prior = 1;
         } else if (!strcmp(a, "--no-sample")) {
             no_sample = 1;
         } else if (!strcmp(a, "--workloads")) {
@@ -191,6 +196,7 @@ int cut_cmd_tune(int argc, char **argv)
     cfg.progress = !quiet;
     cfg.case_total = nsel;
     cfg.max_seconds = budget;
+    cfg.use_prior = prior;
     cut_devlimits_sm90(&cfg.limits);
     cut_runner *runner = NULL;
     int exit_code = CUT_EXIT_OK;
@@ -261,8 +267,9 @@ int cut_cmd_tune(int argc, char **argv)
             printf("%s: already finished (%d trials), skipped; best %.4f ms (%.1f GFLOP/s)\n", name,
                    st.trials_total, st.best_ms, st.best_gflops);
         else
-            printf("%s: %d trials (%d new, %d failed) in %.1f s; best %.4f ms = %.1f GFLOP/s [%s]\n", name,
-                   st.trials_total, st.trials_new, st.failures_new, st.seconds, st.best_ms, st.best_gflops, desc);
+            printf("%s: %d trials (%d new, %d failed) in %.1f s; best %.4f ms = %.1f GFLOP/s [%s]%s\n", name,
+                   st.trials_total, st.trials_new, st.failures_new, st.seconds, st.best_ms, st.best_gflops, desc,
+                   st.prior_trials > 0 ? "; cost model started from other workloads' trials" : "");
         fflush(stdout);
         if (final_k > 0 && !st.skipped && st.best_ms > 0 &&
             final_step(&cfg, runner, outdir, c, idx, final_k, !strcmp(backend, "cuda"), st.seconds, &e) != 0) {

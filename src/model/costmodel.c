@@ -24,6 +24,7 @@
 struct cut_costmodel {
     float *x;        /* n x CUT_FEAT_LEN, owned */
     double *gflops;  /* n, owned; <= 0 for failures */
+    int *group;      /* n, owned: 0 for the case being tuned, other ids for other workloads' trials (a prior) */
     int n, cap, nvalid;
     BoosterHandle bst; /* NULL until trained */
     int rounds;
@@ -90,6 +91,7 @@ void cut_costmodel_free(cut_costmodel *m)
         XGBoosterFree(m->bst);
     free(m->x);
     free(m->gflops);
+    free(m->group);
     free(m);
 }
 
@@ -114,17 +116,24 @@ int cut_costmodel_set_param(cut_costmodel *m, const char *key, const char *value
     return 0;
 }
 
-void cut_costmodel_add(cut_costmodel *m, const float *features, double gflops)
+void cut_costmodel_add_group(cut_costmodel *m, const float *features, double gflops, int group)
 {
     if (m->n == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 256;
         m->x = cut_xrealloc(m->x, sizeof(float) * CUT_FEAT_LEN * (size_t)m->cap);
         m->gflops = cut_xrealloc(m->gflops, sizeof(double) * (size_t)m->cap);
+        m->group = cut_xrealloc(m->group, sizeof(int) * (size_t)m->cap);
     }
     memcpy(m->x + (size_t)m->n * CUT_FEAT_LEN, features, sizeof(float) * CUT_FEAT_LEN);
     int ok = gflops > 0 && isfinite(gflops);
+    m->group[m->n] = group;
     m->gflops[m->n++] = ok ? gflops : 0.0;
     m->nvalid += ok;
+}
+
+void cut_costmodel_add(cut_costmodel *m, const float *features, double gflops)
+{
+    cut_costmodel_add_group(m, features, gflops, 0);
 }
 
 int cut_costmodel_add_sched(cut_costmodel *m, const cut_conv *c, const cut_devlimits *d, const cut_sched *s,
@@ -142,24 +151,85 @@ int cut_costmodel_count_valid(const cut_costmodel *m) { return m->nvalid; }
 int cut_costmodel_trained(const cut_costmodel *m) { return m->bst != NULL; }
 const char *cut_costmodel_error(const cut_costmodel *m) { return m->err; }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The training set in group order (XGBoost's query groups are contiguous runs of rows): order[] of the points,
+ * gsize[] the size of each of the *ngroups groups. Caller frees both. */
+static void group_order(const cut_costmodel *m, int **order, unsigned **gsize, int *ngroups)
+{
+    int *ids = cut_xmalloc(sizeof(int) * (size_t)m->n);
+    memcpy(ids, m->group, sizeof(int) * (size_t)m->n);
+    qsort(ids, (size_t)m->n, sizeof *ids, cmp_int);
+    int ng = 0;
+    for (int i = 0; i < m->n; i++)
+        if (i == 0 || ids[i] != ids[i - 1])
+            ids[ng++] = ids[i];
+    *order = cut_xmalloc(sizeof(int) * (size_t)m->n);
+    *gsize = cut_xcalloc((size_t)ng, sizeof(unsigned));
+    int k = 0;
+    for (int g = 0; g < ng; g++)
+        for (int i = 0; i < m->n; i++)
+            if (m->group[i] == ids[g]) {
+                (*order)[k++] = i;
+                (*gsize)[g]++;
+            }
+    *ngroups = ng;
+    free(ids);
+}
+
+/* Ranking weights per group: the case being tuned (group 0) weighs as much as all prior groups together, so a
+ * large prior shapes the trees where the case's own trials are silent but never outvotes them. */
+static int set_group_weights(const cut_costmodel *m, const int *order, const unsigned *gsize, int ng, DMatrixHandle dm,
+                             cut_err *e)
+{
+    float *w = cut_xmalloc(sizeof(float) * (size_t)ng);
+    unsigned own = 0, prior = 0;
+    for (int g = 0, at = 0; g < ng; at += (int)gsize[g++]) {
+        if (m->group[order[at]] == 0)
+            own += gsize[g];
+        else
+            prior += gsize[g];
+    }
+    for (int g = 0, at = 0; g < ng; at += (int)gsize[g++])
+        w[g] = (m->group[order[at]] == 0 && own > 0) ? (float)CUT_MAX(1.0, (double)prior / own) : 1.0f;
+    int rc = XGDMatrixSetFloatInfo(dm, "weight", w, (bst_ulong)ng) != 0 ? xgb_err(e, "setting group weights") : 0;
+    free(w);
+    return rc;
+}
+
 int cut_costmodel_train(cut_costmodel *m, cut_err *e)
 {
     if (m->nvalid < 2)
         return 0;
-    /* labels: log throughput; failures one e-fold below the slowest success */
+    int *order, ng;
+    unsigned *gsize;
+    group_order(m, &order, &gsize, &ng);
+    /* labels: log throughput; failures one e-fold below the slowest success of their group */
+    float *x = cut_xmalloc(sizeof(float) * CUT_FEAT_LEN * (size_t)m->n);
     float *y = cut_xmalloc(sizeof(float) * (size_t)m->n);
-    double lo = INFINITY, sum = 0;
-    for (int i = 0; i < m->n; i++)
-        if (m->gflops[i] > 0 && log(m->gflops[i]) < lo)
-            lo = log(m->gflops[i]);
-    for (int i = 0; i < m->n; i++) {
-        y[i] = (float)(m->gflops[i] > 0 ? log(m->gflops[i]) : lo - 1.0);
-        sum += y[i];
+    double sum = 0;
+    for (int g = 0, at = 0; g < ng; at += (int)gsize[g++]) {
+        double lo = INFINITY;
+        for (int j = at; j < at + (int)gsize[g]; j++)
+            if (m->gflops[order[j]] > 0 && log(m->gflops[order[j]]) < lo)
+                lo = log(m->gflops[order[j]]);
+        if (!isfinite(lo))
+            lo = 0;
+        for (int j = at; j < at + (int)gsize[g]; j++) {
+            int i = order[j];
+            memcpy(x + (size_t)j * CUT_FEAT_LEN, m->x + (size_t)i * CUT_FEAT_LEN, sizeof(float) * CUT_FEAT_LEN);
+            y[j] = (float)(m->gflops[i] > 0 ? log(m->gflops[i]) : lo - 1.0);
+            sum += y[j];
+        }
     }
     DMatrixHandle dm = NULL;
     BoosterHandle bst = NULL;
     int rc = -1;
-    if (XGDMatrixCreateFromMat(m->x, (bst_ulong)m->n, CUT_FEAT_LEN, NAN, &dm) != 0) {
+    if (XGDMatrixCreateFromMat(x, (bst_ulong)m->n, CUT_FEAT_LEN, NAN, &dm) != 0) {
         xgb_err(e, "creating the training matrix");
         goto out;
     }
@@ -168,13 +238,13 @@ int cut_costmodel_train(cut_costmodel *m, cut_err *e)
         goto out;
     }
     const char *obj = param_get(m, "objective");
-    if (strncmp(obj, "rank:", 5) == 0) {
-        unsigned group = (unsigned)m->n; /* one query: all trials of the case */
-        if (XGDMatrixSetUIntInfo(dm, "group", &group, 1) != 0) {
-            xgb_err(e, "setting the ranking group");
-            goto out;
-        }
+    /* one query group per workload: pairs are only formed between trials of the same workload */
+    if (strncmp(obj, "rank:", 5) == 0 && XGDMatrixSetUIntInfo(dm, "group", gsize, (bst_ulong)ng) != 0) {
+        xgb_err(e, "setting the ranking groups");
+        goto out;
     }
+    if (strncmp(obj, "rank:", 5) == 0 && ng > 1 && set_group_weights(m, order, gsize, ng, dm, e) != 0)
+        goto out;
     if (XGBoosterCreate(&dm, 1, &bst) != 0) {
         xgb_err(e, "creating the booster");
         goto out;
@@ -209,6 +279,9 @@ out:
     if (dm)
         XGDMatrixFree(dm);
     free(y);
+    free(x);
+    free(order);
+    free(gsize);
     return rc;
 }
 

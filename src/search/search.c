@@ -46,6 +46,7 @@ struct cut_search {
     int ntpl;
     int tpls[32];
     int nobs;             /* observations so far */
+    int nprior;           /* trials of other workloads given to the model */
     cut_costmodel *model; /* NULL: plain evolutionary search */
     int new_obs;          /* observations since the last training */
 };
@@ -194,6 +195,17 @@ void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int 
     }
     s->pop[at].sc = *sc;
     s->pop[at].ms = time_ms;
+}
+
+int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, double time_ms, int regs, int group)
+{
+    float f[CUT_FEAT_LEN];
+    if (!s->model || group == 0 || cut_features_conv(c, sc, &s->dev, regs, f, CUT_FEAT_LEN) < 0)
+        return -1;
+    cut_costmodel_add_group(s->model, f, time_ms > 0 ? cut_conv_gflops(c, time_ms) : 0.0, group);
+    s->nprior++;
+    s->new_obs++;
+    return 0;
 }
 
 /* ---- the space as the search sees it: the template spaces, or a recorded universe (replay) ---- */
@@ -400,7 +412,7 @@ static int propose_model(cut_search *s, int n, cut_sched *out)
 /* Trains the model on new observations; drops it (and says so once) if XGBoost fails. 1 if usable. */
 static int model_ready(cut_search *s)
 {
-    if (!s->model || s->npop == 0)
+    if (!s->model || (s->npop == 0 && s->nprior == 0))
         return 0;
     if (s->new_obs > 0) {
         cut_err e;

@@ -5,12 +5,15 @@
 #include "cutune/util.h"
 #include "search/cstream.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define WARMUP_TRIALS 256
+#define PRIOR_LOGS 3      /* other workloads' logs the cost model starts from: the nearest in shape */
+#define PRIOR_PER_LOG 300 /* trials taken from each (training time grows with the total) */
 
 static void progress(const cut_tune_cfg *cfg, int done, int total, int failed, double best_gflops, double rate,
                      int final)
@@ -139,6 +142,83 @@ static int refill(cut_cstream *cs, cut_search *search, const cut_conv *c, int wa
     return got;
 }
 
+/* Distance between two workloads in log2 shape space (output pixels, channels in and out, filter size, stride,
+ * batch): what decides which tiles and splits suit a convolution. */
+static double shape_distance(const cut_conv *a, const cut_conv *b)
+{
+    double d[6] = {
+        log2((double)cut_conv_oh(a) * cut_conv_ow(a)) - log2((double)cut_conv_oh(b) * cut_conv_ow(b)),
+        log2(a->co) - log2(b->co), log2(a->ci) - log2(b->ci), log2((double)a->kh * a->kw) - log2((double)b->kh * b->kw),
+        log2(a->stride) - log2(b->stride), log2(a->n) - log2(b->n)};
+    double s = 0;
+    for (int i = 0; i < 6; i++)
+        s += d[i] * d[i];
+    return sqrt(s);
+}
+
+typedef struct prior_log {
+    cut_record *recs;
+    int n;
+    double dist;
+} prior_log;
+
+static int by_dist(const void *pa, const void *pb)
+{
+    double a = ((const prior_log *)pa)->dist, b = ((const prior_log *)pb)->dist;
+    return (a > b) - (a < b);
+}
+
+/* Feeds the cost model up to PRIOR_PER_LOG random trials of each of the PRIOR_LOGS other workloads in dir nearest
+ * to c in shape (never c itself): Ansor-style transfer, so the first rounds are guided by what was fast on similar
+ * convolutions. A log that cannot be read is skipped with a note: a prior is an optimisation, never a reason to
+ * stop. Returns the trials added. */
+static int add_priors(cut_search *search, const char *dir, const cut_conv *c, uint64_t seed)
+{
+    char **names = NULL;
+    int nn = 0, nlogs = 0, added = 0;
+    cut_err e;
+    if (!dir || cut_records_dir_list(dir, ".json", &names, &nn, &e) != 0)
+        return 0;
+    prior_log *logs = cut_xcalloc((size_t)(nn ? nn : 1), sizeof *logs);
+    for (int f = 0; f < nn; f++) {
+        char path[1024];
+        if (snprintf(path, sizeof path, "%s/%s", dir, names[f]) >= (int)sizeof path)
+            continue;
+        prior_log *l = &logs[nlogs];
+        int partial = 0;
+        if (cut_records_load(path, &l->recs, &l->n, &partial, &e) != 0) {
+            fprintf(stderr, "cutune: prior %s skipped: %s\n", names[f], e.msg);
+            continue;
+        }
+        if (l->n == 0 || memcmp(&l->recs[0].conv, c, sizeof *c) == 0) {
+            free(l->recs);
+            continue;
+        }
+        l->dist = shape_distance(&l->recs[0].conv, c);
+        nlogs++;
+    }
+    qsort(logs, (size_t)nlogs, sizeof *logs, by_dist);
+    cut_rng rng;
+    cut_rng_seed(&rng, seed);
+    for (int f = 0; f < nlogs; f++) {
+        cut_record *recs = logs[f].recs;
+        int n = logs[f].n, take = f < PRIOR_LOGS ? CUT_MIN(n, PRIOR_PER_LOG) : 0;
+        for (int i = 0; i < take; i++) { /* a partial Fisher-Yates shuffle: distinct random lines */
+            int j = i + (int)cut_rng_below(&rng, (uint32_t)(n - i));
+            cut_record t = recs[i];
+            recs[i] = recs[j];
+            recs[j] = t;
+            const cut_record *r = &recs[i];
+            added += cut_search_add_prior(search, &r->conv, &r->sched, r->status == CUT_ST_OK ? r->median_ms : -1,
+                                          r->regs, f + 1) == 0;
+        }
+        free(recs);
+    }
+    free(logs);
+    cut_records_names_free(names, nn);
+    return added;
+}
+
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
                   cut_err *e)
 {
@@ -168,6 +248,9 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
         }
     }
     free(old);
+    if (cfg->use_prior) {
+        st->prior_trials = add_priors(search, cfg->records_dir, c, so.seed);
+    }
     st->trials_total = nold;
     if (nold >= cfg->trials) {
         st->skipped = 1;
