@@ -19,6 +19,7 @@ typedef struct cut_kernel_src {
     unsigned grid[3], block[3];
     unsigned smem_dynamic;     /* bytes of dynamic shared memory (0 for static-only kernels) */
     int uses_inline_ptx;       /* 1: cannot run under emulation */
+    double tol_scale;          /* tolerance factor of the kernel's algorithm (cut_conv_tolerance_scaled; 0: 1) */
 } cut_kernel_src;
 
 /* Generates the kernel for a valid schedule. Caller frees with cut_kernel_src_free. */

@@ -12,5 +12,6 @@ void cut_emit_banner(cut_buf *b, const cut_conv *c, const cut_sched *s);
 void cut_emit_launch(cut_kernel_src *out, const unsigned grid[3], int threads);
 int cut_emit_direct(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 int cut_emit_igemm(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+int cut_emit_winograd(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 
 #endif

@@ -5,7 +5,7 @@
  * Per candidate: inline PTX or dynamic shared memory -> CUT_ST_INVALID with the reason (they cannot run
  * here); host compile failure -> CUT_ST_COMPILE_ERROR with the compiler's first lines; launch refused (block
  * over 1024 threads, ...) -> CUT_ST_LAUNCH_ERROR; output poisoned with
- * NaN, one launch, compare (cut_conv_tolerance) -> CUT_ST_WRONG_RESULT with the first mismatches; then timed
+ * NaN, one launch, compare (cut_conv_tolerance times the kernel's tol_scale) -> CUT_ST_WRONG_RESULT with the first mismatches; then timed
  * launches (the checked launch counts as the warm-up) and a second comparison. Emulated times say how fast the
  * host runs the code, not the GPU: they exist so the pipeline can be exercised end to end. A kernel that never
  * terminates cannot be stopped in-process, so timing.timeout_s is not enforced here. */
@@ -115,17 +115,22 @@ static int launch_timed(emu_runner *er, cut_emu_kernel *k, const cut_kernel_src 
     return 0;
 }
 
-static int check_output(emu_runner *er, cut_result *res, const char *when)
+/* Compares with the reference under the workload's tolerance times the kernel's factor (cut_conv_tolerance_scaled). */
+static int check_output(emu_runner *er, const cut_kernel_src *ks, cut_result *res, const char *when)
 {
     char msg[200];
-    double maxe = 0;
-    size_t bad = cut_compare(er->out, er->ref, er->n_out, er->atol, er->rtol, &maxe, msg, sizeof msg);
+    double maxe = 0, atol = er->atol, rtol = er->rtol;
+    if (isfinite(ks->tol_scale) && ks->tol_scale > 1.0) {
+        atol *= ks->tol_scale;
+        rtol *= ks->tol_scale;
+    }
+    size_t bad = cut_compare(er->out, er->ref, er->n_out, atol, rtol, &maxe, msg, sizeof msg);
     if (maxe > res->max_abs_err)
         res->max_abs_err = maxe;
     if (bad) {
         res->status = CUT_ST_WRONG_RESULT;
         snprintf(res->error, sizeof res->error, "%s%zu of %zu wrong (atol %.3g rtol %.3g): %s", when, bad,
-                 er->n_out, er->atol, er->rtol, msg);
+                 er->n_out, atol, rtol, msg);
         return -1;
     }
     return 0;
@@ -219,7 +224,7 @@ static void measure_one(cut_runner *r, const cut_candidate *cand, cut_emu_kernel
     poison(er->out, er->n_out);
     if (launch_timed(er, k, ks, &ms, res) != 0)
         return;
-    if (check_output(er, res, "") != 0)
+    if (check_output(er, ks, res, "") != 0)
         return;
 
     /* Timing: the checked launch was the warm-up; at least min(min_repeats, 3) launches and min_total_ms. */
@@ -240,7 +245,7 @@ static void measure_one(cut_runner *r, const cut_candidate *cand, cut_emu_kernel
         res->min_ms = times[0];
         res->max_ms = times[n - 1];
         res->median_ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-        check_output(er, res, "after timing: ");
+        check_output(er, ks, res, "after timing: ");
         if (res->status != CUT_ST_OK)
             res->median_ms = res->min_ms = res->max_ms = -1;
     }

@@ -347,7 +347,7 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, cut_
         return;
     }
     cut_wp_measure m = {.smem_dynamic = c->ks->smem_dynamic, .cubin = (const uint8_t *)bin->cubin,
-                        .cubin_size = bin->cubin_size};
+                        .cubin_size = bin->cubin_size, .tol_scale = c->ks->tol_scale};
     memcpy(m.grid, c->ks->grid, sizeof m.grid);
     memcpy(m.block, c->ks->block, sizeof m.block);
     snprintf(m.entry, sizeof m.entry, "%s", c->ks->entry);

@@ -412,6 +412,9 @@ void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b)
     cut_wp_put_u32(b, m->smem_dynamic);
     cut_wp_put_str(b, m->entry);
     cut_wp_put_bytes(b, m->cubin, m->cubin_size);
+    uint64_t bits;
+    memcpy(&bits, &m->tol_scale, sizeof bits);
+    cut_wp_put_u64(b, bits);
 }
 
 int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e)
@@ -428,10 +431,15 @@ int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e)
     cut_wp_get_u32(&r, &m->smem_dynamic);
     cut_wp_get_str(&r, m->entry, sizeof m->entry);
     cut_wp_get_bytes(&r, &m->cubin, &m->cubin_size);
+    uint64_t bits = 0;
+    cut_wp_get_u64(&r, &bits);
+    memcpy(&m->tol_scale, &bits, sizeof bits);
     if (rd_finish(&r, f, e))
         return -1;
     if (!m->entry[0])
         return cut_err_set(e, "malformed MEASURE message: empty entry name");
+    if (!(m->tol_scale >= 0.0 && m->tol_scale <= 1000.0))
+        return cut_err_set(e, "malformed MEASURE message: tolerance factor %g", m->tol_scale);
     if (m->cubin_size == 0)
         return cut_err_set(e, "malformed MEASURE message: empty cubin");
     return 0;
@@ -773,7 +781,15 @@ static void measure_kernel(cut_wk *w, const cut_wp_measure *m, cut_result *res, 
         goto out;
     }
     cut_wk_launcher l = {kern_launch_fn, &k};
+    /* the kernel's algorithm may carry a wider tolerance (cut_conv_tolerance_scaled): for this candidate only */
+    const double atol = w->atol, rtol = w->rtol;
+    if (m->tol_scale > 1.0) {
+        w->atol *= m->tol_scale;
+        w->rtol *= m->tol_scale;
+    }
     cut_wk_check_and_time(w, &l, res, fatal);
+    w->atol = atol;
+    w->rtol = rtol;
 out:
     if (!*fatal)
         cu->cuModuleUnload(mod);

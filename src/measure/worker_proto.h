@@ -120,6 +120,7 @@ typedef struct cut_wp_measure {
     char entry[CUT_ENTRY_LEN];
     const uint8_t *cubin;
     size_t cubin_size;
+    double tol_scale; /* the kernel's tolerance factor (cut_kernel_src.tol_scale; 0: 1) */
 } cut_wp_measure;
 void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b);
 int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e);

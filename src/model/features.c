@@ -1,10 +1,11 @@
 /* cutune — feature vectors of schedules for the cost model.
  *
- * What a GPU cares about, computed from the knobs the way the generated kernels (codegen/direct.c, codegen/igemm.c)
- * use them:
+ * What a GPU cares about, computed from the knobs the way the generated kernels (codegen/direct.c, codegen/igemm.c,
+ * codegen/winograd.c) use them:
  * parallelism (threads, blocks, waves, occupancy), reuse (outputs per thread, arithmetic intensity of a block tile,
  * loads per FMA), memory access shape (32-byte sectors per warp request, shared-memory bank conflicts), code shape
- * (unrolled body, vector width) and waste (tile overhang, reduction tail, last-wave tail). */
+ * (unrolled body, vector width), waste (tile overhang, reduction tail, last-wave tail) and the algorithm (the
+ * multiplications Winograd saves, and what its transforms cost). */
 #include "model/features.h"
 #include "space/templates.h"
 
@@ -32,7 +33,10 @@ enum {
     F_SMEM_W_CONFLICT, F_LOG_WARP_SMEM_READS,
     /* template knobs, log2 (unroll: log2(1 + u)) */
     F_KNOB0,
-    F_END = F_KNOB0 + CUT_MAX_KNOBS
+    /* algorithm: direct multiplications per multiplication done (1; Winograd F(2x2) 2.25, F(4x4) 4), and the
+     * transform operations (loads, flops, stores of the input/filter/output transforms) per GEMM FMA */
+    F_MUL_SAVING = F_KNOB0 + CUT_MAX_KNOBS, F_XFORM_PER_FMA,
+    F_END
 };
 
 _Static_assert(F_END <= CUT_FEAT_LEN, "feature layout exceeds CUT_FEAT_LEN");
@@ -57,6 +61,7 @@ static const char *const names[CUT_FEAT_LEN] = {
     [F_OUT_SECTORS] = "out_sectors_per_warp", [F_STAGE_IN_SECTORS] = "stage_in_sectors_per_warp",
     [F_STAGE_W_SECTORS] = "stage_w_sectors_per_warp", [F_SMEM_IN_CONFLICT] = "smem_in_bank_conflict",
     [F_SMEM_W_CONFLICT] = "smem_w_bank_conflict", [F_LOG_WARP_SMEM_READS] = "log2_warp_smem_floats_per_step",
+    [F_MUL_SAVING] = "mul_saving", [F_XFORM_PER_FMA] = "transform_ops_per_fma",
 };
 
 const char *cut_features_name(int i)
@@ -72,7 +77,7 @@ const char *cut_features_name(int i)
             snprintf(buf[i], sizeof buf[i], "onehot_%s", t->name);
         return buf[i];
     }
-    if (i >= F_KNOB0 && i < F_END) { /* knob k of whichever template the one-hot names */
+    if (i >= F_KNOB0 && i < F_KNOB0 + CUT_MAX_KNOBS) { /* knob k of whichever template the one-hot names */
         char *b = buf[CUT_FEAT_NTPL + i - F_KNOB0];
         if (!b[0])
             snprintf(b, sizeof buf[0], "knob%d", i - F_KNOB0);
@@ -357,6 +362,103 @@ static void igemm_features(const cut_conv *c, const cut_sched *s, const cut_devl
         f[F_KNOB0 + i] = lg(1.0 + k[i]);
 }
 
+/* Operations of the straight-line transform dst = L src R^T (codegen/winograd.c): one per nonzero coefficient of
+ * each emitted row, cols(src) rows of L then rows(L) rows of R. */
+static int nnz(const cut_wino_mat *x)
+{
+    int n = 0;
+    for (int i = 0; i < x->rows * x->cols; i++)
+        n += x->num[i] != 0;
+    return n;
+}
+
+static double sandwich_ops(const cut_wino_mat *l, const cut_wino_mat *r, int src_cols)
+{
+    return (double)src_cols * nnz(l) + (double)l->rows * nnz(r);
+}
+
+/* Winograd F(m x m, 3x3) (space/winograd.c, codegen/winograd.c): alpha^2 GEMMs of BCO x BT per block over chunks
+ * of BC channels, plus the transforms. "FMAs" here are the GEMMs' multiply-adds, the work left after Winograd's
+ * saving (alpha^2 / m^2 per output and channel instead of 9); the transforms are counted separately. */
+static void winograd_features(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *f)
+{
+    const int *k = s->k;
+    cut_wino_geom g;
+    cut_winograd_geometry(c, s, &g);
+    const cut_wino_mats *mt = cut_winograd_mats(g.m);
+    const int bco = k[CUT_W_BCO], bt = k[CUT_W_BT], bc = k[CUT_W_BC], rco = k[CUT_W_RCO], rt = k[CUT_W_RT];
+    const int rxi = k[CUT_W_RXI], pad = k[CUT_W_PAD], m = g.m, a2 = g.a2;
+    const int threads = g.threads > 0 ? g.threads : 1, acc = g.acc > 0 ? g.acc : 1;
+    const double kred = (double)g.chunks * bc; /* channels a block runs through, the tail chunk's padding included */
+
+    f[F_LOG_THREADS] = lg(threads);
+    f[F_LOG_ACC] = lg(acc);
+    f[F_LOG_BLOCK_OUT] = lg((double)bco * bt * m * m);
+    f[F_LOG_FMA_THREAD] = lg(acc * kred);
+    f[F_LOG_FMA_BLOCK] = lg((double)a2 * bco * bt * kred);
+    double blocks = (double)g.grid[0] * g.grid[1] * g.grid[2];
+    f[F_LOG_BLOCKS] = lg(blocks);
+    resources(f, d, threads, regs > 0 ? regs : g.regs_est, g.smem_bytes, blocks);
+
+    /* one chunk: a2 * BCO * BT * BC FMAs; BC*BT patches of a2 floats and BC*BCO filters of 9 floats from global
+     * memory, a2 * BC * (BCO + BT) transformed floats staged */
+    double step_fma = (double)a2 * bco * bt * bc;
+    double step_global = (double)bc * bt * a2 + (double)bc * bco * 9;
+    double step_staged = (double)a2 * bc * (bco + bt);
+    f[F_LOG_INTENSITY] = lg(2.0 * step_fma / (4.0 * step_global));
+    f[F_LOADS_PER_FMA] = (float)((double)(rco + rt) / (rco * rt));
+    f[F_GLOBAL_LOADS_PER_FMA] = (float)(step_global / step_fma);
+    f[F_STAGE_PER_FMA] = (float)(step_staged / step_fma);
+    f[F_LOG_FMA_PER_SYNC] = lg((double)acc * bc / 2.0); /* two barriers per chunk */
+
+    f[F_LOG_BODY] = lg(g.unrolled_fmas);
+    f[F_LOG_UNROLLED_TRIPS] = lg(CUT_MIN(k[CUT_W_UNROLL], bc));
+    f[F_VEC] = (float)g.vt;
+    f[F_LOG_RED_STEPS] = lg(g.chunks);
+
+    /* computed outputs: whole m x m tiles (the tails of OH and OW included) of whole blocks */
+    double computed = (double)g.grid[1] * bco * g.grid[0] * bt * m * m;
+    f[F_TILE_EFF] = (float)((double)c->co * g.oh * g.ow / computed);
+    f[F_RED_EFF] = (float)((double)c->ci / kred);
+
+    /* The first warp's addresses (interior, bounds ignored): patch element (0, 0) of items 0..31, filter element
+     * 0 of filter items 0..31, row 0 of the epilogue's first 32 (co, tile) pairs, and the compute loop's shared
+     * reads (first float of each vector) for channel 0. */
+    int nw = CUT_MIN(32, threads), nout = 0;
+    long a_in[32], a_w[32], a_out[128], a_u[32], a_v[32];
+    int tw_ = g.tiles_w > 0 ? g.tiles_w : 1, tpi = CUT_MAX(g.tiles_h * g.tiles_w, 1);
+    for (int t = 0; t < nw; t++) {
+        int cc = t / bt, tl = t % bt, n = tl / tpi, th = tl % tpi / tw_, tw = tl % tw_;
+        a_in[t] = (((long)n * c->ci + cc) * c->h + th * m) * c->w + (long)tw * m;
+        int col = t / bc, cf = t % bc;
+        a_w[t] = ((long)col * c->ci + cf) * 9;
+        int vw = g.ow % m == 0 ? m : 1; /* float4/float2 rows, else scalar stores */
+        for (int v = 0; v < vw && nout < 128; v++)
+            a_out[nout++] = ((long)n * c->co * g.oh + th * m) * g.ow + (long)tw * m + v;
+        int tt = t % g.tt, tco = t / g.tt % g.tco, x = t / (g.tt * g.tco) * rxi;
+        a_u[t] = (long)x * bc * (bco + pad) + (long)tco * g.vco;
+        a_v[t] = (long)x * bc * (bt + pad) + (long)tt * g.vt;
+    }
+    f[F_STAGE_IN_SECTORS] = (float)sectors(a_in, nw);
+    f[F_STAGE_W_SECTORS] = (float)sectors(a_w, nw);
+    f[F_OUT_SECTORS] = (float)sectors(a_out, nout);
+    f[F_SMEM_IN_CONFLICT] = (float)bank_conflict(a_v, nw);
+    f[F_SMEM_W_CONFLICT] = (float)bank_conflict(a_u, nw);
+    f[F_LOG_WARP_SMEM_READS] = lg((double)distinct(a_u, nw) * rco + (double)distinct(a_v, nw) * rt);
+
+    for (int i = 0; i < CUT_W_NKNOBS && i < CUT_MAX_KNOBS; i++)
+        f[F_KNOB0 + i] = lg(1.0 + k[i]);
+
+    f[F_MUL_SAVING] = (float)(9.0 * m * m / a2);
+    /* per chunk: patch transforms (a2 loads, the B^T sandwich, a2 stores), filter transforms (9 loads, the G
+     * sandwich, a2 stores); per block once: the output transforms of BCO x BT tiles (a2 loads, A^T sandwich) */
+    double in_ops = a2 + sandwich_ops(&mt->bt, &mt->bt, g.alpha) + a2;
+    double w_ops = 9 + sandwich_ops(&mt->g, &mt->g, 3) + a2;
+    double out_ops = a2 + sandwich_ops(&mt->at, &mt->at, g.alpha) + m * m;
+    double xform = (double)bc * bt * in_ops + (double)bc * bco * w_ops + (double)bco * bt * out_ops / g.chunks;
+    f[F_XFORM_PER_FMA] = (float)(xform / step_fma);
+}
+
 int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap)
 {
     if (cap < CUT_FEAT_LEN || s->tpl < 0 || s->tpl >= CUT_FEAT_NTPL || !cut_template_get(s->tpl))
@@ -369,6 +471,7 @@ int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits
     out[F_LOG_CI] = lg(c->ci);
     out[F_LOG_KHW] = lg((double)c->kh * c->kw);
     out[F_STRIDE] = (float)c->stride;
+    out[F_MUL_SAVING] = 1.0f;
     const cut_template *t = cut_template_get(s->tpl);
     if (strcmp(t->name, "direct") == 0) {
         for (int i = 0; i < CUT_D_NKNOBS; i++)
@@ -385,6 +488,15 @@ int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits
             if (s->k[sizes[i]] <= 0)
                 return -1; /* knobs the geometry divides by */
         igemm_features(c, s, d, regs, out);
+    } else if (strcmp(t->name, "winograd") == 0) {
+        static const int sizes[] = {CUT_W_BCO, CUT_W_BT, CUT_W_BC, CUT_W_RCO, CUT_W_RT, CUT_W_RXI, CUT_W_UNROLL};
+        for (int i = 0; i < CUT_W_NKNOBS; i++)
+            if (s->k[i] < 0)
+                return -1;
+        for (size_t i = 0; i < CUT_ARRAY_LEN(sizes); i++)
+            if (s->k[sizes[i]] <= 0)
+                return -1; /* knobs the geometry divides by */
+        winograd_features(c, s, d, regs, out);
     } else {
         /* a template without derived features yet: its knobs, so that the model can still tell schedules apart */
         for (int i = 0; i < t->nknobs && i < CUT_MAX_KNOBS; i++)

@@ -11,13 +11,13 @@
 #include "cutune/space.h"
 #include "cutune/workload.h"
 
-/* Templates the one-hot can name. */
+/* Templates the one-hot can name (direct, igemm, winograd, and one more). */
 #define CUT_FEAT_NTPL 4
 
 /* Fills out[0..cap) (cap >= CUT_FEAT_LEN) with the features of schedule s for workload c on device d. regs: the
  * compiler's registers per thread, or -1 (unknown: an estimate is used). Pure and deterministic; every value is
- * finite. Templates direct and igemm get derived features; any other template its one-hot, the workload and its
- * knobs. Returns the number of features written (CUT_FEAT_LEN), or -1 for a template id outside the registry (or
+ * finite. Templates direct, igemm and winograd get derived features; any other template its one-hot, the workload
+ * and its knobs. Returns the number of features written (CUT_FEAT_LEN), or -1 for a template id outside the registry (or
  * past CUT_FEAT_NTPL), a knob the geometry divides by at 0 or below, or a too-small cap. */
 int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap);
 

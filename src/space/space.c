@@ -10,6 +10,7 @@
 static const cut_template *const registry[] = {
     &cut_tpl_direct,
     &cut_tpl_igemm,
+    &cut_tpl_winograd,
 };
 
 void cut_devlimits_sm90(cut_devlimits *d)

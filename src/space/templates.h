@@ -76,4 +76,64 @@ typedef struct cut_direct_geom {
 } cut_direct_geom;
 void cut_direct_geometry(const cut_conv *c, const cut_sched *s, cut_direct_geom *g);
 
+extern const cut_template cut_tpl_winograd;
+
+/* Winograd knobs (indices into cut_sched.k): F(m x m, 3x3) for 3x3 stride-1 convolutions (codegen/winograd.c).
+ * A block computes BCO output channels x BT output tiles (m x m outputs of one image each) as alpha^2 independent
+ * GEMMs M[xi][co][t] = sum_c U[xi][c][co] * V[xi][c][t] over the input channels, in chunks of BC channels. */
+enum {
+    CUT_W_M,            /* output tile: 2 -> F(2x2,3x3) (alpha 4), 4 -> F(4x4,3x3) (alpha 6) */
+    CUT_W_BCO, CUT_W_BT, /* block tile: output channels 8..128, tiles 4..64 */
+    CUT_W_BC,           /* input channels per shared-memory chunk: 1..16 */
+    CUT_W_RCO, CUT_W_RT, /* register tile per thread and transformed element: co x tiles, 1..8 each */
+    CUT_W_RXI,          /* transformed elements (xi) per thread: 1, 2, 3 (m=4 only), 4 */
+    CUT_W_PAD,          /* floats of padding per shared-memory row: 0, 4 */
+    CUT_W_UNROLL,       /* unroll factor of the channel loop of a chunk (<= BC; BC = fully unrolled) */
+    CUT_W_PF,           /* 1: the next chunk's global loads are issued before the current chunk's FMAs */
+    CUT_W_MINB,         /* __launch_bounds__ min blocks per SM: 0 (not given), 1, 2 */
+    CUT_W_NKNOBS
+};
+
+/* A transform matrix with rational entries: entry (r, c) = num[r * cols + c] / den[r]. */
+typedef struct cut_wino_mat {
+    int rows, cols;
+    const int *num; /* rows x cols, row-major */
+    const int *den; /* per row, > 0 */
+} cut_wino_mat;
+
+/* The matrices of F(m x m, 3x3): Y = A^T [(G g G^T) .* (B^T d B)] A for a 3x3 filter g and an alpha x alpha input
+ * patch d (correlation, as convolution layers compute it). */
+typedef struct cut_wino_mats {
+    int m, alpha;
+    cut_wino_mat bt; /* alpha x alpha */
+    cut_wino_mat g;  /* alpha x 3 */
+    cut_wino_mat at; /* m x alpha */
+} cut_wino_mats;
+/* m = 2 or 4; NULL otherwise. Static storage. */
+const cut_wino_mats *cut_winograd_mats(int m);
+static inline double cut_wino_entry(const cut_wino_mat *x, int r, int c)
+{
+    return (double)x->num[r * x->cols + c] / x->den[r];
+}
+
+/* Everything that follows from a Winograd schedule. */
+typedef struct cut_wino_geom {
+    int m, alpha, a2;            /* output tile m x m, input patch alpha x alpha, alpha^2 transformed elements */
+    int oh, ow;                  /* output size */
+    int tiles_h, tiles_w, tiles; /* tiles per image along OH and OW; tiles over the batch */
+    int tco, tt, xg, threads;    /* threads along co, along tiles, xi groups (alpha^2 / RXI); their product */
+    int vco, vt;                 /* vector width of the shared-memory reads along co and tiles: min(R, 4) */
+    int nin, nfi, ipt;           /* transform items per chunk (input patches, filters) and slots per thread */
+    int chunks;                  /* channel chunks: ceil(CI / BC) */
+    int epi, epj, passes;        /* epilogue: register rows x columns through shared memory per pass, passes */
+    int stage_floats;            /* U and V staging buffers of one chunk */
+    int epi_floats;              /* epilogue buffer of one pass (shares the storage) */
+    int smem_bytes;
+    int acc;                     /* accumulators per thread: RXI * RCO * RT */
+    int regs_est;                /* rough registers per thread */
+    int unrolled_fmas;           /* FMAs in the unrolled part of the channel loop */
+    unsigned grid[3];            /* tile blocks, co blocks, 1 */
+} cut_wino_geom;
+void cut_winograd_geometry(const cut_conv *c, const cut_sched *s, cut_wino_geom *g);
+
 #endif
