@@ -60,6 +60,11 @@ for f in tuningresults/*.json; do
   [ "$(wc -l < "$p")" -eq "$(wc -l < "$f")" ] || fail "$p line count"
   grep -qvE '^[0-9]+$' "$p" && fail "$p has a non-integer line"
 done
+# --no-prior: a fresh run whose cost model sees only its own case
+"$BIN" tune --backend emu --workloads tiny --case 2 --trials 12 --batch 4 --no-prior --no-sample --quiet --outdir np \
+  | tee np.out
+grep -q "started from other workloads' trials" np.out && fail "--no-prior still used a prior"
+[ "$(wc -l < np/tuningrecords/case2_*.json)" -eq 12 ] || fail "--no-prior run"
 # A finished case is skipped.
 "$BIN" tune --backend emu --workloads tiny --trials 30 --quiet --outdir . | grep -c "already finished" | grep -q 3 \
   || fail "finished cases were not skipped"

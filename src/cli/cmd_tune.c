@@ -31,8 +31,8 @@ static const char usage_text[] =
     "  --final K           re-time the K best kernels of each tuned case with longer timing, interleaved with\n"
     "                      cuDNN over 2 rounds; one JSON line per case appended to DIR/final.jsonl\n"
     "                      (default 3 on a GPU, 0 under emulation; at most 8)\n"
-    "  --prior             also train the cost model on the logs of the 3 other workloads in DIR/tuningrecords\n"
-    "                      nearest in shape (transfer; off by default: it helped some cases and hurt others)\n"
+    "  --prior, --no-prior also train the cost model on the logs of the 3 other workloads in DIR/tuningrecords\n"
+    "                      nearest in shape (transfer learning; default on)\n"
     "  --quiet             no progress line\n";
 
 /* Re-times the best k kernels of a case just tuned (the runner is still prepared for it), interleaved with cuDNN on
@@ -70,7 +70,7 @@ int cut_cmd_tune(int argc, char **argv)
 {
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
-        prior = 0;
+        prior = 1;
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -84,8 +84,8 @@ int cut_cmd_tune(int argc, char **argv)
             test = 1;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
-        } else if (!strcmp(a, "--prior")) {
-            prior = 1;
+        } else if (!strcmp(a, "--prior") || !strcmp(a, "--no-prior")) {
+            prior = !strcmp(a, "--prior");
         } else if (!strcmp(a, "--no-sample")) {
             no_sample = 1;
         } else if (!strcmp(a, "--workloads")) {
