@@ -11,6 +11,7 @@
 #include "cutune/emu.h"
 #include "cutune/space.h"
 #include "space/templates.h"
+#include "emu_check.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -195,10 +196,6 @@ static void test_codegen_launch_and_json(void **state)
     assert_true(cut_sched_equal(&s, &back));
 }
 
-typedef struct hand {
-    cut_conv c;
-    cut_sched s;
-} hand;
 
 /* Hand-picked schedules on small shapes, run under emulation against the CPU reference. */
 static void test_hand_picked_emulated(void **state)
@@ -230,52 +227,8 @@ static void test_hand_picked_emulated(void **state)
         /* 1024 threads */
         {{1, 12, 12, 64, 8, 3, 3, 1, 1}, mk(64, 64, 8, 2, 2, 8, 2, 4, 4, 8, 1, 0, 1)},
     };
-    int n = (int)CUT_ARRAY_LEN(hs);
-    char *dir = tu_tmpdir("igemm_emu");
-    assert_non_null(dir);
-    cut_timing t;
-    cut_timing_default(&t);
-    t.warmup = 0;
-    t.min_repeats = 2; /* a second launch: split-K counters must have been reset */
-    t.max_repeats = 2;
-    t.min_total_ms = 0;
-    cut_runner *r = cut_runner_emu_new(dir, &t, &e);
-    assert_non_null(r);
-    cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    int failures = 0;
-    for (int i = 0; i < n; i++) {
-        char desc[256];
-        cut_sched_describe(&hs[i].s, desc, sizeof desc);
-        if (cut_sched_check(&hs[i].c, &hs[i].s, &d, &e) != 0) {
-            fprintf(stderr, "schedule %d (%s) invalid: %s\n", i, desc, e.msg);
-            failures++;
-            continue;
-        }
-        cut_kernel_src ks;
-        assert_int_equal(cut_codegen_conv(&hs[i].c, &hs[i].s, &ks, &e), 0);
-        cut_compiled bin;
-        assert_int_equal(cut_compile_one(ks.src, "igemm.cu", &co, &bin, &e), 0);
-        if (!bin.ok) {
-            fprintf(stderr, "NVRTC failed for %s:\n%s\n", desc, bin.log);
-            failures++;
-        }
-        cut_candidate cand = {.ks = &ks, .bin = NULL};
-        cut_result res;
-        assert_int_equal(r->prepare(r, &hs[i].c, 7 + (uint64_t)i, &e), 0);
-        assert_int_equal(r->measure(r, &cand, 1, &res, &e), 0);
-        if (res.status != CUT_ST_OK) {
-            fprintf(stderr, "emulation: %s: %s: %s\n", desc, cut_status_name(res.status), res.error);
-            failures++;
-        }
-        cut_compiled_free(&bin);
-        cut_kernel_src_free(&ks);
-    }
-    assert_int_equal(failures, 0);
-    cut_runner_free(r);
-    free(dir);
+    /* a second launch: split-K counters must have been reset */
+    assert_int_equal(run_emulated(hs, (int)CUT_ARRAY_LEN(hs), 2, NULL), 0);
 }
 
 /* Typical large-tile schedules on the deep-channel seed-001 layers: no spills, registers within the budget of
@@ -295,19 +248,11 @@ static void test_large_tiles_no_spills(void **state)
         {seed001[0], mk(64, 128, 8, 8, 8, 2, 2, 4, 4, 8, 1, 0, 0)},
     };
     int n = (int)CUT_ARRAY_LEN(hs);
-    const char *srcs[8];
     cut_kernel_src ks[8];
     cut_compiled bins[8];
     cut_devlimits d;
     cut_devlimits_sm90(&d);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(cut_sched_check(&hs[i].c, &hs[i].s, &d, &e), 0);
-        assert_int_equal(cut_codegen_conv(&hs[i].c, &hs[i].s, &ks[i], &e), 0);
-        srcs[i] = ks[i].src;
-    }
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    assert_int_equal(cut_compile_batch(srcs, n, &co, bins, &e), 0);
+    compile_hands(hs, n, ks, bins);
     for (int i = 0; i < n; i++) {
         char desc[256];
         cut_sched_describe(&hs[i].s, desc, sizeof desc);

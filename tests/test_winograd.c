@@ -15,6 +15,7 @@
 #include "cutune/space.h"
 #include "model/features.h"
 #include "space/templates.h"
+#include "emu_check.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -446,62 +447,6 @@ static void test_features(void **state)
     assert_int_equal(cut_features_conv(c, &z, &d, -1, f2, CUT_FEAT_LEN), -1);
 }
 
-typedef struct hand {
-    cut_conv c;
-    cut_sched s;
-} hand;
-
-/* Runs each schedule once under emulation against the double reference; returns the failures. res[i] gets the
- * results (max_abs_err). */
-static int run_emulated(const hand *hs, int n, cut_result *res)
-{
-    cut_err e;
-    char *dir = tu_tmpdir("winograd_emu");
-    assert_non_null(dir);
-    cut_timing t;
-    cut_timing_default(&t);
-    t.warmup = 0;
-    t.min_repeats = 1;
-    t.max_repeats = 1;
-    t.min_total_ms = 0;
-    cut_runner *r = cut_runner_emu_new(dir, &t, &e);
-    assert_non_null(r);
-    cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    int failures = 0;
-    for (int i = 0; i < n; i++) {
-        char desc[256];
-        cut_sched_describe(&hs[i].s, desc, sizeof desc);
-        if (cut_sched_check(&hs[i].c, &hs[i].s, &d, &e) != 0) {
-            fprintf(stderr, "schedule %d (%s) invalid: %s\n", i, desc, e.msg);
-            failures++;
-            continue;
-        }
-        cut_kernel_src ks;
-        assert_int_equal(cut_codegen_conv(&hs[i].c, &hs[i].s, &ks, &e), 0);
-        cut_compiled bin;
-        assert_int_equal(cut_compile_one(ks.src, "winograd.cu", &co, &bin, &e), 0);
-        if (!bin.ok) {
-            fprintf(stderr, "NVRTC failed for %s:\n%s\n", desc, bin.log);
-            failures++;
-        }
-        cut_candidate cand = {.ks = &ks, .bin = NULL};
-        assert_int_equal(r->prepare(r, &hs[i].c, 7 + (uint64_t)i, &e), 0);
-        assert_int_equal(r->measure(r, &cand, 1, &res[i], &e), 0);
-        if (res[i].status != CUT_ST_OK) {
-            fprintf(stderr, "emulation: %s: %s: %s\n", desc, cut_status_name(res[i].status), res[i].error);
-            failures++;
-        }
-        cut_compiled_free(&bin);
-        cut_kernel_src_free(&ks);
-    }
-    cut_runner_free(r);
-    free(dir);
-    return failures;
-}
-
 /* Hand-picked schedules of both algorithms on shapes with tails everywhere: OH, OW not multiples of m, CO and CI
  * not multiples of the block tile and chunk, batch 2 and 3, padding 0, 1 and 2, both staging paths, several
  * epilogue passes, RXI 1..4, vector and scalar output rows. */
@@ -538,7 +483,7 @@ static void test_hand_picked_emulated(void **state)
         epi_multi += g.passes > 1;
     }
     assert_true(epi_multi >= 3);
-    assert_int_equal(run_emulated(hs, n, res), 0);
+    assert_int_equal(run_emulated(hs, n, 1, res), 0);
 }
 
 /* The numeric error of both algorithms against the double reference, on a deep (CI 512) and a shallow (CI 32)
@@ -559,7 +504,7 @@ static void test_numeric_error(void **state)
     };
     int n = (int)CUT_ARRAY_LEN(hs);
     cut_result res[CUT_ARRAY_LEN(hs)];
-    assert_int_equal(run_emulated(hs, n, res), 0);
+    assert_int_equal(run_emulated(hs, n, 1, res), 0);
     for (int i = 0; i < n; i++) {
         double atol, rtol;
         cut_conv_tolerance(&hs[i].c, &atol, &rtol);
@@ -585,19 +530,11 @@ static void test_large_tiles_no_spills(void **state)
         {seed001[3], mk(4, 32, 16, 4, 4, 4, 3, 4, 4, 0, 0)}, {seed001[4], mk(2, 32, 32, 8, 8, 8, 1, 0, 8, 0, 2)},
     };
     int n = (int)CUT_ARRAY_LEN(hs);
-    const char *srcs[8];
     cut_kernel_src ks[8];
     cut_compiled bins[8];
     cut_devlimits d;
     cut_devlimits_sm90(&d);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(cut_sched_check(&hs[i].c, &hs[i].s, &d, &e), 0);
-        assert_int_equal(cut_codegen_conv(&hs[i].c, &hs[i].s, &ks[i], &e), 0);
-        srcs[i] = ks[i].src;
-    }
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    assert_int_equal(cut_compile_batch(srcs, n, &co, bins, &e), 0);
+    compile_hands(hs, n, ks, bins);
     for (int i = 0; i < n; i++) {
         char desc[256];
         cut_sched_describe(&hs[i].s, desc, sizeof desc);
