@@ -24,6 +24,14 @@ typedef struct cut_kernel_src {
 
 /* Generates the kernel for a valid schedule. Caller frees with cut_kernel_src_free. */
 int cut_codegen_conv(const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+/* As cut_codegen_conv, with the entry named `entry` instead of "cut_conv2d" (NULL: the default), so that several
+ * kernels can be linked into one program (cutune export). entry must be a C identifier shorter than
+ * CUT_ENTRY_LEN. Caller frees with cut_kernel_src_free, also after an error. */
+int cut_codegen_conv_named(const cut_conv *c, const cut_sched *s, const char *entry, cut_kernel_src *out,
+                           cut_err *e);
+/* Renames the entry of generated source in place: the one whole-word "cut_conv2d" followed by '(' (its
+ * definition). An error if the name occurs other than exactly once that way, or entry is not an identifier. */
+int cut_codegen_rename_entry(cut_kernel_src *k, const char *entry, cut_err *e);
 void cut_kernel_src_free(cut_kernel_src *k);
 
 #endif

@@ -8,5 +8,7 @@ int cut_cmd_sample(int argc, char **argv);
 int cut_cmd_report(int argc, char **argv);
 int cut_cmd_worker(int argc, char **argv);
 int cut_cmd_baseline(int argc, char **argv);
+int cut_cmd_export(int argc, char **argv);
+int cut_cmd_clean(int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static const subcommand commands[] = {
     {"sample", cut_cmd_sample, "tuningrecords/ -> tuningresults/ (top-5 + p10/p25/p50/p75, or top-2 with --test)"},
     {"baseline", cut_cmd_baseline, "cuDNN's fastest fp32 algorithm vs the best tuned kernels, same harness"},
     {"report", cut_cmd_report, "tuningresults/ -> performance/ (one integer GFLOP/s per line)"},
+    {"export", cut_cmd_export, "tuningresults/ -> kernels/: kernels, launchers, driver, CMakeLists.txt, metadata CSV"},
+    {"clean", cut_cmd_clean, "remove what export generated (kernels/, its build/, metadata; never tuning data)"},
 };
 
 static void usage(FILE *f)

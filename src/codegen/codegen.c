@@ -61,3 +61,69 @@ void cut_emit_launch(cut_kernel_src *out, const unsigned grid[3], int threads)
     out->smem_dynamic = 0;
     out->uses_inline_ptx = 0;
 }
+
+/* ---- entry renaming (cutune export links many kernels into one program) ------------------------------------ */
+
+static int is_ident_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+}
+
+static int is_identifier(const char *s)
+{
+    if (!s || !*s || (*s >= '0' && *s <= '9'))
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!is_ident_char(*p))
+            return 0;
+    return 1;
+}
+
+/* Text substitution is safe because every emitter writes the default name exactly once, as the definition
+ * "cut_conv2d(" (helpers are static and named otherwise, the banner names the workload); matching whole words only
+ * leaves longer names such as cut_conv2d_x alone, and the count check turns any future second use into an error
+ * instead of a half-renamed kernel. */
+int cut_codegen_rename_entry(cut_kernel_src *k, const char *entry, cut_err *e)
+{
+    static const char def[] = "cut_conv2d";
+    const size_t dl = sizeof def - 1;
+    if (!is_identifier(entry) || strlen(entry) >= CUT_ENTRY_LEN)
+        return cut_err_set(e, "codegen: entry name '%s' is not a C identifier of at most %d characters",
+                           entry ? entry : "(null)", CUT_ENTRY_LEN - 1);
+    if (!k->src)
+        return cut_err_set(e, "codegen: no source to rename");
+    const char *at = NULL;
+    int count = 0;
+    for (const char *p = strstr(k->src, def); p; p = strstr(p + dl, def)) {
+        if ((p > k->src && is_ident_char(p[-1])) || is_ident_char(p[dl]))
+            continue;
+        count++;
+        at = p;
+    }
+    const char *after = at ? at + dl : NULL;
+    while (after && (*after == ' ' || *after == '\t'))
+        after++;
+    if (count != 1 || *after != '(')
+        return cut_err_set(e, "codegen: expected the entry '%s(' exactly once in the generated source, found %d "
+                              "uses",
+                           def, count);
+    size_t head = (size_t)(at - k->src), el = strlen(entry), tail = strlen(at + dl);
+    char *renamed = cut_xmalloc(head + el + tail + 1);
+    memcpy(renamed, k->src, head);
+    memcpy(renamed + head, entry, el);
+    memcpy(renamed + head + el, at + dl, tail + 1);
+    free(k->src);
+    k->src = renamed;
+    snprintf(k->entry, sizeof k->entry, "%s", entry);
+    return 0;
+}
+
+int cut_codegen_conv_named(const cut_conv *c, const cut_sched *s, const char *entry, cut_kernel_src *out,
+                           cut_err *e)
+{
+    if (cut_codegen_conv(c, s, out, e) != 0)
+        return -1;
+    if (!entry || strcmp(entry, out->entry) == 0)
+        return 0;
+    return cut_codegen_rename_entry(out, entry, e);
+}

@@ -154,6 +154,50 @@ nvmlReturn_t cut_nvml_clock_mhz(nvmlDevice_t dev, int type, int max, unsigned in
     return g_loaded->nvmlDeviceGetClockInfo(dev, type, mhz);
 }
 
+nvmlReturn_t cut_nvml_device_count(unsigned int *count)
+{
+    NVML_FN(nvmlDeviceGetCount_v2);
+    return g_loaded->nvmlDeviceGetCount_v2(count);
+}
+
+nvmlReturn_t cut_nvml_device_by_index(unsigned int idx, nvmlDevice_t *dev)
+{
+    NVML_FN(nvmlDeviceGetHandleByIndex_v2);
+    return g_loaded->nvmlDeviceGetHandleByIndex_v2(idx, dev);
+}
+
+/* NVML fills a fixed-size buffer; copy through a temporary so a short caller buffer truncates instead of failing
+ * with NVML_ERROR_INSUFFICIENT_SIZE, and the result is always NUL-terminated. */
+nvmlReturn_t cut_nvml_device_uuid(nvmlDevice_t dev, char *buf, size_t n)
+{
+    NVML_FN(nvmlDeviceGetUUID);
+    char tmp[CUT_NVML_DEVICE_UUID_BUFFER_SIZE] = {0};
+    nvmlReturn_t rc = g_loaded->nvmlDeviceGetUUID(dev, tmp, sizeof tmp);
+    if (rc == NVML_SUCCESS) {
+        tmp[sizeof tmp - 1] = '\0';
+        snprintf(buf, n, "%s", tmp);
+    }
+    return rc;
+}
+
+nvmlReturn_t cut_nvml_device_name(nvmlDevice_t dev, char *buf, size_t n)
+{
+    NVML_FN(nvmlDeviceGetName);
+    char tmp[CUT_NVML_DEVICE_NAME_BUFFER_SIZE] = {0};
+    nvmlReturn_t rc = g_loaded->nvmlDeviceGetName(dev, tmp, sizeof tmp);
+    if (rc == NVML_SUCCESS) {
+        tmp[sizeof tmp - 1] = '\0';
+        snprintf(buf, n, "%s", tmp);
+    }
+    return rc;
+}
+
+nvmlReturn_t cut_nvml_power_mgmt_limit_mw(nvmlDevice_t dev, unsigned int *mw)
+{
+    NVML_FN(nvmlDeviceGetPowerManagementLimit);
+    return g_loaded->nvmlDeviceGetPowerManagementLimit(dev, mw);
+}
+
 nvmlReturn_t cut_nvml_power_limit_mw(nvmlDevice_t dev, unsigned int *mw)
 {
     if (g_loaded && !g_loaded->nvmlDeviceGetEnforcedPowerLimit && g_loaded->nvmlDeviceGetPowerManagementLimit)

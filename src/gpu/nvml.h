@@ -60,6 +60,7 @@ enum { NVML_TEMPERATURE_GPU = 0 };
 #define NVML_CLOCKS_EVENT_REASON_DISPLAY_CLOCK_SETTING 0x0000000000000100ULL
 
 #define CUT_NVML_DEVICE_UUID_BUFFER_SIZE 96
+#define CUT_NVML_DEVICE_NAME_BUFFER_SIZE 96 /* NVML_DEVICE_NAME_V2_BUFFER_SIZE */
 #define CUT_NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
 
 /* X(required, name, return type, parameter list). */
@@ -130,8 +131,18 @@ nvmlReturn_t cut_nvml_energy_mj(nvmlDevice_t dev, unsigned long long *mj);
 nvmlReturn_t cut_nvml_power_mw(nvmlDevice_t dev, unsigned int *mw);
 /* Clock in MHz: type is NVML_CLOCK_SM / NVML_CLOCK_MEM / ...; max = 1 for the maximum clock. */
 nvmlReturn_t cut_nvml_clock_mhz(nvmlDevice_t dev, int type, int max, unsigned int *mhz);
+/* Number of devices NVML sees. */
+nvmlReturn_t cut_nvml_device_count(unsigned int *count);
+/* Handle of device idx in NVML's enumeration (not necessarily CUDA's order: match by UUID). */
+nvmlReturn_t cut_nvml_device_by_index(unsigned int idx, nvmlDevice_t *dev);
+/* The device's UUID ("GPU-...") and product name ("NVIDIA H200"), NUL-terminated into buf. */
+nvmlReturn_t cut_nvml_device_uuid(nvmlDevice_t dev, char *buf, size_t n);
+nvmlReturn_t cut_nvml_device_name(nvmlDevice_t dev, char *buf, size_t n);
 /* Enforced power limit (min of all limits), milliwatts. */
 nvmlReturn_t cut_nvml_power_limit_mw(nvmlDevice_t dev, unsigned int *mw);
+/* The power-management limit itself (what cut_nvml_set_power_limit_mw changes, and so what a power-cap session
+ * records and restores; the enforced limit can be lower when another limit is active), milliwatts. */
+nvmlReturn_t cut_nvml_power_mgmt_limit_mw(nvmlDevice_t dev, unsigned int *mw);
 /* Default power limit (what the board boots with), milliwatts. */
 nvmlReturn_t cut_nvml_power_default_mw(nvmlDevice_t dev, unsigned int *mw);
 /* Allowed range for the power-management limit, milliwatts. */

@@ -1,0 +1,86 @@
+/* cutune — export (seed 001 phase 2): tuningresults/ -> a stand-alone CUDA project of the representatives, and
+ * clean, which removes what the export and energy phases generated.
+ *
+ * Layout under the output folder DIR:
+ *   kernels/caseN/kernelK.cuh   generated kernel, entry extern "C" cut_conv2d_caseN_kK
+ *   kernels/caseN/kernelK.cu    int launch_caseN_kK(in, w, out, stream): the schedule's grid/block/dynamic smem
+ *   kernels/driver.cu           one measurement driver for all kernels (validate, then time)
+ *   kernels/CMakeLists.txt      builds the driver with nvcc alone (no cutune headers or libraries)
+ *   kernels/kernel_metadata.csv one row per kernel (CUT_EXPORT_CSV_HEADER)
+ *   kernels/.cutune-generated   marker: the folder belongs to cutune (clean may remove it)
+ * N is the case index of the results file name, K the 1-based line number in that file (seed 001's numbering). */
+#ifndef CUTUNE_EXPORT_H
+#define CUTUNE_EXPORT_H
+
+#include "cutune/codegen.h"
+#include "cutune/common.h"
+#include "cutune/space.h"
+#include "cutune/util.h"
+#include "cutune/workload.h"
+
+/* A folder holding a file of this name was created by cutune; clean removes only such folders (plus an export
+ * build folder, see cut_clean). The energy phase marks kernel_outputs/ and scripts/ the same way. */
+#define CUT_EXPORT_MARKER ".cutune-generated"
+#define CUT_EXPORT_CSV_HEADER                                                                                     \
+    "case,kernel_id,n,h,w,co,ci,kh,kw,stride,pad,template,knobs,grid_x,grid_y,grid_z,block_x,block_y,block_z,"    \
+    "smem_dynamic,tuned_ms,tuned_gflops"
+
+/* One exported kernel. */
+typedef struct cut_export_kernel {
+    int case_idx;  /* N, 1-based */
+    int kernel_id; /* K, 1-based line number in the results file */
+    cut_conv conv;
+    cut_sched sched;
+    double tuned_ms, tuned_gflops;
+    cut_kernel_src ks; /* source with entry cut_conv2d_caseN_kK; owned */
+} cut_export_kernel;
+
+typedef struct cut_export_set {
+    int n;
+    cut_export_kernel *k; /* owned, ordered by case, then kernel id */
+    int skipped;          /* lines of unmeasured or failed trials that were left out */
+} cut_export_set;
+
+/* Reads every *.json in results_dir, checks each line (well-formed, workload equal to the file name's, schedule
+ * valid for the workload under sm_90 limits) and generates every kernel in memory. Refuses a missing folder, no
+ * results, a malformed or partial line, an invalid schedule and two files of the same case. Nothing is written.
+ * Caller frees with cut_export_set_free, also after an error. */
+int cut_export_load(const char *results_dir, cut_export_set *set, cut_err *e);
+void cut_export_set_free(cut_export_set *set);
+
+/* "tco=4;toh=2;..." (the template's knobs in order) into buf. Returns the length, or -1 if buf is too small. */
+int cut_export_knobs(const cut_sched *s, char *buf, size_t n);
+/* Appends one CSV row (no header) with '\n'. */
+void cut_export_csv_row(cut_buf *b, const cut_export_kernel *k);
+
+/* Writes the export of set under outdir (see the layout above); arch is the CUDA architecture number that
+ * kernels/CMakeLists.txt defaults to ("90"). A kernels/ folder from an earlier export is replaced; one without
+ * the marker is refused. Each file is written atomically. */
+int cut_export_write(const cut_export_set *set, const char *outdir, const char *arch, cut_err *e);
+
+/* Generated text (exposed for tests). Each appends to b. */
+void cut_export_wrapper_text(cut_buf *b, const cut_export_kernel *k);
+void cut_export_driver_text(cut_buf *b, const cut_export_set *set);
+void cut_export_cmake_text(cut_buf *b, const cut_export_set *set, const char *arch);
+
+/* Creates dir (if needed) and its marker file. */
+int cut_export_mark_dir(const char *dir, cut_err *e);
+/* 1 if dir is a real directory (not a symbolic link) holding the marker. */
+int cut_export_dir_marked(const char *dir);
+
+/* What clean did with one candidate path. */
+typedef void (*cut_clean_report)(void *ctx, const char *path, int removed, const char *why);
+/* Removes from outdir what cutune generated, never tuningrecords/ or tuningresults/:
+ *   kernels/, kernel_outputs/, scripts/  when they hold the marker;
+ *   build/                              when it holds the marker, or it is the CMake build folder of the
+ *                                       exported kernels/ (its CMakeCache.txt names outdir/kernels as the source
+ *                                       folder and outdir/kernels holds the marker);
+ *   kernel_metadata.csv                 when its first line is CUT_EXPORT_CSV_HEADER.
+ * Symbolic links are never followed. report (may be NULL) is called for every candidate that exists. Returns the
+ * number of paths removed, or -1. */
+int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e);
+/* Removes path and everything below it without following symbolic links. Adds the number of entries removed to
+ * *count (may be NULL). */
+int cut_remove_tree(const char *path, long *count, cut_err *e);
+
+#endif

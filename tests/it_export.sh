@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# cutune export / clean end to end: tune tiny shapes on the emulator -> sample -> export -> check the layout and
+# kernel_metadata.csv against the schedules -> compile the driver and every kernel with nvcc (compile only: no GPU
+# here) -> clean; the tuning data must stay byte-identical throughout. Then the refusals (exit 2, one sentence).
+set -euo pipefail
+BIN=$1; DIR=$2
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+sums() { find tuningrecords tuningresults -type f -print0 | sort -z | xargs -0 md5sum; }
+
+"$BIN" tune --backend emu --workloads tiny --trials 12 --batch 4 --quiet --outdir . >/dev/null
+"$BIN" sample >/dev/null
+before=$(sums)
+
+"$BIN" export | tee export.out
+grep -q "^exported 36 kernel(s) of 3 case(s)" export.out || fail "export summary"
+[ -f kernels/.cutune-generated ] || fail "no marker in kernels/"
+for f in kernels/driver.cu kernels/CMakeLists.txt kernels/kernel_metadata.csv; do [ -f "$f" ] || fail "missing $f"; done
+
+# Layout, CSV and launch configuration, checked against the tuningresults lines and an independent derivation of
+# each template's grid/block from its knobs (src/space/{direct,igemm,winograd}.c geometry).
+python3 - <<'PY' || fail "layout / kernel_metadata.csv"
+import csv, glob, json, math, os, re
+HEADER = ("case,kernel_id,n,h,w,co,ci,kh,kw,stride,pad,template,knobs,grid_x,grid_y,grid_z,block_x,block_y,"
+          "block_z,smem_dynamic,tuned_ms,tuned_gflops")
+lines = open("kernels/kernel_metadata.csv").read().splitlines()
+assert lines[0] == HEADER, lines[0]
+rows = list(csv.DictReader(lines))
+cd = lambda a, b: -(-a // b)
+
+def launch(tpl, k, shape):
+    n, h, w, co, ci, kh, kw, s, p = shape
+    oh, ow = (h + 2 * p - kh) // s + 1, (w + 2 * p - kw) // s + 1
+    if tpl == "direct":
+        grid = (cd(ow, k["tow"] * k["row"]) * cd(oh, k["toh"] * k["roh"]), cd(co, k["tco"] * k["rco"]), n)
+        return grid, (k["tco"] * k["toh"] * k["tow"], 1, 1)
+    if tpl == "igemm":
+        grid = (cd(n * oh * ow, k["bn"]), cd(co, k["bm"]), k["splitk"])
+        return grid, ((k["bm"] // k["tm"]) * (k["bn"] // k["tn"]), 1, 1)
+    if tpl == "winograd":
+        m = k["m"]; a2 = (m + 2) ** 2
+        tiles = n * cd(oh, m) * cd(ow, m)
+        threads = max(a2 // k["rxi"], 1) * max(k["bco"] // k["rco"], 1) * max(k["bt"] // k["rt"], 1)
+        return (cd(tiles, k["bt"]), cd(co, k["bco"]), 1), (threads, 1, 1)
+    raise AssertionError(tpl)
+
+seen = 0
+for f in sorted(glob.glob("tuningresults/*.json")):
+    case = int(re.match(r"case(\d+)_", os.path.basename(f)).group(1))
+    for kid, line in enumerate(open(f).read().splitlines(), 1):
+        r = json.loads(line)
+        row = [x for x in rows if int(x["case"]) == case and int(x["kernel_id"]) == kid]
+        assert len(row) == 1, (case, kid)
+        row = row[0]
+        seen += 1
+        sched = dict(r["sched"]); tpl = sched.pop("tpl")
+        assert row["template"] == tpl
+        assert row["knobs"] == ";".join("%s=%d" % kv for kv in sched.items()), (row["knobs"], sched)
+        shape = r["workload"]["shape"]
+        assert [int(row[c]) for c in "n h w co ci kh kw stride pad".split()] == shape
+        grid, block = launch(tpl, sched, shape)
+        assert tuple(int(row[c]) for c in ("grid_x", "grid_y", "grid_z")) == grid, (row, grid)
+        assert tuple(int(row[c]) for c in ("block_x", "block_y", "block_z")) == block, (row, block)
+        assert math.isclose(float(row["tuned_ms"]), r["median_ms"], rel_tol=1e-8)
+        assert math.isclose(float(row["tuned_gflops"]), r["gflops"], rel_tol=1e-8)
+        base = "kernels/case%d/kernel%d" % (case, kid)
+        cuh, cu = open(base + ".cuh").read(), open(base + ".cu").read()
+        entry = "cut_conv2d_case%d_k%d" % (case, kid)
+        assert re.search(r"\b%s\(" % entry, cuh) and not re.search(r"\bcut_conv2d\b", cuh), base
+        assert "int launch_case%d_k%d(const float *in, const float *w, float *out, cudaStream_t s)" % (case, kid) in cu
+        assert "grid(%du, %du, %du), block(%du, %du, %du)" % (grid + block) in cu, base
+        assert "smem = %su;" % row["smem_dynamic"] in cu, base
+        assert "%s<<<grid, block, smem, s>>>(in, w, out);" % entry in cu, base
+assert seen == len(rows) == 36, (seen, len(rows))
+cm = open("kernels/CMakeLists.txt").read()
+assert "LANGUAGES CUDA CXX" in cm and "set(CMAKE_CUDA_ARCHITECTURES 90 " in cm
+assert cm.count(".cu\n") == 37, "driver.cu and 36 kernels"
+PY
+
+# Compile the driver and every kernel with nvcc alone, into build/ (the seed's folder, which clean then removes).
+NVCC=${CUTUNE_NVCC:-/usr/local/cuda/bin/nvcc}
+if [ -x "$NVCC" ]; then
+  cmake -S kernels -B build -DCMAKE_CUDA_COMPILER="$NVCC" >cmake.log 2>&1 || { cat cmake.log; fail "cmake configure"; }
+  cmake --build build -j4 >>cmake.log 2>&1 || { tail -40 cmake.log; fail "nvcc build of the exported kernels"; }
+  [ -x build/driver ] || fail "no build/driver"
+  grep -q '^CMAKE_CUDA_ARCHITECTURES:STRING=90$' build/CMakeCache.txt || fail "default architecture is not 90"
+  nvcc_ran=1
+else
+  echo "note: $NVCC not found; the nvcc compile of the exported project is skipped"
+  nvcc_ran=0
+fi
+
+# Re-export replaces the earlier kernels/ (marked); the data is untouched.
+"$BIN" export --outdir . --results tuningresults >/dev/null
+[ "$(sums)" = "$before" ] || fail "export modified tuningrecords/ or tuningresults/"
+
+# clean: kernels/ and the exported project's build/ go; an unmarked scripts/ stays; tuning data byte-identical.
+mkdir -p scripts && echo keep > scripts/mine.sh
+"$BIN" clean | tee clean.out
+grep -q "^removed ./kernels" clean.out || fail "clean did not report kernels/"
+[ ! -e kernels ] || fail "kernels/ still exists"
+if [ "$nvcc_ran" = 1 ]; then [ ! -e build ] || fail "the export build/ still exists"; fi
+[ -f scripts/mine.sh ] || fail "clean removed an unmarked scripts/"
+grep -q "^kept ./scripts: not generated by cutune" clean.out || fail "clean did not say why scripts/ stays"
+[ "$(sums)" = "$before" ] || fail "clean modified tuningrecords/ or tuningresults/"
+"$BIN" clean | grep -q "^nothing to remove in ." || fail "second clean"
+"$BIN" clean --help | grep -q "never removed" || fail "clean --help"
+"$BIN" export --help | grep -q "usage: cutune export" || fail "export --help"
+
+# Refusals: exit 2 with one sentence, nothing written.
+refuse() { # refuse NEEDLE CMD...: expects exit 2 and NEEDLE in stderr
+  local needle=$1; shift
+  set +e; "$@" >out.txt 2>err.txt; rc=$?; set -e
+  [ "$rc" -eq 2 ] || { cat out.txt err.txt; fail "'$*' exited $rc, want 2"; }
+  [ "$(wc -l < err.txt)" -eq 1 ] || { cat err.txt; fail "'$*' did not print one line"; }
+  grep -q -- "$needle" err.txt || { cat err.txt; fail "'$*': message lacks '$needle'"; }
+}
+mkdir -p empty
+refuse "no tuning results folder" "$BIN" export --outdir empty
+[ ! -e empty/kernels ] || fail "a refused export wrote kernels/"
+mkdir -p empty/tuningresults
+refuse "no measured kernels" "$BIN" export --outdir empty
+mkdir -p bad/tuningresults
+f=$(ls tuningresults/case1_*.json)
+{ head -1 "$f"; echo '{"v":1,"trial":'; } > "bad/$f"
+refuse ".json:2" "$BIN" export --outdir bad
+[ ! -e bad/kernels ] || fail "a refused export wrote kernels/"
+# an invalid schedule (a direct block of 64 x 64 x 64 threads)
+python3 - "$f" "bad/$f" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+r["sched"] = {"tpl": "direct", "tco": 64, "toh": 64, "tow": 64, "rco": 1, "roh": 1, "row": 1, "rc": 1, "rkh": 1,
+              "smem": 0, "unroll": 0, "vec": 1}
+open(sys.argv[2], "w").write(json.dumps(r) + "\n")
+PY
+refuse "is invalid for" "$BIN" export --outdir bad
+# a kernels/ folder that export did not write
+mkdir -p mine/kernels && echo '{}' > mine/kernels/spec.json && cp -r tuningresults mine/
+refuse "not written by cutune export" "$BIN" export --outdir mine
+[ -f mine/kernels/spec.json ] || fail "export touched a foreign kernels/"
+refuse "is not a CUDA architecture" "$BIN" export --outdir . --arch 9x9
+refuse "unknown option" "$BIN" export --bogus
+refuse "is not a folder" "$BIN" clean --outdir does-not-exist
+[ "$(sums)" = "$before" ] || fail "tuning data changed"
+echo "1 passed, 0 failed"
