@@ -168,11 +168,12 @@ nvmlReturn_t cut_nvml_device_by_index(unsigned int idx, nvmlDevice_t *dev)
 
 /* NVML fills a fixed-size buffer; copy through a temporary so a short caller buffer truncates instead of failing
  * with NVML_ERROR_INSUFFICIENT_SIZE, and the result is always NUL-terminated. */
-nvmlReturn_t cut_nvml_device_uuid(nvmlDevice_t dev, char *buf, size_t n)
+static nvmlReturn_t device_string(nvmlReturn_t (*fn)(nvmlDevice_t, char *, unsigned int), nvmlDevice_t dev,
+                                  char *buf, size_t n)
 {
-    NVML_FN(nvmlDeviceGetUUID);
-    char tmp[CUT_NVML_DEVICE_UUID_BUFFER_SIZE] = {0};
-    nvmlReturn_t rc = g_loaded->nvmlDeviceGetUUID(dev, tmp, sizeof tmp);
+    char tmp[CUT_NVML_DEVICE_UUID_BUFFER_SIZE > CUT_NVML_DEVICE_NAME_BUFFER_SIZE ? CUT_NVML_DEVICE_UUID_BUFFER_SIZE
+                                                                                  : CUT_NVML_DEVICE_NAME_BUFFER_SIZE] = {0};
+    nvmlReturn_t rc = fn(dev, tmp, sizeof tmp);
     if (rc == NVML_SUCCESS) {
         tmp[sizeof tmp - 1] = '\0';
         snprintf(buf, n, "%s", tmp);
@@ -180,16 +181,16 @@ nvmlReturn_t cut_nvml_device_uuid(nvmlDevice_t dev, char *buf, size_t n)
     return rc;
 }
 
+nvmlReturn_t cut_nvml_device_uuid(nvmlDevice_t dev, char *buf, size_t n)
+{
+    NVML_FN(nvmlDeviceGetUUID);
+    return device_string(g_loaded->nvmlDeviceGetUUID, dev, buf, n);
+}
+
 nvmlReturn_t cut_nvml_device_name(nvmlDevice_t dev, char *buf, size_t n)
 {
     NVML_FN(nvmlDeviceGetName);
-    char tmp[CUT_NVML_DEVICE_NAME_BUFFER_SIZE] = {0};
-    nvmlReturn_t rc = g_loaded->nvmlDeviceGetName(dev, tmp, sizeof tmp);
-    if (rc == NVML_SUCCESS) {
-        tmp[sizeof tmp - 1] = '\0';
-        snprintf(buf, n, "%s", tmp);
-    }
-    return rc;
+    return device_string(g_loaded->nvmlDeviceGetName, dev, buf, n);
 }
 
 nvmlReturn_t cut_nvml_power_mgmt_limit_mw(nvmlDevice_t dev, unsigned int *mw)
