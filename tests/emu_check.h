@@ -91,4 +91,22 @@ static void compile_hands(const hand *hs, int n, cut_kernel_src *ks, cut_compile
     free(srcs);
 }
 
+/* A compiled large-tile kernel: no spills, and its registers fit the block (threads, and the geometry's estimate and
+ * shared memory for the printout; smem_expect < 0 skips the shared-memory comparison). */
+static void assert_fits(const hand *h, const cut_compiled *bin, int threads, int regs_est, int smem_expect)
+{
+    char desc[256];
+    cut_sched_describe(&h->s, desc, sizeof desc);
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    printf("  %-76s threads %4d regs %3d (est %3d) spills %d/%d smem %d  %.0f ms\n", desc, threads, bin->regs,
+           regs_est, bin->spill_stores, bin->spill_loads, bin->smem_static, bin->compile_ms);
+    assert_true(bin->ok);
+    assert_int_equal(bin->spill_stores, 0);
+    assert_int_equal(bin->spill_loads, 0);
+    if (smem_expect >= 0)
+        assert_int_equal(bin->smem_static, smem_expect);
+    assert_true(bin->regs > 0 && bin->regs * threads <= d.max_regs_per_block);
+}
+
 #endif

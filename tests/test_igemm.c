@@ -254,16 +254,9 @@ static void test_large_tiles_no_spills(void **state)
     cut_devlimits_sm90(&d);
     compile_hands(hs, n, ks, bins);
     for (int i = 0; i < n; i++) {
-        char desc[256];
-        cut_sched_describe(&hs[i].s, desc, sizeof desc);
         cut_igemm_geom g;
         cut_igemm_geometry(&hs[i].c, &hs[i].s, &g);
-        printf("%-80s regs %3d (est %3d) spills %d/%d smem %d  %.0f ms\n", desc, bins[i].regs, g.regs_est,
-               bins[i].spill_stores, bins[i].spill_loads, bins[i].smem_static, bins[i].compile_ms);
-        assert_true(bins[i].ok);
-        assert_int_equal(bins[i].spill_stores, 0);
-        assert_int_equal(bins[i].spill_loads, 0);
-        assert_true(bins[i].regs > 0 && bins[i].regs * g.threads <= d.max_regs_per_block);
+        assert_fits(&hs[i], &bins[i], g.threads, g.regs_est, -1);
         cut_compiled_free(&bins[i]);
         cut_kernel_src_free(&ks[i]);
     }

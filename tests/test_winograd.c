@@ -536,18 +536,9 @@ static void test_large_tiles_no_spills(void **state)
     cut_devlimits_sm90(&d);
     compile_hands(hs, n, ks, bins);
     for (int i = 0; i < n; i++) {
-        char desc[256];
-        cut_sched_describe(&hs[i].s, desc, sizeof desc);
         cut_wino_geom g;
         cut_winograd_geometry(&hs[i].c, &hs[i].s, &g);
-        printf("  %-76s threads %4d regs %3d (est %3d) spills %d/%d smem %d  %.0f ms\n", desc, g.threads,
-               bins[i].regs, g.regs_est, bins[i].spill_stores, bins[i].spill_loads, bins[i].smem_static,
-               bins[i].compile_ms);
-        assert_true(bins[i].ok);
-        assert_int_equal(bins[i].spill_stores, 0);
-        assert_int_equal(bins[i].spill_loads, 0);
-        assert_int_equal(bins[i].smem_static, g.smem_bytes);
-        assert_true(bins[i].regs > 0 && bins[i].regs * g.threads <= d.max_regs_per_block);
+        assert_fits(&hs[i], &bins[i], g.threads, g.regs_est, g.smem_bytes);
         cut_compiled_free(&bins[i]);
         cut_kernel_src_free(&ks[i]);
     }
