@@ -13,6 +13,7 @@
 #include "cutune/codegen.h"
 #include "cutune/common.h"
 #include "cutune/compile.h"
+#include "cutune/energy.h"
 #include "cutune/workload.h"
 
 /* One candidate to measure: generated source (for emulation) and its cubin (for the GPU). */
@@ -57,6 +58,12 @@ struct cut_runner {
     int (*prepare)(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e);
     /* Validates and times n candidates; res[i] for cands[i]. Returns -1 only for setup errors. */
     int (*measure)(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
+    /* Optional (NULL when the runner cannot): checks and times one candidate as measure does, then measures its
+     * energy with the meter of cutune/energy.h and checks the output once more. res as for measure; *er is
+     * filled when res->status is CUT_ST_OK. Returns -1 for setup errors and when the meter fails (NVML missing,
+     * counter not moving ...), with the reason in e. */
+    int (*energy)(cut_runner *r, const cut_candidate *c, const cut_energy_plan *p, cut_result *res,
+                  cut_energy_result *er, cut_err *e);
     /* Refreshes env (clocks) and returns it. */
     const cut_measure_env *(*env)(cut_runner *r);
     void (*destroy)(cut_runner *r);

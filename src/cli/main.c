@@ -18,6 +18,7 @@ static const subcommand commands[] = {
     {"baseline", cut_cmd_baseline, "cuDNN's fastest fp32 algorithm vs the best tuned kernels, same harness"},
     {"report", cut_cmd_report, "tuningresults/ -> performance/ (one integer GFLOP/s per line)"},
     {"export", cut_cmd_export, "tuningresults/ -> kernels/: kernels, launchers, driver, CMakeLists.txt, metadata CSV"},
+    {"energy", cut_cmd_energy, "time + energy of each representative under power caps (NVML) -> kernel_outputs/"},
     {"clean", cut_cmd_clean, "remove what export generated (kernels/, its build/, metadata; never tuning data)"},
 };
 

@@ -274,6 +274,52 @@ static int emu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_res
     return 0;
 }
 
+/* Energy under emulation: the meter reads whatever NVML is loaded (in tests, the fake library) while the host
+ * runs the kernel; it exercises the energy pipeline, not a GPU. */
+typedef struct emu_energy_run {
+    emu_runner *er;
+    cut_emu_kernel *k;
+    const cut_kernel_src *ks;
+    cut_result *res;
+} emu_energy_run;
+
+/* No queue here: the iterations run at once and are reported by the same call. */
+static int emu_energy_chunk(void *arg, long long iters, long long *done_iters, double *device_s, cut_err *e)
+{
+    emu_energy_run *run = arg;
+    double total = 0;
+    for (long long i = 0; i < iters; i++) {
+        double ms = 0;
+        if (launch_timed(run->er, run->k, run->ks, &ms, run->res) != 0)
+            return cut_err_set(e, "%s", run->res->error);
+        total += ms;
+    }
+    *done_iters = iters;
+    *device_s = total * 1e-3;
+    return 0;
+}
+
+static int emu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_plan *p, cut_result *res,
+                      cut_energy_result *er_out, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    if (!er->prepared)
+        return cut_err_set(e, "emulation runner: energy() before prepare()");
+    cut_emu_kernel *k = NULL;
+    cut_err cerr = {{0}};
+    compile_all(er->work_dir, c, 1, &k, &cerr);
+    measure_one(r, c, k, &cerr, res);
+    int rc = 0;
+    if (res->status == CUT_ST_OK) {
+        emu_energy_run run = {er, k, c->ks, res};
+        rc = cut_energy_measure(p, emu_energy_chunk, &run, cut_conv_flops(&er->conv), er_out, e);
+        if (rc == 0 && res->status == CUT_ST_OK)
+            check_output(er, c->ks, res, "after the energy run: ");
+    }
+    cut_emu_kernel_free(k);
+    return rc;
+}
+
 static const cut_measure_env *emu_env(cut_runner *r)
 {
     emu_runner *er = r->impl;
@@ -345,6 +391,7 @@ cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_er
     r->impl = er;
     r->prepare = emu_prepare;
     r->measure = emu_measure;
+    r->energy = emu_energy;
     r->env = emu_env;
     r->destroy = emu_destroy;
     if (t)

@@ -328,8 +328,50 @@ static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err 
     return worker_ready(g, &r->timing, e);
 }
 
-static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, cut_result *res, int *setup_err,
-                        cut_err *e)
+/* The energy part of a request (ENERGY instead of MEASURE); NULL for a plain measurement. */
+typedef struct energy_req {
+    const cut_energy_plan *plan;
+    cut_energy_result *er;
+    int ok;
+    char why[CUT_ERR_LEN - 64];
+} energy_req;
+
+/* Worker wait for one request: timing, or the energy plan's warm-up and windows on top of it. */
+static double request_timeout(const cut_runner *r, const energy_req *en)
+{
+    double t = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
+    if (en) {
+        const cut_energy_plan *p = en->plan;
+        t += p->warmup_s + (1.0 + p->lrounds * (double)p->min_steps) * p->max_wait_s;
+    }
+    return t;
+}
+
+static void decode_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, energy_req *en, cut_result *res,
+                         int *setup_err, cut_err *e)
+{
+    cut_err err = {{0}};
+    const uint32_t want = en ? CUT_WP_ENERGY_RESULT : CUT_WP_RESULT;
+    if (f->type == want) {
+        int bad = en ? cut_wp_energy_result_decode(f, res, &en->ok, en->why, sizeof en->why, en->er, &err)
+                     : cut_wp_result_decode(f, res, NULL, 0, &err);
+        if (bad)
+            reply_failure(g, -1, timeout_s, &err, res);
+        else if (res->status == CUT_ST_FAULT)
+            worker_stop(g, 0, NULL, 0); /* its context is dead; it exits by itself */
+    } else if (f->type == CUT_WP_ERROR) {
+        char msg[CUT_ERR_LEN - 64];
+        cut_wp_error_decode(f, msg, sizeof msg);
+        *setup_err = 1;
+        cut_err_set(e, "measurement worker on GPU %d: %s", g->dev, msg);
+    } else {
+        cut_err_set(&err, "unexpected %s reply to %s", cut_wp_type_name(f->type), en ? "ENERGY" : "MEASURE");
+        reply_failure(g, -1, timeout_s, &err, res);
+    }
+}
+
+static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, energy_req *en, cut_result *res,
+                        int *setup_err, cut_err *e)
 {
     result_reset(res);
     const cut_compiled *bin = c->bin;
@@ -353,11 +395,14 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, cut_
     snprintf(m.entry, sizeof m.entry, "%s", c->ks->entry);
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_measure_encode(&m, &b);
-    const double timeout_s = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
+    if (en)
+        cut_wp_energy_encode(&m, en->plan, &b);
+    else
+        cut_wp_measure_encode(&m, &b);
+    const double timeout_s = request_timeout(r, en);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
-    int rc = request(g, &r->timing, CUT_WP_MEASURE, &b, timeout_s, &f, &err);
+    int rc = request(g, &r->timing, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, &b, timeout_s, &f, &err);
     cut_buf_free(&b);
     if (rc == -3) {
         *setup_err = 1;
@@ -369,21 +414,7 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, cut_
         reply_failure(g, rc, timeout_s, &err, res);
         return;
     }
-    if (f.type == CUT_WP_RESULT) {
-        if (cut_wp_result_decode(&f, res, NULL, 0, &err) != 0) {
-            reply_failure(g, -1, timeout_s, &err, res);
-        } else if (res->status == CUT_ST_FAULT) {
-            worker_stop(g, 0, NULL, 0); /* its context is dead; it exits by itself */
-        }
-    } else if (f.type == CUT_WP_ERROR) {
-        char msg[CUT_ERR_LEN - 64];
-        cut_wp_error_decode(&f, msg, sizeof msg);
-        *setup_err = 1;
-        cut_err_set(e, "measurement worker on GPU %d: %s", g->dev, msg);
-    } else {
-        cut_err_set(&err, "unexpected %s reply to MEASURE", cut_wp_type_name(f.type));
-        reply_failure(g, -1, timeout_s, &err, res);
-    }
+    decode_reply(g, &f, timeout_s, en, res, setup_err, e);
     cut_wp_frame_free(&f);
 }
 
@@ -394,10 +425,26 @@ static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_res
         return cut_err_set(e, "GPU runner: measure called before prepare");
     for (int i = 0; i < n; i++) {
         int setup_err = 0;
-        measure_one(r, g, &cands[i], &res[i], &setup_err, e);
+        measure_one(r, g, &cands[i], NULL, &res[i], &setup_err, e);
         if (setup_err)
             return -1;
     }
+    return 0;
+}
+
+static int gpu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_plan *p, cut_result *res,
+                      cut_energy_result *er, cut_err *e)
+{
+    gpu_impl *g = r->impl;
+    if (!g->have_workload)
+        return cut_err_set(e, "GPU runner: energy called before prepare");
+    energy_req en = {.plan = p, .er = er};
+    int setup_err = 0;
+    measure_one(r, g, c, &en, res, &setup_err, e);
+    if (setup_err)
+        return -1;
+    if (res->status == CUT_ST_OK && !en.ok)
+        return cut_err_set(e, "%s", en.why[0] ? en.why : "the energy measurement failed");
     return 0;
 }
 
@@ -515,6 +562,7 @@ cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_t
     r->impl = g;
     r->prepare = gpu_prepare;
     r->measure = gpu_measure;
+    r->energy = gpu_energy;
     r->env = gpu_env;
     r->destroy = gpu_destroy;
     if (t)

@@ -28,6 +28,7 @@ static const char *const type_names[CUT_WP_TYPE_END] = {
     [CUT_WP_HELLO] = "HELLO",   [CUT_WP_ERROR] = "ERROR",   [CUT_WP_PREPARE] = "PREPARE",
     [CUT_WP_ACK] = "ACK",       [CUT_WP_MEASURE] = "MEASURE", [CUT_WP_RESULT] = "RESULT",
     [CUT_WP_CUDNN] = "CUDNN",   [CUT_WP_CUDNN_RESULT] = "CUDNN_RESULT", [CUT_WP_QUIT] = "QUIT",
+    [CUT_WP_ENERGY] = "ENERGY", [CUT_WP_ENERGY_RESULT] = "ENERGY_RESULT",
 };
 
 const char *cut_wp_type_name(uint32_t type)
@@ -417,6 +418,34 @@ void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b)
     cut_wp_put_u64(b, bits);
 }
 
+static void get_result(cut_wp_rd *r, cut_result *res, int32_t *st, int32_t *reps, char *algo, size_t algo_len);
+static int result_status(const cut_wp_frame *f, cut_result *res, int32_t st, int32_t reps, cut_err *e);
+
+static void get_measure(cut_wp_rd *r, cut_wp_measure *m)
+{
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u32(r, &m->grid[i]);
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u32(r, &m->block[i]);
+    cut_wp_get_u32(r, &m->smem_dynamic);
+    cut_wp_get_str(r, m->entry, sizeof m->entry);
+    cut_wp_get_bytes(r, &m->cubin, &m->cubin_size);
+    uint64_t bits = 0;
+    cut_wp_get_u64(r, &bits);
+    memcpy(&m->tol_scale, &bits, sizeof bits);
+}
+
+static int check_measure(const cut_wp_measure *m, const char *what, cut_err *e)
+{
+    if (!m->entry[0])
+        return cut_err_set(e, "malformed %s message: empty entry name", what);
+    if (!(m->tol_scale >= 0.0 && m->tol_scale <= 1000.0))
+        return cut_err_set(e, "malformed %s message: tolerance factor %g", what, m->tol_scale);
+    if (m->cubin_size == 0)
+        return cut_err_set(e, "malformed %s message: empty cubin", what);
+    return 0;
+}
+
 int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e)
 {
     memset(m, 0, sizeof *m);
@@ -424,24 +453,129 @@ int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e)
         return -1;
     cut_wp_rd r;
     cut_wp_rd_init(&r, f->data, f->len);
-    for (int i = 0; i < 3; i++)
-        cut_wp_get_u32(&r, &m->grid[i]);
-    for (int i = 0; i < 3; i++)
-        cut_wp_get_u32(&r, &m->block[i]);
-    cut_wp_get_u32(&r, &m->smem_dynamic);
-    cut_wp_get_str(&r, m->entry, sizeof m->entry);
-    cut_wp_get_bytes(&r, &m->cubin, &m->cubin_size);
-    uint64_t bits = 0;
-    cut_wp_get_u64(&r, &bits);
-    memcpy(&m->tol_scale, &bits, sizeof bits);
+    get_measure(&r, m);
     if (rd_finish(&r, f, e))
         return -1;
-    if (!m->entry[0])
-        return cut_err_set(e, "malformed MEASURE message: empty entry name");
-    if (!(m->tol_scale >= 0.0 && m->tol_scale <= 1000.0))
-        return cut_err_set(e, "malformed MEASURE message: tolerance factor %g", m->tol_scale);
-    if (m->cubin_size == 0)
-        return cut_err_set(e, "malformed MEASURE message: empty cubin");
+    return check_measure(m, "MEASURE", e);
+}
+
+void cut_wp_energy_encode(const cut_wp_measure *m, const cut_energy_plan *p, cut_buf *b)
+{
+    cut_wp_measure_encode(m, b);
+    cut_wp_put_str(b, p->uuid);
+    cut_wp_put_i32(b, p->lrounds);
+    cut_wp_put_i32(b, p->min_steps);
+    cut_wp_put_f64(b, p->warmup_s);
+    cut_wp_put_f64(b, p->chunk_ms);
+    cut_wp_put_f64(b, p->max_wait_s);
+}
+
+int cut_wp_energy_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_energy_plan *p, cut_err *e)
+{
+    memset(m, 0, sizeof *m);
+    memset(p, 0, sizeof *p);
+    if (expect_type(f, CUT_WP_ENERGY, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    get_measure(&r, m);
+    int32_t lrounds = 0, steps = 0;
+    cut_wp_get_str(&r, p->uuid, sizeof p->uuid);
+    cut_wp_get_i32(&r, &lrounds);
+    cut_wp_get_i32(&r, &steps);
+    cut_wp_get_f64(&r, &p->warmup_s);
+    cut_wp_get_f64(&r, &p->chunk_ms);
+    cut_wp_get_f64(&r, &p->max_wait_s);
+    if (rd_finish(&r, f, e) || check_measure(m, "ENERGY", e))
+        return -1;
+    p->lrounds = lrounds;
+    p->min_steps = steps;
+    if (cut_energy_plan_check(p, e) != 0)
+        return cut_err_set(e, "malformed ENERGY message: %.200s", e->msg);
+    return 0;
+}
+
+static void put_stats(cut_buf *b, const cut_energy_stats *s)
+{
+    cut_wp_put_u64(b, (uint64_t)s->iters);
+    const double v[] = {s->energy_mj,   s->window_s,    s->energy_per_iter_mj, s->time_per_iter_ms,
+                        s->gflops,      s->avg_power_w, s->edp_ms_mj};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(v); i++)
+        cut_wp_put_f64(b, v[i]);
+    cut_wp_put_i32(b, s->counter_steps);
+}
+
+static void get_stats(cut_wp_rd *r, cut_energy_stats *s)
+{
+    uint64_t iters = 0;
+    int32_t steps = 0;
+    cut_wp_get_u64(r, &iters);
+    double *v[] = {&s->energy_mj,   &s->window_s,    &s->energy_per_iter_mj, &s->time_per_iter_ms,
+                   &s->gflops,      &s->avg_power_w, &s->edp_ms_mj};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(v); i++)
+        cut_wp_get_f64(r, v[i]);
+    cut_wp_get_i32(r, &steps);
+    s->iters = (long long)iters;
+    s->counter_steps = steps;
+}
+
+void cut_wp_energy_result_encode(const cut_result *res, int ok, const char *why, const cut_energy_result *er,
+                                 cut_buf *b)
+{
+    cut_wp_result_encode(res, "", b);
+    cut_wp_put_u32(b, ok ? 1u : 0u);
+    cut_wp_put_str(b, why ? why : "");
+    cut_wp_put_i32(b, er->lrounds);
+    for (int i = 0; i < er->lrounds; i++)
+        put_stats(b, &er->round[i]);
+    const double v[] = {er->time_ms, er->energy_mj, er->gflops,        er->power_w, er->edp,
+                        er->cv_energy, er->cv_time, er->step_period_s, er->seconds};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(v); i++)
+        cut_wp_put_f64(b, v[i]);
+    cut_wp_put_u32(b, er->sm_mhz_min);
+    cut_wp_put_u32(b, er->sm_mhz_max);
+    cut_wp_put_u32(b, er->mem_mhz);
+    cut_wp_put_u32(b, er->temp_c_max);
+    cut_wp_put_u64(b, er->throttle);
+}
+
+int cut_wp_energy_result_decode(const cut_wp_frame *f, cut_result *res, int *ok, char *why, size_t why_len,
+                                cut_energy_result *er, cut_err *e)
+{
+    memset(res, 0, sizeof *res);
+    memset(er, 0, sizeof *er);
+    if (expect_type(f, CUT_WP_ENERGY_RESULT, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t st = -1, reps = 0, lrounds = -1;
+    char algo[8], w[CUT_ERR_LEN];
+    uint32_t okv = 0;
+    get_result(&r, res, &st, &reps, algo, sizeof algo);
+    cut_wp_get_u32(&r, &okv);
+    cut_wp_get_str(&r, w, sizeof w);
+    cut_wp_get_i32(&r, &lrounds);
+    if (lrounds < 0 || lrounds > CUT_ENERGY_MAX_LROUNDS)
+        return cut_err_set(e, "malformed ENERGY_RESULT message: %d lrounds", (int)lrounds);
+    er->lrounds = lrounds;
+    for (int i = 0; i < lrounds; i++)
+        get_stats(&r, &er->round[i]);
+    double *v[] = {&er->time_ms, &er->energy_mj, &er->gflops,        &er->power_w, &er->edp,
+                   &er->cv_energy, &er->cv_time, &er->step_period_s, &er->seconds};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(v); i++)
+        cut_wp_get_f64(&r, v[i]);
+    cut_wp_get_u32(&r, &er->sm_mhz_min);
+    cut_wp_get_u32(&r, &er->sm_mhz_max);
+    cut_wp_get_u32(&r, &er->mem_mhz);
+    cut_wp_get_u32(&r, &er->temp_c_max);
+    uint64_t thr = 0;
+    cut_wp_get_u64(&r, &thr);
+    er->throttle = thr;
+    if (rd_finish(&r, f, e) || result_status(f, res, st, reps, e))
+        return -1;
+    *ok = okv != 0;
+    if (why && why_len)
+        snprintf(why, why_len, "%s", w);
     return 0;
 }
 
@@ -457,6 +591,27 @@ void cut_wp_result_encode(const cut_result *res, const char *algo, cut_buf *b)
     cut_wp_put_str(b, algo ? algo : "");
 }
 
+static void get_result(cut_wp_rd *r, cut_result *res, int32_t *st, int32_t *reps, char *algo, size_t algo_len)
+{
+    cut_wp_get_i32(r, st);
+    cut_wp_get_str(r, res->error, sizeof res->error);
+    cut_wp_get_f64(r, &res->median_ms);
+    cut_wp_get_f64(r, &res->min_ms);
+    cut_wp_get_f64(r, &res->max_ms);
+    cut_wp_get_i32(r, reps);
+    cut_wp_get_f64(r, &res->max_abs_err);
+    cut_wp_get_str(r, algo, algo_len);
+}
+
+static int result_status(const cut_wp_frame *f, cut_result *res, int32_t st, int32_t reps, cut_err *e)
+{
+    if (st < 0 || st >= CUT_ST_COUNT)
+        return cut_err_set(e, "malformed %s message: unknown status %d", cut_wp_type_name(f->type), (int)st);
+    res->status = (cut_status)st;
+    res->repeats = reps;
+    return 0;
+}
+
 int cut_wp_result_decode(const cut_wp_frame *f, cut_result *res, char *algo, size_t algo_len, cut_err *e)
 {
     memset(res, 0, sizeof *res);
@@ -466,20 +621,9 @@ int cut_wp_result_decode(const cut_wp_frame *f, cut_result *res, char *algo, siz
     cut_wp_rd_init(&r, f->data, f->len);
     int32_t st = -1, reps = 0;
     char a[128] = "";
-    cut_wp_get_i32(&r, &st);
-    cut_wp_get_str(&r, res->error, sizeof res->error);
-    cut_wp_get_f64(&r, &res->median_ms);
-    cut_wp_get_f64(&r, &res->min_ms);
-    cut_wp_get_f64(&r, &res->max_ms);
-    cut_wp_get_i32(&r, &reps);
-    cut_wp_get_f64(&r, &res->max_abs_err);
-    cut_wp_get_str(&r, a, sizeof a);
-    if (rd_finish(&r, f, e))
+    get_result(&r, res, &st, &reps, a, sizeof a);
+    if (rd_finish(&r, f, e) || result_status(f, res, st, reps, e))
         return -1;
-    if (st < 0 || st >= CUT_ST_COUNT)
-        return cut_err_set(e, "malformed %s message: unknown status %d", cut_wp_type_name(f->type), (int)st);
-    res->status = (cut_status)st;
-    res->repeats = reps;
     if (algo && algo_len)
         snprintf(algo, algo_len, "%s", a);
     return 0;
@@ -733,7 +877,67 @@ static int kern_launch_fn(void *arg, char *msg, size_t n, int *sticky)
     return -1;
 }
 
-static void measure_kernel(cut_wk *w, const cut_wp_measure *m, cut_result *res, int *fatal)
+/* ---- energy: the kernel runs back to back (no L2 flush) in chunks queued one ahead, each between an event pair
+ * (two pairs, alternating) ---- */
+
+typedef struct wk_energy_run {
+    cut_wk *w;
+    const cut_wk_launcher *l;
+    cut_result *res;
+    int *fatal;
+    int slot;              /* event pair of the chunk queued last */
+    long long queued;      /* its iterations; 0: none queued */
+} wk_energy_run;
+
+static int wk_energy_chunk(void *arg, long long iters, long long *done_iters, double *done_s, cut_err *e)
+{
+    wk_energy_run *er = arg;
+    const cut_cu_api *cu = er->w->cu;
+    CUevent *start = er->w->ev_start, *stop = er->w->ev_stop;
+    const int prev = er->slot, next = 1 - er->slot;
+    CUresult rc;
+    float ms = 0;
+    *done_iters = 0;
+    *done_s = 0;
+    if (iters > 0) {
+        if ((rc = cu->cuEventRecord(start[next], NULL)) != CUDA_SUCCESS)
+            goto harness;
+        for (long long i = 0; i < iters; i++)
+            if (launch(er->l, er->res, er->fatal) != 0)
+                return cut_err_set(e, "%s", er->res->error);
+        if ((rc = cu->cuEventRecord(stop[next], NULL)) != CUDA_SUCCESS)
+            goto harness;
+    }
+    if (er->queued > 0) {
+        if ((rc = cu->cuEventSynchronize(stop[prev])) != CUDA_SUCCESS ||
+            (rc = cu->cuEventElapsedTime(&ms, start[prev], stop[prev])) != CUDA_SUCCESS)
+            goto harness;
+        *done_iters = er->queued;
+        *done_s = ms * 1e-3;
+    }
+    er->queued = iters;
+    er->slot = next;
+    return 0;
+harness:
+    harness_fault(er->res, er->fatal, "energy run (event record/synchronise)", rc);
+    return cut_err_set(e, "%s", er->res->error);
+}
+
+/* After check_and_time succeeded: the energy measurement, then the output checked once more. A kernel that
+ * fails here turns res into a failure; a meter that fails (NVML) leaves res alone and returns -1 with why. */
+static int wk_energy(cut_wk *w, const cut_wk_launcher *l, const cut_energy_plan *plan, cut_result *res,
+                     cut_energy_result *er, int *fatal, cut_err *why)
+{
+    wk_energy_run run = {.w = w, .l = l, .res = res, .fatal = fatal};
+    const double flops = cut_conv_flops(&w->conv);
+    if (cut_energy_measure(plan, wk_energy_chunk, &run, flops, er, why) != 0)
+        return -1;
+    return run_checked(w, l, res, fatal, "after the energy run: ") == 0 ? 0 : -1;
+}
+
+/* Loads the module, checks and times the kernel; with plan (ENERGY) also measures its energy into *er. */
+static void measure_kernel(cut_wk *w, const cut_wp_measure *m, const cut_energy_plan *plan, cut_result *res,
+                           cut_energy_result *er, int *energy_ok, cut_err *why, int *fatal)
 {
     const cut_cu_api *cu = w->cu;
     memset(res, 0, sizeof *res);
@@ -788,6 +992,8 @@ static void measure_kernel(cut_wk *w, const cut_wp_measure *m, cut_result *res, 
         w->rtol *= m->tol_scale;
     }
     cut_wk_check_and_time(w, &l, res, fatal);
+    if (plan && res->status == CUT_ST_OK && !*fatal)
+        *energy_ok = wk_energy(w, &l, plan, res, er, fatal, why) == 0 && res->status == CUT_ST_OK;
     w->atol = atol;
     w->rtol = rtol;
 out:
@@ -985,9 +1191,28 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
                 break;
             }
             cut_result res;
-            measure_kernel(&w, &m, &res, &dead);
+            measure_kernel(&w, &m, NULL, &res, NULL, NULL, NULL, &dead);
             cut_wp_result_encode(&res, "", &b);
             code = reply(out_fd, CUT_WP_RESULT, &b) == 0 ? -1 : 1;
+            if (dead)
+                code = 3;
+            break;
+        }
+        case CUT_WP_ENERGY: {
+            cut_wp_measure m;
+            cut_energy_plan plan;
+            if (!w.prepared || cut_wp_energy_decode(&f, &m, &plan, &e) != 0) {
+                code = reply_error(out_fd, w.prepared ? e.msg : "worker: ENERGY before PREPARE") == 0 ? -1 : 1;
+                break;
+            }
+            cut_result res;
+            cut_energy_result er;
+            memset(&er, 0, sizeof er);
+            int ok = 0;
+            cut_err why = {{0}};
+            measure_kernel(&w, &m, &plan, &res, &er, &ok, &why, &dead);
+            cut_wp_energy_result_encode(&res, ok, why.msg, &er, &b);
+            code = reply(out_fd, CUT_WP_ENERGY_RESULT, &b) == 0 ? -1 : 1;
             if (dead)
                 code = 3;
             break;

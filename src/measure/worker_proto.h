@@ -12,12 +12,14 @@
  *   PREPARE             [ACK | ERROR]          conv shape, timing policy, input, weights, reference output (float)
  *   MEASURE             [RESULT]               cubin, entry, grid, block, dynamic smem -> cut_result
  *   CUDNN               [CUDNN_RESULT | ERROR] cuDNN's fastest valid algorithm, same harness -> cut_result + name
+ *   ENERGY              [ENERGY_RESULT]        MEASURE's payload + an energy plan -> cut_result + cut_energy_result
  *   QUIT                (worker exits 0)
  * A RESULT with status CUT_ST_FAULT means the worker's context is dead: the worker exits right after sending it. */
 #ifndef CUTUNE_MEASURE_WORKER_PROTO_H
 #define CUTUNE_MEASURE_WORKER_PROTO_H
 
 #include "cutune/common.h"
+#include "cutune/energy.h"
 #include "cutune/gpu.h"
 #include "cutune/measure.h"
 #include "cutune/util.h"
@@ -43,6 +45,8 @@ typedef enum cut_wp_type {
     CUT_WP_CUDNN,
     CUT_WP_CUDNN_RESULT,
     CUT_WP_QUIT,
+    CUT_WP_ENERGY,
+    CUT_WP_ENERGY_RESULT,
     CUT_WP_TYPE_END
 } cut_wp_type;
 
@@ -128,6 +132,16 @@ int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e);
 /* RESULT and CUDNN_RESULT (algo is "" for RESULT). Decode rejects unknown statuses. */
 void cut_wp_result_encode(const cut_result *r, const char *algo, cut_buf *b);
 int cut_wp_result_decode(const cut_wp_frame *f, cut_result *r, char *algo, size_t algo_len, cut_err *e);
+
+/* ENERGY: MEASURE's fields, then the plan (cutune/energy.h). Decode checks the plan (cut_energy_plan_check). */
+void cut_wp_energy_encode(const cut_wp_measure *m, const cut_energy_plan *p, cut_buf *b);
+int cut_wp_energy_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_energy_plan *p, cut_err *e);
+/* ENERGY_RESULT: RESULT's fields, then u32 ok (the meter succeeded), the meter's sentence when not, and the
+ * measurement (meaningful when ok). */
+void cut_wp_energy_result_encode(const cut_result *r, int ok, const char *why, const cut_energy_result *er,
+                                 cut_buf *b);
+int cut_wp_energy_result_decode(const cut_wp_frame *f, cut_result *r, int *ok, char *why, size_t why_len,
+                                cut_energy_result *er, cut_err *e);
 
 /* ERROR: one sentence. */
 void cut_wp_error_encode(const char *msg, cut_buf *b);

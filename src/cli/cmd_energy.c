@@ -1,0 +1,497 @@
+/* cutune energy — seed 001 phase 3 (+ phase 4's CSVs): every representative in tuningresults/, at every power cap,
+ * measured for time and energy with NVML's counter (cutune/energy.h), into kernel_outputs/:
+ *
+ *   kernel_outputs/powercaps.csv                       powercap index -> limit (W)
+ *   kernel_outputs/caseN/powercapP/output_kernelK.txt  seed 001's lines + details
+ *   kernel_outputs/caseN/powercapP/results.csv         id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)
+ *   kernel_outputs/caseN/powercapP/energy.jsonl        one object per kernel: per-lround numbers, clocks, ...
+ *   kernel_outputs/caseN/all.csv                       id + 3 columns per cap
+ *
+ * The cap changes only with --allow-power-cap, only on the measured GPU (by UUID), and is restored on every way
+ * out (cutune/powercap.h). Kernels are checked against the reference before and after they are measured. */
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cutune/emu.h"
+#include "cutune/energy.h"
+#include "cutune/export.h"
+#include "cutune/gpu.h"
+#include "cutune/measure.h"
+#include "cutune/powercap.h"
+#include "cutune/util.h"
+#include "gpu/nvml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IDLE_STEPS 3 /* counter steps of the idle-power reading taken at each cap */
+
+static const char energy_usage[] =
+    "usage: cutune energy [options]\n"
+    "  --outdir DIR          where tuningresults/ is and kernel_outputs/ goes (default .)\n"
+    "  --results DIR         the representatives (default DIR/tuningresults)\n"
+    "  --power-caps SPEC     current (default; nothing is changed), all (the GPU model's 5 caps), or W1,W2,..\n"
+    "  --allow-power-cap     allow changing the power limit (root); restored on exit, error, signal or crash\n"
+    "  --detect              print the GPU, its power-limit range and its 5 caps, then exit\n"
+    "  --test                1 lround instead of 3 (seed 001's test mode)\n"
+    "  --lrounds N           windows per kernel and cap (default 3)\n"
+    "  --min-steps N         energy-counter steps each window spans (default 10)\n"
+    "  --warmup S            seconds of warm-up per kernel (default 0.3)\n"
+    "  --case N, --kernel K  measure only this case / kernel id\n"
+    "  --gpu I               GPU index (default 0)\n"
+    "  --backend B           cuda (default) or emu (host emulation; energy from whatever NVML is loaded)\n"
+    "  --nvml-uuid UUID      with --backend emu: the NVML device to read (default NVML's first)\n";
+
+typedef struct energy_opts {
+    const char *outdir, *results, *caps_arg, *backend, *nvml_uuid;
+    int allow, detect, case_only, kernel_only, gpu;
+    cut_energy_plan plan;
+} energy_opts;
+
+static int parse_args(int argc, char **argv, energy_opts *o, int *help, cut_err *e)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        double warm = 0;
+        const char *ws = NULL;
+        int rc = 0;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            *help = 1;
+        else if (!strcmp(a, "--outdir"))
+            rc = cut_arg_str(argc, argv, &i, &o->outdir, e);
+        else if (!strcmp(a, "--results"))
+            rc = cut_arg_str(argc, argv, &i, &o->results, e);
+        else if (!strcmp(a, "--power-caps"))
+            rc = cut_arg_str(argc, argv, &i, &o->caps_arg, e);
+        else if (!strcmp(a, "--allow-power-cap"))
+            o->allow = 1;
+        else if (!strcmp(a, "--detect"))
+            o->detect = 1;
+        else if (!strcmp(a, "--test"))
+            o->plan.lrounds = 1;
+        else if (!strcmp(a, "--lrounds"))
+            rc = cut_arg_int(argc, argv, &i, 1, CUT_ENERGY_MAX_LROUNDS, &o->plan.lrounds, e);
+        else if (!strcmp(a, "--min-steps"))
+            rc = cut_arg_int(argc, argv, &i, 1, 1000, &o->plan.min_steps, e);
+        else if (!strcmp(a, "--warmup")) {
+            rc = cut_arg_str(argc, argv, &i, &ws, e);
+            char *end = NULL;
+            if (rc == 0 && (warm = strtod(ws, &end), !*ws || *end || !(warm >= 0 && warm <= 60)))
+                rc = cut_err_set(e, "--warmup wants seconds in 0..60, got '%s'", ws);
+            o->plan.warmup_s = warm;
+        } else if (!strcmp(a, "--case"))
+            rc = cut_arg_int(argc, argv, &i, 1, 100000, &o->case_only, e);
+        else if (!strcmp(a, "--kernel"))
+            rc = cut_arg_int(argc, argv, &i, 1, 100000, &o->kernel_only, e);
+        else if (!strcmp(a, "--gpu"))
+            rc = cut_arg_int(argc, argv, &i, 0, 1023, &o->gpu, e);
+        else if (!strcmp(a, "--backend"))
+            rc = cut_arg_str(argc, argv, &i, &o->backend, e);
+        else if (!strcmp(a, "--nvml-uuid"))
+            rc = cut_arg_str(argc, argv, &i, &o->nvml_uuid, e);
+        else
+            rc = cut_err_set(e, "unknown option '%s' (see cutune energy --help)", a);
+        if (rc != 0)
+            return -1;
+    }
+    if (strcmp(o->backend, "cuda") && strcmp(o->backend, "emu"))
+        return cut_err_set(e, "unknown backend '%s' (cuda or emu)", o->backend);
+    return 0;
+}
+
+/* ---- the GPU to measure ---- */
+
+/* The NVML UUID of the measured GPU: the CUDA device's (cuda), or --nvml-uuid / NVML's first device (emu). */
+static int measured_uuid(const energy_opts *o, char *uuid, size_t n, cut_err *e)
+{
+    if (!strcmp(o->backend, "cuda")) {
+        int count = cut_gpu_init(e);
+        if (count < 0)
+            return cut_err_wrap(e, "no GPU found");
+        if (count <= o->gpu)
+            return cut_err_set(e, "no GPU %d: the driver reports %d CUDA device(s)", o->gpu, count);
+        cut_gpu_info info;
+        if (cut_gpu_query(o->gpu, &info, e) != 0)
+            return -1;
+        snprintf(uuid, n, "%s", info.uuid);
+        return 0;
+    }
+    if (o->nvml_uuid) {
+        snprintf(uuid, n, "%s", o->nvml_uuid);
+        return 0;
+    }
+    nvmlDevice_t dev;
+    if (!cut_nvml_load(e))
+        return -1;
+    if (cut_nvml_device_by_index(0, &dev) != NVML_SUCCESS || cut_nvml_device_uuid(dev, uuid, n) != NVML_SUCCESS)
+        return cut_err_set(e, "NVML lists no GPU whose energy counter could be read");
+    return 0;
+}
+
+static int detect(const char *uuid, cut_err *e)
+{
+    cut_powercap_device d;
+    if (cut_powercap_query(uuid, &d, e) != 0)
+        return -1;
+    printf("GPU: %s (%s)\n", d.name, d.uuid);
+    printf("power limit: %.1f W now, %.1f..%.1f W allowed, %.1f W default\n", d.current_mw / 1e3, d.min_mw / 1e3,
+           d.max_mw / 1e3, d.default_mw / 1e3);
+    int caps[CUT_POWERCAP_PER_MODEL];
+    cut_err ce = {{0}};
+    if (cut_powercap_caps_for(d.name, d.min_mw, d.max_mw, caps, &ce) != 0) {
+        printf("caps (all): none: %s\n", ce.msg);
+    } else {
+        printf("caps (all):");
+        for (int i = 0; i < CUT_POWERCAP_PER_MODEL; i++)
+            printf(" %d W", caps[i]);
+        printf("\n");
+    }
+    nvmlDevice_t dev;
+    unsigned long long mj = 0;
+    int counter = cut_nvml_device_by_uuid(uuid, &dev) == NVML_SUCCESS && cut_nvml_energy_mj(dev, &mj) == NVML_SUCCESS;
+    printf("energy counter: %s\n", counter ? "readable" : "not readable");
+    return 0;
+}
+
+/* ---- files ---- */
+
+static int write_buf(const char *path, const cut_buf *b, cut_err *e)
+{
+    return cut_write_file_atomic(path, b->data ? b->data : "", b->len, e);
+}
+
+static int write_caps_csv(const char *odir, const cut_powercap_list *caps, cut_err *e)
+{
+    char path[4200];
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_buf_printf(&b, "%s\n", CUT_ENERGY_CAPS_HEADER);
+    for (int i = 0; i < caps->n; i++)
+        cut_buf_printf(&b, "%d,%.3f\n", i + 1, caps->mw[i] / 1e3);
+    snprintf(path, sizeof path, "%s/powercaps.csv", odir);
+    int rc = write_buf(path, &b, e);
+    cut_buf_free(&b);
+    return rc;
+}
+
+/* One case's state while its caps are measured. */
+typedef struct case_run {
+    int case_idx;
+    const cut_export_kernel *k; /* this case's kernels */
+    int n;
+    cut_compiled *bins;         /* [n], cuda only */
+    cut_energy_table tables[CUT_POWERCAP_MAX_LIST];
+    int failures;
+} case_run;
+
+static void table_add(cut_energy_table *t, int id, const cut_energy_result *r)
+{
+    t->id = cut_xrealloc(t->id, sizeof *t->id * (size_t)(t->n + 1));
+    t->v = cut_xrealloc(t->v, sizeof *t->v * (size_t)(t->n + 1));
+    t->id[t->n] = id;
+    t->v[t->n][0] = r->gflops;
+    t->v[t->n][1] = r->energy_mj;
+    t->v[t->n][2] = r->edp;
+    t->n++;
+}
+
+static int write_results_csv(const char *cdir, const cut_energy_table *t, cut_err *e)
+{
+    char path[4300];
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_buf_printf(&b, "%s\n", CUT_ENERGY_RESULTS_HEADER);
+    for (int i = 0; i < t->n; i++)
+        cut_buf_printf(&b, "%d,%.2f,%.6f,%.8f\n", t->id[i], t->v[i][0], t->v[i][1], t->v[i][2]);
+    snprintf(path, sizeof path, "%s/results.csv", cdir);
+    int rc = write_buf(path, &b, e);
+    cut_buf_free(&b);
+    return rc;
+}
+
+static int append_line(const char *path, const cut_buf *b, cut_err *e)
+{
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return cut_err_set(e, "cannot append to %s", path);
+    int bad = fwrite(b->data, 1, b->len, f) != b->len;
+    bad |= fflush(f) != 0;
+    bad |= fclose(f) != 0;
+    return bad ? cut_err_set(e, "writing %s failed", path) : 0;
+}
+
+/* ---- measuring ---- */
+
+typedef struct energy_ctx {
+    energy_opts *o;
+    cut_runner *runner;
+    char odir[4096]; /* kernel_outputs */
+    double limit_w;  /* cap in force */
+    double idle_w;
+} energy_ctx;
+
+/* One kernel at the cap in force: output_kernelK.txt, energy.jsonl, and its results.csv row. A kernel that fails
+ * is written down (output file with the reason) and counted; a meter that fails stops the run (-1). */
+static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char *cdir, cut_err *e)
+{
+    const cut_export_kernel *k = &cr->k[i];
+    cut_candidate cand = {.ks = &k->ks, .bin = cr->bins ? &cr->bins[i] : NULL};
+    cut_result res;
+    cut_energy_result er;
+    memset(&er, 0, sizeof er);
+    if (x->runner->energy(x->runner, &cand, &x->o->plan, &res, &er, e) != 0)
+        return cut_err_wrap(e, "case %d kernel %d", k->case_idx, k->kernel_id);
+    char path[4400];
+    cut_buf b;
+    cut_buf_init(&b);
+    int rc = 0;
+    snprintf(path, sizeof path, "%s/output_kernel%d.txt", cdir, k->kernel_id);
+    if (res.status != CUT_ST_OK) {
+        cr->failures++;
+        cut_buf_printf(&b, "Error: %s: %s\n", cut_status_name(res.status), res.error);
+        fprintf(stderr, "cutune energy: case %d kernel %d: %s: %s\n", k->case_idx, k->kernel_id,
+                cut_status_name(res.status), res.error);
+        rc = write_buf(path, &b, e);
+    } else {
+        cut_energy_output_text(&b, &er, x->limit_w, x->idle_w);
+        rc = write_buf(path, &b, e);
+        table_add(&cr->tables[p], k->kernel_id, &er);
+        b.len = 0;
+        cut_energy_json_line(&b, k->case_idx, k->kernel_id, x->limit_w, x->idle_w, &er);
+        snprintf(path, sizeof path, "%s/energy.jsonl", cdir);
+        if (rc == 0)
+            rc = append_line(path, &b, e);
+        if (rc == 0)
+            rc = write_results_csv(cdir, &cr->tables[p], e);
+        printf("case %d kernel %2d @ %.0f W: %9.4f ms %10.4f mJ %8.1f W %9.1f GFLOP/s  CV %.2f%%  %.2f s\n",
+               k->case_idx, k->kernel_id, x->limit_w, er.time_ms, er.energy_mj, er.power_w, er.gflops,
+               100 * er.cv_energy, er.seconds);
+        fflush(stdout);
+    }
+    cut_buf_free(&b);
+    return rc;
+}
+
+/* One case at the cap in force (index p): its kernels, then its results.csv for this cap. */
+static int measure_case_at_cap(energy_ctx *x, case_run *cr, int p, cut_err *e)
+{
+    if (x->runner->prepare(x->runner, &cr->k[0].conv, 7, e) != 0)
+        return cut_err_wrap(e, "case %d", cr->case_idx);
+    char cdir[4200], jl[4300];
+    snprintf(cdir, sizeof cdir, "%s/case%d/powercap%d", x->odir, cr->case_idx, p + 1);
+    if (cut_mkdirs(cdir, e) != 0)
+        return -1;
+    snprintf(jl, sizeof jl, "%s/energy.jsonl", cdir);
+    remove(jl); /* this run's lines only */
+    for (int i = 0; i < cr->n; i++)
+        if (measure_kernel(x, cr, i, p, cdir, e) != 0)
+            return -1;
+    return 0;
+}
+
+static int write_all_csv(const energy_ctx *x, const case_run *cr, int ncaps, cut_err *e)
+{
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_energy_all_csv(&b, cr->tables, ncaps);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/case%d/all.csv", x->odir, cr->case_idx);
+    int rc = write_buf(path, &b, e);
+    cut_buf_free(&b);
+    return rc;
+}
+
+static int compile_case(const energy_opts *o, case_run *cr, cut_err *e)
+{
+    if (strcmp(o->backend, "cuda") != 0)
+        return 0;
+    cut_gpu_info info;
+    if (cut_gpu_query(o->gpu, &info, e) != 0)
+        return -1;
+    cut_compile_opts co;
+    cut_compile_opts_default(&co);
+    co.sm_major = info.sm_major;
+    co.sm_minor = info.sm_minor;
+    const char **srcs = cut_xcalloc((size_t)cr->n, sizeof *srcs);
+    for (int i = 0; i < cr->n; i++)
+        srcs[i] = cr->k[i].ks.src;
+    cr->bins = cut_xcalloc((size_t)cr->n, sizeof *cr->bins);
+    int rc = cut_compile_batch(srcs, cr->n, &co, cr->bins, e);
+    free(srcs);
+    return rc;
+}
+
+static void case_run_free(case_run *cr)
+{
+    for (int i = 0; cr->bins && i < cr->n; i++)
+        cut_compiled_free(&cr->bins[i]);
+    free(cr->bins);
+    for (int p = 0; p < CUT_POWERCAP_MAX_LIST; p++)
+        cut_energy_table_free(&cr->tables[p]);
+    memset(cr, 0, sizeof *cr);
+}
+
+/* The set's kernels selected by --case/--kernel, grouped by case into runs (shallow copies: the set keeps
+ * ownership of the sources). Returns the number of runs, or -1. */
+static int group_cases(const energy_opts *o, const cut_export_set *set, cut_export_kernel **sel_out,
+                       case_run **runs_out, cut_err *e)
+{
+    cut_export_kernel *sel = cut_xcalloc((size_t)(set->n ? set->n : 1), sizeof *sel);
+    case_run *runs = cut_xcalloc((size_t)(set->n ? set->n : 1), sizeof *runs);
+    int nsel = 0, nruns = 0;
+    for (int i = 0; i < set->n; i++)
+        if ((!o->case_only || set->k[i].case_idx == o->case_only) &&
+            (!o->kernel_only || set->k[i].kernel_id == o->kernel_only))
+            sel[nsel++] = set->k[i];
+    for (int i = 0; i < nsel; i++) {
+        if (i == 0 || sel[i].case_idx != sel[i - 1].case_idx)
+            runs[nruns++] = (case_run){.case_idx = sel[i].case_idx, .k = &sel[i]};
+        runs[nruns - 1].n++;
+    }
+    *sel_out = sel;
+    *runs_out = runs;
+    if (nruns == 0)
+        return cut_err_set(e, "no kernel in the results matches --case %d --kernel %d", o->case_only, o->kernel_only);
+    return nruns;
+}
+
+/* Cap by cap (one change each), every case's kernels; then all.csv per case. Returns kernels measured, or -1. */
+static int run_all(energy_ctx *x, const cut_export_set *set, cut_powercap_session *s, const cut_powercap_list *caps,
+                   int *failures, cut_err *e)
+{
+    cut_export_kernel *sel = NULL;
+    case_run *runs = NULL;
+    int nruns = group_cases(x->o, set, &sel, &runs, e), rc = nruns < 0 ? -1 : 0, done = 0;
+    for (int c = 0; rc == 0 && c < nruns; c++)
+        rc = compile_case(x->o, &runs[c], e);
+    for (int p = 0; rc == 0 && p < caps->n; p++) {
+        if ((rc = cut_powercap_set(s, caps->mw[p], e)) != 0)
+            break;
+        x->limit_w = caps->mw[p] / 1e3;
+        x->idle_w = -1;
+        cut_err ie = {{0}};
+        if (cut_energy_idle_w(x->o->plan.uuid, IDLE_STEPS, x->o->plan.max_wait_s, &x->idle_w, &ie) != 0)
+            fprintf(stderr, "cutune energy: idle power not measured: %s\n", ie.msg);
+        for (int c = 0; rc == 0 && c < nruns; c++)
+            rc = measure_case_at_cap(x, &runs[c], p, e);
+    }
+    for (int c = 0; c < CUT_MAX(nruns, 0); c++) {
+        if (rc == 0)
+            rc = write_all_csv(x, &runs[c], caps->n, e);
+        done += runs[c].n;
+        *failures += runs[c].failures;
+        case_run_free(&runs[c]);
+    }
+    free(runs);
+    free(sel);
+    return rc == 0 ? done : -1;
+}
+
+static cut_runner *make_runner(const energy_opts *o, cut_err *e)
+{
+    cut_timing tm;
+    cut_timing_default(&tm);
+    if (!strcmp(o->backend, "cuda"))
+        return cut_runner_gpu_new(o->gpu, NULL, &tm, e);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/.cutune_emu", o->outdir);
+    return cut_runner_emu_new(dir, &tm, e);
+}
+
+/* Everything after the arguments; the cap session is always ended (restoring the limit) before returning. */
+static int energy_main(energy_opts *o, cut_err *e)
+{
+    char results_buf[4096], note[512] = "";
+    if (!o->results) {
+        if (cut_path_join(results_buf, sizeof results_buf, o->outdir, "tuningresults", e) != 0)
+            return CUT_EXIT_USAGE;
+        o->results = results_buf;
+    }
+    if (cut_check_writable_dir(o->outdir, e) != 0)
+        return CUT_EXIT_USAGE;
+    if (measured_uuid(o, o->plan.uuid, sizeof o->plan.uuid, e) != 0)
+        return CUT_EXIT_FAIL;
+    if (cut_powercap_recover(o->outdir, note, sizeof note, e) < 0)
+        return CUT_EXIT_FAIL;
+    if (note[0])
+        fprintf(stderr, "cutune energy: %s\n", note);
+    if (o->detect)
+        return detect(o->plan.uuid, e) == 0 ? CUT_EXIT_OK : CUT_EXIT_FAIL;
+
+    cut_powercap_spec spec;
+    cut_powercap_device dev;
+    cut_powercap_list caps;
+    if (cut_powercap_parse(o->caps_arg, &spec, e) != 0)
+        return CUT_EXIT_USAGE;
+    if (cut_powercap_query(o->plan.uuid, &dev, e) != 0)
+        return CUT_EXIT_FAIL;
+    if (cut_powercap_resolve(&spec, &dev, &caps, e) != 0)
+        return CUT_EXIT_USAGE;
+    for (int i = 0; !o->allow && i < caps.n; i++)
+        if (caps.mw[i] != dev.current_mw)
+            return cut_err_set(e,
+                               "--power-caps %s would change %s's power limit from %.1f W to %.1f W: add "
+                               "--allow-power-cap (needs root), or measure at --power-caps current",
+                               o->caps_arg, dev.name, dev.current_mw / 1e3, caps.mw[i] / 1e3),
+                   CUT_EXIT_USAGE;
+
+    cut_export_set set;
+    if (cut_export_load(o->results, &set, e) != 0) {
+        cut_export_set_free(&set);
+        return CUT_EXIT_USAGE;
+    }
+    energy_ctx x = {.o = o};
+    snprintf(x.odir, sizeof x.odir, "%s/kernel_outputs", o->outdir);
+    int code = CUT_EXIT_FAIL, failures = 0;
+    cut_powercap_session *s = NULL;
+    if (cut_export_mark_dir(x.odir, e) != 0 || write_caps_csv(x.odir, &caps, e) != 0)
+        goto out;
+    if (!(x.runner = make_runner(o, e)))
+        goto out;
+    if (cut_powercap_begin(o->plan.uuid, o->outdir, o->allow, &s, e) != 0)
+        goto out;
+    fprintf(stderr, "cutune energy: %s (%s), %d cap(s), %d lround(s) of >= %d counter steps per kernel\n", dev.name,
+            o->backend, caps.n, o->plan.lrounds, o->plan.min_steps);
+    int n = run_all(&x, &set, s, &caps, &failures, e);
+    cut_err end_err = {{0}};
+    int restored = cut_powercap_end(s, &end_err);
+    s = NULL;
+    if (n < 0)
+        goto out;
+    if (restored != 0) {
+        *e = end_err;
+        goto out;
+    }
+    printf("measured %d kernel(s) at %d cap(s) into %s; %d failed\n", n, caps.n, x.odir, failures);
+    code = failures ? CUT_EXIT_FAIL : CUT_EXIT_OK;
+    if (failures)
+        cut_err_set(e, "%d kernel measurement(s) failed (see the output_kernelK.txt files)", failures);
+out:
+    if (s) {
+        cut_err ignore;
+        cut_powercap_end(s, &ignore);
+    }
+    cut_runner_free(x.runner);
+    cut_export_set_free(&set);
+    return code;
+}
+
+int cut_cmd_energy(int argc, char **argv)
+{
+    energy_opts o = {.outdir = ".", .caps_arg = "current", .backend = "cuda"};
+    cut_energy_plan_default(&o.plan);
+    cut_err e = {{0}};
+    int help = 0;
+    if (parse_args(argc, argv, &o, &help, &e) != 0) {
+        fprintf(stderr, "cutune energy: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
+    }
+    if (help) {
+        fputs(energy_usage, stdout);
+        return CUT_EXIT_OK;
+    }
+    int code = energy_main(&o, &e);
+    if (code != CUT_EXIT_OK)
+        fprintf(stderr, "cutune energy: %s\n", e.msg);
+    return code;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# cutune energy end to end against the fake libnvidia-ml ($CUTUNE_FAKE_NVML): tune tiny shapes on the emulator ->
+# energy at all 5 caps of a fake H200 -> seed 001's files (output_kernelK.txt, results.csv, all.csv) checked; caps
+# set in order and the original limit restored; refusals (no --allow-power-cap, out of range) change nothing;
+# SIGTERM in the middle of a capped run restores the limit; clean removes kernel_outputs/.
+set -euo pipefail
+BIN=$1; DIR=$2
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+[ -n "${CUTUNE_FAKE_NVML:-}" ] || { echo "SKIP: CUTUNE_FAKE_NVML is not set (run through ctest)"; exit 77; }
+export CUTUNE_NVML_LIB=$CUTUNE_FAKE_NVML
+export FAKE_NVML_GPUS="NVIDIA H200:600000:200000:700000"  # booted at 600 W, so a restore is visible
+export FAKE_NVML_STATE=$PWD/nvml.state FAKE_NVML_LOG=$PWD/nvml.log FAKE_NVML_ENERGY=300:10
+limit() { if [ -f nvml.state ]; then awk '$1 == 0 {print $2}' nvml.state; else echo 600000; fi; }
+FAST="--backend emu --test --warmup 0.02"
+
+"$BIN" tune --backend emu --workloads tiny --trials 16 --batch 8 --test --quiet --outdir . >/dev/null
+n=$(ls tuningresults/*.json | wc -l); [ "$n" -eq 2 ] || fail "expected 2 result files (test mode), got $n"
+
+"$BIN" energy $FAST --detect | tee detect.out
+grep -q "^GPU: NVIDIA H200" detect.out || fail "--detect: GPU line"
+grep -q "^caps (all): 200 W 325 W 450 W 575 W 700 W" detect.out || fail "--detect: caps line"
+
+# Refusals: exit 2, one sentence, nothing changed or written.
+set +e
+"$BIN" energy $FAST --power-caps all 2>err.txt; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "all caps without --allow-power-cap: exit $rc"
+grep -q -- "--allow-power-cap" err.txt || fail "refusal does not name --allow-power-cap: $(cat err.txt)"
+set +e
+"$BIN" energy $FAST --power-caps 150 --allow-power-cap 2>err.txt; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "150 W (below 200 W): exit $rc"
+grep -q "150" err.txt || fail "range error does not name the cap: $(cat err.txt)"
+[ ! -s nvml.log ] || fail "a refused run changed the limit: $(cat nvml.log)"
+[ ! -d kernel_outputs/case1 ] || fail "a refused run wrote results"
+
+# All 5 caps, in order, then the original 600 W back.
+"$BIN" energy $FAST --power-caps all --allow-power-cap | tee energy.out
+printf 'set_limit 0 200000\nset_limit 0 325000\nset_limit 0 450000\nset_limit 0 575000\nset_limit 0 700000\nset_limit 0 600000\n' > want.log
+diff want.log nvml.log || fail "caps not set in order and restored"
+[ "$(limit)" = 600000 ] || fail "limit not restored: $(limit)"
+[ ! -f .cutune_powercap_restore.json ] || fail "restore file left behind"
+grep -q "^measured 4 kernel(s) at 5 cap(s)" energy.out || fail "summary line"
+
+python3 - <<'PY' || fail "kernel_outputs files"
+import csv, glob, json, re
+caps = list(csv.reader(open("kernel_outputs/powercaps.csv")))
+assert caps[0] == ["powercap", "limit_w"] and [float(r[1]) for r in caps[1:]] == [200, 325, 450, 575, 700], caps
+HEAD = ["id", "perf(GFLOP/s)", "energy(mJ)", "EDP(ms*mJ)"]
+cases = sorted(glob.glob("kernel_outputs/case*/"))
+assert len(cases) == 2, cases
+for c in cases:
+    allrows = list(csv.reader(open(c + "all.csv")))
+    assert allrows[0] == ["id"] + HEAD[1:] * 5 and len(allrows[0]) == 16, allrows[0]
+    assert [r[0] for r in allrows[1:]] == ["1", "2"], allrows
+    for p in range(1, 6):
+        d = "%spowercap%d/" % (c, p)
+        rows = list(csv.reader(open(d + "results.csv")))
+        assert rows[0] == HEAD, rows[0]
+        assert [r[0] for r in rows[1:]] == ["1", "2"]
+        lines = [json.loads(l) for l in open(d + "energy.jsonl")]
+        assert [l["id"] for l in lines] == [1, 2] and all(l["power_limit_w"] == float(caps[p][1]) for l in lines)
+        for r, l in zip(rows[1:], lines):
+            perf, energy, edp = map(float, r[1:])
+            # the fake board draws 300 W: energy per iteration = 300 W x (wall) time per iteration
+            assert abs(l["power_w"] - 300) < 300 * 0.1, l
+            assert abs(edp - l["mean_time_ms"] * energy) <= 1e-6 * max(edp, 1e-9) + 1e-8, (edp, l)
+            assert len(l["time_ms"]) == 1 and len(l["energy_mj"]) == 1, l  # --test: one lround
+            # all.csv carries the same numbers in this cap's three columns
+            row = [x for x in allrows if x[0] == r[0]][0]
+            assert row[1 + 3 * (p - 1): 4 + 3 * (p - 1)] == r[1:], (row, r)
+            txt = open(d + "output_kernel%s.txt" % r[0]).read()
+            m = [re.search(pat, txt) for pat in (r"GFLOP/s: ([0-9.]+)", r"Mean energy per iteration: ([0-9.]+) mJ",
+                                                r"Mean time per iteration: ([0-9.]+) ms")]
+            assert all(m), txt
+            assert abs(float(m[1].group(1)) - energy) < 1e-3 * energy + 1e-4, (txt, energy)
+            assert "Power limit: %.1f W" % float(caps[p][1]) in txt
+PY
+
+# SIGTERM while capped: the handler restores 600 W and the process dies of the signal.
+: > nvml.log
+"$BIN" energy --backend emu --warmup 0.02 --lrounds 16 --min-steps 100 --power-caps 250,300 --allow-power-cap \
+  > term.out 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do grep -q "set_limit 0 250000" nvml.log 2>/dev/null && break; sleep 0.05; done
+grep -q "set_limit 0 250000" nvml.log || { kill -9 $pid; fail "capped run never set 250 W"; }
+kill -TERM $pid
+set +e; wait $pid; rc=$?; set -e
+[ "$rc" -ne 0 ] || fail "SIGTERM'd run exited 0"
+[ "$(limit)" = 600000 ] || fail "limit after SIGTERM: $(limit) (log: $(cat nvml.log))"
+[ "$(tail -1 nvml.log)" = "set_limit 0 600000" ] || fail "last change is not the restore: $(cat nvml.log)"
+[ ! -f .cutune_powercap_restore.json ] || fail "restore file left after SIGTERM"
+
+"$BIN" clean | tee clean.out
+[ ! -d kernel_outputs ] || fail "clean left kernel_outputs/"
+[ -d tuningrecords ] && [ -d tuningresults ] || fail "clean removed tuning data"
+echo "it_energy: ok"
