@@ -57,7 +57,8 @@ for case in (1, 2, 3):
 # Energy tables: case 1 cap 1 has kernels 1 and 4 tied (both on the front), 2 on it, 3 dominated.
 sec = md.split("### case 1, power cap 1 (700.0 W): 4 kernel(s), 3 on the Pareto front")
 assert len(sec) == 2, "case 1 cap 1 heading"
-rows = {int(l.split("|")[1]): l.split("|")[6].strip() for l in sec[1].split("###")[0].splitlines() if re.match(r"^\| \d", l)}
+lines = [l for l in sec[1].split("###")[0].splitlines() if re.match(r"^\| \d", l)]
+rows = {int(l.split("|")[1]): l.split("|")[6].strip() for l in lines}
 assert rows == {1: "yes", 2: "yes", 3: "", 4: "yes"}, rows
 assert "### case 1, power cap 2 (400.0 W): 2 kernel(s), 2 on the Pareto front" in md
 assert "### case 2, power cap 1 (700.0 W): 1 kernel(s), 1 on the Pareto front" in md
@@ -72,7 +73,8 @@ done
 [ ! -e report/case3_energy.gp ] || fail "case 3 has no energy outputs but got an energy plot"
 if command -v gnuplot >/dev/null; then
   for p in $want_plots; do
-    [ "$(head -c 8 "report/$p.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "report/$p.png is not a PNG"
+    magic=$(head -c 8 "report/$p.png" | od -An -tx1 | tr -d ' \n')
+    [ "$magic" = 89504e470d0a1a0a ] || fail "report/$p.png is not a PNG"
     grep -q '<svg' "report/$p.svg" || fail "report/$p.svg is not an SVG"
   done
   grep -q "rendered 8 plot(s)" report.out || fail "render count: $(tail -1 report.out)"
@@ -93,7 +95,8 @@ printf '#!/bin/sh\necho "boom: planted gnuplot failure" >&2\nexit 3\n' >fakebin/
 chmod +x fakebin/gnuplot
 rc=0; PATH="$PWD/fakebin" "$BIN" report --outdir . >fake.out 2>fake.err || rc=$?
 [ "$rc" -ne 0 ] || fail "a failing gnuplot was not reported"
-grep -q "case1_curve.gp" fake.err && grep -q "boom: planted gnuplot failure" fake.err || fail "gnuplot error: $(cat fake.err)"
+grep -q "case1_curve.gp" fake.err && grep -q "boom: planted gnuplot failure" fake.err \
+  || fail "gnuplot error: $(cat fake.err)"
 
 # --no-plots: tables only.
 rm -rf report

@@ -95,7 +95,7 @@ void cut_report_summary_md(cut_buf *b, const cut_report *r);
 
 /* Plot data and scripts. png_term is "pngcairo" or "png". base is the file name stem ("case1_curve"); the
  * scripts read base.dat and write base.png and base.svg in the folder they are run in. Each appends to b.
- * The energy plot of a case without caps writes nothing. */
+ * The energy plot of a case whose caps have no kernels writes nothing. */
 void cut_report_curve_dat(cut_buf *b, const cut_report_case *c);
 void cut_report_curve_gp(cut_buf *b, const cut_report_case *c, const char *base, const char *png_term);
 void cut_report_times_dat(cut_buf *b, const cut_report_case *c);

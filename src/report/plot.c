@@ -4,8 +4,10 @@
  * base.svg in the folder it runs in. */
 #include "report/report_int.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TIMES_BINS 20
 
@@ -25,6 +27,16 @@ static void gp_end(cut_buf *b, const char *base)
     cut_buf_printf(b, "set terminal svg size 1000,650 dynamic\nset termoption noenhanced\nset output '%s.svg'\n"
                       "replot\nunset output\n",
                    base);
+}
+
+/* src with every character other than letters, digits, '_', '-' and '.' replaced by '_' (safe in quotes). */
+static const char *plain_text(const char *src, char *buf, size_t n)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++)
+        buf[i] = isalnum((unsigned char)src[i]) || strchr("_-.", src[i]) ? src[i] : '_';
+    buf[i] = 0;
+    return buf;
 }
 
 void cut_report_curve_dat(cut_buf *b, const cut_report_case *c)
@@ -50,9 +62,11 @@ void cut_report_curve_gp(cut_buf *b, const cut_report_case *c, const char *base,
                       "plot '%s.dat' using 1:2 with steps lw 2 title 'best so far', \\\n"
                       "     '' using 1:3 with points pt 7 ps 0.5 title 'trial'",
                    base);
-    if (c->cudnn_ms > 0)
-        cut_buf_printf(b, ", \\\n     %.3f with lines dt 2 lw 2 title 'cuDNN %s'", cut_conv_gflops(&c->conv, c->cudnn_ms),
-                       c->cudnn_algo);
+    if (c->cudnn_ms > 0) {
+        char algo[sizeof c->cudnn_algo];
+        cut_buf_printf(b, ", \\\n     %.3f with lines dt 2 lw 2 title 'cuDNN %s'",
+                       cut_conv_gflops(&c->conv, c->cudnn_ms), plain_text(c->cudnn_algo, algo, sizeof algo));
+    }
     cut_buf_printf(b, "\n");
     gp_end(b, base);
 }
