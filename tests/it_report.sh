@@ -112,6 +112,11 @@ grep -q "kernel_outputs/case2/powercap1/results.csv:3:" bad.err || fail "error l
 cp r.bak kernel_outputs/case2/powercap1/results.csv
 rc=0; "$BIN" report --outdir . --baseline nosuch.jsonl >/dev/null 2>bad.err || rc=$?
 [ "$rc" -eq 2 ] && grep -q "nosuch.jsonl" bad.err || fail "missing --baseline: exit $rc, $(cat bad.err)"
+# Representatives without trial logs: performance/ only, as before this report existed.
+mkdir -p nologs
+"$BIN" report --outdir nologs --in tuningresults --out nologs/perf >nologs.out || fail "report without logs failed"
+grep -q "tables and plots skipped" nologs.out && [ "$(ls nologs/perf | wc -l)" -eq 3 ] && [ ! -e nologs/report ] \
+  || fail "report without trial logs: $(cat nologs.out)"
 rc=0; "$BIN" report --bogus >/dev/null 2>bad.err || rc=$?
 [ "$rc" -eq 2 ] || fail "unknown option: exit $rc (want 2)"
 echo "1 passed, 0 failed"

@@ -100,5 +100,11 @@ int cut_cmd_report(int argc, char **argv)
         return CUT_EXIT_USAGE;
     }
     printf("wrote %d file(s) to %s\n", n, a.out ? a.out : out);
+    char rec_dir[4096];
+    if (cut_path_join(rec_dir, sizeof rec_dir, a.outdir, "tuningrecords", &e) == 0 && !cut_path_exists(rec_dir)) {
+        /* Representatives without their trial logs: the performance files are the whole report (as before). */
+        printf("no trial logs in %s: tables and plots skipped\n", rec_dir);
+        return CUT_EXIT_OK;
+    }
     return write_report(&a, a.in ? a.in : in, &e);
 }
