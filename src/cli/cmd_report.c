@@ -1,39 +1,110 @@
-/* cutune report — tuningresults/ -> performance/ (one integer GFLOP/s per line, seed 000). */
+/* cutune report — tuningresults/ -> performance/ (one integer GFLOP/s per line, seed 000), then report/: tables
+ * against the vendor baseline (stdout and summary.md) and gnuplot plots (include/cutune/report.h). */
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cutune/record.h"
+#include "cutune/report.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int cut_cmd_report(int argc, char **argv)
+static const char usage[] =
+    "usage: cutune report [--outdir DIR] [--in DIR] [--out DIR] [--baseline FILE] [--no-plots]\n"
+    "  --outdir DIR     where tuningrecords/, final.jsonl and kernel_outputs/ are; report/ goes here (default .)\n"
+    "  --in DIR         representatives (default DIR/tuningresults)\n"
+    "  --out DIR        GFLOP/s files (default DIR/performance)\n"
+    "  --baseline FILE  cuDNN times from `cutune baseline --json FILE` (after DIR/final.jsonl; last line wins)\n"
+    "  --no-plots       tables only: no plot data, scripts or images\n";
+
+typedef struct report_args {
+    const char *outdir, *in, *out, *baseline;
+    int plots, help;
+} report_args;
+
+static int parse_args(int argc, char **argv, report_args *a, cut_err *e)
 {
-    const char *in = "tuningresults", *out = "performance";
-    cut_err e = {{0}};
+    *a = (report_args){.outdir = ".", .plots = 1};
     for (int i = 1; i < argc; i++) {
         int rc = 0;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: cutune report [--in DIR] [--out DIR]\n"
-                   "  --in DIR   representatives (default tuningresults)\n"
-                   "  --out DIR  GFLOP/s files (default performance)\n");
-            return CUT_EXIT_OK;
-        } else if (!strcmp(argv[i], "--in")) {
-            rc = cut_arg_str(argc, argv, &i, &in, &e);
-        } else if (!strcmp(argv[i], "--out")) {
-            rc = cut_arg_str(argc, argv, &i, &out, &e);
-        } else {
-            rc = cut_err_set(&e, "unknown option '%s' (see cutune report --help)", argv[i]);
-        }
-        if (rc != 0) {
-            fprintf(stderr, "cutune report: %s\n", e.msg);
-            return CUT_EXIT_USAGE;
-        }
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            a->help = 1;
+        else if (!strcmp(argv[i], "--outdir"))
+            rc = cut_arg_str(argc, argv, &i, &a->outdir, e);
+        else if (!strcmp(argv[i], "--in"))
+            rc = cut_arg_str(argc, argv, &i, &a->in, e);
+        else if (!strcmp(argv[i], "--out"))
+            rc = cut_arg_str(argc, argv, &i, &a->out, e);
+        else if (!strcmp(argv[i], "--baseline"))
+            rc = cut_arg_str(argc, argv, &i, &a->baseline, e);
+        else if (!strcmp(argv[i], "--no-plots"))
+            a->plots = 0;
+        else
+            rc = cut_err_set(e, "unknown option '%s' (see cutune report --help)", argv[i]);
+        if (rc != 0)
+            return -1;
     }
-    int n = cut_report_perf_dir(in, out, &e);
+    return 0;
+}
+
+/* The tables on stdout and in report/, then the plots. */
+static int write_report(const report_args *a, const char *in, cut_err *e)
+{
+    cut_report r;
+    if (cut_report_load(a->outdir, in, a->baseline, &r, e) != 0) {
+        cut_report_free(&r);
+        fprintf(stderr, "cutune report: %s\n", e->msg);
+        return CUT_EXIT_USAGE;
+    }
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_report_summary_md(&b, &r);
+    fwrite(b.data, 1, b.len, stdout);
+    cut_buf_free(&b);
+    cut_report_out out;
+    int rc = cut_report_write(&r, a->outdir, a->plots, &out, e);
+    cut_report_free(&r);
+    if (rc != 0) {
+        fprintf(stderr, "cutune report: %s\n", e->msg);
+        return CUT_EXIT_FAIL;
+    }
+    printf("\nwrote %s/report/summary.md\n", a->outdir);
+    if (a->plots && !out.gnuplot)
+        printf("gnuplot not found: wrote %d scripts under %s/report; render them there with `gnuplot FILE.gp`\n",
+               out.scripts, a->outdir);
+    else if (a->plots)
+        printf("rendered %d plot(s) to PNG and SVG under %s/report\n", out.rendered, a->outdir);
+    return CUT_EXIT_OK;
+}
+
+int cut_cmd_report(int argc, char **argv)
+{
+    report_args a;
+    cut_err e = {{0}};
+    char in[4096], out[4096];
+    if (parse_args(argc, argv, &a, &e) != 0) {
+        fprintf(stderr, "cutune report: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
+    }
+    if (a.help) {
+        fputs(usage, stdout);
+        return CUT_EXIT_OK;
+    }
+    if (cut_path_join(in, sizeof in, a.outdir, "tuningresults", &e) != 0 ||
+        cut_path_join(out, sizeof out, a.outdir, "performance", &e) != 0) {
+        fprintf(stderr, "cutune report: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
+    }
+    int n = cut_report_perf_dir(a.in ? a.in : in, a.out ? a.out : out, &e);
     if (n < 0) {
         fprintf(stderr, "cutune report: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
-    printf("wrote %d file(s) to %s\n", n, out);
-    return CUT_EXIT_OK;
+    printf("wrote %d file(s) to %s\n", n, a.out ? a.out : out);
+    char rec_dir[4096];
+    if (cut_path_join(rec_dir, sizeof rec_dir, a.outdir, "tuningrecords", &e) == 0 && !cut_path_exists(rec_dir)) {
+        /* Representatives without their trial logs: the performance files are the whole report (as before). */
+        printf("no trial logs in %s: tables and plots skipped\n", rec_dir);
+        return CUT_EXIT_OK;
+    }
+    return write_report(&a, a.in ? a.in : in, &e);
 }
