@@ -27,7 +27,10 @@ typedef struct cut_tune_cfg {
     int case_pos, case_total;/* for the progress line: "case i/n" */
     const char *kernel_dump_dir; /* NULL: none; else failed candidates' source + log are written here */
     double max_seconds;      /* > 0: stop proposing new batches after this long (the log says how many ran) */
-    int use_prior;           /* 1: the cost model also learns from the other workloads' logs in records_dir */
+    int use_prior;           /* 1: the cost model also learns from the nearest other workloads' logs in records_dir,
+                              * prior_dirs and the shipped priors of the runner's GPU (see cut_prior_select) */
+    const char *const *prior_dirs; /* nprior_dirs extra folders of prior logs (--prior-dir), or NULL */
+    int nprior_dirs;
 } cut_tune_cfg;
 
 typedef struct cut_tune_stats {
@@ -45,6 +48,38 @@ typedef struct cut_tune_stats {
 /* Tunes one case (1-based case_idx). Returns -1 only for setup errors (unwritable log, runner failure). */
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
                   cut_err *e);
+
+/* ---- prior logs (src/search/prior.c) ----
+ *
+ * Before its first trial, a case's cost model learns from the logs of the other workloads nearest in shape. They
+ * come from a list of folders, in priority order: the records folder (any GPU), the --prior-dir folders and the
+ * shipped priors $CUTUNE_WORKLOADS/priors/<gpu-slug>/ (written by scripts/make-priors.py); from the last two only
+ * records measured on the runner's GPU are used. */
+
+/* One folder of prior logs; gpu NULL: every record, else only the records whose GPU name equals gpu. */
+typedef struct cut_prior_dir {
+    const char *path;
+    const char *gpu;
+} cut_prior_dir;
+
+/* One chosen log. */
+typedef struct cut_prior_log {
+    char path[1024];
+    cut_record *recs; /* n (> 0), owned */
+    int n;
+    double dist;      /* shape distance to the workload being tuned */
+} cut_prior_log;
+
+/* The GPU name with every non-alphanumeric character replaced by '_' ("NVIDIA H200" -> "NVIDIA_H200"). */
+void cut_prior_gpu_slug(const char *gpu, char *buf, size_t n);
+/* Distance between two workloads in log2 shape space (output pixels, channels, filter size, stride, batch). */
+double cut_prior_shape_distance(const cut_conv *a, const cut_conv *b);
+/* Chooses at most max logs (*.json) over dirs, nearest to c in shape first: never a log of c itself, never one
+ * without usable records, and a workload found in several folders only from the first. A missing folder is
+ * skipped; an unreadable log is skipped with a note on stderr (a prior is an optimisation, never fatal). Returns
+ * the count; *out (allocated, owned) is freed with cut_prior_logs_free. */
+int cut_prior_select(const cut_prior_dir *dirs, int ndirs, const cut_conv *c, int max, cut_prior_log **out);
+void cut_prior_logs_free(cut_prior_log *logs, int n);
 
 /* ---- the final measurement (src/search/final.c) ---- */
 

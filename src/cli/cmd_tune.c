@@ -31,8 +31,10 @@ static const char usage_text[] =
     "  --final K           re-time the K best kernels of each tuned case with longer timing, interleaved with\n"
     "                      cuDNN over 2 rounds; one JSON line per case appended to DIR/final.jsonl\n"
     "                      (default 3 on a GPU, 0 under emulation; at most 8)\n"
-    "  --prior, --no-prior also train the cost model on the logs of the 3 other workloads in DIR/tuningrecords\n"
-    "                      nearest in shape (transfer learning; default on)\n"
+    "  --prior, --no-prior also train the cost model on the logs of the 3 other workloads nearest in shape\n"
+    "                      (transfer learning; default on), found in DIR/tuningrecords, the --prior-dir\n"
+    "                      folders and the shipped priors of this GPU ($CUTUNE_WORKLOADS/priors/<GPU name>)\n"
+    "  --prior-dir P       one more folder of prior logs (repeatable); only its records of this GPU are used\n"
     "  --quiet             no progress line\n";
 
 /* Re-times the best k kernels of a case just tuned (the runner is still prepared for it), interleaved with cuDNN on
@@ -74,6 +76,8 @@ int cut_cmd_tune(int argc, char **argv)
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
+    const char *prior_dirs[16]; /* --prior-dir folders, in order */
+    int nprior_dirs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int rc = 0;
@@ -96,6 +100,14 @@ int cut_cmd_tune(int argc, char **argv)
             rc = cut_arg_str(argc, argv, &i, &backend, &e);
         } else if (!strcmp(a, "--outdir") || !strcmp(a, "--output_dir")) {
             rc = cut_arg_str(argc, argv, &i, &outdir, &e);
+        } else if (!strcmp(a, "--prior-dir")) {
+            if (nprior_dirs == (int)CUT_ARRAY_LEN(prior_dirs))
+                rc = cut_err_set(&e, "at most %d --prior-dir folders", (int)CUT_ARRAY_LEN(prior_dirs));
+            else
+                rc = cut_arg_str(argc, argv, &i, &prior_dirs[nprior_dirs], &e);
+            if (rc == 0 && !cut_path_exists(prior_dirs[nprior_dirs]))
+                rc = cut_err_set(&e, "prior folder '%s' does not exist", prior_dirs[nprior_dirs]);
+            nprior_dirs += rc == 0;
         } else if (!strcmp(a, "--cache-dir")) {
             rc = cut_arg_str(argc, argv, &i, &cache_dir, &e);
         } else if (!strcmp(a, "--case")) {
@@ -197,6 +209,8 @@ int cut_cmd_tune(int argc, char **argv)
     cfg.case_total = nsel;
     cfg.max_seconds = budget;
     cfg.use_prior = prior;
+    cfg.prior_dirs = prior_dirs;
+    cfg.nprior_dirs = nprior_dirs;
     cut_devlimits_sm90(&cfg.limits);
     cut_runner *runner = NULL;
     int exit_code = CUT_EXIT_OK;

@@ -142,67 +142,38 @@ static int refill(cut_cstream *cs, cut_search *search, const cut_conv *c, int wa
     return got;
 }
 
-/* Distance between two workloads in log2 shape space (output pixels, channels in and out, filter size, stride,
- * batch): what decides which tiles and splits suit a convolution. */
-static double shape_distance(const cut_conv *a, const cut_conv *b)
+/* The folders prior logs come from, in priority order (cut_prior_select): records_dir, the --prior-dir folders,
+ * the shipped priors of gpu. shipped is the caller's buffer for that path. Returns the count (dirs holds
+ * 2 + cfg->nprior_dirs). */
+static int prior_dirs(const cut_tune_cfg *cfg, const char *gpu, cut_prior_dir *dirs, char *shipped, size_t n)
 {
-    double d[6] = {
-        log2((double)cut_conv_oh(a) * cut_conv_ow(a)) - log2((double)cut_conv_oh(b) * cut_conv_ow(b)),
-        log2(a->co) - log2(b->co), log2(a->ci) - log2(b->ci), log2((double)a->kh * a->kw) - log2((double)b->kh * b->kw),
-        log2(a->stride) - log2(b->stride), log2(a->n) - log2(b->n)};
-    double s = 0;
-    for (int i = 0; i < 6; i++)
-        s += d[i] * d[i];
-    return sqrt(s);
+    int nd = 0;
+    dirs[nd++] = (cut_prior_dir){cfg->records_dir, NULL};
+    for (int i = 0; i < cfg->nprior_dirs; i++)
+        dirs[nd++] = (cut_prior_dir){cfg->prior_dirs[i], gpu};
+    char slug[128];
+    cut_prior_gpu_slug(gpu, slug, sizeof slug);
+    if (slug[0] && snprintf(shipped, n, "%s/priors/%s", cut_workloads_dir(), slug) < (int)n)
+        dirs[nd++] = (cut_prior_dir){shipped, gpu};
+    return nd;
 }
 
-typedef struct prior_log {
-    cut_record *recs;
-    int n;
-    double dist;
-} prior_log;
-
-static int by_dist(const void *pa, const void *pb)
+/* Feeds the cost model up to PRIOR_PER_LOG random trials of each of the PRIOR_LOGS other workloads' logs nearest
+ * to c in shape (never c itself), and says which logs they were: Ansor-style transfer, so the first rounds are
+ * guided by what was fast on similar convolutions. Returns the trials added. */
+static int add_priors(cut_search *search, const cut_tune_cfg *cfg, const char *gpu, const cut_conv *c, int case_idx,
+                      uint64_t seed)
 {
-    double a = ((const prior_log *)pa)->dist, b = ((const prior_log *)pb)->dist;
-    return (a > b) - (a < b);
-}
-
-/* Feeds the cost model up to PRIOR_PER_LOG random trials of each of the PRIOR_LOGS other workloads in dir nearest
- * to c in shape (never c itself): Ansor-style transfer, so the first rounds are guided by what was fast on similar
- * convolutions. A log that cannot be read is skipped with a note: a prior is an optimisation, never a reason to
- * stop. Returns the trials added. */
-static int add_priors(cut_search *search, const char *dir, const cut_conv *c, uint64_t seed)
-{
-    char **names = NULL;
-    int nn = 0, nlogs = 0, added = 0;
-    cut_err e;
-    if (!dir || cut_records_dir_list(dir, ".json", &names, &nn, &e) != 0)
-        return 0;
-    prior_log *logs = cut_xcalloc((size_t)(nn ? nn : 1), sizeof *logs);
-    for (int f = 0; f < nn; f++) {
-        char path[1024];
-        if (snprintf(path, sizeof path, "%s/%s", dir, names[f]) >= (int)sizeof path)
-            continue;
-        prior_log *l = &logs[nlogs];
-        int partial = 0;
-        if (cut_records_load(path, &l->recs, &l->n, &partial, &e) != 0) {
-            fprintf(stderr, "cutune: prior %s skipped: %s\n", names[f], e.msg);
-            continue;
-        }
-        if (l->n == 0 || memcmp(&l->recs[0].conv, c, sizeof *c) == 0) {
-            free(l->recs);
-            continue;
-        }
-        l->dist = shape_distance(&l->recs[0].conv, c);
-        nlogs++;
-    }
-    qsort(logs, (size_t)nlogs, sizeof *logs, by_dist);
+    char shipped[1024];
+    cut_prior_dir *dirs = cut_xcalloc((size_t)cfg->nprior_dirs + 2, sizeof *dirs);
+    int nd = prior_dirs(cfg, gpu, dirs, shipped, sizeof shipped), added = 0;
+    cut_prior_log *logs = NULL;
+    int nlogs = cut_prior_select(dirs, nd, c, PRIOR_LOGS, &logs);
     cut_rng rng;
     cut_rng_seed(&rng, seed);
     for (int f = 0; f < nlogs; f++) {
         cut_record *recs = logs[f].recs;
-        int n = logs[f].n, take = f < PRIOR_LOGS ? CUT_MIN(n, PRIOR_PER_LOG) : 0;
+        int n = logs[f].n, take = CUT_MIN(n, PRIOR_PER_LOG);
         for (int i = 0; i < take; i++) { /* a partial Fisher-Yates shuffle: distinct random lines */
             int j = i + (int)cut_rng_below(&rng, (uint32_t)(n - i));
             cut_record t = recs[i];
@@ -212,10 +183,12 @@ static int add_priors(cut_search *search, const char *dir, const cut_conv *c, ui
             added += cut_search_add_prior(search, &r->conv, &r->sched, r->status == CUT_ST_OK ? r->median_ms : -1,
                                           r->regs, f + 1) == 0;
         }
-        free(recs);
+        if (f == 0)
+            fprintf(stderr, "cutune: case %d: cost model prior from ", case_idx);
+        fprintf(stderr, "%s%s (%d trials)%s", f ? ", " : "", logs[f].path, take, f + 1 == nlogs ? "\n" : "");
     }
-    free(logs);
-    cut_records_names_free(names, nn);
+    cut_prior_logs_free(logs, nlogs);
+    free(dirs);
     return added;
 }
 
@@ -248,9 +221,6 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
         }
     }
     free(old);
-    if (cfg->use_prior) {
-        st->prior_trials = add_priors(search, cfg->records_dir, c, so.seed);
-    }
     st->trials_total = nold;
     if (nold >= cfg->trials) {
         st->skipped = 1;
@@ -258,6 +228,8 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
         cut_search_free(search);
         return 0;
     }
+    if (cfg->use_prior)
+        st->prior_trials = add_priors(search, cfg, r->env(r)->gpu_name, c, case_idx, so.seed);
 
     cut_reclog log;
     if (cut_reclog_open(path, &log, e) != 0) {
