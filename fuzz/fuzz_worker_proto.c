@@ -6,7 +6,8 @@
  *         every frame received goes through every decoder;
  *   odd:  the second byte is a frame type, the rest its payload (an exactly sized allocation), straight into every
  *         decoder.
- * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT, ERROR) and the worker's (PREPARE, MEASURE).
+ * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT, ENERGY_RESULT, ERROR) and the worker's (PREPARE, MEASURE,
+ * ENERGY).
  * Invariants:
  *   - cut_wp_recv returns 1, 0 (end of input, only after whole frames) or -1 with a sentence, never -2 (all bytes are
  *     there); a frame has a known type, a length within the limit, data NULL exactly when empty, and the frames
@@ -104,6 +105,54 @@ static void check_measure(const cut_wp_frame *f)
     cut_buf_free(&b);
 }
 
+static void check_energy(const cut_wp_frame *f)
+{
+    cut_wp_measure m;
+    cut_energy_plan p;
+    memset(&m, 0x7f, sizeof m);
+    memset(&p, 0x7f, sizeof p);
+    cut_err e = {{0}};
+    int rc = cut_wp_energy_decode(f, &m, &p, &e);
+    if (f->type != CUT_WP_ENERGY)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        return;
+    }
+    CHECK(m.entry[0] != 0 && memchr(p.uuid, 0, sizeof p.uuid));
+    CHECK(cut_energy_plan_check(&p, &e) == 0);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_energy_encode(&m, &p, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+}
+
+static void check_energy_result(const cut_wp_frame *f)
+{
+    cut_result r;
+    cut_energy_result er;
+    char why[CUT_ERR_LEN];
+    int ok = -1;
+    memset(why, 0x7f, sizeof why);
+    cut_err e = {{0}};
+    int rc = cut_wp_energy_result_decode(f, &r, &ok, why, sizeof why, &er, &e);
+    if (f->type != CUT_WP_ENERGY_RESULT)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        return;
+    }
+    CHECK((ok == 0 || ok == 1) && memchr(why, 0, sizeof why));
+    CHECK(er.lrounds >= 0 && er.lrounds <= CUT_ENERGY_MAX_LROUNDS);
+    CHECK((int)r.status >= 0 && r.status < CUT_ST_COUNT);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_energy_result_encode(&r, ok, why, &er, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+}
+
 static void check_result(const cut_wp_frame *f)
 {
     cut_result r, r2;
@@ -165,6 +214,8 @@ static void check_all(const cut_wp_frame *f)
     check_prepare(f);
     check_measure(f);
     check_result(f);
+    check_energy(f);
+    check_energy_result(f);
     check_error(f);
 }
 

@@ -78,6 +78,13 @@ for c in cases:
             assert "Power limit: %.1f W" % float(caps[p][1]) in txt
 PY
 
+# cutune report reads what energy wrote: one table per case and cap, each cap's limit in its title.
+"$BIN" report --no-plots > report.out
+for c in 1 3; do for p in 1 2 3 4 5; do
+  grep -q "^### case $c, power cap $p (" report/summary.md || fail "report lacks case $c cap $p"
+done; done
+grep -q "^### case 1, power cap 5 (700.0 W): 2 kernel(s)" report/summary.md || fail "report cap 5 title"
+
 # SIGTERM while capped: the handler restores 600 W and the process dies of the signal.
 : > nvml.log
 "$BIN" energy --backend emu --warmup 0.02 --lrounds 16 --min-steps 100 --power-caps 250,300 --allow-power-cap \

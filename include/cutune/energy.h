@@ -84,14 +84,13 @@ void cut_energy_results_row(cut_buf *b, int id, const cut_energy_result *r);
 void cut_energy_json_line(cut_buf *b, int case_idx, int id, double power_limit_w, double idle_w,
                           const cut_energy_result *r);
 
-/* A parsed results.csv: rows of id + 3 numbers. */
+/* One cap's rows of results.csv, in memory (cutune report parses the files: cut_results_csv_parse). */
 typedef struct cut_energy_table {
     int n;
     int *id;
     double (*v)[3]; /* perf, energy, EDP */
 } cut_energy_table;
-/* Parses a results.csv text (header CUT_ENERGY_RESULTS_HEADER). Errors name the line. */
-int cut_energy_table_parse(const char *text, size_t len, cut_energy_table *t, cut_err *e);
+void cut_energy_table_add(cut_energy_table *t, int id, double perf, double energy_mj, double edp);
 void cut_energy_table_free(cut_energy_table *t);
 /* all.csv from the caps' tables (in cap order): header "id" + the 3 columns once per cap, one row per id of the
  * first table; an id missing from a later cap gets empty fields. */

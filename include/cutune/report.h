@@ -12,12 +12,13 @@
 #define CUTUNE_REPORT_H
 
 #include "cutune/common.h"
+#include "cutune/energy.h"
 #include "cutune/record.h"
 #include "cutune/util.h"
 #include "cutune/workload.h"
 
-#define CUT_RESULTS_CSV_HEADER "id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)"
-#define CUT_POWERCAPS_CSV_HEADER "powercap,limit_w"
+#define CUT_RESULTS_CSV_HEADER CUT_ENERGY_RESULTS_HEADER
+#define CUT_POWERCAPS_CSV_HEADER CUT_ENERGY_CAPS_HEADER
 
 /* One kernel's row of results.csv; time_ms = edp / energy_mj. */
 typedef struct cut_kresult {

@@ -184,17 +184,6 @@ typedef struct case_run {
     int failures;
 } case_run;
 
-static void table_add(cut_energy_table *t, int id, const cut_energy_result *r)
-{
-    t->id = cut_xrealloc(t->id, sizeof *t->id * (size_t)(t->n + 1));
-    t->v = cut_xrealloc(t->v, sizeof *t->v * (size_t)(t->n + 1));
-    t->id[t->n] = id;
-    t->v[t->n][0] = r->gflops;
-    t->v[t->n][1] = r->energy_mj;
-    t->v[t->n][2] = r->edp;
-    t->n++;
-}
-
 static int write_results_csv(const char *cdir, const cut_energy_table *t, cut_err *e)
 {
     char path[4300];
@@ -255,7 +244,7 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
     } else {
         cut_energy_output_text(&b, &er, x->limit_w, x->idle_w);
         rc = write_buf(path, &b, e);
-        table_add(&cr->tables[p], k->kernel_id, &er);
+        cut_energy_table_add(&cr->tables[p], k->kernel_id, er.gflops, er.energy_mj, er.edp);
         b.len = 0;
         cut_energy_json_line(&b, k->case_idx, k->kernel_id, x->limit_w, x->idle_w, &er);
         snprintf(path, sizeof path, "%s/energy.jsonl", cdir);

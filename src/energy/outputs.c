@@ -3,7 +3,6 @@
 #include "cutune/util.h"
 #include "gpu/nvml.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +75,7 @@ void cut_energy_json_line(cut_buf *b, int case_idx, int id, double power_limit_w
                    r->sm_mhz_max, r->mem_mhz, r->temp_c_max, r->throttle);
 }
 
-/* ---- results.csv ---- */
+/* ---- all.csv ---- */
 
 void cut_energy_table_free(cut_energy_table *t)
 {
@@ -87,67 +86,15 @@ void cut_energy_table_free(cut_energy_table *t)
     memset(t, 0, sizeof *t);
 }
 
-static int parse_number(const char *s, const char *end, double *v)
+void cut_energy_table_add(cut_energy_table *t, int id, double perf, double energy_mj, double edp)
 {
-    char tmp[64];
-    size_t n = (size_t)(end - s);
-    if (n == 0 || n >= sizeof tmp)
-        return -1;
-    memcpy(tmp, s, n);
-    tmp[n] = '\0';
-    char *stop = NULL;
-    errno = 0;
-    *v = strtod(tmp, &stop);
-    return (errno || *stop || !isfinite(*v)) ? -1 : 0;
-}
-
-/* "id,a,b,c" (no '\n') -> t's next row. */
-static int parse_row(const char *s, const char *end, int line, cut_energy_table *t, cut_err *e)
-{
-    double f[4];
-    int k = 0;
-    for (const char *p = s; k < 4; k++) {
-        const char *c = memchr(p, ',', (size_t)(end - p));
-        const char *fe = (k < 3) ? c : end;
-        if (!fe || parse_number(p, fe, &f[k]) != 0)
-            return cut_err_set(e, "results.csv line %d: field %d is missing or not a number (want %s)", line, k + 1,
-                               CUT_ENERGY_RESULTS_HEADER);
-        p = fe + 1;
-    }
-    if (f[0] < 1 || f[0] > 1e9 || f[0] != floor(f[0]))
-        return cut_err_set(e, "results.csv line %d: kernel id %g is not a positive integer", line, f[0]);
     t->id = cut_xrealloc(t->id, sizeof *t->id * (size_t)(t->n + 1));
     t->v = cut_xrealloc(t->v, sizeof *t->v * (size_t)(t->n + 1));
-    t->id[t->n] = (int)f[0];
-    for (int i = 0; i < 3; i++)
-        t->v[t->n][i] = f[i + 1];
+    t->id[t->n] = id;
+    t->v[t->n][0] = perf;
+    t->v[t->n][1] = energy_mj;
+    t->v[t->n][2] = edp;
     t->n++;
-    return 0;
-}
-
-int cut_energy_table_parse(const char *text, size_t len, cut_energy_table *t, cut_err *e)
-{
-    memset(t, 0, sizeof *t);
-    const char *p = text, *end = text + len;
-    for (int line = 1; p < end; line++) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        const char *ce = (le > p && le[-1] == '\r') ? le - 1 : le;
-        if (line == 1) {
-            size_t hl = strlen(CUT_ENERGY_RESULTS_HEADER);
-            if ((size_t)(ce - p) != hl || memcmp(p, CUT_ENERGY_RESULTS_HEADER, hl) != 0) {
-                cut_energy_table_free(t);
-                return cut_err_set(e, "results.csv line 1: expected the header %s", CUT_ENERGY_RESULTS_HEADER);
-            }
-        } else if (ce > p && parse_row(p, ce, line, t, e) != 0) {
-            cut_energy_table_free(t);
-            return -1;
-        }
-        p = nl ? nl + 1 : end;
-    }
-    if (len == 0)
-        return cut_err_set(e, "results.csv is empty (expected the header %s)", CUT_ENERGY_RESULTS_HEADER);
-    return 0;
 }
 
 void cut_energy_all_csv(cut_buf *b, const cut_energy_table *caps, int ncaps)

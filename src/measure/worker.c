@@ -573,6 +573,8 @@ int cut_wp_energy_result_decode(const cut_wp_frame *f, cut_result *res, int *ok,
     er->throttle = thr;
     if (rd_finish(&r, f, e) || result_status(f, res, st, reps, e))
         return -1;
+    if (algo[0] || okv > 1)
+        return cut_err_set(e, "malformed ENERGY_RESULT message: %s", algo[0] ? "an algorithm name" : "ok flag > 1");
     *ok = okv != 0;
     if (why && why_len)
         snprintf(why, why_len, "%s", w);
