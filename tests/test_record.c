@@ -74,6 +74,9 @@ static void assert_record_eq(const cut_record *a, const cut_record *b)
     assert_int_equal(a->env.sm_clock_mhz, b->env.sm_clock_mhz);
     assert_true(a->env.power_limit_w == b->env.power_limit_w);
     assert_string_equal(a->ts, b->ts);
+    assert_true(a->energy_mj == b->energy_mj);
+    assert_true(a->edp == b->edp);
+    assert_true(a->power_w == b->power_w);
 }
 
 static int count_char(const char *s, size_t n, char c)
@@ -548,6 +551,67 @@ static void test_case_csv(void **state)
     free(dir);
 }
 
+/* The optional energy fields (tune --objective energy|edp): written only when measured, read back exactly,
+ * absent in old lines (0 = not measured), null read as absent, negative or non-numbers rejected. */
+static void test_energy_fields(void **state)
+{
+    (void)state;
+    cut_record r, back;
+    make_record(&r, 4, 0.25);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_record_to_json(&r, &b);
+    assert_null(strstr(b.data, "energy_mj"));
+    assert_null(strstr(b.data, "\"edp\""));
+    assert_null(strstr(b.data, "power_w\":"));
+    cut_err e = {{0}};
+    assert_int_equal(cut_record_parse(b.data, b.len, &back, &e), 0);
+    assert_record_eq(&r, &back);
+    assert_true(back.energy_mj == 0 && back.edp == 0 && back.power_w == 0);
+    assert_true(cut_record_objective(&back, CUT_OBJ_EDP) == -1);
+    assert_true(cut_record_objective(&back, CUT_OBJ_TIME) == 0.25);
+
+    r.energy_mj = 0.1 + 0.2; /* needs 17 digits */
+    r.edp = r.energy_mj * 0.25;
+    r.power_w = 1234.5678901234567;
+    cut_buf_free(&b);
+    cut_buf_init(&b);
+    cut_record_to_json(&r, &b);
+    assert_int_equal(cut_record_parse(b.data, b.len, &back, &e), 0);
+    assert_record_eq(&r, &back);
+    assert_true(cut_record_objective(&back, CUT_OBJ_ENERGY) == r.energy_mj);
+    assert_true(cut_record_objective(&back, CUT_OBJ_EDP) == r.edp);
+    cut_buf c2;
+    cut_buf_init(&c2);
+    cut_record_to_json(&back, &c2);
+    assert_int_equal(c2.len, b.len);
+    assert_memory_equal(c2.data, b.data, b.len);
+    cut_buf_free(&c2);
+
+    char *s = replaced(b.data, "edp", cJSON_CreateNull());
+    assert_int_equal(cut_record_parse(s, strlen(s), &back, &e), 0);
+    assert_true(back.edp == 0 && fabs(back.energy_mj - r.energy_mj) < 1e-12); /* cJSON reprints 15 digits */
+    cJSON_free(s);
+    s = replaced(b.data, "energy_mj", cJSON_CreateNumber(-1));
+    assert_int_equal(cut_record_parse(s, strlen(s), &back, &e), -1);
+    assert_non_null(strstr(e.msg, "energy_mj"));
+    cJSON_free(s);
+    s = replaced(b.data, "power_w", cJSON_CreateString("300"));
+    assert_int_equal(cut_record_parse(s, strlen(s), &back, &e), -1);
+    assert_non_null(strstr(e.msg, "power_w"));
+    cJSON_free(s);
+    r.status = CUT_ST_WRONG_RESULT; /* a failed trial has no objective, measured or not */
+    assert_true(cut_record_objective(&r, CUT_OBJ_EDP) == -1);
+    cut_buf_free(&b);
+
+    cut_objective o;
+    assert_int_equal(cut_objective_parse("edp", &o, &e), 0);
+    assert_int_equal(o, CUT_OBJ_EDP);
+    assert_string_equal(cut_objective_name(CUT_OBJ_ENERGY), "energy");
+    assert_int_equal(cut_objective_parse("power", &o, &e), -1);
+    assert_non_null(strstr(e.msg, "--objective"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_load_partial_and_malformed),
         cmocka_unit_test(test_reclog_repair),
         cmocka_unit_test(test_case_csv),
+        cmocka_unit_test(test_energy_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

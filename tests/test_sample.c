@@ -306,7 +306,7 @@ static void test_sample_dir(void **state)
     size_t l1, l2;
     char *raw1 = slurp(p1, &l1), *raw2 = slurp(p2, &l2);
 
-    assert_int_equal(cut_sample_dir(in, out, 25, &e), 2);
+    assert_int_equal(cut_sample_dir(in, out, 25, CUT_OBJ_TIME, &e), 2);
 
     /* The raw logs are byte-identical. */
     size_t l;
@@ -352,7 +352,7 @@ static void test_sample_dir(void **state)
     /* Test mode over the same logs. */
     char out2[4300];
     snprintf(out2, sizeof out2, "%s/test_results", dir);
-    assert_int_equal(cut_sample_dir(in, out2, 2, &e), 2);
+    assert_int_equal(cut_sample_dir(in, out2, 2, CUT_OBJ_TIME, &e), 2);
     snprintf(q, sizeof q, "%s/%s", out2, n1);
     assert_int_equal(cut_records_load(q, &got, &n, &partial, &e), 0);
     assert_int_equal(n, 2);
@@ -361,21 +361,21 @@ static void test_sample_dir(void **state)
     free(got);
 
     /* Refusals: the same folder (would overwrite the logs), a missing folder, keep 0. */
-    assert_int_equal(cut_sample_dir(in, in, 25, &e), -1);
+    assert_int_equal(cut_sample_dir(in, in, 25, CUT_OBJ_TIME, &e), -1);
     assert_non_null(strstr(e.msg, "overwrite"));
     now = slurp(p1, &l);
     assert_memory_equal(now, raw1, l1);
     free(now);
     snprintf(q, sizeof q, "%s/nope", dir);
-    assert_int_equal(cut_sample_dir(q, out, 25, &e), -1);
+    assert_int_equal(cut_sample_dir(q, out, 25, CUT_OBJ_TIME, &e), -1);
     assert_non_null(strstr(e.msg, "nope"));
-    assert_int_equal(cut_sample_dir(in, out, 0, &e), -1);
+    assert_int_equal(cut_sample_dir(in, out, 0, CUT_OBJ_TIME, &e), -1);
 
     /* A malformed complete line stops the run with file:line. */
     f = fopen(p2, "ab");
     fputs("{\"v\":1}\n", f);
     fclose(f);
-    assert_int_equal(cut_sample_dir(in, out, 25, &e), -1);
+    assert_int_equal(cut_sample_dir(in, out, 25, CUT_OBJ_TIME, &e), -1);
     snprintf(q, sizeof q, "%s:4:", p2);
     assert_non_null(strstr(e.msg, q));
 
@@ -438,12 +438,105 @@ static void test_perf_report(void **state)
     free(dir);
 }
 
+/* --objective energy|edp: the trials with the objective measured first, by it (time order reversed here), then
+ * the rest by time; failed trials never, even with energy fields; the time objective ignores energy. */
+static void test_select_by_objective(void **state)
+{
+    (void)state;
+    enum { N = 12 };
+    cut_record *r = synth(N, 5);
+    for (int i = 0; i < N; i++) {
+        r[i].status = CUT_ST_OK;
+        r[i].trial = i;
+        r[i].median_ms = 1.0 + 0.1 * i;       /* time order: 0, 1, 2, ... */
+        r[i].energy_mj = r[i].edp = r[i].power_w = 0;
+    }
+    const int measured[4] = {1, 3, 6, 9};
+    const double energy[4] = {10, 6, 5.5, 4}; /* energy order: 9, 6, 3, 1 */
+    for (int j = 0; j < 4; j++) {
+        cut_record *m = &r[measured[j]];
+        m->energy_mj = energy[j];
+        m->edp = m->energy_mj * m->median_ms; /* edp: 1 -> 11, 3 -> 7.8, 6 -> 8.8, 9 -> 7.6; order 9, 3, 6, 1 */
+        m->power_w = 300;
+    }
+    r[11].status = CUT_ST_WRONG_RESULT; /* failed, with a tiny energy: never chosen */
+    r[11].energy_mj = r[11].edp = 0.001;
+    int idx[N], k;
+    k = cut_sample_select_obj(r, N, 7, CUT_OBJ_ENERGY, idx);
+    assert_int_equal(k, 7);
+    const int want_e[7] = {9, 6, 3, 1, 0, 2, 4};
+    assert_memory_equal(idx, want_e, sizeof want_e);
+    k = cut_sample_select_obj(r, N, 2, CUT_OBJ_EDP, idx);
+    const int want_d[2] = {9, 3};
+    assert_int_equal(k, 2);
+    assert_memory_equal(idx, want_d, sizeof want_d);
+    k = cut_sample_select_obj(r, N, 25, CUT_OBJ_EDP, idx); /* m <= keep: all valid, in the two-tier order */
+    const int want_all[11] = {9, 3, 6, 1, 0, 2, 4, 5, 7, 8, 10};
+    assert_int_equal(k, 11);
+    assert_memory_equal(idx, want_all, sizeof want_all);
+    k = cut_sample_select_obj(r, N, 3, CUT_OBJ_TIME, idx);
+    const int want_t[3] = {0, 1, 2};
+    assert_int_equal(k, 3);
+    assert_memory_equal(idx, want_t, sizeof want_t);
+    assert_int_equal(cut_sample_select(r, N, 3, idx), 3);
+    assert_memory_equal(idx, want_t, sizeof want_t);
+    /* No trial with energy: the energy ranking is the time ranking. */
+    for (int i = 0; i < N; i++)
+        r[i].energy_mj = r[i].edp = 0;
+    k = cut_sample_select_obj(r, N, 5, CUT_OBJ_ENERGY, idx);
+    const int want_n[5] = {0, 1, 2, 3, 4};
+    assert_int_equal(k, 5);
+    assert_memory_equal(idx, want_n, sizeof want_n);
+    free(r);
+}
+
+/* cut_sample_dir ranks files by the objective: line 1 of the energy results is the lowest-energy trial. */
+static void test_sample_dir_objective(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir("sample_obj");
+    assert_non_null(dir);
+    char in[4200], out[4200], path[4300];
+    snprintf(in, sizeof in, "%s/in", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    cut_err e = {{0}};
+    assert_int_equal(cut_mkdirs(in, &e), 0);
+    cut_record *r = synth(6, 9);
+    for (int i = 0; i < 6; i++) {
+        r[i].status = CUT_ST_OK;
+        r[i].trial = i;
+        r[i].median_ms = 1.0 + i;
+        r[i].energy_mj = r[i].edp = r[i].power_w = 0;
+    }
+    r[4].energy_mj = 5, r[4].edp = 25, r[4].power_w = 1;
+    r[2].energy_mj = 9, r[2].edp = 27, r[2].power_w = 3;
+    snprintf(path, sizeof path, "%s/case1_x.json", in);
+    write_records(path, r, 6, NULL);
+    assert_int_equal(cut_sample_dir(in, out, 2, CUT_OBJ_ENERGY, &e), 1);
+    snprintf(path, sizeof path, "%s/case1_x.json", out);
+    cut_records_file f;
+    assert_int_equal(cut_records_read(path, &f, &e), 0);
+    assert_int_equal(f.n, 2);
+    assert_int_equal(f.recs[0].trial, 4);
+    assert_int_equal(f.recs[1].trial, 2);
+    assert_true(f.recs[0].edp == 25);
+    cut_records_file_free(&f);
+    assert_int_equal(cut_sample_dir(in, out, 2, CUT_OBJ_TIME, &e), 1);
+    assert_int_equal(cut_records_read(path, &f, &e), 0);
+    assert_int_equal(f.recs[0].trial, 0);
+    assert_int_equal(f.recs[1].trial, 1);
+    cut_records_file_free(&f);
+    free(r);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_select_against_rule), cmocka_unit_test(test_select_n100_exact),
         cmocka_unit_test(test_select_overlap_and_ties), cmocka_unit_test(test_select_other_keeps),
         cmocka_unit_test(test_sample_dir),          cmocka_unit_test(test_perf_report),
+        cmocka_unit_test(test_select_by_objective), cmocka_unit_test(test_sample_dir_objective),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

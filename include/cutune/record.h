@@ -27,7 +27,24 @@ typedef struct cut_record {
     cut_measure_env env;
     char ts[32];                      /* ISO-8601 UTC */
     int trial;                        /* 0-based trial number within the case */
+    /* Energy of one iteration, measured only for the few fastest candidates of a round when tuning with
+     * --objective energy|edp (cutune/energy.h, a short tuning-time measurement). 0 = not measured: the JSON
+     * fields "energy_mj", "edp", "power_w" are then absent (each is written only when > 0). */
+    double energy_mj;                 /* mJ per iteration */
+    double edp;                       /* energy-delay product, ms * mJ */
+    double power_w;                   /* mean power over the energy window */
 } cut_record;
+
+/* What tuning and sampling rank by. time: the median time (the default; energy is never needed). energy / edp:
+ * the measured energy (or EDP) of the trials that have it. */
+typedef enum cut_objective { CUT_OBJ_TIME = 0, CUT_OBJ_ENERGY, CUT_OBJ_EDP } cut_objective;
+/* "time" | "energy" | "edp". */
+const char *cut_objective_name(cut_objective o);
+/* Parses one of those names; -1 with a sentence naming --objective otherwise. */
+int cut_objective_parse(const char *s, cut_objective *o, cut_err *e);
+/* The record's value of o (lower is better): median ms, energy mJ or EDP; -1 when the trial failed or o was not
+ * measured for it. */
+double cut_record_objective(const cut_record *r, cut_objective o);
 
 /* Appends the JSON line (with '\n') to b. */
 void cut_record_to_json(const cut_record *r, cut_buf *b);
@@ -82,9 +99,13 @@ int cut_write_case_csv(const char *path, const char *start_time, const cut_recor
  * Other keep values: keep < 5 -> the keep fastest; else keep/5 groups of 5 (group 0 at rank 0 also takes keep%5),
  * group g starting at floor(g/G * m) (src/record/sample.c). */
 int cut_sample_select(const cut_record *recs, int n, int keep, int *idx);
-/* For every *.json in in_dir: write out_dir/<same name> with the selected records in rank order. The raw
- * logs are never modified. Returns the number of files written, or -1. */
-int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_err *e);
+/* cut_sample_select with the ranking of objective o. time: as above. energy / edp: the trials that have o
+ * measured come first, by o (ties: time, trial), then every other successful trial by time; the groups and
+ * percentiles are then taken over that one ranking, so top-5 are the best by o when >= 5 trials have it. */
+int cut_sample_select_obj(const cut_record *recs, int n, int keep, cut_objective o, int *idx);
+/* For every *.json in in_dir: write out_dir/<same name> with the selected records (ranked by o) in rank order.
+ * The raw logs are never modified. Returns the number of files written, or -1. */
+int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_objective o, cut_err *e);
 /* For every *.json in results_dir: write perf_dir/<same name> with one integer GFLOP/s per line (rounded to the
  * nearest, file order, unmeasured records skipped). Returns the number of files written, or -1. */
 int cut_report_perf_dir(const char *results_dir, const char *perf_dir, cut_err *e);

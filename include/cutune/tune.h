@@ -7,6 +7,7 @@
 #define CUTUNE_TUNE_H
 
 #include "cutune/compile.h"
+#include "cutune/energy.h"
 #include "cutune/record.h"
 #include "cutune/measure.h"
 #include "cutune/search.h"
@@ -31,6 +32,15 @@ typedef struct cut_tune_cfg {
                               * prior_dirs and the shipped priors of the runner's GPU (see cut_prior_select) */
     const char *const *prior_dirs; /* nprior_dirs extra folders of prior logs (--prior-dir), or NULL */
     int nprior_dirs;
+    /* --objective. CUT_OBJ_TIME (0, the default): nothing below is used and NVML is never touched. energy / edp:
+     * after each round is measured, its energy_top fastest valid candidates also get r->energy with energy_plan
+     * (a short tuning-time measurement, not seed 001's final one); their records carry energy_mj / edp / power_w,
+     * and the case's best is the minimum objective over those trials. The cost model still learns time only:
+     * energy is measured for a few candidates per round, time for every one, and the fast candidates it finds
+     * are those whose energy gets measured. A meter failure is a setup error (the run stops). */
+    cut_objective objective;
+    int energy_top;             /* candidates per round measured for energy (<= 0: 2) */
+    cut_energy_plan energy_plan;/* uuid set by the caller */
 } cut_tune_cfg;
 
 typedef struct cut_tune_stats {
@@ -38,14 +48,20 @@ typedef struct cut_tune_stats {
     int trials_new;      /* measured in this run */
     int failures_new;
     int skipped;         /* 1: the case was already finished */
-    double best_ms;      /* best valid median over the whole log, -1 if none */
+    /* The best trial of the whole log by cfg->objective: time: the fastest valid median; energy / edp: the
+     * minimum energy / EDP over the trials with energy measured (its median time in best_ms). -1 if none. */
+    double best_ms;
     double best_gflops;
     cut_sched best;
+    double best_obj;     /* its objective value (ms, mJ or ms*mJ), -1 if none */
+    double best_energy_mj, best_edp, best_power_w; /* energy / edp: its energy fields; else -1 */
+    int energy_trials;   /* trials of the whole log with energy measured (energy / edp only) */
     double seconds;      /* wall time of this run */
     int prior_trials;    /* trials of other workloads the cost model started from */
 } cut_tune_stats;
 
-/* Tunes one case (1-based case_idx). Returns -1 only for setup errors (unwritable log, runner failure). */
+/* Tunes one case (1-based case_idx). Returns -1 only for setup errors (unwritable log, runner failure, and with
+ * an energy objective a runner without an energy method or a failing meter). */
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
                   cut_err *e);
 

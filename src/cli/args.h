@@ -14,4 +14,9 @@ int cut_arg_int(int argc, char **argv, int *i, int lo, int hi, int *out, cut_err
  * list. Errors name the option. Caller frees with cut_conv_list_free. */
 int cut_cli_workloads(const char *conv_str, const char *list_name, cut_conv_list *list, cut_err *e);
 
+/* The UUID of the GPU whose NVML energy counter measures kernels of backend ("cuda": CUDA device gpu's UUID;
+ * "emu": nvml_uuid when set, else NVML's first device, since the emulator runs on the CPU). Shared by cutune
+ * energy and tune --objective. */
+int cut_cli_energy_uuid(const char *backend, int gpu, const char *nvml_uuid, char *uuid, size_t n, cut_err *e);
+
 #endif

@@ -104,28 +104,7 @@ static int parse_args(int argc, char **argv, energy_opts *o, int *help, cut_err 
 /* The NVML UUID of the measured GPU: the CUDA device's (cuda), or --nvml-uuid / NVML's first device (emu). */
 static int measured_uuid(const energy_opts *o, char *uuid, size_t n, cut_err *e)
 {
-    if (!strcmp(o->backend, "cuda")) {
-        int count = cut_gpu_init(e);
-        if (count < 0)
-            return cut_err_wrap(e, "no GPU found");
-        if (count <= o->gpu)
-            return cut_err_set(e, "no GPU %d: the driver reports %d CUDA device(s)", o->gpu, count);
-        cut_gpu_info info;
-        if (cut_gpu_query(o->gpu, &info, e) != 0)
-            return -1;
-        snprintf(uuid, n, "%s", info.uuid);
-        return 0;
-    }
-    if (o->nvml_uuid) {
-        snprintf(uuid, n, "%s", o->nvml_uuid);
-        return 0;
-    }
-    nvmlDevice_t dev;
-    if (!cut_nvml_load(e))
-        return -1;
-    if (cut_nvml_device_by_index(0, &dev) != NVML_SUCCESS || cut_nvml_device_uuid(dev, uuid, n) != NVML_SUCCESS)
-        return cut_err_set(e, "NVML lists no GPU whose energy counter could be read");
-    return 0;
+    return cut_cli_energy_uuid(o->backend, o->gpu, o->nvml_uuid, uuid, n, e);
 }
 
 static int detect(const char *uuid, cut_err *e)

@@ -35,7 +35,64 @@ static const char usage_text[] =
     "                      (transfer learning; default on), found in DIR/tuningrecords, the --prior-dir\n"
     "                      folders and the shipped priors of this GPU ($CUTUNE_WORKLOADS/priors/<GPU name>)\n"
     "  --prior-dir P       one more folder of prior logs (repeatable); only its records of this GPU are used\n"
+    "  --objective O       time (default), energy or edp: with energy/edp the 2 fastest candidates of each round\n"
+    "                      also get a short tuning-time energy measurement (NVML's energy counter; records gain\n"
+    "                      energy_mj, edp, power_w), and the best and tuningresults/ rank by O among those\n"
+    "                      (the other trials follow by time); the cost model still learns time; --final stays\n"
+    "                      time-based\n"
+    "  --energy-steps N    energy/edp: counter steps per energy measurement (default 3)\n"
     "  --quiet             no progress line\n";
+
+/* --objective energy|edp: the tuning-time energy plan (one window of min_steps counter steps after a short
+ * warm-up: enough to rank the few fastest candidates of a round, not seed 001's final measurement), checked up
+ * front: the runner can measure energy and NVML's counter of the measured GPU moves. */
+static int energy_setup(cut_tune_cfg *cfg, cut_runner *r, const char *backend, int gpu, int steps, cut_err *e)
+{
+    const char *name = cut_objective_name(cfg->objective);
+    cut_energy_plan *p = &cfg->energy_plan;
+    cut_energy_plan_default(p);
+    p->lrounds = 1;
+    p->min_steps = steps;
+    p->warmup_s = 0.05;
+    cfg->energy_top = 2;
+    double idle_w;
+    if (!r->energy)
+        return cut_err_set(e, "--objective %s: the %s backend cannot measure energy; use --objective time", name,
+                           backend);
+    if (cut_energy_plan_check(p, e) != 0 || cut_cli_energy_uuid(backend, gpu, NULL, p->uuid, sizeof p->uuid, e) != 0 ||
+        cut_energy_idle_w(p->uuid, 1, p->max_wait_s, &idle_w, e) != 0)
+        return cut_err_wrap(e, "--objective %s needs NVML's energy counter, which cannot be read (use --objective "
+                               "time, the default)",
+                            name);
+    fprintf(stderr, "cutune: objective %s: energy of the %d fastest candidates per round, GPU %s (idle %.1f W)\n",
+            name, cfg->energy_top, p->uuid, idle_w);
+    return 0;
+}
+
+/* The line for one case. */
+static void print_case(const char *name, const cut_tune_cfg *cfg, const cut_tune_stats *st)
+{
+    char desc[512] = "none";
+    if (st->best_ms > 0)
+        cut_sched_describe(&st->best, desc, sizeof desc);
+    if (cfg->objective != CUT_OBJ_TIME) {
+        printf("%s: %d trials (%d new, %d failed, %d with energy) in %.1f s; best %s: ", name, st->trials_total,
+               st->trials_new, st->failures_new, st->energy_trials, st->seconds, cut_objective_name(cfg->objective));
+        if (st->best_obj > 0)
+            printf("EDP %.6g ms*mJ, energy %.6g mJ, %.4f ms = %.1f GFLOP/s, %.1f W [%s]\n", st->best_edp,
+                   st->best_energy_mj, st->best_ms, st->best_gflops, st->best_power_w, desc);
+        else
+            printf("none (no trial with energy measured)\n");
+    } else if (st->skipped) {
+        printf("%s: already finished (%d trials), skipped; best %.4f ms (%.1f GFLOP/s)\n", name, st->trials_total,
+               st->best_ms, st->best_gflops);
+    } else {
+        printf("%s: %d trials (%d new, %d failed) in %.1f s; best %.4f ms = %.1f GFLOP/s [%s]%s\n", name,
+               st->trials_total, st->trials_new, st->failures_new, st->seconds, st->best_ms, st->best_gflops, desc,
+               st->prior_trials > 0 ? "; cost model started from other workloads' trials" : "");
+    }
+    fflush(stdout);
+}
 
 /* Re-times the best k kernels of a case just tuned (the runner is still prepared for it), interleaved with cuDNN on
  * a GPU, and appends the result to <outdir>/final.jsonl. */
@@ -72,7 +129,8 @@ int cut_cmd_tune(int argc, char **argv)
 {
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
-        prior = 1;
+        prior = 1, energy_steps = 3;
+    const char *objective = "time";
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -108,6 +166,10 @@ int cut_cmd_tune(int argc, char **argv)
             if (rc == 0 && !cut_path_exists(prior_dirs[nprior_dirs]))
                 rc = cut_err_set(&e, "prior folder '%s' does not exist", prior_dirs[nprior_dirs]);
             nprior_dirs += rc == 0;
+        } else if (!strcmp(a, "--objective")) {
+            rc = cut_arg_str(argc, argv, &i, &objective, &e);
+        } else if (!strcmp(a, "--energy-steps")) {
+            rc = cut_arg_int(argc, argv, &i, 1, 1000, &energy_steps, &e);
         } else if (!strcmp(a, "--cache-dir")) {
             rc = cut_arg_str(argc, argv, &i, &cache_dir, &e);
         } else if (!strcmp(a, "--case")) {
@@ -141,6 +203,11 @@ int cut_cmd_tune(int argc, char **argv)
             fprintf(stderr, "cutune tune: %s\n", e.msg);
             return CUT_EXIT_USAGE;
         }
+    }
+    cut_objective obj;
+    if (cut_objective_parse(objective, &obj, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
     }
     if (trials < 0)
         trials = test ? 100 : 1000;
@@ -211,6 +278,7 @@ int cut_cmd_tune(int argc, char **argv)
     cfg.use_prior = prior;
     cfg.prior_dirs = prior_dirs;
     cfg.nprior_dirs = nprior_dirs;
+    cfg.objective = obj;
     cut_devlimits_sm90(&cfg.limits);
     cut_runner *runner = NULL;
     int exit_code = CUT_EXIT_OK;
@@ -262,6 +330,12 @@ int cut_cmd_tune(int argc, char **argv)
         goto done;
     }
 
+    if (obj != CUT_OBJ_TIME && energy_setup(&cfg, runner, backend, gpu, energy_steps, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        exit_code = CUT_EXIT_FAIL;
+        goto done;
+    }
+
     for (int i = 0; i < nsel; i++) {
         int idx = cases[i];
         const cut_conv *c = &list.cases[idx - 1];
@@ -274,17 +348,7 @@ int cut_cmd_tune(int argc, char **argv)
             exit_code = CUT_EXIT_FAIL;
             goto done;
         }
-        char desc[512] = "none";
-        if (st.best_ms > 0)
-            cut_sched_describe(&st.best, desc, sizeof desc);
-        if (st.skipped)
-            printf("%s: already finished (%d trials), skipped; best %.4f ms (%.1f GFLOP/s)\n", name,
-                   st.trials_total, st.best_ms, st.best_gflops);
-        else
-            printf("%s: %d trials (%d new, %d failed) in %.1f s; best %.4f ms = %.1f GFLOP/s [%s]%s\n", name,
-                   st.trials_total, st.trials_new, st.failures_new, st.seconds, st.best_ms, st.best_gflops, desc,
-                   st.prior_trials > 0 ? "; cost model started from other workloads' trials" : "");
-        fflush(stdout);
+        print_case(name, &cfg, &st);
         if (final_k > 0 && !st.skipped && st.best_ms > 0 &&
             final_step(&cfg, runner, outdir, c, idx, final_k, !strcmp(backend, "cuda"), st.seconds, &e) != 0) {
             fprintf(stderr, "cutune tune: case %d: final measurement: %s\n", idx, e.msg);
@@ -293,13 +357,14 @@ int cut_cmd_tune(int argc, char **argv)
         }
     }
     if (!no_sample) {
-        int nfiles = cut_sample_dir(rec_dir, res_dir, test ? 2 : 25, &e);
+        int nfiles = cut_sample_dir(rec_dir, res_dir, test ? 2 : 25, obj, &e);
         if (nfiles < 0) {
             fprintf(stderr, "cutune tune: sampling: %s\n", e.msg);
             exit_code = CUT_EXIT_FAIL;
         } else {
-            printf("wrote %d file(s) of representatives to %s (%s)\n", nfiles, res_dir,
-                   test ? "top-2" : "top-5 + p10/p25/p50/p75");
+            printf("wrote %d file(s) of representatives to %s (%s%s%s)\n", nfiles, res_dir,
+                   test ? "top-2" : "top-5 + p10/p25/p50/p75", obj ? ", ranked by " : "",
+                   obj ? cut_objective_name(obj) : "");
         }
     }
 done:

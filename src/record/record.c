@@ -153,6 +153,13 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
     cJSON_AddNumberToObject(gpu, "sm_clock_mhz", r->env.sm_clock_mhz);
     add_num(gpu, "power_limit_w", r->env.power_limit_w);
     add_str(root, "ts", r->ts);
+    /* Optional (absent when not measured, so logs without energy are unchanged byte for byte). */
+    if (r->energy_mj > 0)
+        add_num(root, "energy_mj", r->energy_mj);
+    if (r->edp > 0)
+        add_num(root, "edp", r->edp);
+    if (r->power_w > 0)
+        add_num(root, "power_w", r->power_w);
 
     char *txt = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
@@ -200,6 +207,19 @@ static int get_num(const cJSON *o, const char *prefix, const char *key, double d
     }
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
         return cut_err_set(e, "record field '%s%s' must be a finite number", prefix, key);
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* An optional number: absent or null -> 0 ("not measured"); else finite and >= 0. */
+static int get_opt_num(const cJSON *o, const char *key, double *out, cut_err *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    *out = 0;
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+        return cut_err_set(e, "record field '%s' must be a finite number >= 0", key);
     *out = v->valuedouble;
     return 0;
 }
@@ -321,6 +341,9 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
         return -1;
     if (get_str(root, "", "ts", r->ts, sizeof r->ts, e) != 0)
         return -1;
+    if (get_opt_num(root, "energy_mj", &r->energy_mj, e) != 0 || get_opt_num(root, "edp", &r->edp, e) != 0 ||
+        get_opt_num(root, "power_w", &r->power_w, e) != 0)
+        return -1;
     return 0;
 }
 
@@ -347,6 +370,34 @@ int cut_record_parse(const char *line, size_t len, cut_record *r, cut_err *e)
     if (rc == 0)
         *r = tmp;
     return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Objectives */
+
+static const char *const obj_names[] = {"time", "energy", "edp"};
+
+const char *cut_objective_name(cut_objective o)
+{
+    return (unsigned)o < CUT_ARRAY_LEN(obj_names) ? obj_names[o] : "?";
+}
+
+int cut_objective_parse(const char *s, cut_objective *o, cut_err *e)
+{
+    for (size_t i = 0; i < CUT_ARRAY_LEN(obj_names); i++)
+        if (!strcmp(s, obj_names[i])) {
+            *o = (cut_objective)i;
+            return 0;
+        }
+    return cut_err_set(e, "--objective must be time, energy or edp, got '%s'", s);
+}
+
+double cut_record_objective(const cut_record *r, cut_objective o)
+{
+    if (r->status != CUT_ST_OK || !isfinite(r->median_ms) || !(r->median_ms > 0))
+        return -1;
+    double v = o == CUT_OBJ_TIME ? r->median_ms : o == CUT_OBJ_ENERGY ? r->energy_mj : r->edp;
+    return isfinite(v) && v > 0 ? v : -1;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

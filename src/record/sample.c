@@ -10,7 +10,11 @@
  *     p = 0.10, 0.25, 0.50, 0.75 when G == 5 (the seeds' 25 = top 5 + p10/p25/p50/p75), and p_g = g / G for
  *     any other G (keep = 10: top 5 + median; keep = 20: top 5 + p25/p50/p75). A group that would overlap the
  *     previous one starts right after it instead, so no record is chosen twice.
- * Percentile positions are computed in integer arithmetic (floor(m * pct / 100), floor(m * g / G)). */
+ * Percentile positions are computed in integer arithmetic (floor(m * pct / 100), floor(m * g / G)).
+ *
+ * With an energy objective (--objective energy|edp) only a few trials per round have energy measured, so the
+ * ranking is in two tiers: the trials with the objective measured first, by the objective (then by time, trial,
+ * position), then all other successful trials by time. The groups above are taken over that one ranking. */
 #include "cutune/record.h"
 
 #include <errno.h>
@@ -23,6 +27,8 @@
 #define CUT_SAMPLE_GROUP 5
 
 typedef struct rank_item {
+    int tier; /* 0: objective measured (energy/edp only), 1: ranked by time */
+    double obj;
     double t;
     int trial;
     int i;
@@ -31,6 +37,10 @@ typedef struct rank_item {
 static int cmp_rank(const void *pa, const void *pb)
 {
     const rank_item *a = pa, *b = pb;
+    if (a->tier != b->tier)
+        return a->tier < b->tier ? -1 : 1;
+    if (a->obj != b->obj)
+        return a->obj < b->obj ? -1 : 1;
     if (a->t != b->t)
         return a->t < b->t ? -1 : 1;
     if (a->trial != b->trial)
@@ -49,6 +59,11 @@ static int group_start(int g, int ngroups, int m)
 
 int cut_sample_select(const cut_record *recs, int n, int keep, int *idx)
 {
+    return cut_sample_select_obj(recs, n, keep, CUT_OBJ_TIME, idx);
+}
+
+int cut_sample_select_obj(const cut_record *recs, int n, int keep, cut_objective o, int *idx)
+{
     if (n <= 0 || keep <= 0)
         return 0;
     rank_item *v = cut_xmalloc((size_t)n * sizeof *v);
@@ -57,7 +72,8 @@ int cut_sample_select(const cut_record *recs, int n, int keep, int *idx)
         const cut_record *r = &recs[i];
         if (r->status != CUT_ST_OK || !isfinite(r->median_ms) || !(r->median_ms > 0))
             continue;
-        v[m++] = (rank_item){r->median_ms, r->trial, i};
+        double obj = o == CUT_OBJ_TIME ? -1 : cut_record_objective(r, o);
+        v[m++] = (rank_item){obj > 0 ? 0 : 1, obj > 0 ? obj : 0, r->median_ms, r->trial, i};
     }
     qsort(v, (size_t)m, sizeof *v, cmp_rank);
     int count = 0;
@@ -85,7 +101,7 @@ int cut_sample_select(const cut_record *recs, int n, int keep, int *idx)
 }
 
 /* Writes out_path with the chosen records' original lines, in rank order. */
-static int sample_file(const char *in_path, const char *out_path, int keep, cut_err *e)
+static int sample_file(const char *in_path, const char *out_path, int keep, cut_objective o, cut_err *e)
 {
     cut_records_file f;
     if (cut_records_read(in_path, &f, e) != 0) {
@@ -93,7 +109,7 @@ static int sample_file(const char *in_path, const char *out_path, int keep, cut_
         return -1;
     }
     int *idx = cut_xmalloc((size_t)keep * sizeof *idx);
-    int k = cut_sample_select(f.recs, f.n, keep, idx);
+    int k = cut_sample_select_obj(f.recs, f.n, keep, o, idx);
     cut_buf out;
     cut_buf_init(&out);
     for (int j = 0; j < k; j++) {
@@ -108,7 +124,7 @@ static int sample_file(const char *in_path, const char *out_path, int keep, cut_
     return rc;
 }
 
-int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_err *e)
+int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_objective o, cut_err *e)
 {
     if (keep <= 0)
         return cut_err_set(e, "cannot keep %d records per case: keep must be at least 1", keep);
@@ -136,7 +152,7 @@ int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_err *e
         char in_path[4096], out_path[4096];
         if (cut_path_join(in_path, sizeof in_path, in_dir, names[i], e) != 0 ||
             cut_path_join(out_path, sizeof out_path, out_dir, names[i], e) != 0 ||
-            sample_file(in_path, out_path, keep, e) != 0) {
+            sample_file(in_path, out_path, keep, o, e) != 0) {
             cut_records_names_free(names, n);
             return -1;
         }

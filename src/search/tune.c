@@ -79,7 +79,73 @@ static void dump_failure(const cut_tune_cfg *cfg, int case_idx, int trial, const
     cut_buf_free(&b);
 }
 
-/* Measures finished jobs, appends their records (one write each, then fsync) and feeds the search. */
+/* Folds one record into the case's best by objective o (time: the fastest valid median; energy / edp: the
+ * minimum over the trials with energy measured). */
+static void track_best(cut_tune_stats *st, cut_objective o, const cut_record *rec)
+{
+    if (rec->status != CUT_ST_OK)
+        return;
+    double v = o == CUT_OBJ_TIME ? rec->median_ms : cut_record_objective(rec, o);
+    if (o != CUT_OBJ_TIME) {
+        if (v <= 0)
+            return;
+        st->energy_trials++;
+    }
+    if (st->best_obj >= 0 && v >= st->best_obj)
+        return;
+    st->best_obj = v;
+    st->best_ms = rec->median_ms;
+    st->best = rec->sched;
+    st->best_energy_mj = o == CUT_OBJ_TIME ? -1 : rec->energy_mj;
+    st->best_edp = o == CUT_OBJ_TIME ? -1 : rec->edp;
+    st->best_power_w = o == CUT_OBJ_TIME ? -1 : rec->power_w;
+}
+
+/* Indices of the valid jobs, fastest first (ties: job order). Returns the count. */
+static int order_by_time(cut_job **jobs, int n, int *order)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (jobs[i]->res.status != CUT_ST_OK)
+            continue;
+        int j = m++;
+        for (; j > 0 && jobs[order[j - 1]]->res.median_ms > jobs[i]->res.median_ms; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    return m;
+}
+
+/* Energy objective: measures the energy of the round's cfg->energy_top fastest valid jobs into er (the others'
+ * stay zero). The runner checks and times each again first; the recorded time stays the round's. A meter failure
+ * is a setup error. */
+static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_runner *r, int first_trial,
+                          cut_energy_result *er, cut_err *e)
+{
+    int *order = cut_xcalloc((size_t)n, sizeof *order);
+    int m = order_by_time(jobs, n, order), top = cfg->energy_top > 0 ? cfg->energy_top : 2, rc = 0;
+    for (int k = 0; k < CUT_MIN(top, m) && rc == 0; k++) {
+        int i = order[k];
+        cut_candidate cand = {&jobs[i]->ks, cfg->use_nvrtc ? &jobs[i]->bin : NULL};
+        cut_result res;
+        cut_energy_result x;
+        memset(&res, 0, sizeof res);
+        if (r->energy(r, &cand, &cfg->energy_plan, &res, &x, e) != 0)
+            rc = cut_err_wrap(e, "--objective %s: measuring the energy of trial %d", cut_objective_name(cfg->objective),
+                              first_trial + i);
+        else if (res.status == CUT_ST_OK)
+            er[i] = x;
+        else
+            fprintf(stderr, "\ncutune: trial %d passed its check but failed it before the energy measurement (%s: %s);"
+                            " recorded without energy\n",
+                    first_trial + i, cut_status_name(res.status), res.error);
+    }
+    free(order);
+    return rc;
+}
+
+/* Measures finished jobs (and with an energy objective the energy of the fastest few), appends their records
+ * (one write each, then fsync) and feeds the search. */
 static int measure_record(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c,
                           int case_idx, int first_trial, cut_reclog *log, cut_search *search, cut_tune_stats *st,
                           cut_err *e)
@@ -100,29 +166,34 @@ static int measure_record(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
     for (int j = 0; rc == 0 && j < m; j++)
         jobs[map[j]]->res = mres[j];
     free(cands), free(mres), free(map);
-    if (rc != 0)
-        return -1;
-    const cut_measure_env *env = r->env(r);
-    for (int i = 0; i < n; i++) {
+    cut_energy_result *er = cut_xcalloc((size_t)n, sizeof *er);
+    if (rc == 0 && cfg->objective != CUT_OBJ_TIME)
+        rc = measure_energy(jobs, n, cfg, r, first_trial, er, e);
+    const cut_measure_env *env = rc == 0 ? r->env(r) : NULL;
+    for (int i = 0; rc == 0 && i < n; i++) {
         cut_job *jb = jobs[i];
         const cut_compiled *bin = cfg->use_nvrtc ? &jb->bin : NULL;
         cut_record rec;
         fill_record(&rec, c, case_idx, first_trial + i, &jb->sched, &jb->res, bin, env);
-        if (cut_reclog_append(log, &rec, e) != 0)
-            return -1;
-        if (jb->res.status == CUT_ST_OK) {
-            cut_search_observe(search, &jb->sched, jb->res.median_ms, bin ? bin->regs : -1);
-            if (st->best_ms < 0 || jb->res.median_ms < st->best_ms) {
-                st->best_ms = jb->res.median_ms;
-                st->best = jb->sched;
-            }
-        } else {
-            cut_search_observe(search, &jb->sched, -1, bin ? bin->regs : -1);
+        rec.energy_mj = er[i].energy_mj;
+        rec.edp = er[i].edp;
+        rec.power_w = er[i].power_w;
+        if (cut_reclog_append(log, &rec, e) != 0) {
+            rc = -1;
+            break;
+        }
+        track_best(st, cfg->objective, &rec);
+        /* The cost model learns time, the dense signal (every candidate has it); energy is measured only for the
+         * few fastest of each round. */
+        cut_search_observe(search, &jb->sched, jb->res.status == CUT_ST_OK ? jb->res.median_ms : -1,
+                           bin ? bin->regs : -1);
+        if (jb->res.status != CUT_ST_OK) {
             st->failures_new++;
             dump_failure(cfg, case_idx, first_trial + i, &jb->ks, bin, &jb->res);
         }
     }
-    return cut_reclog_sync(log, e);
+    free(er);
+    return rc == 0 ? cut_reclog_sync(log, e) : -1;
 }
 
 /* Proposes up to want new schedules, generates their code and queues them for compilation. Returns how many. */
@@ -196,7 +267,10 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
                   cut_err *e)
 {
     memset(st, 0, sizeof *st);
-    st->best_ms = -1;
+    st->best_ms = st->best_obj = st->best_energy_mj = st->best_edp = st->best_power_w = -1;
+    if (cfg->objective != CUT_OBJ_TIME && !r->energy)
+        return cut_err_set(e, "--objective %s needs energy measurements, and this runner cannot make them",
+                           cut_objective_name(cfg->objective));
     double t0 = cut_now_s();
     char name[512], path[1024], csv[1024];
     cut_conv_case_name(c, case_idx, name, sizeof name);
@@ -215,10 +289,7 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
     cut_search *search = cut_search_new(c, &cfg->limits, &so);
     for (int i = 0; i < nold; i++) {
         cut_search_observe(search, &old[i].sched, old[i].status == CUT_ST_OK ? old[i].median_ms : -1, old[i].regs);
-        if (old[i].status == CUT_ST_OK && (st->best_ms < 0 || old[i].median_ms < st->best_ms)) {
-            st->best_ms = old[i].median_ms;
-            st->best = old[i].sched;
-        }
+        track_best(st, cfg->objective, &old[i]);
     }
     free(old);
     st->trials_total = nold;
