@@ -58,10 +58,10 @@ void cut_report_curve_dat(cut_buf *b, const cut_report_case *c)
 void cut_report_curve_gp(cut_buf *b, const cut_report_case *c, const char *base, const char *png_term)
 {
     gp_begin(b, c, base, png_term, "tuning curve");
-    cut_buf_printf(b, "set xlabel 'trial (log order)'\nset ylabel 'GFLOP/s'\nset yrange [0:*]\n"
+    cut_buf_printf(b, "set xlabel 'trial (log order)'\nset ylabel 'GFLOP/s'\nset yrange [0:*]\nset xrange [0:%d]\n"
                       "plot '%s.dat' using 1:2 with steps lw 2 title 'best so far', \\\n"
                       "     '' using 1:3 with points pt 7 ps 0.5 title 'trial'",
-                   base);
+                   c->n > 1 ? c->n - 1 : 1, base);
     if (c->cudnn_ms > 0) {
         char algo[sizeof c->cudnn_algo];
         cut_buf_printf(b, ", \\\n     %.3f with lines dt 2 lw 2 title 'cuDNN %s'",

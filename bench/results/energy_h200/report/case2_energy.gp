@@ -1,0 +1,20 @@
+# cutune report: energy vs time per power cap of case 2. Render in this folder with `gnuplot case2_energy.gp` (writes case2_energy.png, case2_energy.svg).
+set terminal pngcairo size 1000,650
+set termoption noenhanced
+set output 'case2_energy.png'
+set title "case 2: energy vs time per power cap\ncase2_conv2d_N_1_H_68_W_68_CO_256_CI_128_KH_3_KW_3_strides_1_padding_1"
+set grid
+set key outside right top
+set datafile missing '?'
+set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05
+set xlabel 'time per iteration (ms)'
+set ylabel 'energy per iteration (mJ)'
+plot 'case2_energy.dat' index 0 using 1:2 with points pt 7 lc 1 title 'cap 1 (700 W)', \
+     '' index 1 using 1:2 with steps lw 2 lc 1 title 'Pareto front, cap 1', \
+     '' index 1 using 1:2 with points pt 6 ps 2 lc 1 notitle, \
+     '' index 1 using 1:2:(sprintf('%d', int($3))) with labels offset 1,1 notitle
+set terminal svg size 1000,650 dynamic
+set termoption noenhanced
+set output 'case2_energy.svg'
+replot
+unset output
