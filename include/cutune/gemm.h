@@ -1,0 +1,64 @@
+/* cutune — GEMM workloads (seed 004): C[M][N] = A[M][K] · B, row-major, fp32 accumulate.
+ *
+ * Layouts as seed 004: NN (B is K×N) and NT (B is N×K, i.e. C = A · Bᵀ). Input dtypes fp32, tf32 (fp32 storage,
+ * tf32 tensor-core math), fp16 and bf16; C is fp32 in every case.
+ *
+ * Seed 004's argument form is accepted as is: KEY=VALUE words where KEY is any combination of M, N, K (each at
+ * most once over all words: "MN=1024" sets M and N), t (trials) and O (seed 004's option, accepted and ignored by
+ * cutune); e.g. "M=1024 N=2048 K=3072 t=2000", "MN=1024 K=2048", "MNK=7384 t=2398". */
+#ifndef CUTUNE_GEMM_H
+#define CUTUNE_GEMM_H
+
+#include "cutune/common.h"
+
+#include <stddef.h>
+
+typedef enum cut_gemm_layout { CUT_GEMM_NN = 0, CUT_GEMM_NT = 1 } cut_gemm_layout;
+typedef enum cut_dtype { CUT_DT_FP32 = 0, CUT_DT_TF32, CUT_DT_FP16, CUT_DT_BF16, CUT_DT_COUNT } cut_dtype;
+
+typedef struct cut_gemm {
+    int m, n, k;
+    cut_gemm_layout layout;
+    cut_dtype dtype;
+} cut_gemm;
+
+/* ---- workload (src/workload/gemm.c) ---- */
+
+/* "fp32", "tf32", "fp16", "bf16"; "nn", "nt". */
+const char *cut_dtype_name(cut_dtype d);
+int cut_dtype_parse(const char *s, cut_dtype *d, cut_err *e);
+const char *cut_gemm_layout_name(cut_gemm_layout l);
+int cut_gemm_layout_parse(const char *s, cut_gemm_layout *l, cut_err *e);
+/* Bytes of one input element (4, 4, 2, 2). */
+size_t cut_dtype_size(cut_dtype d);
+
+/* Rejects M, N or K <= 0 or a matrix of 2^31 or more elements; the sentence names the field and its value. */
+int cut_gemm_validate(const cut_gemm *g, cut_err *e);
+/* FLOPs = 2·M·N·K; GFLOP/s of a run of ms milliseconds (0 when ms <= 0). */
+double cut_gemm_flops(const cut_gemm *g);
+double cut_gemm_gflops(const cut_gemm *g, double ms);
+/* Element counts of A (M×K), B (K×N or N×K) and C (M×N). */
+size_t cut_gemm_a_elems(const cut_gemm *g);
+size_t cut_gemm_b_elems(const cut_gemm *g);
+size_t cut_gemm_c_elems(const cut_gemm *g);
+/* "gemm_nn_fp32_M_1024_N_2048_K_3072" */
+void cut_gemm_name(const cut_gemm *g, char *buf, size_t n);
+
+/* Seed 004's words (see the top of this file). argv[0..argc) are the words; M, N and K must all be set. trials
+ * gets t (0 when absent; may be NULL), option gets O (-1 when absent; may be NULL). Errors (one sentence naming
+ * the word): not KEY=VALUE, an unknown key letter ("Q=3"), a key letter twice, an empty, negative, non-decimal
+ * or out-of-range value ("M=", "M=-1"), a missing M, N or K. */
+int cut_gemm_parse_args(int argc, const char *const *argv, cut_gemm *g, int *trials, int *option, cut_err *e);
+
+/* ---- reference (src/workload/gemm_ref.c) ---- */
+
+/* Double-precision C = A·B (NN) or A·Bᵀ (NT) from float inputs (inputs of a low-precision dtype are given already
+ * rounded to it, as floats). Multi-threaded. c has M·N elements. */
+void cut_gemm_reference(const cut_gemm *g, const float *a, const float *b, double *c);
+/* Relative Frobenius-norm error ||out - ref|| / ||ref|| (ref all zero: ||out||); NaN/Inf anywhere: +Inf. */
+double cut_gemm_rel_error(const float *out, const double *ref, size_t n);
+/* The tolerance on cut_gemm_rel_error for a dtype: fp32 1e-5, tf32 2e-3, fp16 and bf16 1e-2 (seed-004 issue:
+ * fp32 ≪ 1e-3, tf32 ≈ 1e-3, fp16/bf16 ≤ 1e-2). */
+double cut_gemm_tolerance(cut_dtype d);
+
+#endif
