@@ -47,7 +47,8 @@ void cut_gemm_name(const cut_gemm *g, char *buf, size_t n);
 /* Seed 004's words (see the top of this file). argv[0..argc) are the words; M, N and K must all be set. trials
  * gets t (0 when absent; may be NULL), option gets O (-1 when absent; may be NULL). Errors (one sentence naming
  * the word): not KEY=VALUE, an unknown key letter ("Q=3"), a key letter twice, an empty, negative, non-decimal
- * or out-of-range value ("M=", "M=-1"), a missing M, N or K. */
+ * or out-of-range value ("M=", "M=-1"), a missing M, N or K.
+ * Only g's m, n and k are set (layout and dtype are left as they are); on failure nothing is written. */
 int cut_gemm_parse_args(int argc, const char *const *argv, cut_gemm *g, int *trials, int *option, cut_err *e);
 
 /* ---- reference (src/workload/gemm_ref.c) ---- */

@@ -74,3 +74,80 @@ int cut_cli_energy_uuid(const char *backend, int gpu, const char *nvml_uuid, cha
         return cut_err_set(e, "NVML lists no GPU whose energy counter could be read");
     return 0;
 }
+
+void cut_gemm_cli_init(cut_gemm *g)
+{
+    memset(g, 0, sizeof *g);
+    g->layout = CUT_GEMM_NN;
+    g->dtype = CUT_DT_FP32;
+}
+
+/* A seed-004 word after --gemm: anything but an option ("M=-1" and "1024" are words, "--m" and "-h" are not). */
+static int is_gemm_word(const char *w)
+{
+    return w[0] != '-' || (strchr(w, '=') && strncmp(w, "--", 2) != 0);
+}
+
+/* --gemm WORDS...: M, N and K must not be set yet (by --m/--n/--k or an earlier --gemm). */
+static int gemm_words(int argc, char **argv, int *i, cut_gemm *g, int *trials, cut_err *e)
+{
+    int first = *i + 1, n = 0;
+    while (first + n < argc && is_gemm_word(argv[first + n]))
+        n++;
+    if (n == 0)
+        return cut_err_set(e, "--gemm needs seed-004 words after it, e.g. --gemm M=1024 N=2048 K=3072 t=2000");
+    if (g->m || g->n || g->k)
+        return cut_err_set(e, "--gemm %s: M, N or K is already given (by --m, --n, --k or another --gemm)",
+                           argv[first]);
+    int t = 0;
+    if (cut_gemm_parse_args(n, (const char *const *)(argv + first), g, &t, NULL, e) != 0)
+        return cut_err_wrap(e, "--gemm");
+    if (t > 0)
+        *trials = t;
+    *i = first + n - 1;
+    return 1;
+}
+
+/* --m/--n/--k N: one dimension, given once. */
+static int gemm_dim(int argc, char **argv, int *i, int *dim, cut_err *e)
+{
+    const char *opt = argv[*i];
+    if (*dim)
+        return cut_err_set(e, "option %s: %c is already given (by --%c or --gemm)", opt, opt[2] - 'a' + 'A', opt[2]);
+    return cut_arg_int(argc, argv, i, 1, 2147483647, dim, e) == 0 ? 1 : -1;
+}
+
+int cut_gemm_parse_cli(int argc, char **argv, int *i, cut_gemm *g, int *trials, cut_err *e)
+{
+    const char *a = argv[*i], *s = NULL;
+    if (!strcmp(a, "--gemm"))
+        return gemm_words(argc, argv, i, g, trials, e);
+    if (!strcmp(a, "--m"))
+        return gemm_dim(argc, argv, i, &g->m, e);
+    if (!strcmp(a, "--n"))
+        return gemm_dim(argc, argv, i, &g->n, e);
+    if (!strcmp(a, "--k"))
+        return gemm_dim(argc, argv, i, &g->k, e);
+    if (!strcmp(a, "--layout")) {
+        if (cut_arg_str(argc, argv, i, &s, e) != 0)
+            return -1;
+        return cut_gemm_layout_parse(s, &g->layout, e) == 0 ? 1 : cut_err_wrap(e, "option --layout");
+    }
+    if (!strcmp(a, "--dtype")) {
+        if (cut_arg_str(argc, argv, i, &s, e) != 0)
+            return -1;
+        return cut_dtype_parse(s, &g->dtype, e) == 0 ? 1 : cut_err_wrap(e, "option --dtype");
+    }
+    return 0;
+}
+
+int cut_gemm_cli_finish(const cut_gemm *g, cut_err *e)
+{
+    const char *flag[3] = {"--m", "--n", "--k"};
+    const int v[3] = {g->m, g->n, g->k};
+    for (int d = 0; d < 3; d++)
+        if (v[d] == 0)
+            return cut_err_set(e, "GEMM size %c is missing: give it with %s N or with --gemm M=.. N=.. K=..",
+                               "MNK"[d], flag[d]);
+    return cut_gemm_validate(g, e);
+}

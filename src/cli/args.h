@@ -3,6 +3,7 @@
 #define CUTUNE_CLI_ARGS_H
 
 #include "cutune/common.h"
+#include "cutune/gemm.h"
 #include "cutune/workload.h"
 
 /* Takes argv[*i + 1] as the value of option argv[*i]; advances *i. */
@@ -18,5 +19,17 @@ int cut_cli_workloads(const char *conv_str, const char *list_name, cut_conv_list
  * "emu": nvml_uuid when set, else NVML's first device, since the emulator runs on the CPU). Shared by cutune
  * energy and tune --objective. */
 int cut_cli_energy_uuid(const char *backend, int gpu, const char *nvml_uuid, char *uuid, size_t n, cut_err *e);
+
+/* GEMM options of cutune tune. cut_gemm_cli_init clears g (M, N, K unset = 0; nn, fp32). cut_gemm_parse_cli looks
+ * at argv[*i]: "--gemm" takes the seed-004 words that follow it (each word that does not start with '-', or that
+ * contains '=' and does not start with "--"; see cut_gemm_parse_args), and "--m N", "--n N", "--k N",
+ * "--layout nn|nt", "--dtype fp32|tf32|fp16|bf16" take their value. It returns 1 when it took the option (*i then
+ * is the last word used), 0 when argv[*i] is no GEMM option (nothing changed), -1 on an error (a sentence that
+ * names the option or word; also M, N or K given twice, while a later --layout or --dtype replaces an earlier one). *trials gets t of the --gemm words
+ * (left as is when they give none). cut_gemm_cli_finish checks, once every option is read, that M, N and K are set
+ * and cut_gemm_validate accepts g. */
+void cut_gemm_cli_init(cut_gemm *g);
+int cut_gemm_parse_cli(int argc, char **argv, int *i, cut_gemm *g, int *trials, cut_err *e);
+int cut_gemm_cli_finish(const cut_gemm *g, cut_err *e);
 
 #endif

@@ -17,6 +17,12 @@ static const char usage_text[] =
     "  --case I            tune only case I (1-based, as in caseI_*.json)\n"
     "  --specify_pz I      the seeds' form: 0-based index of the case\n"
     "  --conv N,H,W,CO,CI,KH,KW,S,P   a custom shape (case 1 of list 'custom')\n"
+    "  --gemm WORDS        a GEMM in seed 004's form, e.g. --gemm M=1024 N=2048 K=3072 t=2000 (MN=, MNK= set\n"
+    "                      several sizes; t= is the trial count; O= is accepted and ignored)\n"
+    "  --m N --n N --k N   the same GEMM sizes as long flags\n"
+    "  --layout L          GEMM layout nn (default; B is KxN) or nt (B is NxK)\n"
+    "  --dtype D           GEMM input type fp32 (default), tf32, fp16 or bf16\n"
+    "                      (GEMM tuning is in progress: a GEMM request is parsed and checked, then refused)\n"
     "  --trials N          trials per case (default 1000; 100 with --test)\n"
     "  --test              first and last case, 100 trials, keep the top 2 (seed 001's test mode)\n"
     "  --backend B         cuda (default) or emu (host emulation, for small shapes without a GPU)\n"
@@ -67,6 +73,31 @@ static int energy_setup(cut_tune_cfg *cfg, cut_runner *r, const char *backend, i
     fprintf(stderr, "cutune: objective %s: energy of the %d fastest candidates per round, GPU %s (idle %.1f W)\n",
             name, cfg->energy_top, p->uuid, idle_w);
     return 0;
+}
+
+/* A GEMM request (issue 6 in progress): checks it, prints the parsed workload and refuses it, since the GEMM tuning
+ * pipeline does not exist yet. gemm_trials is t= of the --gemm words (0 when absent), trials --trials (-1 when
+ * absent). Returns the exit code. */
+static int gemm_request(const cut_gemm *g, int gemm_trials, int trials, const char *conv_str)
+{
+    cut_err e = {{0}};
+    char name[256];
+    if (conv_str)
+        cut_err_set(&e, "--conv and a GEMM (--gemm, --m, --n, --k, --layout, --dtype) cannot be combined");
+    else if (gemm_trials > 0 && trials >= 0)
+        cut_err_set(&e, "trials given twice: t=%d in --gemm and --trials %d", gemm_trials, trials);
+    else
+        cut_gemm_cli_finish(g, &e);
+    if (e.msg[0]) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
+    }
+    cut_gemm_name(g, name, sizeof name);
+    printf("%s: %.6g FLOP (2*M*N*K), %d trials\n", name, cut_gemm_flops(g),
+           gemm_trials > 0 ? gemm_trials : trials > 0 ? trials : 1000);
+    fflush(stdout);
+    fprintf(stderr, "cutune tune: GEMM tuning is not available yet (issue 6 in progress): parsed %s\n", name);
+    return CUT_EXIT_FAIL;
 }
 
 /* The line for one case. */
@@ -136,6 +167,9 @@ int cut_cmd_tune(int argc, char **argv)
     cut_err e = {{0}};
     const char *prior_dirs[16]; /* --prior-dir folders, in order */
     int nprior_dirs = 0;
+    cut_gemm gemm;
+    int gemm_given = 0, gemm_trials = 0;
+    cut_gemm_cli_init(&gemm);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int rc = 0;
@@ -195,9 +229,11 @@ int cut_cmd_tune(int argc, char **argv)
             int t;
             rc = cut_arg_int(argc, argv, &i, 1, 3600, &t, &e);
             timeout = t;
-        } else {
-            cut_err_set(&e, "unknown option '%s' (see cutune tune --help)", a);
-            rc = -1;
+        } else if ((rc = cut_gemm_parse_cli(argc, argv, &i, &gemm, &gemm_trials, &e)) == 1) {
+            gemm_given = 1;
+            rc = 0;
+        } else if (rc == 0) {
+            rc = cut_err_set(&e, "unknown option '%s' (see cutune tune --help)", a);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune tune: %s\n", e.msg);
@@ -209,6 +245,8 @@ int cut_cmd_tune(int argc, char **argv)
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
+    if (gemm_given)
+        return gemm_request(&gemm, gemm_trials, trials, conv_str);
     if (trials < 0)
         trials = test ? 100 : 1000;
     /* On a GPU a round compiles on all cores, so a bigger batch keeps them busy; the emulator prefers small ones. */
