@@ -140,9 +140,11 @@ static void test_check_refuses(void **state)
     expect_refusal(&big, mks(16, 16, 8, 4, 4, 4, 0, 0, 8), "16 threads");
     /* 2 x 32 x (128 + 128 + 8) floats = 67584 bytes */
     expect_refusal(&big, mks(128, 128, 32, 8, 8, 4, 1, 4, 4), "67584 bytes of shared memory");
+    /* 32 threads for 64x32 of A and 32x16 of B: 64 + 16 floats each */
+    expect_refusal(&big, mks(64, 16, 32, 8, 4, 1, 0, 0, 8), "80 staged floats per thread");
     cut_gemm half = big;
     half.dtype = CUT_DT_FP16;
-    expect_refusal(&half, ok, "fp32");
+    expect_refusal(&half, ok, "fp32 inputs only (fp16 requested)");
     cut_gemm odd = mkg(1024, 1024, 1022, CUT_GEMM_NN); /* K % 4 != 0 */
     expect_refusal(&odd, ok, "vec=4");
     cut_gemm odd_n = mkg(1024, 1022, 1024, CUT_GEMM_NN); /* NN: B's rows are N long */
@@ -253,7 +255,12 @@ static void compile_random(cut_gemm_layout l, int count, uint64_t seed)
         assert_true(bins[i].regs > 0);
         rmin = bins[i].regs < rmin ? bins[i].regs : rmin;
         rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
-        spilling += bins[i].spill_stores > 0 || bins[i].spill_loads > 0;
+        if (bins[i].spill_stores > 0 || bins[i].spill_loads > 0) {
+            const char *sched = strstr(ks[i].src, "// schedule: ");
+            printf("  spills %d/%d bytes at %d registers: %.*s\n", bins[i].spill_stores, bins[i].spill_loads,
+                   bins[i].regs, (int)(strchr(sched, '\n') - sched) - 13, sched + 13);
+            spilling++;
+        }
     }
     printf("  %s: %d random schedules compiled for sm_90, %d failed; registers %d..%d; %d spill\n",
            l == CUT_GEMM_NT ? "nt" : "nn", count, failed, rmin, rmax, spilling);
@@ -389,7 +396,8 @@ static void test_planted_wrong_kernels_caught(void **state)
     assert_non_null(dir);
     const double tol = cut_gemm_tolerance(CUT_DT_FP32);
     const plant_edit skip_k = {"kk < BK;", "kk < BK - 1;"};
-    const plant_edit skip_store = {"float *__restrict__ c_row", "if (tx == 0) continue;\n        float *__restrict__ c_row"};
+    const plant_edit skip_store = {"float *__restrict__ c_row",
+                                   "if (tx == 0) continue;\n        float *__restrict__ c_row"};
     const cut_gemm gs[] = {mkg(37, 45, 29, CUT_GEMM_NN), mkg(37, 45, 29, CUT_GEMM_NT)};
     const cut_gemm_sched s = mks(32, 32, 8, 2, 2, 1, 1, 4, 8);
     for (size_t i = 0; i < CUT_ARRAY_LEN(gs); i++) {

@@ -34,6 +34,7 @@ typedef struct cut_gemm_sched {
 typedef struct cut_gemm_simt_geom {
     int ty, tx, threads;  /* thread grid BM/TM x BN/TN */
     int a_per, b_per;     /* global vectors per thread per k tile of A and of B */
+    int staged;           /* floats staged in registers per thread per k tile: (a_per + b_per) * VEC */
     int smem_bytes;       /* static shared memory */
     int regs_est;         /* rough registers per thread */
     int unrolled_fmas;    /* FMAs of the unrolled part of the BK loop */
@@ -51,8 +52,9 @@ void cut_gemm_simt_sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r,
 /* Changes one knob of s in place (one step in its value list). */
 void cut_gemm_simt_mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_gemm_sched *s);
 /* 0 if s is valid for g on d; -1 with a sentence otherwise (dtype other than fp32, a knob off its list, threads
- * outside 32..max, shared memory over the static limit, register estimate, a vector width the rows' alignment
- * does not allow, unroll > BK, code size, a tile far larger than the problem). */
+ * outside 32..max, shared memory over the static limit, more than 32 staged floats per thread, register
+ * estimate, a vector width the rows' alignment does not allow, unroll > BK, code size, a tile far larger than
+ * the problem). */
 int cut_gemm_simt_check(const cut_gemm *g, const cut_gemm_sched *s, const cut_devlimits *d, cut_err *e);
 /* Draws up to max_tries samples until one is valid. Returns 0, or -1 with e set if none was. */
 int cut_gemm_simt_sample_valid(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_gemm_sched *s,

@@ -81,7 +81,7 @@ static const char gemm_head[] =
     "#define ST_VN(p, s) *(p) = (s)[0]\n"
     "#endif\n"
     "\n"
-    "extern \"C\" __global__ void __launch_bounds__(NTHR)\n"
+    "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
     "cut_gemm(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C)\n"
     "{\n"
     "    const int tid = threadIdx.x;\n"

@@ -28,6 +28,8 @@ static const int v_unroll[] = {1, 2, 4, 8, 16, 32};
 
 /* Unrolled compute body: FMAs of the unrolled part of the BK loop (NVRTC time grows with it). */
 #define MAX_UNROLLED_FMAS 2048
+/* Global loads staged in registers per thread per k tile (A and B). */
+#define MAX_STAGED 32
 
 static int imax(int a, int b) { return a > b ? a : b; }
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -62,10 +64,15 @@ void cut_gemm_simt_describe(const cut_gemm_sched *s, char *buf, size_t n)
         off += (size_t)snprintf(buf + off, n - off, " %s=%d", knob_names[i], s->k[i]);
 }
 
+static const char *dtype_name(cut_dtype d)
+{
+    static const char *const names[CUT_DT_COUNT] = {"fp32", "tf32", "fp16", "bf16"};
+    return d >= 0 && d < CUT_DT_COUNT ? names[d] : "an unknown dtype";
+}
+
 void cut_gemm_simt_workload_name(const cut_gemm *g, char *buf, size_t n)
 {
-    static const char *const dts[CUT_DT_COUNT] = {"fp32", "tf32", "fp16", "bf16"};
-    const char *dt = g->dtype >= 0 && g->dtype < CUT_DT_COUNT ? dts[g->dtype] : "?";
+    const char *dt = dtype_name(g->dtype);
     snprintf(buf, n, "gemm_%s_%s_M_%d_N_%d_K_%d", g->layout == CUT_GEMM_NT ? "nt" : "nn", dt, g->m, g->n, g->k);
 }
 
@@ -93,9 +100,11 @@ void cut_gemm_simt_geometry(const cut_gemm *g, const cut_gemm_sched *s, cut_gemm
     out->a_per = ceil_div(bm * bk / vec, out->threads);
     out->b_per = ceil_div(bn * bk / vec, out->threads);
     out->smem_bytes = 4 * (1 + dbuf) * bk * (bm + bn + 2 * pad);
+    out->staged = (out->a_per + out->b_per) * vec;
     /* accumulators + fragments + staged loads (x2 with double buffering: the prefetched tile stays live across
-     * the FMAs) + addressing. */
-    out->regs_est = tm * tn + tm + tn + (dbuf ? 2 : 1) * (out->a_per + out->b_per) * vec + 24;
+     * the FMAs) + an address per staged vector + the rest. Rough: ptxas used 0.5x..1.6x of this on 200 random
+     * schedules (more where few threads leave it 255 registers to fill). */
+    out->regs_est = tm * tn + tm + tn + (dbuf ? 2 : 1) * out->staged + out->a_per + out->b_per + 24;
     out->unrolled_fmas = (unroll < bk ? unroll : bk) * tm * tn;
     out->grid[0] = (unsigned)ceil_div(imax(g->n, 1), bn);
     out->grid[1] = (unsigned)ceil_div(imax(g->m, 1), bm);
@@ -160,8 +169,8 @@ int cut_gemm_simt_check_shape(const cut_gemm *g, const cut_gemm_sched *s, cut_er
 {
     const int *k = s->k;
     if (g->dtype != CUT_DT_FP32)
-        return cut_err_set(e, "the SIMT GEMM template supports fp32 inputs only (dtype %d requested)",
-                           (int)g->dtype);
+        return cut_err_set(e, "the SIMT GEMM template supports fp32 inputs only (%s requested)",
+                           dtype_name(g->dtype));
     if (g->layout != CUT_GEMM_NN && g->layout != CUT_GEMM_NT)
         return cut_err_set(e, "unknown GEMM layout %d", (int)g->layout);
     if (g->m <= 0 || g->n <= 0 || g->k <= 0)
@@ -201,6 +210,12 @@ int cut_gemm_simt_check(const cut_gemm *g, const cut_gemm_sched *s, const cut_de
         k[CUT_GS_BK] > imax(next_pow2(g->k), 4))
         return cut_err_set(e, "block tile %dx%dx%d far exceeds the GEMM %dx%dx%d", k[CUT_GS_BM], k[CUT_GS_BN],
                            k[CUT_GS_BK], g->m, g->n, g->k);
+    /* Few threads for a large tile: each thread stages many loads per k tile (spills at 255 registers). */
+    if (gm.staged > MAX_STAGED)
+        return cut_err_set(e, "%d staged floats per thread per k tile exceed %d (%d threads load %dx%d of A and "
+                              "%dx%d of B)",
+                           gm.staged, MAX_STAGED, gm.threads, k[CUT_GS_BM], k[CUT_GS_BK], k[CUT_GS_BK],
+                           k[CUT_GS_BN]);
     if (gm.unrolled_fmas > MAX_UNROLLED_FMAS)
         return cut_err_set(e, "unrolled body of %d FMAs exceeds %d", gm.unrolled_fmas, MAX_UNROLLED_FMAS);
     if (gm.regs_est > d->max_regs_per_thread || (long)gm.regs_est * gm.threads > d->max_regs_per_block)
