@@ -34,6 +34,16 @@ static cut_gemm_sched mks(int bm, int bn, int bk, int tm, int tn, int vec, int d
 
 static size_t b_elems(const cut_gemm *g) { return (size_t)g->k * (size_t)g->n; }
 
+/* n floats, 64-byte aligned (as device buffers are at least 256-byte aligned); C11 wants the size a multiple of
+ * the alignment. Caller frees. */
+static float *alloc_floats(size_t n)
+{
+    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    float *p = aligned_alloc(64, bytes);
+    assert_non_null(p);
+    return p;
+}
+
 static void fill_uniform(float *x, size_t n, cut_rng *r)
 {
     for (size_t i = 0; i < n; i++)
@@ -318,8 +328,7 @@ static double emulate(const cut_gemm *g, const cut_gemm_sched *s, const plant_ed
     if (cut_emu_compile(ks.src, ks.entry, dir, &k, &e) != 0)
         fail_msg("host compile: %s", e.msg);
     size_t na = (size_t)g->m * g->k, nb = b_elems(g), nc = (size_t)g->m * g->n;
-    float *a = aligned_alloc(64, (na + 16) * sizeof(float)), *b = aligned_alloc(64, (nb + 16) * sizeof(float));
-    float *c = aligned_alloc(64, (nc + 16) * sizeof(float));
+    float *a = alloc_floats(na), *b = alloc_floats(nb), *c = alloc_floats(nc);
     double *ref = malloc(nc * sizeof(double));
     cut_rng r;
     cut_rng_seed(&r, seed);
