@@ -31,6 +31,11 @@ void cut_buf_printf(cut_buf *b, const char *fmt, ...) __attribute__((format(prin
 void cut_buf_append(cut_buf *b, const void *data, size_t n);
 
 /* malloc/calloc/realloc that abort with a message on failure. */
+/* Calls fn(arg, i) for every i in [0, n), handing the items out one at a time to up to min(online CPUs, n, 256)
+ * threads (the caller's included); one thread when work (the caller's estimate of operations) is under 1e6, where a
+ * thread start (~20 us) costs more than it saves. Returns when all are done. */
+void cut_parallel_for(long n, double work, void (*fn)(void *arg, long i), void *arg);
+
 void *cut_xmalloc(size_t n);
 void *cut_xcalloc(size_t n, size_t size);
 void *cut_xrealloc(void *p, size_t n);

@@ -6,6 +6,30 @@
 #include "cutune/codegen.h"
 #include "cutune/util.h"
 
+/* CUDA C text shared by the register-tiled GEMM-like templates (conv igemm, GEMM SIMT): shared-memory loads of
+ * VM / VN consecutive floats (LDS_VM, LDS_VN) and stores of VN (ST_VN), as float4/float2 where the width allows.
+ * A string literal, to be concatenated into a template's text. */
+#define CUT_EMIT_VEC_SMEM_MACROS \
+    "#if VM == 4\n" \
+    "#define LDS_VM(d, p) { const float4 t_ = *reinterpret_cast<const float4 *>(p); " \
+    "(d)[0] = t_.x; (d)[1] = t_.y; (d)[2] = t_.z; (d)[3] = t_.w; }\n" \
+    "#elif VM == 2\n" \
+    "#define LDS_VM(d, p) { const float2 t_ = *reinterpret_cast<const float2 *>(p); (d)[0] = t_.x; (d)[1] = t_.y; }\n" \
+    "#else\n" \
+    "#define LDS_VM(d, p) { (d)[0] = *(p); }\n" \
+    "#endif\n" \
+    "#if VN == 4\n" \
+    "#define LDS_VN(d, p) { const float4 t_ = *reinterpret_cast<const float4 *>(p); " \
+    "(d)[0] = t_.x; (d)[1] = t_.y; (d)[2] = t_.z; (d)[3] = t_.w; }\n" \
+    "#define ST_VN(p, s) *reinterpret_cast<float4 *>(p) = make_float4((s)[0], (s)[1], (s)[2], (s)[3])\n" \
+    "#elif VN == 2\n" \
+    "#define LDS_VN(d, p) { const float2 t_ = *reinterpret_cast<const float2 *>(p); (d)[0] = t_.x; (d)[1] = t_.y; }\n" \
+    "#define ST_VN(p, s) *reinterpret_cast<float2 *>(p) = make_float2((s)[0], (s)[1])\n" \
+    "#else\n" \
+    "#define LDS_VN(d, p) { (d)[0] = *(p); }\n" \
+    "#define ST_VN(p, s) *(p) = (s)[0]\n" \
+    "#endif\n"
+
 void cut_emit_banner(cut_buf *b, const cut_conv *c, const cut_sched *s);
 /* The launch configuration every conv template shares: entry cut_conv2d, a 1-D block, static shared memory only,
  * no inline PTX. */

@@ -23,6 +23,7 @@
  * loads per TM*TN FMAs against TM*TN accumulator registers. VEC: fewer, wider global loads. DBUF: latency hiding
  * against twice the shared memory and the live prefetched tile. PAD: bank conflicts of the transposing stores.
  * UNROLL: unroll factor of the BK loop (code size UNROLL*TM*TN FMAs). */
+#include "codegen/emit.h"
 #include "gemm/simt.h"
 
 #include "cutune/util.h"
@@ -61,25 +62,7 @@ static const char gemm_head[] =
     "#else\n"
     "#define LDG_VEC(d, p) { (d)[0] = __ldg(p); }\n"
     "#endif\n"
-    "#if VM == 4\n"
-    "#define LDS_VM(d, p) { const float4 t_ = *reinterpret_cast<const float4 *>(p); "
-    "(d)[0] = t_.x; (d)[1] = t_.y; (d)[2] = t_.z; (d)[3] = t_.w; }\n"
-    "#elif VM == 2\n"
-    "#define LDS_VM(d, p) { const float2 t_ = *reinterpret_cast<const float2 *>(p); (d)[0] = t_.x; (d)[1] = t_.y; }\n"
-    "#else\n"
-    "#define LDS_VM(d, p) { (d)[0] = *(p); }\n"
-    "#endif\n"
-    "#if VN == 4\n"
-    "#define LDS_VN(d, p) { const float4 t_ = *reinterpret_cast<const float4 *>(p); "
-    "(d)[0] = t_.x; (d)[1] = t_.y; (d)[2] = t_.z; (d)[3] = t_.w; }\n"
-    "#define ST_VN(p, s) *reinterpret_cast<float4 *>(p) = make_float4((s)[0], (s)[1], (s)[2], (s)[3])\n"
-    "#elif VN == 2\n"
-    "#define LDS_VN(d, p) { const float2 t_ = *reinterpret_cast<const float2 *>(p); (d)[0] = t_.x; (d)[1] = t_.y; }\n"
-    "#define ST_VN(p, s) *reinterpret_cast<float2 *>(p) = make_float2((s)[0], (s)[1])\n"
-    "#else\n"
-    "#define LDS_VN(d, p) { (d)[0] = *(p); }\n"
-    "#define ST_VN(p, s) *(p) = (s)[0]\n"
-    "#endif\n"
+    CUT_EMIT_VEC_SMEM_MACROS
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
     "cut_gemm(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C)\n"

@@ -3,11 +3,9 @@
 #include "cutune/measure.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 void cut_timing_default(cut_timing *t)
 {
@@ -44,12 +42,12 @@ typedef struct ref_job {
     const float *in, *w;
     double *out;
     int oh, ow;
-    long next, total; /* next plane to take (under mu) and number of planes */
-    pthread_mutex_t mu;
+    long total; /* output planes (N x CO), handed out one at a time by cut_parallel_for */
 } ref_job;
 
-static void ref_plane(const ref_job *j, long plane)
+static void ref_plane(void *arg, long plane)
 {
+    const ref_job *j = arg;
     const cut_conv *c = j->c;
     const int n = (int)(plane / c->co), co = (int)(plane % c->co);
     const int OH = j->oh, OW = j->ow, S = c->stride, P = c->pad;
@@ -91,43 +89,11 @@ static void ref_plane(const ref_job *j, long plane)
     }
 }
 
-static void *ref_worker(void *arg)
-{
-    ref_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->mu);
-        long p = j->next < j->total ? j->next++ : -1;
-        pthread_mutex_unlock(&j->mu);
-        if (p < 0)
-            return NULL;
-        ref_plane(j, p);
-    }
-}
-
 void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out)
 {
     ref_job j = {.c = c, .in = in, .w = w, .out = out, .oh = cut_conv_oh(c), .ow = cut_conv_ow(c)};
     j.total = (long)c->n * c->co;
-    pthread_mutex_init(&j.mu, NULL);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (ncpu < 1)
-        ncpu = 1;
-    /* Tiny problems are not worth a thread start (~20 us each). */
-    double work = (double)j.total * j.oh * j.ow * c->ci * c->kh * c->kw;
-    if (work < 1e6)
-        ncpu = 1;
-    int nt = (int)CUT_MIN(CUT_MIN(ncpu, j.total), 256L);
-    pthread_t tids[256];
-    int started = 0;
-    for (int i = 1; i < nt; i++) {
-        if (pthread_create(&tids[started], NULL, ref_worker, &j) != 0)
-            break; /* fewer threads is still correct */
-        started++;
-    }
-    ref_worker(&j);
-    for (int i = 0; i < started; i++)
-        pthread_join(tids[i], NULL);
-    pthread_mutex_destroy(&j.mu);
+    cut_parallel_for(j.total, (double)j.total * j.oh * j.ow * c->ci * c->kh * c->kw, ref_plane, &j);
 }
 
 /* ---- comparison --------------------------------------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,4 +202,47 @@ void cut_buf_printf(cut_buf *b, const char *fmt, ...)
     vsnprintf(b->data + b->len, (size_t)need + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)need;
+}
+
+/* ---- parallel for ---- */
+
+typedef struct par_job {
+    long n, next;
+    void (*fn)(void *arg, long i);
+    void *arg;
+    pthread_mutex_t mu;
+} par_job;
+
+static void *par_worker(void *arg)
+{
+    par_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        long i = j->next < j->n ? j->next++ : -1;
+        pthread_mutex_unlock(&j->mu);
+        if (i < 0)
+            return NULL;
+        j->fn(j->arg, i);
+    }
+}
+
+void cut_parallel_for(long n, double work, void (*fn)(void *arg, long i), void *arg)
+{
+    par_job j = {.n = n, .next = 0, .fn = fn, .arg = arg};
+    pthread_mutex_init(&j.mu, NULL);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 1 || work < 1e6)
+        ncpu = 1;
+    int nt = (int)CUT_MIN(CUT_MIN(ncpu, n), 256L);
+    pthread_t tids[256];
+    int started = 0;
+    for (int i = 1; i < nt; i++) {
+        if (pthread_create(&tids[started], NULL, par_worker, &j) != 0)
+            break; /* fewer threads is still correct */
+        started++;
+    }
+    par_worker(&j);
+    for (int i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&j.mu);
 }

@@ -1,21 +1,18 @@
 /* cutune — GEMM reference (double accumulation), relative error and tolerances (include/cutune/gemm.h). */
 #include "cutune/gemm.h"
+#include "cutune/util.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-/* Rows of C are handed out one at a time under a mutex, as cut_conv_reference does with output planes. NN walks
+/* Rows of C are handed out one at a time (cut_parallel_for), as cut_conv_reference does with output planes. NN walks
  * B row by row (c_row += a[i][k] * b[k][.], contiguous, vectorises); NT takes dot products of two contiguous
  * rows. */
 typedef struct gemm_ref_job {
     const cut_gemm *g;
     const float *a, *b;
     double *c;
-    long next; /* next row to take (under mu) */
-    pthread_mutex_t mu;
 } gemm_ref_job;
 
 static void ref_row_nn(const gemm_ref_job *j, int i)
@@ -44,44 +41,19 @@ static void ref_row_nt(const gemm_ref_job *j, int i)
     }
 }
 
-static void *ref_worker(void *arg)
+static void ref_row(void *arg, long i)
 {
-    gemm_ref_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->mu);
-        long i = j->next < j->g->m ? j->next++ : -1;
-        pthread_mutex_unlock(&j->mu);
-        if (i < 0)
-            return NULL;
-        if (j->g->layout == CUT_GEMM_NT)
-            ref_row_nt(j, (int)i);
-        else
-            ref_row_nn(j, (int)i);
-    }
+    const gemm_ref_job *j = arg;
+    if (j->g->layout == CUT_GEMM_NT)
+        ref_row_nt(j, (int)i);
+    else
+        ref_row_nn(j, (int)i);
 }
 
 void cut_gemm_reference(const cut_gemm *g, const float *a, const float *b, double *c)
 {
-    gemm_ref_job j = {.g = g, .a = a, .b = b, .c = c, .next = 0};
-    pthread_mutex_init(&j.mu, NULL);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (ncpu < 1)
-        ncpu = 1;
-    /* Tiny problems are not worth a thread start (~20 us each). */
-    if ((double)g->m * g->n * g->k < 1e6)
-        ncpu = 1;
-    int nt = (int)CUT_MIN(CUT_MIN(ncpu, (long)g->m), 256L);
-    pthread_t tids[256];
-    int started = 0;
-    for (int i = 1; i < nt; i++) {
-        if (pthread_create(&tids[started], NULL, ref_worker, &j) != 0)
-            break; /* fewer threads is still correct */
-        started++;
-    }
-    ref_worker(&j);
-    for (int i = 0; i < started; i++)
-        pthread_join(tids[i], NULL);
-    pthread_mutex_destroy(&j.mu);
+    gemm_ref_job j = {.g = g, .a = a, .b = b, .c = c};
+    cut_parallel_for(g->m, (double)g->m * g->n * g->k, ref_row, &j);
 }
 
 double cut_gemm_rel_error(const float *out, const double *ref, size_t n)
