@@ -67,43 +67,66 @@ static void plan_for_test(cut_energy_plan *p, int lrounds, int steps)
     p->max_wait_s = 0.5;
 }
 
+/* The figures a loaded test machine can disturb, because the host clock decides where an edge falls and how long
+ * the meter's own work between chunks takes (ctest runs this test alone, RUN_SERIAL, and it gets 3 attempts):
+ * each window's power within 10% of the fake's 200 W, energy per iteration within 50% of 200 W x the device time
+ * (the meter's own work between chunks is charged at the fake's full 200 W), the counter period within 25%. */
+static int timing_figures_ok(const cut_energy_result *r)
+{
+    int ok = fabs(r->energy_mj - 200.0 * r->time_ms) < 200.0 * r->time_ms * 0.5 &&
+             fabs(r->step_period_s - 0.010) < 0.010 * 0.25;
+    for (int i = 0; i < r->lrounds; i++)
+        ok &= fabs(r->round[i].avg_power_w - 200.0) < 200.0 * 0.1;
+    if (!ok)
+        fprintf(stderr, "timing figures off: %.1f / %.1f / %.1f W, %.3f mJ per %.5f ms, period %.4f s\n",
+                r->round[0].avg_power_w, r->round[1].avg_power_w, r->round[2].avg_power_w, r->energy_mj,
+                r->time_ms, r->step_period_s);
+    return ok;
+}
+
+/* What must hold however loaded the machine is: whole counter steps per window, the run's own device time per
+ * iteration, the arithmetic, the drain. */
+static void assert_exact_figures(const cut_energy_result *r, const spin *s)
+{
+    assert_int_equal(r->lrounds, 3);
+    for (int i = 0; i < 3; i++) {
+        const cut_energy_stats *st = &r->round[i];
+        assert_true(st->counter_steps >= 10);
+        /* whole steps between two edges: the window's energy is a multiple of one step's 200 W x 10 ms = 2000 mJ */
+        assert_true(fmod(st->energy_mj, 2000.0) < 1e-6);
+        assert_true(st->energy_mj >= 10 * 2000.0);
+    }
+    /* time per iteration: the device time the run reported, 50 us, up to the half-chunk placement of the edges;
+     * energy per iteration: 200 W x wall time per iteration, never less than the device time */
+    if (fabs(r->time_ms - 0.050) >= 0.050 * 0.01)
+        fprintf(stderr, "time per iteration %.6f ms\n", r->time_ms);
+    assert_true(fabs(r->time_ms - 0.050) < 0.050 * 0.01);
+    assert_true(r->energy_mj >= 200.0 * r->time_ms * 0.95);
+    assert_true(fabs(r->gflops - 1e6 / (r->time_ms * 1e6)) < 1e-6 * r->gflops);
+    assert_true(fabs(r->edp - r->time_ms * r->energy_mj) < 1e-9);
+    assert_true(r->seconds > 3 * 10 * 0.010);
+    assert_true(r->sm_mhz_max > 0 && r->temp_c_max > 0);
+    assert_int_equal(s->queued, 0); /* drained: nothing left queued */
+}
+
 static void meter_recovers_known_power(int queue_one_ahead)
 {
     setenv("FAKE_NVML_ENERGY", "200:10", 1); /* 200 W, a step every 10 ms */
     cut_energy_plan p;
     plan_for_test(&p, 3, 10);
-    spin s = {.per_iter_s = 50e-6, .queue_one_ahead = queue_one_ahead};
-    cut_energy_result r;
-    cut_err e = {{0}};
-    int rc = cut_energy_measure(&p, spin_run, &s, 1e6, &r, &e);
-    if (rc != 0)
-        fprintf(stderr, "%s\n", e.msg);
-    assert_int_equal(rc, 0);
-    assert_int_equal(r.lrounds, 3);
-    /* The tolerances allow for a loaded test machine: the busy wait and the edge detection can be preempted. */
-    for (int i = 0; i < 3; i++) {
-        const cut_energy_stats *st = &r.round[i];
-        assert_true(st->counter_steps >= 10);
-        /* whole steps between two edges: the window's energy is a multiple of one step's 200 W x 10 ms = 2000 mJ */
-        assert_true(fmod(st->energy_mj, 2000.0) < 1e-6);
-        assert_true(st->energy_mj >= 10 * 2000.0);
-        if (fabs(st->avg_power_w - 200.0) >= 200.0 * 0.1)
-            fprintf(stderr, "lround %d: %.2f W\n", i, st->avg_power_w);
-        assert_true(fabs(st->avg_power_w - 200.0) < 200.0 * 0.1);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        spin s = {.per_iter_s = 50e-6, .queue_one_ahead = queue_one_ahead};
+        cut_energy_result r;
+        cut_err e = {{0}};
+        int rc = cut_energy_measure(&p, spin_run, &s, 1e6, &r, &e);
+        if (rc != 0)
+            fprintf(stderr, "%s\n", e.msg);
+        assert_int_equal(rc, 0);
+        assert_exact_figures(&r, &s);
+        if (timing_figures_ok(&r))
+            return;
     }
-    /* time per iteration: the device time the run reported, 50 us, up to the half-chunk placement of the edges;
-     * energy per iteration = 200 W x wall time per iteration, at least the device time (a loaded machine
-     * stretches the wall time, hence the loose upper bound) */
-    if (fabs(r.time_ms - 0.050) >= 0.050 * 0.01)
-        fprintf(stderr, "time per iteration %.6f ms\n", r.time_ms);
-    assert_true(fabs(r.time_ms - 0.050) < 0.050 * 0.01);
-    assert_true(r.energy_mj >= 200.0 * r.time_ms * 0.95 && r.energy_mj < 200.0 * r.time_ms * 3);
-    assert_true(fabs(r.gflops - 1e6 / (r.time_ms * 1e6)) < 1e-6 * r.gflops);
-    assert_true(fabs(r.edp - r.time_ms * r.energy_mj) < 1e-9);
-    assert_true(fabs(r.step_period_s - 0.010) < 0.010 * 0.1);
-    assert_true(r.seconds > 3 * 10 * 0.010);
-    assert_true(r.sm_mhz_max > 0 && r.temp_c_max > 0);
-    assert_int_equal(s.queued, 0); /* drained: nothing left queued */
+    fail_msg("the power, energy or counter period was off in 3 attempts (see above)");
 }
 
 static void test_meter_known_power_sync(void **state)
@@ -166,9 +189,14 @@ static void test_idle_power(void **state)
     setenv("FAKE_NVML_ENERGY", "80:5", 1);
     double w = 0;
     cut_err e = {{0}};
-    assert_int_equal(cut_energy_idle_w(H200_UUID, 20, 0.5, &w, &e), 0);
-    assert_true(fabs(w - 80.0) < 80.0 * 0.05);
     assert_int_equal(cut_energy_idle_w(H200_UUID, 0, 0.5, &w, &e), -1);
+    for (int attempt = 0; attempt < 3; attempt++) { /* the 1 ms polls can be preempted on a loaded machine */
+        assert_int_equal(cut_energy_idle_w(H200_UUID, 20, 0.5, &w, &e), 0);
+        if (fabs(w - 80.0) < 80.0 * 0.05)
+            return;
+        fprintf(stderr, "idle power %.2f W (want 80 W)\n", w);
+    }
+    fail_msg("idle power off in 3 attempts");
 }
 
 /* ---- files ---- */
