@@ -1,0 +1,237 @@
+/* cutune — the SIMT GEMM template's knob space (src/gemm/codegen.c explains the kernel and what each knob trades).
+ *
+ * Knob lists follow the implicit-GEMM conv template (src/space/igemm.c): power-of-two tiles, so that every thread
+ * count, loader stride and shared-memory row is a power of two or a multiple of 4 floats. Geometry and limits:
+ * cut_gemm_simt_geometry() and cut_gemm_simt_check() below. */
+#include "gemm/simt.h"
+
+#include "space/templates.h"
+
+#include <stdio.h>
+
+static const char *const knob_names[CUT_GS_NKNOBS] = {
+    "bm", "bn", "bk", "tm", "tn", "vec", "dbuf", "pad", "unroll",
+};
+
+static const int v_bm[] = {16, 32, 64, 128};
+static const int v_bn[] = {16, 32, 64, 128};
+static const int v_bk[] = {4, 8, 16, 32};
+static const int v_tm[] = {1, 2, 4, 8};
+static const int v_tn[] = {1, 2, 4, 8};
+static const int v_vec[] = {1, 2, 4};
+static const int v_dbuf[] = {0, 1};
+static const int v_pad[] = {0, 4};
+static const int v_unroll[] = {1, 2, 4, 8, 16, 32};
+
+#define PICK(r, v) cut_pick(r, v, (int)CUT_ARRAY_LEN(v))
+#define STEP(r, v, cur) cut_step_in(r, v, (int)CUT_ARRAY_LEN(v), cur)
+
+/* Unrolled compute body: FMAs of the unrolled part of the BK loop (NVRTC time grows with it). */
+#define MAX_UNROLLED_FMAS 2048
+/* Global loads staged in registers per thread per k tile (A and B). */
+#define MAX_STAGED 32
+
+static int imax(int a, int b) { return a > b ? a : b; }
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+static int next_pow2(int x)
+{
+    int p = 1;
+    while (p < x && p < (1 << 30))
+        p *= 2;
+    return p;
+}
+
+static int in_set(const int *vals, int n, int v)
+{
+    for (int i = 0; i < n; i++)
+        if (vals[i] == v)
+            return 1;
+    return 0;
+}
+#define IN(v, x) in_set(v, (int)CUT_ARRAY_LEN(v), x)
+
+const char *cut_gemm_simt_knob_name(int knob)
+{
+    return knob >= 0 && knob < CUT_GS_NKNOBS ? knob_names[knob] : "?";
+}
+
+void cut_gemm_simt_describe(const cut_gemm_sched *s, char *buf, size_t n)
+{
+    size_t off = (size_t)snprintf(buf, n, "simt");
+    for (int i = 0; i < CUT_GS_NKNOBS && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, " %s=%d", knob_names[i], s->k[i]);
+}
+
+static const char *dtype_name(cut_dtype d)
+{
+    static const char *const names[CUT_DT_COUNT] = {"fp32", "tf32", "fp16", "bf16"};
+    return d >= 0 && d < CUT_DT_COUNT ? names[d] : "an unknown dtype";
+}
+
+void cut_gemm_simt_workload_name(const cut_gemm *g, char *buf, size_t n)
+{
+    const char *dt = dtype_name(g->dtype);
+    snprintf(buf, n, "gemm_%s_%s_M_%d_N_%d_K_%d", g->layout == CUT_GEMM_NT ? "nt" : "nn", dt, g->m, g->n, g->k);
+}
+
+/* Largest vector width the rows of A and B allow: A's rows are K long; B's rows are N long (NN) or K long (NT).
+ * Every row then starts on a vector boundary (the buffers themselves are at least 16-byte aligned). */
+static int max_vec(const cut_gemm *g)
+{
+    int row_b = g->layout == CUT_GEMM_NT ? g->k : g->n;
+    for (int v = 4; v > 1; v /= 2)
+        if (g->k % v == 0 && row_b % v == 0)
+            return v;
+    return 1;
+}
+
+void cut_gemm_simt_geometry(const cut_gemm *g, const cut_gemm_sched *s, cut_gemm_simt_geom *out)
+{
+    const int *k = s->k;
+    int bm = clampi(k[CUT_GS_BM], 1, 1024), bn = clampi(k[CUT_GS_BN], 1, 1024), bk = clampi(k[CUT_GS_BK], 1, 1024);
+    int tm = clampi(k[CUT_GS_TM], 1, 64), tn = clampi(k[CUT_GS_TN], 1, 64), vec = clampi(k[CUT_GS_VEC], 1, 4);
+    int dbuf = clampi(k[CUT_GS_DBUF], 0, 1), pad = clampi(k[CUT_GS_PAD], 0, 64);
+    int unroll = clampi(k[CUT_GS_UNROLL], 1, 1024);
+    out->ty = imax(bm / tm, 1);
+    out->tx = imax(bn / tn, 1);
+    out->threads = out->ty * out->tx;
+    out->a_per = ceil_div(bm * bk / vec, out->threads);
+    out->b_per = ceil_div(bn * bk / vec, out->threads);
+    out->smem_bytes = 4 * (1 + dbuf) * bk * (bm + bn + 2 * pad);
+    out->staged = (out->a_per + out->b_per) * vec;
+    /* accumulators + fragments + staged loads (x2 with double buffering: the prefetched tile stays live across
+     * the FMAs) + an address per staged vector + the rest. Rough: ptxas used 0.5x..1.6x of this on 200 random
+     * schedules (more where few threads leave it 255 registers to fill). */
+    out->regs_est = tm * tn + tm + tn + (dbuf ? 2 : 1) * out->staged + out->a_per + out->b_per + 24;
+    out->unrolled_fmas = (unroll < bk ? unroll : bk) * tm * tn;
+    out->grid[0] = (unsigned)ceil_div(imax(g->n, 1), bn);
+    out->grid[1] = (unsigned)ceil_div(imax(g->m, 1), bm);
+    out->grid[2] = 1;
+}
+
+void cut_gemm_simt_sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_gemm_sched *s)
+{
+    (void)d;
+    int *k = s->k;
+    k[CUT_GS_BM] = PICK(r, v_bm);
+    k[CUT_GS_BN] = PICK(r, v_bn);
+    k[CUT_GS_BK] = PICK(r, v_bk);
+    k[CUT_GS_TM] = PICK(r, v_tm);
+    k[CUT_GS_TN] = PICK(r, v_tn);
+    int nv = 1;
+    while (nv < (int)CUT_ARRAY_LEN(v_vec) && v_vec[nv] <= max_vec(g))
+        nv++;
+    k[CUT_GS_VEC] = v_vec[cut_rng_below(r, (uint32_t)nv)];
+    k[CUT_GS_DBUF] = PICK(r, v_dbuf);
+    k[CUT_GS_PAD] = PICK(r, v_pad);
+    do
+        k[CUT_GS_UNROLL] = PICK(r, v_unroll);
+    while (k[CUT_GS_UNROLL] > k[CUT_GS_BK]);
+}
+
+void cut_gemm_simt_mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_gemm_sched *s)
+{
+    (void)d;
+    int which = (int)cut_rng_below(r, CUT_GS_NKNOBS);
+    int *k = s->k;
+    switch (which) {
+    case CUT_GS_BM: k[which] = STEP(r, v_bm, k[which]); break;
+    case CUT_GS_BN: k[which] = STEP(r, v_bn, k[which]); break;
+    case CUT_GS_BK: k[which] = STEP(r, v_bk, k[which]); break;
+    case CUT_GS_TM: k[which] = STEP(r, v_tm, k[which]); break;
+    case CUT_GS_TN: k[which] = STEP(r, v_tn, k[which]); break;
+    case CUT_GS_VEC: k[which] = STEP(r, v_vec, k[which]); break;
+    case CUT_GS_DBUF: k[which] = !k[which]; break;
+    case CUT_GS_PAD: k[which] = k[which] ? 0 : 4; break;
+    default: k[which] = STEP(r, v_unroll, k[which]); break;
+    }
+    if (k[CUT_GS_VEC] > max_vec(g))
+        k[CUT_GS_VEC] = max_vec(g);
+    if (k[CUT_GS_UNROLL] > k[CUT_GS_BK])
+        k[CUT_GS_UNROLL] = k[CUT_GS_BK];
+}
+
+static int check_knob_lists(const cut_gemm_sched *s, cut_err *e)
+{
+    const int *k = s->k;
+    if (IN(v_bm, k[CUT_GS_BM]) && IN(v_bn, k[CUT_GS_BN]) && IN(v_bk, k[CUT_GS_BK]) && IN(v_tm, k[CUT_GS_TM]) &&
+        IN(v_tn, k[CUT_GS_TN]) && IN(v_vec, k[CUT_GS_VEC]) && IN(v_dbuf, k[CUT_GS_DBUF]) &&
+        IN(v_pad, k[CUT_GS_PAD]) && IN(v_unroll, k[CUT_GS_UNROLL]))
+        return 0;
+    char desc[256];
+    cut_gemm_simt_describe(s, desc, sizeof desc);
+    return cut_err_set(e, "a knob is not one of its allowed values (%s)", desc);
+}
+
+int cut_gemm_simt_check_shape(const cut_gemm *g, const cut_gemm_sched *s, cut_err *e)
+{
+    const int *k = s->k;
+    if (g->dtype != CUT_DT_FP32)
+        return cut_err_set(e, "the SIMT GEMM template supports fp32 inputs only (%s requested)",
+                           dtype_name(g->dtype));
+    if (g->layout != CUT_GEMM_NN && g->layout != CUT_GEMM_NT)
+        return cut_err_set(e, "unknown GEMM layout %d", (int)g->layout);
+    if (g->m <= 0 || g->n <= 0 || g->k <= 0)
+        return cut_err_set(e, "GEMM sizes must be positive (M=%d N=%d K=%d)", g->m, g->n, g->k);
+    if ((long)g->m * g->k >= (1L << 31) || (long)g->m * g->n >= (1L << 31) || (long)g->n * g->k >= (1L << 31))
+        return cut_err_set(e, "a matrix of M=%d N=%d K=%d has 2^31 or more elements (32-bit indexing)", g->m,
+                           g->n, g->k);
+    if (check_knob_lists(s, e) != 0)
+        return -1;
+    if (k[CUT_GS_TM] > k[CUT_GS_BM] || k[CUT_GS_TN] > k[CUT_GS_BN])
+        return cut_err_set(e, "thread tile %dx%d exceeds the block tile %dx%d", k[CUT_GS_TM], k[CUT_GS_TN],
+                           k[CUT_GS_BM], k[CUT_GS_BN]);
+    if (k[CUT_GS_VEC] > max_vec(g))
+        return cut_err_set(e, "vec=%d needs K (%d) and the rows of B (%s: %d) divisible by %d", k[CUT_GS_VEC],
+                           g->k, g->layout == CUT_GEMM_NT ? "K" : "N", g->layout == CUT_GEMM_NT ? g->k : g->n,
+                           k[CUT_GS_VEC]);
+    if (k[CUT_GS_UNROLL] > k[CUT_GS_BK])
+        return cut_err_set(e, "unroll=%d exceeds bk=%d", k[CUT_GS_UNROLL], k[CUT_GS_BK]);
+    return 0;
+}
+
+int cut_gemm_simt_check(const cut_gemm *g, const cut_gemm_sched *s, const cut_devlimits *d, cut_err *e)
+{
+    if (cut_gemm_simt_check_shape(g, s, e) != 0)
+        return -1;
+    const int *k = s->k;
+    cut_gemm_simt_geom gm;
+    cut_gemm_simt_geometry(g, s, &gm);
+    if (gm.threads < d->warp_size || gm.threads > d->max_threads_per_block)
+        return cut_err_set(e, "%d threads per block (BM/TM x BN/TN = %dx%d; allowed %d..%d)", gm.threads, gm.ty,
+                           gm.tx, d->warp_size, d->max_threads_per_block);
+    if (gm.smem_bytes > d->max_smem_per_block)
+        return cut_err_set(e, "%d bytes of shared memory (limit %d)", gm.smem_bytes, d->max_smem_per_block);
+    /* Tiles may overhang the GEMM (guards handle tails) but not by more than the next power of two (or the
+     * smallest tile, so that small problems keep some schedules). */
+    if (k[CUT_GS_BM] > imax(next_pow2(g->m), 16) || k[CUT_GS_BN] > imax(next_pow2(g->n), 32) ||
+        k[CUT_GS_BK] > imax(next_pow2(g->k), 4))
+        return cut_err_set(e, "block tile %dx%dx%d far exceeds the GEMM %dx%dx%d", k[CUT_GS_BM], k[CUT_GS_BN],
+                           k[CUT_GS_BK], g->m, g->n, g->k);
+    /* Few threads for a large tile: each thread stages many loads per k tile (spills at 255 registers). */
+    if (gm.staged > MAX_STAGED)
+        return cut_err_set(e, "%d staged floats per thread per k tile exceed %d (%d threads load %dx%d of A and "
+                              "%dx%d of B)",
+                           gm.staged, MAX_STAGED, gm.threads, k[CUT_GS_BM], k[CUT_GS_BK], k[CUT_GS_BK],
+                           k[CUT_GS_BN]);
+    if (gm.unrolled_fmas > MAX_UNROLLED_FMAS)
+        return cut_err_set(e, "unrolled body of %d FMAs exceeds %d", gm.unrolled_fmas, MAX_UNROLLED_FMAS);
+    if (gm.regs_est > d->max_regs_per_thread || (long)gm.regs_est * gm.threads > d->max_regs_per_block)
+        return cut_err_set(e, "about %d registers per thread x %d threads exceed the register file", gm.regs_est,
+                           gm.threads);
+    return 0;
+}
+
+int cut_gemm_simt_sample_valid(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_gemm_sched *s,
+                               int max_tries, cut_err *e)
+{
+    cut_err last = {{0}};
+    for (int i = 0; i < max_tries; i++) {
+        cut_gemm_simt_sample(g, d, r, s);
+        if (cut_gemm_simt_check(g, s, d, &last) == 0)
+            return 0;
+    }
+    return cut_err_set(e, "no valid SIMT GEMM schedule in %d samples (last: %s)", max_tries, last.msg);
+}
