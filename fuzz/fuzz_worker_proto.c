@@ -15,7 +15,8 @@
  *   - a decoder given a frame of another type fails; a failure has a sentence and leaves nothing allocated;
  *   - a decode that succeeds re-encodes to exactly the payload bytes (ERROR: a prefix of them), strings come back
  *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates, its
- *     timing policy is sane and its tensors are allocated (PREPARE_GEMM: the GEMM validates and is fp32); RESULT decodes the same with or without an algo buffer. */
+ *     timing policy is sane and its tensors are allocated (PREPARE_GEMM: the GEMM validates and is fp32); RESULT
+ *     decodes the same with or without an algo buffer. */
 #include "measure/worker_proto.h"
 #include "fuzz_common.h"
 

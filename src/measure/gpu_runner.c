@@ -4,8 +4,8 @@
  * `cutune __worker <dev> <in_fd> <out_fd>` connected by two pipes and speaks the framed protocol of worker_proto.h.
  * A candidate that faults makes the worker report CUT_ST_FAULT and exit; one that hangs is killed after
  * timing.timeout_s (CUT_ST_TIMEOUT); a worker that dies without a word gives CUT_ST_FAULT "worker died (...)".
- * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE) again: inputs,
- * weights and the reference are computed once per workload here and kept. */
+ * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE, or PREPARE_GEMM for a
+ * GEMM) again: inputs, weights and the reference are computed once per workload here and kept. */
 #define _GNU_SOURCE /* pipe2 */
 #include "measure/worker_proto.h"
 

@@ -1,7 +1,9 @@
 /* cutune — the measurement worker: the wire protocol (framing and message codecs, used by both sides) and the
  * worker process's main loop, which owns the CUDA context and checks and times candidates.
  *
- * Protocol overview in worker_proto.h; the parent side is gpu_runner.c; cuDNN in cudnn_baseline.c. */
+ * Protocol overview in worker_proto.h; the parent side is gpu_runner.c; cuDNN in cudnn_baseline.c, cuBLAS in
+ * cublas_baseline.c. A workload is a conv (PREPARE: elementwise check) or a GEMM (PREPARE_GEMM: relative Frobenius
+ * check); kernels of both take (two const float* inputs, one float* output). */
 #include "measure/worker_proto.h"
 
 #include "gpu/cuda_drv.h"
@@ -323,7 +325,8 @@ int cut_wp_hello_decode(const cut_wp_frame *f, cut_wp_hello *h, cut_err *e)
     return rd_finish(&r, f, e);
 }
 
-/* The timing policy as PREPARE and PREPARE_GEMM carry it: i32 warmup, min/max repeats, flush; f64 min total, timeout. */
+/* The timing policy as PREPARE and PREPARE_GEMM carry it: i32 warmup, min/max repeats, flush; f64 min total and
+ * timeout. */
 static void put_timing(cut_buf *b, const cut_timing *t)
 {
     cut_wp_put_i32(b, t->warmup);
@@ -861,8 +864,8 @@ static int compare_gemm(cut_wk *w, cut_result *res, const char *when)
             break;
     }
     const int n = w->gemm.n > 0 ? w->gemm.n : 1;
-    set_status(res, CUT_ST_WRONG_RESULT, "%srelative Frobenius error %.3g > tolerance %.3g (C[%zu][%zu] = %.6g, want %.6g)",
-               when, rel, w->gemm_tol, worst / (size_t)n, worst % (size_t)n, (double)w->host_out[worst], w->ref[worst]);
+    set_status(res, CUT_ST_WRONG_RESULT,
+               "%srelative Frobenius error %.3g > tolerance %.3g (C[%zu][%zu] = %.6g, want %.6g)", when, rel, w->gemm_tol, worst / (size_t)n, worst % (size_t)n, (double)w->host_out[worst], w->ref[worst]);
     return -1;
 }
 
