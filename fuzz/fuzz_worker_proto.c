@@ -6,8 +6,8 @@
  *         every frame received goes through every decoder;
  *   odd:  the second byte is a frame type, the rest its payload (an exactly sized allocation), straight into every
  *         decoder.
- * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT, ENERGY_RESULT, ERROR) and the worker's (PREPARE, MEASURE,
- * ENERGY).
+ * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT / CUBLAS_RESULT, ENERGY_RESULT, ERROR) and the worker's
+ * (PREPARE, PREPARE_GEMM, MEASURE, ENERGY).
  * Invariants:
  *   - cut_wp_recv returns 1, 0 (end of input, only after whole frames) or -1 with a sentence, never -2 (all bytes are
  *     there); a frame has a known type, a length within the limit, data NULL exactly when empty, and the frames
@@ -15,7 +15,8 @@
  *   - a decoder given a frame of another type fails; a failure has a sentence and leaves nothing allocated;
  *   - a decode that succeeds re-encodes to exactly the payload bytes (ERROR: a prefix of them), strings come back
  *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates, its
- *     timing policy is sane and its tensors are allocated; RESULT decodes the same with or without an algo buffer. */
+ *     timing policy is sane and its tensors are allocated (PREPARE_GEMM: the GEMM validates and is fp32); RESULT
+ *     decodes the same with or without an algo buffer. */
 #include "measure/worker_proto.h"
 #include "fuzz_common.h"
 
@@ -81,6 +82,35 @@ static void check_prepare(const cut_wp_frame *f)
     cut_wp_prepare_free(&p);
     CHECK(p.in == NULL && p.w == NULL && p.ref == NULL);
     cut_wp_prepare_free(&p);
+}
+
+static void check_prepare_gemm(const cut_wp_frame *f)
+{
+    cut_wp_prepare_gemm p;
+    memset(&p, 0x7f, sizeof p);
+    cut_err e = {{0}};
+    int rc = cut_wp_prepare_gemm_decode(f, &p, &e);
+    if (f->type != CUT_WP_PREPARE_GEMM)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        CHECK(p.a == NULL && p.b == NULL && p.ref == NULL);
+        return;
+    }
+    CHECK(cut_gemm_validate(&p.gemm, &e) == 0 && p.gemm.dtype == CUT_DT_FP32);
+    CHECK(p.gemm.layout == CUT_GEMM_NN || p.gemm.layout == CUT_GEMM_NT);
+    const cut_timing *t = &p.timing;
+    CHECK(t->warmup >= 0 && t->min_repeats >= 1 && t->max_repeats >= t->min_repeats);
+    CHECK(isfinite(t->min_total_ms) && t->min_total_ms >= 0 && t->timeout_s > 0);
+    CHECK(p.a && p.b && p.ref);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_prepare_gemm_encode(&p, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+    cut_wp_prepare_gemm_free(&p);
+    CHECK(p.a == NULL && p.b == NULL && p.ref == NULL);
+    cut_wp_prepare_gemm_free(&p);
 }
 
 static void check_measure(const cut_wp_frame *f)
@@ -162,7 +192,7 @@ static void check_result(const cut_wp_frame *f)
     memset(small, 0x7f, sizeof small);
     cut_err e = {{0}};
     int rc = cut_wp_result_decode(f, &r, algo, sizeof algo, &e);
-    if (f->type != CUT_WP_RESULT && f->type != CUT_WP_CUDNN_RESULT)
+    if (f->type != CUT_WP_RESULT && f->type != CUT_WP_CUDNN_RESULT && f->type != CUT_WP_CUBLAS_RESULT)
         CHECK(rc != 0);
     int rc2 = cut_wp_result_decode(f, &r2, NULL, 0, &e);
     CHECK(rc2 == rc);
@@ -212,6 +242,7 @@ static void check_all(const cut_wp_frame *f)
     CHECK(cut_wp_type_name(f->type) != NULL);
     check_hello(f);
     check_prepare(f);
+    check_prepare_gemm(f);
     check_measure(f);
     check_result(f);
     check_energy(f);

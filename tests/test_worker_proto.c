@@ -7,7 +7,8 @@
  * Runner: this test binary doubles as a fake worker (`test_worker_proto __worker <dev> <in> <out>`), so the parent's
  * whole state machine runs for real: HELLO, PREPARE (checked against an independent reference), per-candidate
  * replies, a hang (killed after timeout_s -> TIMEOUT), a crash (-> FAULT "worker died (signal 6 ...)"), a fault
- * report, an exit, garbage on the pipe, restarts with re-PREPARE, the cuDNN request and clean shutdown. */
+ * report, an exit, garbage on the pipe, restarts with re-PREPARE, the cuDNN request and clean shutdown; a GEMM
+ * workload (PREPARE_GEMM, checked against cut_gemm_reference) and the cuBLAS request. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -106,6 +107,30 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 prepares++;
                 cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
             }
+        } else if (f.type == CUT_WP_PREPARE_GEMM) {
+            cut_wp_prepare_gemm p;
+            if (cut_wp_prepare_gemm_decode(&f, &p, &e) != 0) {
+                fake_send_error(out_fd, e.msg);
+            } else {
+                /* The parent's reference must be cut_gemm_reference rounded to float. */
+                size_t n = cut_gemm_c_elems(&p.gemm);
+                double *ref = malloc(n * sizeof *ref);
+                cut_gemm_reference(&p.gemm, p.a, p.b, ref);
+                verified = 1;
+                for (size_t i = 0; i < n; i++)
+                    if (p.ref[i] != (float)ref[i])
+                        verified = 0;
+                free(ref);
+                timing = p.timing;
+                cut_wp_prepare_gemm_free(&p);
+                prepares++;
+                cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
+            }
+        } else if (f.type == CUT_WP_CUBLAS) {
+            res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
+            res.median_ms = 1.25;
+            res.repeats = 5;
+            fake_send_result(out_fd, CUT_WP_CUBLAS_RESULT, &res, "FAKE_SGEMM");
         } else if (f.type == CUT_WP_MEASURE) {
             cut_wp_measure m;
             if (cut_wp_measure_decode(&f, &m, &e) != 0) {
@@ -415,6 +440,115 @@ static void test_prepare_codec(void **state)
     free(p.ref);
 }
 
+static void test_prepare_gemm_codec(void **state)
+{
+    (void)state;
+    cut_wp_prepare_gemm p = {.gemm = {7, 5, 3, CUT_GEMM_NT, CUT_DT_FP32}};
+    cut_timing_default(&p.timing);
+    p.timing.warmup = 4;
+    const size_t na = cut_gemm_a_elems(&p.gemm), nb = cut_gemm_b_elems(&p.gemm), nc = cut_gemm_c_elems(&p.gemm);
+    p.a = malloc(na * 4);
+    p.b = malloc(nb * 4);
+    p.ref = malloc(nc * 4);
+    cut_fill_uniform(p.a, na, 1);
+    cut_fill_uniform(p.b, nb, 2);
+    cut_fill_uniform(p.ref, nc, 3);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_prepare_gemm_encode(&p, &b);
+    cut_wp_frame f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+    cut_wp_prepare_gemm q;
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), 0);
+    assert_memory_equal(&q.gemm, &p.gemm, sizeof p.gemm);
+    assert_int_equal(q.timing.warmup, 4);
+    assert_memory_equal(q.a, p.a, na * 4);
+    assert_memory_equal(q.b, p.b, nb * 4);
+    assert_memory_equal(q.ref, p.ref, nc * 4);
+    cut_buf r;
+    cut_buf_init(&r); /* re-encodes to the same bytes */
+    cut_wp_prepare_gemm_encode(&q, &r);
+    assert_int_equal(r.len, b.len);
+    assert_memory_equal(r.data, b.data, b.len);
+    cut_buf_free(&r);
+    cut_wp_prepare_gemm_free(&q);
+    assert_null(q.a);
+
+    for (size_t cut = 0; cut < b.len; cut += 7) { /* every truncation is rejected, nothing left allocated */
+        cut_wp_frame t = {.type = CUT_WP_PREPARE_GEMM, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_prepare_gemm_decode(&t, &q, &e), -1);
+        assert_true(q.a == NULL && q.b == NULL && q.ref == NULL);
+    }
+    cut_buf_append(&b, "x", 1);
+    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "trailing"));
+    b.len--;
+
+    int32_t v = 6; /* N 5 -> 6: B no longer matches */
+    memcpy(b.data + 4, &v, 4);
+    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "GEMM B tensor has"));
+    v = 5;
+    memcpy(b.data + 4, &v, 4);
+    v = CUT_DT_FP16; /* fp16: refused with a sentence naming it */
+    memcpy(b.data + 16, &v, 4);
+    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "fp16"));
+    assert_non_null(strstr(e.msg, "fp32 only"));
+    v = 9; /* unknown dtype, then unknown layout, then M = 0 */
+    memcpy(b.data + 16, &v, 4);
+    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "unknown dtype"));
+    v = CUT_DT_FP32;
+    memcpy(b.data + 16, &v, 4);
+    v = 2;
+    memcpy(b.data + 12, &v, 4);
+    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "unknown layout"));
+    v = CUT_GEMM_NT;
+    memcpy(b.data + 12, &v, 4);
+    v = 0;
+    memcpy(b.data, &v, 4);
+    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "invalid shape"));
+    f.type = CUT_WP_PREPARE; /* the wrong message type, both ways */
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "expected a PREPARE_GEMM"));
+    cut_wp_prepare cq;
+    f.type = CUT_WP_PREPARE_GEMM;
+    assert_int_equal(cut_wp_prepare_decode(&f, &cq, &e), -1);
+    cut_buf_free(&b);
+
+    p.timing.min_total_ms = -1; /* an invalid timing policy */
+    cut_buf_init(&b);
+    cut_wp_prepare_gemm_encode(&p, &b);
+    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "PREPARE_GEMM carries an invalid timing policy"));
+    cut_buf_free(&b);
+
+    cut_result res = {.status = CUT_ST_OK, .median_ms = 1.5, .repeats = 3}, out; /* CUBLAS_RESULT decodes as RESULT */
+    char algo[32];
+    cut_buf_init(&b);
+    cut_wp_result_encode(&res, "SGEMM_PEDANTIC_NT", &b);
+    f = frame_of(CUT_WP_CUBLAS_RESULT, &b);
+    assert_int_equal(cut_wp_result_decode(&f, &out, algo, sizeof algo, &e), 0);
+    assert_string_equal(algo, "SGEMM_PEDANTIC_NT");
+    assert_true(out.median_ms == 1.5 && out.repeats == 3);
+    assert_string_equal(cut_wp_type_name(CUT_WP_CUBLAS_RESULT), "CUBLAS_RESULT");
+    assert_string_equal(cut_wp_type_name(CUT_WP_PREPARE_GEMM), "PREPARE_GEMM");
+    cut_buf_free(&b);
+    free(p.a);
+    free(p.b);
+    free(p.ref);
+}
+
 static void test_measure_result_hello_codecs(void **state)
 {
     (void)state;
@@ -666,6 +800,27 @@ static void test_runner_fake_worker(void **state)
     assert_string_equal(algo, "FAKE_ALGO");
     assert_true(cr.median_ms == 2.5);
 
+    /* cuBLAS needs a GEMM workload; a GEMM workload is sent as PREPARE_GEMM, checked by the fake worker against its
+     * own cut_gemm_reference, measured as before, and refused for cuDNN; fp16 is refused. */
+    assert_int_equal(cut_runner_gpu_cublas(r, &cr, algo, sizeof algo, &e), -1);
+    assert_non_null(strstr(e.msg, "prepared GEMM"));
+    cut_gemm gm = {9, 11, 5, CUT_GEMM_NT, CUT_DT_FP16};
+    assert_int_equal(cut_runner_gpu_prepare_gemm(r, &gm, 5, &e), -1);
+    assert_non_null(strstr(e.msg, "fp16"));
+    gm.dtype = CUT_DT_FP32;
+    assert_int_equal(cut_runner_gpu_prepare_gemm(r, &gm, 5, &e), 0);
+    assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_OK);
+    assert_int_equal(cut_runner_gpu_cublas(r, &cr, algo, sizeof algo, &e), 0);
+    assert_int_equal(cr.status, CUT_ST_OK);
+    assert_string_equal(algo, "FAKE_SGEMM");
+    assert_true(cr.median_ms == 1.25);
+    assert_int_equal(cut_runner_gpu_cudnn(r, &cr, algo, sizeof algo, &e), -1);
+    assert_non_null(strstr(e.msg, "conv workload"));
+    assert_int_equal(r->prepare(r, &c, 11, &e), 0); /* back to the conv */
+    assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_OK);
+
     /* A worker-side setup error (ERROR reply) is a setup error for the caller. */
     char st[64];
     cut_compiled eb = fake_bin("error", 1, st);
@@ -690,6 +845,11 @@ static void test_runner_not_gpu(void **state)
     cut_result out;
     char algo[8];
     assert_int_equal(cut_runner_gpu_cudnn(&fake, &out, algo, sizeof algo, &e), -1);
+    assert_non_null(strstr(e.msg, "needs the GPU runner"));
+    assert_int_equal(cut_runner_gpu_cublas(&fake, &out, algo, sizeof algo, &e), -1);
+    assert_non_null(strstr(e.msg, "needs the GPU runner"));
+    const cut_gemm gm = {4, 4, 4, CUT_GEMM_NN, CUT_DT_FP32};
+    assert_int_equal(cut_runner_gpu_prepare_gemm(&fake, &gm, 1, &e), -1);
     assert_non_null(strstr(e.msg, "needs the GPU runner"));
     assert_int_equal(cut_runner_gpu_worker_pid(&fake), 0);
 }
@@ -742,6 +902,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_send_epipe),
         cmocka_unit_test(test_prepare_codec),
+        cmocka_unit_test(test_prepare_gemm_codec),
         cmocka_unit_test(test_measure_result_hello_codecs),
         cmocka_unit_test(test_cursor_sticky_failure),
         cmocka_unit_test(test_runner_fake_worker),

@@ -6,7 +6,8 @@
  *   - the emulation runner (emu.h): compiles the generated CUDA C with the host compiler and runs it on the CPU;
  *   - replay runners in tests.
  * Every runner checks before timing: poisoned output, compare with the reference (atol + rtol*|ref|, NaN never
- * passes, unwritten elements caught by the poison), then times, then checks the output again. */
+ * passes, unwritten elements caught by the poison; a GEMM in the GPU runner: relative Frobenius error, NaN poison
+ * likewise), then times, then checks the output again. */
 #ifndef CUTUNE_MEASURE_H
 #define CUTUNE_MEASURE_H
 
@@ -14,6 +15,7 @@
 #include "cutune/common.h"
 #include "cutune/compile.h"
 #include "cutune/energy.h"
+#include "cutune/gemm.h"
 #include "cutune/workload.h"
 
 /* One candidate to measure: generated source (for emulation) and its cubin (for the GPU). */
@@ -27,7 +29,8 @@ typedef struct cut_result {
     char error[256];    /* first mismatch, CUDA error name, "timeout after 10 s", ... */
     double median_ms, min_ms, max_ms;
     int repeats;        /* timed launches */
-    double max_abs_err; /* against the reference, on the checked run */
+    double max_abs_err; /* against the reference, on the checked run; for a GEMM workload (GPU runner after
+                           cut_runner_gpu_prepare_gemm): the relative Frobenius error cut_gemm_rel_error */
 } cut_result;
 
 /* Timing policy. Defaults: 2 warm-ups, >= 5 repeats and >= 20 ms of timed work, at most 200 repeats. */
@@ -83,6 +86,20 @@ cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing
  * candidates. out gets the fastest valid algorithm (out->status != CUT_ST_OK when none was valid) and algo its
  * name ("IMPLICIT_PRECOMP_GEMM"). Returns -1 for setup errors (not a GPU runner, not prepared, no cuDNN). */
 int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e);
+
+/* A GEMM workload for the GPU runner (issue 6): A and B uniform in [-1, 1) from seed (B from seed ^ the golden-ratio
+ * constant, as the conv weights), the reference C from cut_gemm_reference. The worker then checks every candidate by
+ * relative Frobenius error (cut_gemm_rel_error <= cut_gemm_tolerance(dtype), NaN poison kept: unwritten outputs
+ * fail) and launches kernels with (A, B, C) as the conv kernels' (in, w, out). fp32 only: other dtypes are refused.
+ * Replaces a conv workload given to r->prepare (and the other way round). Returns -1 for setup errors. */
+int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e);
+
+/* cuBLAS baseline for the prepared GEMM, in the GPU runner's worker (libcublas.so.13 loaded with dlopen;
+ * $CUTUNE_CUBLAS_LIB overrides): cublasSgemm with CUBLAS_PEDANTIC_MATH (fp32 FMA, no TF32 tensor cores), row-major
+ * C = A·B (NN) or A·Bᵀ (NT) expressed as the column-major Cᵀ = Bᵀ·Aᵀ, checked and timed with the same routine as
+ * candidates. algo gets "SGEMM_PEDANTIC_NN" or "_NT". Returns -1 for setup errors (not a GPU runner, no GEMM
+ * prepared, no cuBLAS); a failed check is out->status. */
+int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e);
 
 /* The worker's main loop (hidden subcommand `cutune __worker <dev> <in_fd> <out_fd>`). Returns the exit code. */
 int cut_worker_main(int dev, int in_fd, int out_fd);

@@ -4,6 +4,7 @@
 #ifndef CUTUNE_MEASURE_CUDNN_BASELINE_H
 #define CUTUNE_MEASURE_CUDNN_BASELINE_H
 
+#include "cutune/gemm.h"
 #include "cutune/measure.h"
 #include "cutune/workload.h"
 
@@ -26,9 +27,11 @@ typedef struct cut_wk_launcher {
  * LAUNCH_ERROR, WRONG_RESULT or FAULT). *fatal = 1 when the context is dead. */
 void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal);
 
-/* worker.c: the prepared workload's shape and device tensors (NULL conv when nothing is prepared). */
+/* worker.c: the prepared workload's shape and device tensors (conv NULL unless a conv is prepared, gemm NULL unless
+ * a GEMM is; for a GEMM in/w/out are A/B/C). */
 typedef struct cut_wk_tensors {
     const cut_conv *conv;
+    const cut_gemm *gemm;
     CUdeviceptr in, w, out;
 } cut_wk_tensors;
 void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t);

@@ -4,8 +4,8 @@
  * `cutune __worker <dev> <in_fd> <out_fd>` connected by two pipes and speaks the framed protocol of worker_proto.h.
  * A candidate that faults makes the worker report CUT_ST_FAULT and exit; one that hangs is killed after
  * timing.timeout_s (CUT_ST_TIMEOUT); a worker that dies without a word gives CUT_ST_FAULT "worker died (...)".
- * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE) again: inputs,
- * weights and the reference are computed once per workload here and kept. */
+ * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE, or PREPARE_GEMM for a
+ * GEMM) again: inputs, weights and the reference are computed once per workload here and kept. */
 #define _GNU_SOURCE /* pipe2 */
 #include "measure/worker_proto.h"
 
@@ -44,7 +44,9 @@ typedef struct gpu_impl {
     cut_timing sent_timing; /* the policy the worker has */
 
     int have_workload;
+    int is_gemm;   /* 1: the workload is gemm (PREPARE_GEMM; in/w are A/B), 0: conv (PREPARE) */
     cut_conv conv;
+    cut_gemm gemm;
     uint64_t seed;
     float *in, *w, *ref; /* owned; ref is the double reference rounded to float */
 } gpu_impl;
@@ -184,11 +186,16 @@ static void fail_reply(gpu_impl *g, int rc, cut_wp_frame *f, const char *unexpec
 
 static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
 {
-    cut_wp_prepare p = {.conv = g->conv, .timing = *t, .in = g->in, .w = g->w, .ref = g->ref};
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_prepare_encode(&p, &b);
-    int rc = cut_wp_send(g->to_w, CUT_WP_PREPARE, b.data, b.len, e);
+    if (g->is_gemm) {
+        cut_wp_prepare_gemm p = {.gemm = g->gemm, .timing = *t, .a = g->in, .b = g->w, .ref = g->ref};
+        cut_wp_prepare_gemm_encode(&p, &b);
+    } else {
+        cut_wp_prepare p = {.conv = g->conv, .timing = *t, .in = g->in, .w = g->w, .ref = g->ref};
+        cut_wp_prepare_encode(&p, &b);
+    }
+    int rc = cut_wp_send(g->to_w, g->is_gemm ? CUT_WP_PREPARE_GEMM : CUT_WP_PREPARE, b.data, b.len, e);
     cut_buf_free(&b);
     if (rc != 0) {
         char how[96];
@@ -295,37 +302,83 @@ static void result_reset(cut_result *res)
 
 /* ---- the runner interface ---- */
 
+/* Replaces the kept tensors with new ones of n_in, n_w and n_out floats (inputs uniform from seed, as the emulation
+ * runner draws them); the caller fills the reference. */
+static void workload_alloc(gpu_impl *g, size_t n_in, size_t n_w, size_t n_out, uint64_t seed)
+{
+    free(g->in);
+    free(g->w);
+    free(g->ref);
+    g->in = cut_xmalloc(n_in * sizeof(float));
+    g->w = cut_xmalloc(n_w * sizeof(float));
+    g->ref = cut_xmalloc(n_out * sizeof(float));
+    cut_fill_uniform(g->in, n_in, seed);
+    cut_fill_uniform(g->w, n_w, seed ^ 0x9e3779b97f4a7c15ULL); /* as the emulation runner */
+    g->seed = seed;
+    g->have_workload = 1;
+    g->worker_prepared = 0;
+}
+
+/* Rounds a double reference of n elements into g->ref and frees it. */
+static void workload_set_ref(gpu_impl *g, double *ref, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        g->ref[i] = (float)ref[i];
+    free(ref);
+}
+
+/* Makes sure the worker holds the kept workload: one retry on a fresh worker (the old one may have died since the
+ * last candidate). */
+static int workload_send(cut_runner *r, gpu_impl *g, cut_err *e)
+{
+    if (worker_ready(g, &r->timing, e) == 0)
+        return 0;
+    worker_stop(g, 1, NULL, 0);
+    return worker_ready(g, &r->timing, e);
+}
+
 static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e)
 {
     gpu_impl *g = r->impl;
     if (cut_conv_validate(c, e) != 0)
         return -1;
-    const int same = g->have_workload && memcmp(&g->conv, c, sizeof *c) == 0 && g->seed == seed;
+    const int same = g->have_workload && !g->is_gemm && memcmp(&g->conv, c, sizeof *c) == 0 && g->seed == seed;
     if (!same) {
-        free(g->in);
-        free(g->w);
-        free(g->ref);
-        const size_t n_in = cut_conv_in_elems(c), n_w = cut_conv_w_elems(c), n_out = cut_conv_out_elems(c);
-        g->in = cut_xmalloc(n_in * sizeof(float));
-        g->w = cut_xmalloc(n_w * sizeof(float));
-        g->ref = cut_xmalloc(n_out * sizeof(float));
-        cut_fill_uniform(g->in, n_in, seed);
-        cut_fill_uniform(g->w, n_w, seed ^ 0x9e3779b97f4a7c15ULL); /* as the emulation runner */
+        const size_t n_out = cut_conv_out_elems(c);
+        workload_alloc(g, cut_conv_in_elems(c), cut_conv_w_elems(c), n_out, seed);
         double *ref = cut_xmalloc(n_out * sizeof(double));
         cut_conv_reference(c, g->in, g->w, ref);
-        for (size_t i = 0; i < n_out; i++)
-            g->ref[i] = (float)ref[i];
-        free(ref);
+        workload_set_ref(g, ref, n_out);
         g->conv = *c;
-        g->seed = seed;
-        g->have_workload = 1;
-        g->worker_prepared = 0;
+        g->is_gemm = 0;
     }
-    if (worker_ready(g, &r->timing, e) == 0)
-        return 0;
-    /* One retry on a fresh worker (the old one may have died since the last candidate). */
-    worker_stop(g, 1, NULL, 0);
-    return worker_ready(g, &r->timing, e);
+    return workload_send(r, g, e);
+}
+
+static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
+
+int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed, cut_err *e)
+{
+    if (!r || r->measure != gpu_measure)
+        return cut_err_set(e, "a GEMM workload needs the GPU runner");
+    gpu_impl *g = r->impl;
+    if (cut_gemm_validate(gm, e) != 0)
+        return -1;
+    if (gm->dtype != CUT_DT_FP32)
+        return cut_err_set(e, "the GPU runner measures fp32 GEMMs only so far, not %s", cut_dtype_name(gm->dtype));
+    const int same = g->have_workload && g->is_gemm && g->gemm.m == gm->m && g->gemm.n == gm->n &&
+                     g->gemm.k == gm->k && g->gemm.layout == gm->layout && g->gemm.dtype == gm->dtype &&
+                     g->seed == seed;
+    if (!same) {
+        const size_t n_out = cut_gemm_c_elems(gm);
+        workload_alloc(g, cut_gemm_a_elems(gm), cut_gemm_b_elems(gm), n_out, seed);
+        double *ref = cut_xmalloc(n_out * sizeof(double));
+        cut_gemm_reference(gm, g->in, g->w, ref);
+        workload_set_ref(g, ref, n_out);
+        g->gemm = *gm;
+        g->is_gemm = 1;
+    }
+    return workload_send(r, g, e);
 }
 
 /* The energy part of a request (ENERGY instead of MEASURE); NULL for a plain measurement. */
@@ -476,13 +529,11 @@ static void gpu_destroy(cut_runner *r)
     free(r);
 }
 
-int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
+/* A baseline request (CUDNN or CUBLAS) answered by reply_type with a RESULT payload; what names it in sentences. */
+static int baseline_request(cut_runner *r, uint32_t type, uint32_t reply_type, const char *what, cut_result *out,
+                            char *algo, size_t algo_len, cut_err *e)
 {
-    if (!r || r->measure != gpu_measure)
-        return cut_err_set(e, "the cuDNN baseline needs the GPU runner");
     gpu_impl *g = r->impl;
-    if (!g->have_workload)
-        return cut_err_set(e, "the cuDNN baseline needs a prepared workload");
     result_reset(out);
     if (algo && algo_len)
         algo[0] = '\0';
@@ -490,7 +541,7 @@ int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo
     const double timeout_s = CUT_MAX(300.0, 30.0 * r->timing.timeout_s);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
-    int rc = request(g, &r->timing, CUT_WP_CUDNN, NULL, timeout_s, &f, &err);
+    int rc = request(g, &r->timing, type, NULL, timeout_s, &f, &err);
     if (rc == -3)
         return cut_err_set(e, "%s", err.msg);
     if (rc != 1) {
@@ -498,7 +549,7 @@ int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo
         return 0;
     }
     int ret = 0;
-    if (f.type == CUT_WP_CUDNN_RESULT) {
+    if (f.type == reply_type) {
         if (cut_wp_result_decode(&f, out, algo, algo_len, &err) != 0)
             reply_failure(g, -1, timeout_s, &err, out);
         else if (out->status == CUT_ST_FAULT)
@@ -506,13 +557,33 @@ int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo
     } else if (f.type == CUT_WP_ERROR) {
         char msg[CUT_ERR_LEN - 64];
         cut_wp_error_decode(&f, msg, sizeof msg);
-        ret = cut_err_set(e, "cuDNN baseline on GPU %d: %s", g->dev, msg);
+        ret = cut_err_set(e, "%s baseline on GPU %d: %s", what, g->dev, msg);
     } else {
-        cut_err_set(&err, "unexpected %s reply to CUDNN", cut_wp_type_name(f.type));
+        cut_err_set(&err, "unexpected %s reply to %s", cut_wp_type_name(f.type), cut_wp_type_name(type));
         reply_failure(g, -1, timeout_s, &err, out);
     }
     cut_wp_frame_free(&f);
     return ret;
+}
+
+int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
+{
+    if (!r || r->measure != gpu_measure)
+        return cut_err_set(e, "the cuDNN baseline needs the GPU runner");
+    const gpu_impl *g = r->impl;
+    if (!g->have_workload || g->is_gemm)
+        return cut_err_set(e, "the cuDNN baseline needs a prepared conv workload");
+    return baseline_request(r, CUT_WP_CUDNN, CUT_WP_CUDNN_RESULT, "cuDNN", out, algo, algo_len, e);
+}
+
+int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
+{
+    if (!r || r->measure != gpu_measure)
+        return cut_err_set(e, "the cuBLAS baseline needs the GPU runner");
+    const gpu_impl *g = r->impl;
+    if (!g->have_workload || !g->is_gemm)
+        return cut_err_set(e, "the cuBLAS baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
+    return baseline_request(r, CUT_WP_CUBLAS, CUT_WP_CUBLAS_RESULT, "cuBLAS", out, algo, algo_len, e);
 }
 
 int cut_runner_gpu_worker_pid(const cut_runner *r)

@@ -1,10 +1,13 @@
 /* cutune — the measurement worker: the wire protocol (framing and message codecs, used by both sides) and the
  * worker process's main loop, which owns the CUDA context and checks and times candidates.
  *
- * Protocol overview in worker_proto.h; the parent side is gpu_runner.c; cuDNN in cudnn_baseline.c. */
+ * Protocol overview in worker_proto.h; the parent side is gpu_runner.c; cuDNN in cudnn_baseline.c, cuBLAS in
+ * cublas_baseline.c. A workload is a conv (PREPARE: elementwise check) or a GEMM (PREPARE_GEMM: relative Frobenius
+ * check); kernels of both take (two const float* inputs, one float* output). */
 #include "measure/worker_proto.h"
 
 #include "gpu/cuda_drv.h"
+#include "measure/cublas_baseline.h"
 #include "measure/cudnn_baseline.h"
 
 #include <errno.h>
@@ -28,7 +31,8 @@ static const char *const type_names[CUT_WP_TYPE_END] = {
     [CUT_WP_HELLO] = "HELLO",   [CUT_WP_ERROR] = "ERROR",   [CUT_WP_PREPARE] = "PREPARE",
     [CUT_WP_ACK] = "ACK",       [CUT_WP_MEASURE] = "MEASURE", [CUT_WP_RESULT] = "RESULT",
     [CUT_WP_CUDNN] = "CUDNN",   [CUT_WP_CUDNN_RESULT] = "CUDNN_RESULT", [CUT_WP_QUIT] = "QUIT",
-    [CUT_WP_ENERGY] = "ENERGY", [CUT_WP_ENERGY_RESULT] = "ENERGY_RESULT",
+    [CUT_WP_ENERGY] = "ENERGY", [CUT_WP_ENERGY_RESULT] = "ENERGY_RESULT", [CUT_WP_PREPARE_GEMM] = "PREPARE_GEMM",
+    [CUT_WP_CUBLAS] = "CUBLAS", [CUT_WP_CUBLAS_RESULT] = "CUBLAS_RESULT",
 };
 
 const char *cut_wp_type_name(uint32_t type)
@@ -321,18 +325,49 @@ int cut_wp_hello_decode(const cut_wp_frame *f, cut_wp_hello *h, cut_err *e)
     return rd_finish(&r, f, e);
 }
 
+/* The timing policy as PREPARE and PREPARE_GEMM carry it: i32 warmup, min/max repeats, flush; f64 min total and
+ * timeout. */
+static void put_timing(cut_buf *b, const cut_timing *t)
+{
+    cut_wp_put_i32(b, t->warmup);
+    cut_wp_put_i32(b, t->min_repeats);
+    cut_wp_put_i32(b, t->max_repeats);
+    cut_wp_put_i32(b, t->flush_l2);
+    cut_wp_put_f64(b, t->min_total_ms);
+    cut_wp_put_f64(b, t->timeout_s);
+}
+
+static void get_timing(cut_wp_rd *r, cut_timing *tm)
+{
+    int32_t t[4] = {0};
+    for (int i = 0; i < 4; i++)
+        cut_wp_get_i32(r, &t[i]);
+    cut_wp_get_f64(r, &tm->min_total_ms);
+    cut_wp_get_f64(r, &tm->timeout_s);
+    tm->warmup = t[0];
+    tm->min_repeats = t[1];
+    tm->max_repeats = t[2];
+    tm->flush_l2 = t[3];
+}
+
+static int check_timing(const cut_timing *tm, const char *what, cut_err *e)
+{
+    if (tm->warmup < 0 || tm->min_repeats < 1 || tm->max_repeats < tm->min_repeats || !isfinite(tm->min_total_ms) ||
+        tm->min_total_ms < 0 || !(tm->timeout_s > 0))
+        return cut_err_set(e,
+                           "%s carries an invalid timing policy (warmup %d, repeats %d..%d, min_total_ms %g, "
+                           "timeout_s %g)",
+                           what, tm->warmup, tm->min_repeats, tm->max_repeats, tm->min_total_ms, tm->timeout_s);
+    return 0;
+}
+
 void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b)
 {
     const cut_conv *c = &p->conv;
     const int32_t shape[9] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
     for (int i = 0; i < 9; i++)
         cut_wp_put_i32(b, shape[i]);
-    cut_wp_put_i32(b, p->timing.warmup);
-    cut_wp_put_i32(b, p->timing.min_repeats);
-    cut_wp_put_i32(b, p->timing.max_repeats);
-    cut_wp_put_i32(b, p->timing.flush_l2);
-    cut_wp_put_f64(b, p->timing.min_total_ms);
-    cut_wp_put_f64(b, p->timing.timeout_s);
+    put_timing(b, &p->timing);
     cut_wp_put_bytes(b, p->in, cut_conv_in_elems(c) * sizeof(float));
     cut_wp_put_bytes(b, p->w, cut_conv_w_elems(c) * sizeof(float));
     cut_wp_put_bytes(b, p->ref, cut_conv_out_elems(c) * sizeof(float));
@@ -353,10 +388,11 @@ static int get_floats(cut_wp_rd *r, size_t want, const char *what, float **out, 
 {
     const uint8_t *p;
     size_t n;
+    const char *msg = strstr(what, "GEMM") ? "PREPARE_GEMM" : "PREPARE";
     if (cut_wp_get_bytes(r, &p, &n) != 0)
-        return cut_err_set(e, "malformed PREPARE message: the %s tensor runs past the end", what);
+        return cut_err_set(e, "malformed %s message: the %s tensor runs past the end", msg, what);
     if (n != want * sizeof(float))
-        return cut_err_set(e, "malformed PREPARE message: the %s tensor has %zu bytes, the shape needs %zu", what, n,
+        return cut_err_set(e, "malformed %s message: the %s tensor has %zu bytes, the shape needs %zu", msg, what, n,
                            want * sizeof(float));
     *out = malloc(n ? n : 1);
     if (!*out)
@@ -372,33 +408,84 @@ int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e)
         return -1;
     cut_wp_rd r;
     cut_wp_rd_init(&r, f->data, f->len);
-    int32_t s[9] = {0}, t[4] = {0};
+    int32_t s[9] = {0};
     for (int i = 0; i < 9; i++)
         cut_wp_get_i32(&r, &s[i]);
-    for (int i = 0; i < 4; i++)
-        cut_wp_get_i32(&r, &t[i]);
-    cut_wp_get_f64(&r, &p->timing.min_total_ms);
-    cut_wp_get_f64(&r, &p->timing.timeout_s);
+    get_timing(&r, &p->timing);
     if (r.bad)
         return cut_err_set(e, "malformed PREPARE message (%zu bytes): the header fields run past the end", f->len);
     p->conv = (cut_conv){s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
-    p->timing.warmup = t[0];
-    p->timing.min_repeats = t[1];
-    p->timing.max_repeats = t[2];
-    p->timing.flush_l2 = t[3];
     if (cut_conv_validate(&p->conv, e) != 0)
         return cut_err_wrap(e, "PREPARE carries an invalid shape");
-    const cut_timing *tm = &p->timing;
-    if (tm->warmup < 0 || tm->min_repeats < 1 || tm->max_repeats < tm->min_repeats || !isfinite(tm->min_total_ms) ||
-        tm->min_total_ms < 0 || !(tm->timeout_s > 0))
-        return cut_err_set(e,
-                           "PREPARE carries an invalid timing policy (warmup %d, repeats %d..%d, min_total_ms %g, "
-                           "timeout_s %g)",
-                           tm->warmup, tm->min_repeats, tm->max_repeats, tm->min_total_ms, tm->timeout_s);
+    if (check_timing(&p->timing, "PREPARE", e) != 0)
+        return -1;
     if (get_floats(&r, cut_conv_in_elems(&p->conv), "input", &p->in, e) ||
         get_floats(&r, cut_conv_w_elems(&p->conv), "weight", &p->w, e) ||
         get_floats(&r, cut_conv_out_elems(&p->conv), "reference", &p->ref, e) || rd_finish(&r, f, e)) {
         cut_wp_prepare_free(p);
+        return -1;
+    }
+    return 0;
+}
+
+void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b)
+{
+    const cut_gemm *g = &p->gemm;
+    const int32_t shape[5] = {g->m, g->n, g->k, (int32_t)g->layout, (int32_t)g->dtype};
+    for (int i = 0; i < 5; i++)
+        cut_wp_put_i32(b, shape[i]);
+    put_timing(b, &p->timing);
+    cut_wp_put_bytes(b, p->a, cut_gemm_a_elems(g) * sizeof(float));
+    cut_wp_put_bytes(b, p->b, cut_gemm_b_elems(g) * sizeof(float));
+    cut_wp_put_bytes(b, p->ref, cut_gemm_c_elems(g) * sizeof(float));
+}
+
+void cut_wp_prepare_gemm_free(cut_wp_prepare_gemm *p)
+{
+    if (!p)
+        return;
+    free(p->a);
+    free(p->b);
+    free(p->ref);
+    p->a = p->b = p->ref = NULL;
+}
+
+/* Layout NN/NT, dtype fp32 (the only one the worker checks and cuBLAS runs so far), sizes as cut_gemm_validate. */
+static int check_gemm_shape(const cut_gemm *g, cut_err *e)
+{
+    if (g->layout != CUT_GEMM_NN && g->layout != CUT_GEMM_NT)
+        return cut_err_set(e, "PREPARE_GEMM carries an unknown layout %d (NN is 0, NT is 1)", (int)g->layout);
+    if ((int)g->dtype < 0 || g->dtype >= CUT_DT_COUNT)
+        return cut_err_set(e, "PREPARE_GEMM carries an unknown dtype %d", (int)g->dtype);
+    if (g->dtype != CUT_DT_FP32)
+        return cut_err_set(e, "PREPARE_GEMM: dtype %s is not measured on the GPU yet (fp32 only)",
+                           cut_dtype_name(g->dtype));
+    if (cut_gemm_validate(g, e) != 0)
+        return cut_err_wrap(e, "PREPARE_GEMM carries an invalid shape");
+    return 0;
+}
+
+int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cut_err *e)
+{
+    memset(p, 0, sizeof *p);
+    if (expect_type(f, CUT_WP_PREPARE_GEMM, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t s[5] = {0};
+    for (int i = 0; i < 5; i++)
+        cut_wp_get_i32(&r, &s[i]);
+    get_timing(&r, &p->timing);
+    if (r.bad)
+        return cut_err_set(e, "malformed PREPARE_GEMM message (%zu bytes): the header fields run past the end",
+                           f->len);
+    p->gemm = (cut_gemm){s[0], s[1], s[2], (cut_gemm_layout)s[3], (cut_dtype)s[4]};
+    if (check_gemm_shape(&p->gemm, e) != 0 || check_timing(&p->timing, "PREPARE_GEMM", e) != 0)
+        return -1;
+    if (get_floats(&r, cut_gemm_a_elems(&p->gemm), "GEMM A", &p->a, e) ||
+        get_floats(&r, cut_gemm_b_elems(&p->gemm), "GEMM B", &p->b, e) ||
+        get_floats(&r, cut_gemm_c_elems(&p->gemm), "GEMM reference", &p->ref, e) || rd_finish(&r, f, e)) {
+        cut_wp_prepare_gemm_free(p);
         return -1;
     }
     return 0;
@@ -617,7 +704,7 @@ static int result_status(const cut_wp_frame *f, cut_result *res, int32_t st, int
 int cut_wp_result_decode(const cut_wp_frame *f, cut_result *res, char *algo, size_t algo_len, cut_err *e)
 {
     memset(res, 0, sizeof *res);
-    if (f->type != CUT_WP_RESULT && f->type != CUT_WP_CUDNN_RESULT)
+    if (f->type != CUT_WP_RESULT && f->type != CUT_WP_CUDNN_RESULT && f->type != CUT_WP_CUBLAS_RESULT)
         return cut_err_set(e, "expected a RESULT message, got %s", cut_wp_type_name(f->type));
     cut_wp_rd r;
     cut_wp_rd_init(&r, f->data, f->len);
@@ -661,7 +748,9 @@ struct cut_wk {
     int n_events;
 
     int prepared;
-    cut_conv conv;
+    int is_gemm;   /* 1: a GEMM workload (PREPARE_GEMM): gemm is set, in/w/out hold A/B/C */
+    cut_conv conv; /* the conv workload (PREPARE) */
+    cut_gemm gemm;
     cut_timing timing;
     size_t n_in, n_w, n_out;
     CUdeviceptr d_in, d_w, d_out, d_flush;
@@ -669,18 +758,22 @@ struct cut_wk {
     double *ref;     /* reference output, from the parent's floats */
     float *host_out; /* copy of the device output */
     double atol, rtol;
+    double gemm_tol; /* GEMM: bound on the relative Frobenius error */
     void *cudnn;     /* cudnn_baseline.c state */
+    void *cublas;    /* cublas_baseline.c state */
 };
 
 void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
 {
-    t->conv = w->prepared ? &w->conv : NULL;
+    t->conv = (w->prepared && !w->is_gemm) ? &w->conv : NULL;
+    t->gemm = (w->prepared && w->is_gemm) ? &w->gemm : NULL;
     t->in = w->d_in;
     t->w = w->d_w;
     t->out = w->d_out;
 }
 
 void **cut_wk_cudnn_slot(cut_wk *w) { return &w->cudnn; }
+void **cut_wk_cublas_slot(cut_wk *w) { return &w->cublas; }
 
 /* Errors after which the context is unusable: the worker must report and exit. */
 static int is_sticky(CUresult rc)
@@ -737,6 +830,45 @@ static int launch(const cut_wk_launcher *l, cut_result *res, int *fatal)
     return -1;
 }
 
+/* Conv: elementwise, atol + rtol*|ref|. 0 if the output matches. */
+static int compare_conv(cut_wk *w, cut_result *res, const char *when)
+{
+    char msg[200];
+    double maxe = 0;
+    size_t bad = cut_compare(w->host_out, w->ref, w->n_out, w->atol, w->rtol, &maxe, msg, sizeof msg);
+    res->max_abs_err = maxe;
+    if (bad) {
+        set_status(res, CUT_ST_WRONG_RESULT, "%s%zu of %zu outputs wrong: %s", when, bad, w->n_out, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* GEMM: relative Frobenius error against w->gemm_tol (NaN/Inf, e.g. the poison left unwritten, give +Inf), kept in
+ * max_abs_err. On failure the message names the first non-finite or largest-error element. 0 if it passes. */
+static int compare_gemm(cut_wk *w, cut_result *res, const char *when)
+{
+    const double rel = cut_gemm_rel_error(w->host_out, w->ref, w->n_out);
+    res->max_abs_err = rel;
+    if (rel <= w->gemm_tol)
+        return 0;
+    size_t worst = 0;
+    double worst_d = -1.0;
+    for (size_t i = 0; i < w->n_out; i++) {
+        const double d = isfinite(w->host_out[i]) ? fabs(w->host_out[i] - w->ref[i]) : INFINITY;
+        if (d > worst_d) {
+            worst_d = d;
+            worst = i;
+        }
+        if (isinf(d))
+            break;
+    }
+    const int n = w->gemm.n > 0 ? w->gemm.n : 1;
+    set_status(res, CUT_ST_WRONG_RESULT,
+               "%srelative Frobenius error %.3g > tolerance %.3g (C[%zu][%zu] = %.6g, want %.6g)", when, rel, w->gemm_tol, worst / (size_t)n, worst % (size_t)n, (double)w->host_out[worst], w->ref[worst]);
+    return -1;
+}
+
 /* Poison, run once, synchronise, copy back, compare. 0 if the output matches. */
 static int run_checked(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal, const char *when)
 {
@@ -750,15 +882,7 @@ static int run_checked(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int
         return harness_fault(res, fatal, "cuCtxSynchronize", rc), -1;
     if ((rc = cu->cuMemcpyDtoH(w->host_out, w->d_out, w->n_out * sizeof(float))) != CUDA_SUCCESS)
         return harness_fault(res, fatal, "cuMemcpyDtoH", rc), -1;
-    char msg[200];
-    double maxe = 0;
-    size_t bad = cut_compare(w->host_out, w->ref, w->n_out, w->atol, w->rtol, &maxe, msg, sizeof msg);
-    res->max_abs_err = maxe;
-    if (bad) {
-        set_status(res, CUT_ST_WRONG_RESULT, "%s%zu of %zu outputs wrong: %s", when, bad, w->n_out, msg);
-        return -1;
-    }
-    return 0;
+    return w->is_gemm ? compare_gemm(w, res, when) : compare_conv(w, res, when);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -931,7 +1055,7 @@ static int wk_energy(cut_wk *w, const cut_wk_launcher *l, const cut_energy_plan 
                      cut_energy_result *er, int *fatal, cut_err *why)
 {
     wk_energy_run run = {.w = w, .l = l, .res = res, .fatal = fatal};
-    const double flops = cut_conv_flops(&w->conv);
+    const double flops = w->is_gemm ? cut_gemm_flops(&w->gemm) : cut_conv_flops(&w->conv);
     if (cut_energy_measure(plan, wk_energy_chunk, &run, flops, er, why) != 0)
         return -1;
     return run_checked(w, l, res, fatal, "after the energy run: ") == 0 ? 0 : -1;
@@ -988,16 +1112,18 @@ static void measure_kernel(cut_wk *w, const cut_wp_measure *m, const cut_energy_
     }
     cut_wk_launcher l = {kern_launch_fn, &k};
     /* the kernel's algorithm may carry a wider tolerance (cut_conv_tolerance_scaled): for this candidate only */
-    const double atol = w->atol, rtol = w->rtol;
+    const double atol = w->atol, rtol = w->rtol, gemm_tol = w->gemm_tol;
     if (m->tol_scale > 1.0) {
         w->atol *= m->tol_scale;
         w->rtol *= m->tol_scale;
+        w->gemm_tol *= m->tol_scale;
     }
     cut_wk_check_and_time(w, &l, res, fatal);
     if (plan && res->status == CUT_ST_OK && !*fatal)
         *energy_ok = wk_energy(w, &l, plan, res, er, fatal, why) == 0 && res->status == CUT_ST_OK;
     w->atol = atol;
     w->rtol = rtol;
+    w->gemm_tol = gemm_tol;
 out:
     if (!*fatal)
         cu->cuModuleUnload(mod);
@@ -1064,6 +1190,7 @@ static void wk_free(cut_wk *w, int context_dead)
         return;
     if (!context_dead) {
         cut_cudnn_state_free(w->cudnn);
+        cut_cublas_state_free(w->cublas);
         wk_free_tensors(w);
         if (w->d_flush)
             w->cu->cuMemFree(w->d_flush);
@@ -1078,36 +1205,30 @@ static void wk_free(cut_wk *w, int context_dead)
         free(w->host_out);
     }
     w->cudnn = NULL;
+    w->cublas = NULL;
     w->ref = NULL;
     w->host_out = NULL;
 }
 
-static int wk_prepare(cut_wk *w, const cut_wp_frame *f, cut_err *e)
+/* Allocates and uploads the two inputs and the output of the workload whose sizes are in w->n_in/n_w/n_out, the L2
+ * flush buffer, and the reference (from the parent's floats). Frees them again on failure. */
+static int wk_upload(cut_wk *w, const float *in, const float *wt, const float *ref, const char *what, cut_err *e)
 {
-    cut_wp_prepare p;
-    if (cut_wp_prepare_decode(f, &p, e) != 0)
-        return -1;
     const cut_cu_api *cu = w->cu;
-    wk_free_tensors(w);
-    w->conv = p.conv;
-    w->timing = p.timing;
-    w->n_in = cut_conv_in_elems(&p.conv);
-    w->n_w = cut_conv_w_elems(&p.conv);
-    w->n_out = cut_conv_out_elems(&p.conv);
     int rc = -1;
     CUresult cr;
     char d[160];
-#define WK_TRY(expr, what)                                                                                           \
+#define WK_TRY(expr, step)                                                                                           \
     if ((cr = (expr)) != CUDA_SUCCESS) {                                                                             \
         cut_cu_describe(cr, d, sizeof d);                                                                            \
-        cut_err_set(e, "worker PREPARE: %s: %s", what, d);                                                           \
+        cut_err_set(e, "worker %s: %s: %s", what, step, d);                                                          \
         goto out;                                                                                                    \
     }
-    WK_TRY(cu->cuMemAlloc(&w->d_in, w->n_in * sizeof(float)), "allocating the input tensor");
-    WK_TRY(cu->cuMemAlloc(&w->d_w, w->n_w * sizeof(float)), "allocating the weight tensor");
+    WK_TRY(cu->cuMemAlloc(&w->d_in, w->n_in * sizeof(float)), "allocating the first input tensor");
+    WK_TRY(cu->cuMemAlloc(&w->d_w, w->n_w * sizeof(float)), "allocating the second input tensor");
     WK_TRY(cu->cuMemAlloc(&w->d_out, w->n_out * sizeof(float)), "allocating the output tensor");
-    WK_TRY(cu->cuMemcpyHtoD(w->d_in, p.in, w->n_in * sizeof(float)), "uploading the input tensor");
-    WK_TRY(cu->cuMemcpyHtoD(w->d_w, p.w, w->n_w * sizeof(float)), "uploading the weight tensor");
+    WK_TRY(cu->cuMemcpyHtoD(w->d_in, in, w->n_in * sizeof(float)), "uploading the first input tensor");
+    WK_TRY(cu->cuMemcpyHtoD(w->d_w, wt, w->n_w * sizeof(float)), "uploading the second input tensor");
     if (w->timing.flush_l2 && !w->d_flush) {
         /* Twice the L2 size: writing it evicts everything the previous run left in L2. */
         w->flush_bytes = 2 * (size_t)(w->l2_bytes > 0 ? w->l2_bytes : 64 << 20);
@@ -1116,15 +1237,49 @@ static int wk_prepare(cut_wk *w, const cut_wp_frame *f, cut_err *e)
 #undef WK_TRY
     w->ref = cut_xmalloc(sizeof(double) * w->n_out);
     for (size_t i = 0; i < w->n_out; i++)
-        w->ref[i] = p.ref[i];
+        w->ref[i] = ref[i];
     w->host_out = cut_xmalloc(sizeof(float) * w->n_out);
-    cut_conv_tolerance(&w->conv, &w->atol, &w->rtol);
     w->prepared = 1;
     rc = 0;
 out:
     if (rc != 0)
         wk_free_tensors(w);
+    return rc;
+}
+
+static int wk_prepare(cut_wk *w, const cut_wp_frame *f, cut_err *e)
+{
+    cut_wp_prepare p;
+    if (cut_wp_prepare_decode(f, &p, e) != 0)
+        return -1;
+    wk_free_tensors(w);
+    w->is_gemm = 0;
+    w->conv = p.conv;
+    w->timing = p.timing;
+    w->n_in = cut_conv_in_elems(&p.conv);
+    w->n_w = cut_conv_w_elems(&p.conv);
+    w->n_out = cut_conv_out_elems(&p.conv);
+    cut_conv_tolerance(&w->conv, &w->atol, &w->rtol);
+    int rc = wk_upload(w, p.in, p.w, p.ref, "PREPARE", e);
     cut_wp_prepare_free(&p);
+    return rc;
+}
+
+static int wk_prepare_gemm(cut_wk *w, const cut_wp_frame *f, cut_err *e)
+{
+    cut_wp_prepare_gemm p;
+    if (cut_wp_prepare_gemm_decode(f, &p, e) != 0)
+        return -1;
+    wk_free_tensors(w);
+    w->is_gemm = 1;
+    w->gemm = p.gemm;
+    w->timing = p.timing;
+    w->n_in = cut_gemm_a_elems(&p.gemm);
+    w->n_w = cut_gemm_b_elems(&p.gemm);
+    w->n_out = cut_gemm_c_elems(&p.gemm);
+    w->gemm_tol = cut_gemm_tolerance(p.gemm.dtype);
+    int rc = wk_upload(w, p.a, p.b, p.ref, "PREPARE_GEMM", e);
+    cut_wp_prepare_gemm_free(&p);
     return rc;
 }
 
@@ -1186,6 +1341,29 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
             else
                 code = reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
             break;
+        case CUT_WP_PREPARE_GEMM:
+            if (wk_prepare_gemm(&w, &f, &e) != 0)
+                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            else
+                code = reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+            break;
+        case CUT_WP_CUBLAS: {
+            if (!w.prepared || !w.is_gemm) {
+                code = reply_error(out_fd, "worker: CUBLAS before PREPARE_GEMM") == 0 ? -1 : 1;
+                break;
+            }
+            cut_result res;
+            char algo[64] = "";
+            if (cut_cublas_baseline(&w, &res, algo, sizeof algo, &dead, &e) != 0) {
+                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            } else {
+                cut_wp_result_encode(&res, algo, &b);
+                code = reply(out_fd, CUT_WP_CUBLAS_RESULT, &b) == 0 ? -1 : 1;
+            }
+            if (dead)
+                code = 3;
+            break;
+        }
         case CUT_WP_MEASURE: {
             cut_wp_measure m;
             if (!w.prepared || cut_wp_measure_decode(&f, &m, &e) != 0) {

@@ -13,6 +13,10 @@
  *   MEASURE             [RESULT]               cubin, entry, grid, block, dynamic smem -> cut_result
  *   CUDNN               [CUDNN_RESULT | ERROR] cuDNN's fastest valid algorithm, same harness -> cut_result + name
  *   ENERGY              [ENERGY_RESULT]        MEASURE's payload + an energy plan -> cut_result + cut_energy_result
+ *   PREPARE_GEMM        [ACK | ERROR]          GEMM shape (fp32 only), timing policy, A, B, reference C (float);
+ *                                              MEASURE then launches kernels (A, B, C) and checks them by relative
+ *                                              Frobenius error (cut_gemm_rel_error <= cut_gemm_tolerance)
+ *   CUBLAS              [CUBLAS_RESULT | ERROR] cuBLAS SGEMM (pedantic fp32) on the prepared GEMM, same harness
  *   QUIT                (worker exits 0)
  * A RESULT with status CUT_ST_FAULT means the worker's context is dead: the worker exits right after sending it. */
 #ifndef CUTUNE_MEASURE_WORKER_PROTO_H
@@ -20,6 +24,7 @@
 
 #include "cutune/common.h"
 #include "cutune/energy.h"
+#include "cutune/gemm.h"
 #include "cutune/gpu.h"
 #include "cutune/measure.h"
 #include "cutune/util.h"
@@ -47,6 +52,9 @@ typedef enum cut_wp_type {
     CUT_WP_QUIT,
     CUT_WP_ENERGY,
     CUT_WP_ENERGY_RESULT,
+    CUT_WP_PREPARE_GEMM, /* appended: the values above are unchanged */
+    CUT_WP_CUBLAS,
+    CUT_WP_CUBLAS_RESULT,
     CUT_WP_TYPE_END
 } cut_wp_type;
 
@@ -117,6 +125,19 @@ void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b);
 int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e);
 void cut_wp_prepare_free(cut_wp_prepare *p);
 
+/* PREPARE_GEMM. Arrays as PREPARE's (decode allocates, free with cut_wp_prepare_gemm_free). Payload: i32 m, n, k,
+ * layout, dtype; the timing policy as PREPARE's; A, B and the reference C as length-prefixed floats. */
+typedef struct cut_wp_prepare_gemm {
+    cut_gemm gemm;
+    cut_timing timing;
+    float *a, *b, *ref; /* cut_gemm_a_elems / b_elems / c_elems floats */
+} cut_wp_prepare_gemm;
+void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b);
+/* Validates the shape (cut_gemm_validate, layout NN/NT, dtype fp32 only: others refused with a sentence), the timing
+ * policy and the array sizes. */
+int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cut_err *e);
+void cut_wp_prepare_gemm_free(cut_wp_prepare_gemm *p);
+
 /* MEASURE. cubin points into the frame (valid while the frame lives). */
 typedef struct cut_wp_measure {
     unsigned grid[3], block[3];
@@ -129,7 +150,7 @@ typedef struct cut_wp_measure {
 void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b);
 int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e);
 
-/* RESULT and CUDNN_RESULT (algo is "" for RESULT). Decode rejects unknown statuses. */
+/* RESULT, CUDNN_RESULT and CUBLAS_RESULT (algo is "" for RESULT). Decode rejects unknown statuses. */
 void cut_wp_result_encode(const cut_result *r, const char *algo, cut_buf *b);
 int cut_wp_result_decode(const cut_wp_frame *f, cut_result *r, char *algo, size_t algo_len, cut_err *e);
 
