@@ -36,6 +36,11 @@ void cut_buf_append(cut_buf *b, const void *data, size_t n);
  * thread start (~20 us) costs more than it saves. Returns when all are done. */
 void cut_parallel_for(long n, double work, void (*fn)(void *arg, long i), void *arg);
 
+/* dlopen (RTLD_NOW | RTLD_LOCAL) of $env_var when it is set and non-empty, else of default_lib; *lib = the name
+ * tried. NULL with "<what> unavailable: <lib> could not be loaded (<dlerror>)<hint>" in e. */
+void *cut_dlopen(const char *env_var, const char *default_lib, const char *what, const char *hint, const char **lib,
+                 cut_err *e);
+
 void *cut_xmalloc(size_t n);
 void *cut_xcalloc(size_t n, size_t size);
 void *cut_xrealloc(void *p, size_t n);

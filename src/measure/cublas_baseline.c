@@ -70,15 +70,11 @@ static int blas_resolve(blas_state *s, void *h, const char *lib, cut_err *e)
  * math. Caller frees with cut_cublas_state_free. */
 static blas_state *blas_load(cut_err *e)
 {
-    const char *env = getenv("CUTUNE_CUBLAS_LIB");
-    const char *lib = (env && *env) ? env : "libcublas.so.13";
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *why = dlerror();
-        cut_err_set(e, "cuBLAS unavailable: %s could not be loaded (%s); install cuBLAS 13 for the GEMM baseline", lib,
-                    why ? why : "unknown reason");
+    const char *lib = NULL;
+    void *h = cut_dlopen("CUTUNE_CUBLAS_LIB", "libcublas.so.13", "cuBLAS", "; install cuBLAS 13 for the GEMM baseline",
+                         &lib, e);
+    if (!h)
         return NULL;
-    }
     blas_state *s = cut_xcalloc(1, sizeof *s);
     s->lib = h;
     if (blas_resolve(s, h, lib, e) != 0) {

@@ -80,15 +80,10 @@ void cut_cudnn_state_free(void *state)
 /* Loads cuDNN and creates a handle on the current (primary) context. Caller frees with cut_cudnn_state_free. */
 static dnn_state *dnn_load(cut_err *e)
 {
-    const char *env = getenv("CUTUNE_CUDNN_LIB");
-    const char *lib = (env && *env) ? env : "libcudnn.so.9";
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *why = dlerror();
-        cut_err_set(e, "cuDNN unavailable: %s could not be loaded (%s); install cuDNN 9 for `cutune baseline`", lib,
-                    why ? why : "unknown reason");
+    const char *lib = NULL;
+    void *h = cut_dlopen("CUTUNE_CUDNN_LIB", "libcudnn.so.9", "cuDNN", "; install cuDNN 9 for `cutune baseline`", &lib, e);
+    if (!h)
         return NULL;
-    }
     dnn_state *s = cut_xcalloc(1, sizeof *s);
     s->lib = h;
 #define CUT_DNN_RESOLVE(fn)                                                                                          \

@@ -1,6 +1,7 @@
 /* cutune — file-system helpers and a growable buffer. */
 #include "cutune/util.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -245,4 +246,18 @@ void cut_parallel_for(long n, double work, void (*fn)(void *arg, long i), void *
     for (int i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
     pthread_mutex_destroy(&j.mu);
+}
+
+void *cut_dlopen(const char *env_var, const char *default_lib, const char *what, const char *hint, const char **lib,
+                 cut_err *e)
+{
+    const char *env = env_var ? getenv(env_var) : NULL;
+    *lib = (env && *env) ? env : default_lib;
+    void *h = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        cut_err_set(e, "%s unavailable: %s could not be loaded (%s)%s", what, *lib, why ? why : "unknown reason",
+                    hint ? hint : "");
+    }
+    return h;
 }
