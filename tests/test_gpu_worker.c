@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cutune/gpu.h"
+#include "gpu_testutil.h"
 #include "cutune/measure.h"
 #include "measure/worker_proto.h"
 
@@ -200,22 +201,9 @@ static void test_worker_statuses(void **state)
 
 int main(void)
 {
-    const char *bin = getenv("CUTUNE_BIN");
-    if (!bin || !*bin) {
-        printf("skipping: CUTUNE_BIN (the cutune binary, used as the worker) is not set\n");
-        return 77;
-    }
-    cut_err e = {{0}};
-    int n = cut_gpu_init(&e);
-    if (n <= 0) {
-        printf("skipping: no GPU here (%s)\n", n < 0 ? e.msg : "the driver reports no devices");
-        return 77;
-    }
-    if (cut_gpu_query(0, &g_info, &e) != 0) {
-        printf("cut_gpu_query: %s\n", e.msg);
-        return 1;
-    }
-    printf("GPU 0: %s sm_%d%d %s\n", g_info.name, g_info.sm_major, g_info.sm_minor, g_info.uuid);
+    int code = tu_gpu_start(&g_info);
+    if (code >= 0)
+        return code;
     if (compile_all(g_info.sm_major, g_info.sm_minor) != 0)
         return 1;
     const struct CMUnitTest tests[] = {

@@ -55,6 +55,15 @@ static int fake_send_error(int fd, const char *msg)
 }
 
 /* FAKE_WORKER_START=error|exit|garbage changes how it starts; MEASURE's entry name says what to do. */
+/* 1 if the parent's float reference is exactly the double reference rounded to float. */
+static int is_rounded(const float *got, const double *ref, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != (float)ref[i])
+            return 0;
+    return 1;
+}
+
 static int fake_worker_main(int dev, int in_fd, int out_fd)
 {
     const char *start = getenv("FAKE_WORKER_START");
@@ -97,10 +106,7 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 size_t n = cut_conv_out_elems(&p.conv);
                 double *ref = malloc(n * sizeof *ref);
                 cut_conv_reference(&p.conv, p.in, p.w, ref);
-                verified = 1;
-                for (size_t i = 0; i < n; i++)
-                    if (p.ref[i] != (float)ref[i])
-                        verified = 0;
+                verified = is_rounded(p.ref, ref, n);
                 free(ref);
                 timing = p.timing;
                 cut_wp_prepare_free(&p);
@@ -116,10 +122,7 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 size_t n = cut_gemm_c_elems(&p.gemm);
                 double *ref = malloc(n * sizeof *ref);
                 cut_gemm_reference(&p.gemm, p.a, p.b, ref);
-                verified = 1;
-                for (size_t i = 0; i < n; i++)
-                    if (p.ref[i] != (float)ref[i])
-                        verified = 0;
+                verified = is_rounded(p.ref, ref, n);
                 free(ref);
                 timing = p.timing;
                 cut_wp_prepare_gemm_free(&p);

@@ -33,6 +33,9 @@ typedef struct cut_result {
                            cut_runner_gpu_prepare_gemm): the relative Frobenius error cut_gemm_rel_error */
 } cut_result;
 
+/* A result before measuring: status OK, no error, times -1 (not measured), no repeats. */
+void cut_result_reset(cut_result *r);
+
 /* Timing policy. Defaults: 2 warm-ups, >= 5 repeats and >= 20 ms of timed work, at most 200 repeats. */
 typedef struct cut_timing {
     int warmup;

@@ -30,6 +30,25 @@
     "#define ST_VN(p, s) *(p) = (s)[0]\n" \
     "#endif\n"
 
+/* CUDA C text of the same templates' inner loop over one shared-memory k tile of buffer cb (an int in scope): each
+ * thread loads its TM values of A and TN of B (LDS_VM / LDS_VN) and accumulates their outer product into acc. */
+#define CUT_EMIT_OUTER_PRODUCT \
+    "        UNROLL_KK\n" \
+    "        for (int kk = 0; kk < BK; kk++) {\n" \
+    "            float a[TM], b[TN];\n" \
+    "#pragma unroll\n" \
+    "            for (int c = 0; c < TM / VM; c++)\n" \
+    "                LDS_VM(&a[c * VM], &As[cb][kk][c * (TY * VM) + ty * VM]);\n" \
+    "#pragma unroll\n" \
+    "            for (int c = 0; c < TN / VN; c++)\n" \
+    "                LDS_VN(&b[c * VN], &Bs[cb][kk][c * (TX * VN) + tx * VN]);\n" \
+    "#pragma unroll\n" \
+    "            for (int i = 0; i < TM; i++)\n" \
+    "#pragma unroll\n" \
+    "                for (int j = 0; j < TN; j++)\n" \
+    "                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n" \
+    "        }\n"
+
 void cut_emit_banner(cut_buf *b, const cut_conv *c, const cut_sched *s);
 /* The launch configuration every conv template shares: entry cut_conv2d, a 1-D block, static shared memory only,
  * no inline PTX. */

@@ -203,22 +203,7 @@ static const char igemm_store[] =
     "        }\n";
 
 /* The outer products of buffer cb (an int in scope). */
-static const char igemm_compute[] =
-    "        UNROLL_KK\n"
-    "        for (int kk = 0; kk < BK; kk++) {\n"
-    "            float a[TM], b[TN];\n"
-    "#pragma unroll\n"
-    "            for (int c = 0; c < TM / VM; c++)\n"
-    "                LDS_VM(&a[c * VM], &As[cb][kk][c * (TY * VM) + ty * VM]);\n"
-    "#pragma unroll\n"
-    "            for (int c = 0; c < TN / VN; c++)\n"
-    "                LDS_VN(&b[c * VN], &Bs[cb][kk][c * (TX * VN) + tx * VN]);\n"
-    "#pragma unroll\n"
-    "            for (int i = 0; i < TM; i++)\n"
-    "#pragma unroll\n"
-    "                for (int j = 0; j < TN; j++)\n"
-    "                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
-    "        }\n";
+static const char igemm_compute[] = CUT_EMIT_OUTER_PRODUCT;
 
 static const char igemm_tail[] =
     "\n"

@@ -207,8 +207,7 @@ static void measure_one(cut_runner *r, const cut_candidate *cand, cut_emu_kernel
 {
     emu_runner *er = r->impl;
     const cut_kernel_src *ks = cand->ks;
-    memset(res, 0, sizeof *res);
-    res->median_ms = res->min_ms = res->max_ms = -1;
+    cut_result_reset(res);
     const char *why = skip_reason(ks);
     if (why) {
         res->status = CUT_ST_INVALID;

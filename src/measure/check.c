@@ -7,6 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+void cut_result_reset(cut_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->status = CUT_ST_OK;
+    r->median_ms = r->min_ms = r->max_ms = -1.0;
+}
+
 void cut_timing_default(cut_timing *t)
 {
     t->warmup = 2;

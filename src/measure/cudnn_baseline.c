@@ -143,8 +143,7 @@ static int dnn_launch(void *arg, char *msg, size_t n, int *sticky)
 int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len, int *fatal, cut_err *e)
 {
     *fatal = 0;
-    memset(best, 0, sizeof *best);
-    best->median_ms = best->min_ms = best->max_ms = -1.0;
+    cut_result_reset(best);
     if (algo_len)
         algo[0] = '\0';
     cut_wk_tensors t;

@@ -294,12 +294,6 @@ static void reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *
     }
 }
 
-static void result_reset(cut_result *res)
-{
-    memset(res, 0, sizeof *res);
-    res->median_ms = res->min_ms = res->max_ms = -1.0;
-}
-
 /* ---- the runner interface ---- */
 
 /* Replaces the kept tensors with new ones of n_in, n_w and n_out floats (inputs uniform from seed, as the emulation
@@ -426,7 +420,7 @@ static void decode_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, e
 static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, energy_req *en, cut_result *res,
                         int *setup_err, cut_err *e)
 {
-    result_reset(res);
+    cut_result_reset(res);
     const cut_compiled *bin = c->bin;
     if (!bin || !bin->ok || !bin->cubin || bin->cubin_size == 0) {
         res->status = CUT_ST_COMPILE_ERROR;
@@ -534,7 +528,7 @@ static int baseline_request(cut_runner *r, uint32_t type, uint32_t reply_type, c
                             char *algo, size_t algo_len, cut_err *e)
 {
     gpu_impl *g = r->impl;
-    result_reset(out);
+    cut_result_reset(out);
     if (algo && algo_len)
         algo[0] = '\0';
     /* cudnnFind tries every algorithm (FFT ones with large workspaces), then each is timed: allow minutes. */

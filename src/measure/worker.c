@@ -955,9 +955,7 @@ fail:
 
 void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
 {
-    memset(res, 0, sizeof *res);
-    res->status = CUT_ST_OK;
-    res->median_ms = res->min_ms = res->max_ms = -1.0;
+    cut_result_reset(res);
     *fatal = 0;
     if (!w->prepared) {
         set_status(res, CUT_ST_FAULT, "worker not prepared");
@@ -1066,8 +1064,7 @@ static void measure_kernel(cut_wk *w, const cut_wp_measure *m, const cut_energy_
                            cut_energy_result *er, int *energy_ok, cut_err *why, int *fatal)
 {
     const cut_cu_api *cu = w->cu;
-    memset(res, 0, sizeof *res);
-    res->median_ms = res->min_ms = res->max_ms = -1.0;
+    cut_result_reset(res);
     *fatal = 0;
     char d[160];
     /* Copy the image into its own NUL-terminated allocation (alignment for the ELF parser; NUL if it is PTX). */
