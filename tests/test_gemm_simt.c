@@ -28,7 +28,7 @@ static cut_gemm mkg(int m, int n, int k, cut_gemm_layout l)
 /* bm bn bk tm tn vec dbuf pad unroll */
 static cut_gemm_sched mks(int bm, int bn, int bk, int tm, int tn, int vec, int dbuf, int pad, int unroll)
 {
-    cut_gemm_sched s = {{bm, bn, bk, tm, tn, vec, dbuf, pad, unroll}};
+    cut_gemm_sched s = {.tpl = CUT_GEMM_TPL_SIMT, .k = {bm, bn, bk, tm, tn, vec, dbuf, pad, unroll}};
     return s;
 }
 

@@ -13,6 +13,18 @@
 
 #define CUT_ENTRY_LEN 64
 
+/* A TMA tensor map the GPU worker encodes (cuTensorMapEncodeTiled) for a Hopper kernel: a 2-D row-major view of
+ * operand A or B in global memory, copied in boxes into shared memory with the given swizzle. Elements past
+ * dims read as zero (tails). */
+typedef struct cut_tma_desc {
+    int operand;            /* 0: the A matrix, 1: the B matrix (the worker's first and second input buffers) */
+    int elem_bytes;         /* 2 (fp16/bf16) or 4 (fp32/tf32) */
+    unsigned long long dims[2];   /* elements, innermost (contiguous) dimension first */
+    unsigned long long row_bytes; /* byte stride of dimension 1 (a multiple of 16) */
+    unsigned box[2];        /* box in elements, innermost first (each <= 256; box[0] * elem_bytes <= swizzle span) */
+    int swizzle;            /* 0 (none), 32, 64 or 128 bytes */
+} cut_tma_desc;
+
 typedef struct cut_kernel_src {
     char *src;                 /* owned, NUL-terminated CUDA C */
     char entry[CUT_ENTRY_LEN]; /* "cut_conv2d" */
@@ -20,6 +32,12 @@ typedef struct cut_kernel_src {
     unsigned smem_dynamic;     /* bytes of dynamic shared memory (0 for static-only kernels) */
     int uses_inline_ptx;       /* 1: cannot run under emulation */
     double tol_scale;          /* tolerance factor of the kernel's algorithm (cut_conv_tolerance_scaled; 0: 1) */
+    int arch_a;                /* 1: needs the architecture-specific target (sm_90a: wgmma, setmaxnreg) */
+    /* Kernel arguments: ntma == 0: (in, w, out) as three device pointers (a GEMM: A, B, C). ntma == 2: the tensor
+     * maps of tma[0] and tma[1], each passed by value as a 128-byte, 64-byte-aligned CUtensorMap
+     * (const __grid_constant__), then C as a float pointer. */
+    int ntma;
+    cut_tma_desc tma[2];
 } cut_kernel_src;
 
 /* Generates the kernel for a valid schedule. Caller frees with cut_kernel_src_free. */

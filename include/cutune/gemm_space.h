@@ -26,9 +26,8 @@ enum {
     CUT_GS_NKNOBS
 };
 
-typedef struct cut_gemm_sched {
-    int k[CUT_GS_NKNOBS];
-} cut_gemm_sched;
+/* A GEMM schedule is a cut_sched: tpl indexes the GEMM template registry below (simt is 0), k its knobs. */
+typedef cut_sched cut_gemm_sched;
 
 /* Everything that follows from a schedule (knobs clamped, so also an invalid one gives finite numbers). */
 typedef struct cut_gemm_simt_geom {
@@ -65,5 +64,68 @@ int cut_gemm_simt_sample_valid(const cut_gemm *g, const cut_devlimits *d, cut_rn
  * Returns -1 with e set if s is invalid for g (checked against the sm_90 limits' structural rules). Caller frees
  * out with cut_kernel_src_free. */
 int cut_codegen_gemm_simt(const cut_gemm *g, const cut_gemm_sched *s, cut_kernel_src *out, cut_err *e);
+
+/* ---- the GEMM template registry (src/gemm/registry.c): every GEMM template in the same space/search machinery ----
+ *
+ * Templates: "simt" (fp32 FMA, the analogue of TVM's generic tuning; this file's knobs above), "mma" (multi-stage
+ * cp.async pipeline feeding mma.sync tensor cores; fp16, bf16, tf32; src/gemm/mma.c) and "wgmma" (Hopper, sm_90a:
+ * TMA + mbarriers + wgmma with producer/consumer warp specialisation; src/gemm/wgmma.c).
+ *
+ * Kernel contract (every template): extern "C" __global__ entry "cut_gemm", C fp32 row-major M x N, A row-major
+ * M x K and B row-major K x N (NN) or N x K (NT) stored in the dtype's storage type (fp32 and tf32: float; fp16:
+ * __half; bf16: __nv_bfloat16); arguments as cut_kernel_src says (three pointers, or two TMA maps and C). Sizes are
+ * baked into the source. M, N, K need not be multiples of any tile (tails handled, never rejected for that). */
+
+/* Numbers every template derives from a schedule: what the cost model's shared features are built from. */
+typedef struct cut_gemm_geom {
+    int bm, bn, bk;       /* block tile */
+    int threads;          /* per block */
+    int stages;           /* shared-memory buffers along K (1: none ahead) */
+    int smem_bytes;       /* static + dynamic shared memory per block */
+    int regs_est;         /* rough registers per thread */
+    int elem_bytes;       /* bytes of one input element */
+    int tensor_cores;     /* 0 SIMT FMA, 1 mma.sync, 2 wgmma */
+    unsigned grid[3];
+} cut_gemm_geom;
+
+typedef struct cut_gemm_template {
+    const char *name; /* "simt", "mma", "wgmma" */
+    int nknobs;
+    /* Knob name in index order ("bm", ...), "?" outside [0, nknobs). */
+    const char *(*knob_name)(int knob);
+    /* 1 if the template can compute g on d at all (dtype, layout, architecture), else 0 and, when why is not
+     * NULL, a sentence ("the SIMT template computes fp32 only"). */
+    int (*applies)(const cut_gemm *g, const cut_devlimits *d, cut_err *why);
+    /* Draws a random schedule (it may be invalid: callers check); sets s->tpl to the template's registry index. */
+    void (*sample)(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s);
+    /* Changes one or a few knobs of s in place. */
+    void (*mutate)(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s);
+    /* 0 if s is valid for g on d; -1 with a sentence otherwise. */
+    int (*check)(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, cut_err *e);
+    /* Geometry of a schedule (finite numbers also for an invalid one). */
+    void (*geometry)(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out);
+    /* The kernel of a valid schedule (sets arch_a and the TMA maps where the template needs them). Caller frees
+     * out with cut_kernel_src_free (also after an error). */
+    int (*codegen)(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+} cut_gemm_template;
+
+int cut_gemm_template_count(void);
+/* NULL outside [0, count). */
+const cut_gemm_template *cut_gemm_template_get(int tpl);
+/* -1 if no GEMM template has that name. */
+int cut_gemm_template_find(const char *name);
+/* "simt bm=64 bn=64 ..." for any GEMM schedule ("?" template for a bad tpl). */
+void cut_gemm_sched_describe(const cut_sched *s, char *buf, size_t n);
+/* Draws up to max_tries samples of template tpl until one is valid. 0, or -1 with e set. */
+int cut_gemm_sched_sample_valid(const cut_gemm *g, const cut_devlimits *d, int tpl, cut_rng *r, cut_sched *s,
+                                int max_tries, cut_err *e);
+/* Validity through the schedule's template (a bad tpl is an error). */
+int cut_gemm_sched_check(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, cut_err *e);
+/* Code through the schedule's template. */
+int cut_codegen_gemm(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+
+extern const cut_gemm_template cut_gemm_tpl_simt, cut_gemm_tpl_mma, cut_gemm_tpl_wgmma;
+/* Registry indices (registry.c keeps this order). */
+enum { CUT_GEMM_TPL_SIMT = 0, CUT_GEMM_TPL_MMA = 1, CUT_GEMM_TPL_WGMMA = 2 };
 
 #endif

@@ -8,6 +8,7 @@
 #include "space/templates.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *const knob_names[CUT_GS_NKNOBS] = {
     "bm", "bn", "bk", "tm", "tn", "vec", "dbuf", "pad", "unroll",
@@ -115,6 +116,7 @@ void cut_gemm_simt_sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r,
 {
     (void)d;
     int *k = s->k;
+    s->tpl = CUT_GEMM_TPL_SIMT;
     k[CUT_GS_BM] = PICK(r, v_bm);
     k[CUT_GS_BN] = PICK(r, v_bn);
     k[CUT_GS_BK] = PICK(r, v_bk);
@@ -235,3 +237,37 @@ int cut_gemm_simt_sample_valid(const cut_gemm *g, const cut_devlimits *d, cut_rn
     }
     return cut_err_set(e, "no valid SIMT GEMM schedule in %d samples (last: %s)", max_tries, last.msg);
 }
+
+/* ---- the template as the registry sees it ---- */
+
+static int simt_applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
+{
+    (void)d;
+    if (g->dtype != CUT_DT_FP32)
+        return cut_err_set(why, "the SIMT template computes fp32 only (dtype %s)", dtype_name(g->dtype)), 0;
+    return 1;
+}
+
+static void simt_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
+{
+    cut_gemm_simt_geom sg;
+    cut_gemm_simt_geometry(g, s, &sg);
+    *out = (cut_gemm_geom){
+        .bm = clampi(s->k[CUT_GS_BM], 1, 1024), .bn = clampi(s->k[CUT_GS_BN], 1, 1024),
+        .bk = clampi(s->k[CUT_GS_BK], 1, 1024), .threads = sg.threads, .stages = 1 + clampi(s->k[CUT_GS_DBUF], 0, 1),
+        .smem_bytes = sg.smem_bytes, .regs_est = sg.regs_est, .elem_bytes = 4, .tensor_cores = 0,
+    };
+    memcpy(out->grid, sg.grid, sizeof out->grid);
+}
+
+const cut_gemm_template cut_gemm_tpl_simt = {
+    .name = "simt",
+    .nknobs = CUT_GS_NKNOBS,
+    .knob_name = cut_gemm_simt_knob_name,
+    .applies = simt_applies,
+    .sample = cut_gemm_simt_sample,
+    .mutate = cut_gemm_simt_mutate,
+    .check = cut_gemm_simt_check,
+    .geometry = simt_geometry,
+    .codegen = cut_codegen_gemm_simt,
+};
