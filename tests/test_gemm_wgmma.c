@@ -1,0 +1,229 @@
+/* Hopper wgmma GEMM template (issue 6): where it applies, the refusals (alignment, registers, shared memory), the
+ * TMA maps it asks the worker for, and random schedules compiled with NVRTC for sm_90a (and refused by plain
+ * sm_90, which has no wgmma). The kernels themselves run only on an H200 (test_gpu_gemm_tc and bench/). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cutune/codegen.h"
+#include "cutune/compile.h"
+#include "cutune/gemm.h"
+#include "cutune/gemm_space.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* bn mi nc st waitd gm cl */
+static cut_sched mks(int bn, int mi, int nc, int st, int waitd, int gm, int cl)
+{
+    cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {bn, mi, nc, st, waitd, gm, cl}};
+    return s;
+}
+
+static cut_gemm mkg(int m, int n, int k, cut_gemm_layout l, cut_dtype dt)
+{
+    return (cut_gemm){.m = m, .n = n, .k = k, .layout = l, .dtype = dt};
+}
+
+static void test_applies(void **state)
+{
+    (void)state;
+    const cut_gemm_template *t = cut_gemm_template_get(CUT_GEMM_TPL_WGMMA);
+    assert_non_null(t);
+    assert_string_equal(t->name, "wgmma");
+    assert_int_equal(cut_gemm_template_find("wgmma"), CUT_GEMM_TPL_WGMMA);
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_err e;
+    cut_gemm g = mkg(512, 512, 512, CUT_GEMM_NN, CUT_DT_FP16);
+    assert_int_equal(t->applies(&g, &d, &e), 1);
+    g.dtype = CUT_DT_BF16;
+    assert_int_equal(t->applies(&g, &d, &e), 1);
+    g.dtype = CUT_DT_TF32;
+    assert_int_equal(t->applies(&g, &d, &e), 0);
+    assert_non_null(strstr(e.msg, "K-major"));
+    g.layout = CUT_GEMM_NT;
+    assert_int_equal(t->applies(&g, &d, &e), 1);
+    g.dtype = CUT_DT_FP32;
+    assert_int_equal(t->applies(&g, &d, &e), 0);
+    assert_non_null(strstr(e.msg, "fp32"));
+    g.dtype = CUT_DT_FP16;
+    d.sm_major = 8;
+    assert_int_equal(t->applies(&g, &d, &e), 0);
+    assert_non_null(strstr(e.msg, "sm_80"));
+}
+
+/* check() refuses s naming words; codegen too unless the rule is only about speed (gen_ok). */
+static void expect_refusal_x(const cut_gemm *g, cut_sched s, const char *words, int gen_ok)
+{
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_err e;
+    if (cut_gemm_sched_check(g, &s, &d, &e) == 0)
+        fail_msg("expected a refusal naming \"%s\"", words);
+    if (!strstr(e.msg, words))
+        fail_msg("refusal \"%s\" does not name \"%s\"", e.msg, words);
+    cut_kernel_src ks;
+    assert_int_equal(cut_codegen_gemm(g, &s, &ks, &e), gen_ok ? 0 : -1);
+    cut_kernel_src_free(&ks);
+}
+static void expect_refusal(const cut_gemm *g, cut_sched s, const char *words) { expect_refusal_x(g, s, words, 0); }
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    const cut_gemm g = mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16);
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_err e;
+    assert_int_equal(cut_gemm_sched_check(&g, &(cut_sched){0}, &d, &e), -1); /* tpl 0 is simt: fp32 only */
+    const cut_sched ok = mks(256, 1, 2, 4, 1, 8, 1);
+    assert_int_equal(cut_gemm_sched_check(&g, &ok, &d, &e), 0);
+    expect_refusal(&g, mks(256, 2, 2, 4, 1, 8, 1), "accumulators");
+    expect_refusal(&g, mks(192, 1, 2, 6, 1, 8, 1), "shared memory");
+    expect_refusal(&g, mks(96, 1, 2, 4, 1, 8, 1), "off its list");
+    expect_refusal(&g, mks(256, 1, 2, 4, 1, 8, 4), "off its list");
+    /* TMA rows must be 16-byte aligned: K = 1001 halves is not; an NN B row of N = 1001 halves neither */
+    expect_refusal(&(cut_gemm){1000, 1000, 1001, CUT_GEMM_NT, CUT_DT_FP16}, ok, "K=1001");
+    expect_refusal(&(cut_gemm){1000, 1001, 1000, CUT_GEMM_NN, CUT_DT_FP16}, ok, "N=1001");
+    /* tails themselves are fine: 1000 is not a multiple of any tile */
+    assert_int_equal(cut_gemm_sched_check(&(cut_gemm){1000, 1000, 1000, CUT_GEMM_NN, CUT_DT_FP16}, &ok, &d, &e), 0);
+    expect_refusal_x(&(cut_gemm){40, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16}, ok, "M=40", 1);
+}
+
+/* The maps: A as K x M boxes of 128 bytes x BM rows; B K-major (NT) or MN-major in 64-column boxes (NN). */
+static void test_tma_maps(void **state)
+{
+    (void)state;
+    cut_err e;
+    cut_kernel_src ks;
+    const cut_gemm nn = mkg(1000, 2048, 3072, CUT_GEMM_NN, CUT_DT_BF16);
+    assert_int_equal(cut_codegen_gemm(&nn, &(cut_sched){CUT_GEMM_TPL_WGMMA, {128, 2, 1, 4, 1, 8, 1}}, &ks, &e), 0);
+    assert_int_equal(ks.ntma, 2);
+    assert_int_equal(ks.arch_a, 1);
+    assert_int_equal(ks.uses_inline_ptx, 1);
+    assert_int_equal(ks.block[0], 256);
+    assert_int_equal(ks.grid[0], 8 * 16); /* ceil(1000/128) x 2048/128 */
+    assert_true(ks.tma[0].operand == 0 && ks.tma[0].elem_bytes == 2 && ks.tma[0].dims[0] == 3072 &&
+                ks.tma[0].dims[1] == 1000 && ks.tma[0].row_bytes == 6144 && ks.tma[0].box[0] == 64 &&
+                ks.tma[0].box[1] == 128 && ks.tma[0].swizzle == 128);
+    assert_true(ks.tma[1].operand == 1 && ks.tma[1].dims[0] == 2048 && ks.tma[1].dims[1] == 3072 &&
+                ks.tma[1].row_bytes == 4096 && ks.tma[1].box[0] == 64 && ks.tma[1].box[1] == 64);
+    /* 4 stages of (128 + 128) rows of 128 bytes, 1024 bytes of alignment slack, 8 barriers */
+    assert_int_equal(ks.smem_dynamic, 1024 + 4 * 256 * 128 + 64);
+    assert_non_null(strstr(ks.src, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+    cut_kernel_src_free(&ks);
+    const cut_gemm nt = mkg(7384, 7384, 7384, CUT_GEMM_NT, CUT_DT_TF32);
+    assert_int_equal(cut_codegen_gemm(&nt, &(cut_sched){CUT_GEMM_TPL_WGMMA, {256, 1, 2, 4, 1, 8, 2}}, &ks, &e), 0);
+    assert_true(ks.tma[0].elem_bytes == 4 && ks.tma[0].box[0] == 32 && ks.tma[1].dims[0] == 7384 &&
+                ks.tma[1].dims[1] == 7384 && ks.tma[1].box[0] == 32 && ks.tma[1].box[1] == 128 /* half: multicast */);
+    assert_int_equal(ks.grid[0] % 2, 0); /* whole clusters */
+    assert_non_null(strstr(ks.src, "__cluster_dims__(2, 1, 1)"));
+    assert_non_null(strstr(ks.src, "m64n256k8.f32.tf32.tf32"));
+    cut_kernel_src_free(&ks);
+}
+
+/* Random valid schedules of every dtype/layout the template computes, over shapes with tails, compiled for
+ * sm_90a in one batch: all compile, none spills, each holds the TMA, mbarrier and wgmma instructions. */
+static void test_nvrtc_random(void **state)
+{
+    (void)state;
+    const cut_gemm shapes[] = {
+        mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16), mkg(1000, 1000, 1000, CUT_GEMM_NT, CUT_DT_FP16),
+        mkg(1024, 2048, 3072, CUT_GEMM_NN, CUT_DT_BF16), mkg(7384, 7384, 7384, CUT_GEMM_NT, CUT_DT_BF16),
+        mkg(512, 512, 512, CUT_GEMM_NT, CUT_DT_TF32),    mkg(1024, 1024, 2048, CUT_GEMM_NT, CUT_DT_TF32),
+    };
+    const int count = tu_quick() ? 12 : 36;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, 90);
+    cut_err e;
+    cut_kernel_src *ks = calloc((size_t)count, sizeof *ks);
+    cut_compiled *bins = calloc((size_t)count, sizeof *bins);
+    const char **srcs = calloc((size_t)count, sizeof *srcs);
+    for (int i = 0; i < count; i++) {
+        const cut_gemm *g = &shapes[i % CUT_ARRAY_LEN(shapes)];
+        cut_sched s;
+        if (cut_gemm_sched_sample_valid(g, &d, CUT_GEMM_TPL_WGMMA, &r, &s, 1000, &e) != 0)
+            fail_msg("%s", e.msg);
+        assert_int_equal(cut_codegen_gemm(g, &s, &ks[i], &e), 0);
+        assert_int_equal(ks[i].arch_a, 1);
+        for (int t = 0; t < 2; t++)
+            assert_true(ks[i].tma[t].box[0] * (unsigned)ks[i].tma[t].elem_bytes <= 128 && ks[i].tma[t].box[1] <= 256 &&
+                        ks[i].tma[t].row_bytes % 16 == 0);
+        assert_non_null(strstr(ks[i].src, "cp.async.bulk.tensor.2d"));
+        assert_non_null(strstr(ks[i].src, "mbarrier.try_wait.parity"));
+        assert_non_null(strstr(ks[i].src, "setmaxnreg.inc"));
+        srcs[i] = ks[i].src;
+    }
+    cut_compile_opts co;
+    cut_compile_opts_default(&co);
+    co.arch_suffix_a = 1;
+    assert_int_equal(cut_compile_batch(srcs, count, &co, bins, &e), 0);
+    int failed = 0, rmin = 1 << 30, rmax = 0;
+    for (int i = 0; i < count; i++) {
+        if (!bins[i].ok) {
+            fprintf(stderr, "NVRTC failed:\n%.400s\n%s\n", ks[i].src, bins[i].log);
+            failed++;
+            continue;
+        }
+        assert_int_equal(bins[i].spill_stores, 0);
+        rmin = bins[i].regs < rmin ? bins[i].regs : rmin;
+        rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
+    }
+    printf("  %d random wgmma schedules compiled for sm_90a, %d failed; registers %d..%d, no spills\n", count, failed,
+           rmin, rmax);
+    assert_int_equal(failed, 0);
+    /* plain sm_90 has no wgmma/setmaxnreg: the template must ask for sm_90a, and NVRTC says why without it */
+    cut_compiled plain;
+    co.arch_suffix_a = 0;
+    assert_int_equal(cut_compile_one(srcs[0], "wgmma.cu", &co, &plain, &e), 0);
+    assert_int_equal(plain.ok, 0);
+    assert_true(strstr(plain.log, "sm_90a") || strstr(plain.log, "wgmma") || strstr(plain.log, "setmaxnreg"));
+    cut_compiled_free(&plain);
+    for (int i = 0; i < count; i++) {
+        cut_compiled_free(&bins[i]);
+        cut_kernel_src_free(&ks[i]);
+    }
+    free(srcs), free(bins), free(ks);
+}
+
+static void test_mutation_stays_mostly_valid(void **state)
+{
+    (void)state;
+    const cut_gemm g = mkg(4096, 4096, 4096, CUT_GEMM_NT, CUT_DT_FP16);
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, 7);
+    cut_err e;
+    const cut_gemm_template *t = cut_gemm_template_get(CUT_GEMM_TPL_WGMMA);
+    int valid = 0, changed = 0;
+    for (int i = 0; i < 400; i++) {
+        cut_sched s, m;
+        assert_int_equal(cut_gemm_sched_sample_valid(&g, &d, CUT_GEMM_TPL_WGMMA, &r, &s, 1000, &e), 0);
+        m = s;
+        t->mutate(&g, &d, &r, &m);
+        changed += memcmp(&m, &s, sizeof m) != 0;
+        valid += t->check(&g, &m, &d, &e) == 0;
+    }
+    assert_true(changed > 300);
+    assert_true(valid > 200);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_applies),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_tma_maps),
+        cmocka_unit_test(test_mutation_stays_mostly_valid),
+        cmocka_unit_test(test_nvrtc_random),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
