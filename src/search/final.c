@@ -108,8 +108,12 @@ void cut_final_print(FILE *f, const cut_conv *c, int case_idx, const cut_final *
         fprintf(f, "cuDNN %-24s %9.4f ms  ", fin->vendor_algo, theirs);
     else
         fprintf(f, "cuDNN n/a  ");
-    fprintf(f, "cutune %9.4f ms (%.0f GFLOP/s, best of top %d re-timed)", ours, ours > 0 ? flops / ours / 1e6 : 0,
-            fin->k);
+    if (fin->k == 0)
+        fprintf(f, "cutune n/a (no valid trial in the tuning log to re-time)");
+    else if (ours <= 0)
+        fprintf(f, "cutune n/a (none of the top %d re-timed validly)", fin->k);
+    else
+        fprintf(f, "cutune %9.4f ms (%.0f GFLOP/s, best of top %d re-timed)", ours, flops / ours / 1e6, fin->k);
     if (ours > 0 && theirs > 0)
         fprintf(f, "  speedup %.2fx", theirs / ours);
     fputc('\n', f);
