@@ -1,4 +1,4 @@
-/* SIMT GEMM template (issue 6, fp32 NN and NT): reference and error measure, knob checks, launch configuration,
+/* SIMT GEMM template (issue 6, NN and NT; fp32 math on fp32, tf32, fp16 and bf16 inputs): reference and error measure, knob checks, launch configuration,
  * random schedules compiled with NVRTC for sm_90, random schedules run under host emulation on small shapes with
  * tails against the double reference, and planted wrong kernels that the comparison must catch. */
 #include <setjmp.h>
@@ -152,9 +152,9 @@ static void test_check_refuses(void **state)
     expect_refusal(&big, mks(128, 128, 32, 8, 8, 4, 1, 4, 4), "67584 bytes of shared memory");
     /* 32 threads for 64x32 of A and 32x16 of B: 64 + 16 floats each */
     expect_refusal(&big, mks(64, 16, 32, 8, 4, 1, 0, 0, 8), "80 staged floats per thread");
-    cut_gemm half = big;
-    half.dtype = CUT_DT_FP16;
-    expect_refusal(&half, ok, "fp32 inputs only (fp16 requested)");
+    cut_gemm bad_dt = big;
+    bad_dt.dtype = CUT_DT_COUNT;
+    expect_refusal(&bad_dt, ok, "unknown GEMM dtype");
     cut_gemm odd = mkg(1024, 1024, 1022, CUT_GEMM_NN); /* K % 4 != 0 */
     expect_refusal(&odd, ok, "vec=4");
     cut_gemm odd_n = mkg(1024, 1022, 1024, CUT_GEMM_NN); /* NN: B's rows are N long */
@@ -219,19 +219,24 @@ static void test_codegen_launch_and_banner(void **state)
     assert_int_equal(ks.uses_inline_ptx, 0);
     assert_non_null(strstr(ks.src, "gemm_nt_fp32_M_37_N_45_K_29"));
     assert_non_null(strstr(ks.src, "bm=32 bn=64 bk=8 tm=2 tn=4 vec=1 dbuf=1 pad=4 unroll=4"));
-    assert_non_null(strstr(ks.src, "cut_gemm(const float *__restrict__ A, const float *__restrict__ B, float "));
+    assert_non_null(strstr(ks.src, "cut_gemm(const elem_t *__restrict__ A, const elem_t *__restrict__ B, float "));
+    assert_non_null(strstr(ks.src, "typedef float elem_t;"));
     assert_null(strstr(ks.src, "asm"));
     cut_kernel_src_free(&ks);
+    /* 16-bit inputs: the same kernel reading 16-bit storage, widened on load; still no inline PTX on the host */
     g.dtype = CUT_DT_BF16;
-    assert_int_equal(cut_codegen_gemm_simt(&g, &s, &ks, &e), -1);
-    assert_non_null(strstr(e.msg, "fp32"));
+    assert_int_equal(cut_codegen_gemm_simt(&g, &s, &ks, &e), 0);
+    assert_non_null(strstr(ks.src, "cut_gemm(const elem_t *__restrict__ A"));
+    assert_non_null(strstr(ks.src, "typedef unsigned short elem_t;"));
+    assert_non_null(strstr(ks.src, "#define ELEM_BF16 1"));
+    assert_int_equal(ks.uses_inline_ptx, 0);
     cut_kernel_src_free(&ks);
 }
 
 /* ---- NVRTC ----------------------------------------------------------------------------------------------- */
 
-/* Random valid schedules over a few shapes (tails included) of one layout, compiled in one batch for sm_90: every
- * one must compile. Prints the register range and how many spill. */
+/* Random valid schedules over a few shapes (tails included) and every dtype of one layout, compiled in one batch
+ * for sm_90: every one must compile. Prints the register range and how many spill. */
 static void compile_random(cut_gemm_layout l, int count, uint64_t seed)
 {
     const cut_gemm shapes[] = {mkg(1024, 1024, 1024, l), mkg(1000, 777, 515, l), mkg(512, 384, 256, l),
@@ -245,7 +250,9 @@ static void compile_random(cut_gemm_layout l, int count, uint64_t seed)
     cut_compiled *bins = calloc((size_t)count, sizeof *bins);
     const char **srcs = calloc((size_t)count, sizeof *srcs);
     for (int i = 0; i < count; i++) {
-        const cut_gemm *g = &shapes[i % CUT_ARRAY_LEN(shapes)];
+        cut_gemm gd = shapes[i % CUT_ARRAY_LEN(shapes)];
+        gd.dtype = (cut_dtype)((i / (int)CUT_ARRAY_LEN(shapes)) % CUT_DT_COUNT); /* every dtype's storage */
+        const cut_gemm *g = &gd;
         cut_gemm_sched s;
         if (cut_gemm_simt_sample_valid(g, &d, &r, &s, 1000, &e) != 0)
             fail_msg("%s", e.msg);
@@ -396,6 +403,109 @@ static void test_emulated_random_nt(void **state)
     emulate_random(CUT_GEMM_NT, tu_quick() ? 6 : 30, 32);
 }
 
+/* IEEE binary16 / bfloat16 bits of x, rounded to nearest even (finite, normal range: the test's inputs are in
+ * [-1, 1)), and the value they stand for. */
+static uint16_t to16(float x, cut_dtype dt, float *back)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint16_t h;
+    if (dt == CUT_DT_BF16) {
+        h = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+        const uint32_t w = (uint32_t)h << 16;
+        memcpy(back, &w, 4);
+        return h;
+    }
+    /* |x| in [2^(ex-1), 2^ex): 11 significant bits from 2^-14 up, multiples of 2^-24 below (subnormals) */
+    int ex;
+    frexp(fabs((double)x), &ex);
+    const double q = ex >= -13 ? ldexp(nearbyint(ldexp(fabs((double)x), 11 - ex)), ex - 11)
+                               : ldexp(nearbyint(ldexp(fabs((double)x), 24)), -24);
+    *back = (float)(x < 0 ? -q : q);
+    /* bits from the rounded value */
+    const float f = (float)q;
+    uint32_t v;
+    memcpy(&v, &f, 4);
+    const uint32_t e32 = (v >> 23) & 0xFF, m32 = v & 0x7FFFFF;
+    if (f == 0.0f)
+        h = 0;
+    else if (e32 < 113) /* subnormal half: value = m * 2^-24 */
+        h = (uint16_t)nearbyint(ldexp((double)f, 24));
+    else
+        h = (uint16_t)(((e32 - 112) << 10) | (m32 >> 13));
+    return (uint16_t)(h | (x < 0 ? 0x8000u : 0u));
+}
+
+/* 16-bit inputs under emulation: random schedules on tail shapes, inputs rounded to the dtype and passed as bits,
+ * against the double reference of the rounded values (so only accumulation error remains: fp32's tolerance). */
+static void emulate_16bit(cut_dtype dt, int count, uint64_t seed)
+{
+    char *dir = tu_tmpdir(dt == CUT_DT_BF16 ? "gemm_simt_emu_bf16" : "gemm_simt_emu_fp16");
+    assert_non_null(dir);
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, seed);
+    cut_err e;
+    double worst = 0;
+    int vec_wide = 0;
+    for (int i = 0; i < count; i++) {
+        cut_gemm g = mkg(37 + 3 * i, 44 - 2 * (i % 3), 28 + 4 * (i % 5), (cut_gemm_layout)(i % 2));
+        g.dtype = dt;
+        cut_gemm_sched s;
+        if (cut_gemm_simt_sample_valid(&g, &d, &r, &s, 1000, &e) != 0)
+            fail_msg("%s", e.msg);
+        vec_wide += s.k[CUT_GS_VEC] > 1;
+        cut_kernel_src ks;
+        assert_int_equal(cut_codegen_gemm_simt(&g, &s, &ks, &e), 0);
+        cut_emu_kernel *k = NULL;
+        if (cut_emu_compile(ks.src, ks.entry, dir, &k, &e) != 0)
+            fail_msg("host compile: %s", e.msg);
+        const size_t na = (size_t)g.m * g.k, nb = b_elems(&g), nc = (size_t)g.m * g.n;
+        float *a = alloc_floats(na), *b = alloc_floats(nb), *c = alloc_floats(nc);
+        uint16_t *a16 = malloc(na * 2 + 16), *b16 = malloc(nb * 2 + 16);
+        fill_uniform(a, na, &r);
+        fill_uniform(b, nb, &r);
+        for (size_t j = 0; j < na; j++)
+            a16[j] = to16(a[j], dt, &a[j]);
+        for (size_t j = 0; j < nb; j++)
+            b16[j] = to16(b[j], dt, &b[j]);
+        for (size_t j = 0; j < nc; j++)
+            c[j] = NAN;
+        void *args[3] = {a16, b16, c};
+        if (cut_emu_launch(k, ks.grid, ks.block, args, 3, &e) != 0)
+            fail_msg("launch: %s", e.msg);
+        double *ref = malloc(nc * sizeof(double));
+        cut_gemm_reference(&g, a, b, ref);
+        const double err = cut_gemm_rel_error(c, ref, nc);
+        worst = err > worst ? err : worst;
+        if (!(err <= cut_gemm_tolerance(CUT_DT_FP32))) {
+            char desc[256];
+            cut_gemm_simt_describe(&s, desc, sizeof desc);
+            fail_msg("%dx%dx%d %s %s: rel error %g", g.m, g.n, g.k, cut_dtype_name(dt), desc, err);
+        }
+        free(a), free(b), free(c), free(a16), free(b16), free(ref);
+        cut_emu_kernel_free(k);
+        cut_kernel_src_free(&ks);
+    }
+    printf("  %s: %d random schedules emulated on 16-bit inputs (%d with vec > 1); max rel error %.3g\n",
+           cut_dtype_name(dt), count, vec_wide, worst);
+    free(dir);
+}
+
+static void test_emulated_16bit(void **state)
+{
+    (void)state;
+    /* the widening itself: a few exact values through to16 */
+    float back;
+    assert_int_equal(to16(1.0f, CUT_DT_FP16, &back), 0x3C00);
+    assert_int_equal(to16(-0.5f, CUT_DT_FP16, &back), 0xB800);
+    assert_int_equal(to16(1.0f, CUT_DT_BF16, &back), 0x3F80);
+    assert_true(to16(0.1f, CUT_DT_FP16, &back) == 0x2E66 && fabsf(back - 0.0999755859375f) < 1e-9f);
+    emulate_16bit(CUT_DT_FP16, tu_quick() ? 4 : 12, 41);
+    emulate_16bit(CUT_DT_BF16, tu_quick() ? 4 : 12, 42);
+}
+
 /* The comparison catches a kernel that skips a k step of every tile and one that leaves outputs unwritten; the
  * same schedules unedited pass, so the failures come from the edits. */
 static void test_planted_wrong_kernels_caught(void **state)
@@ -432,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_sampled_valid_and_mutations),
         cmocka_unit_test(test_codegen_launch_and_banner),
         cmocka_unit_test(test_planted_wrong_kernels_caught),
+        cmocka_unit_test(test_emulated_16bit),
         cmocka_unit_test(test_emulated_random_nn),
         cmocka_unit_test(test_emulated_random_nt),
         cmocka_unit_test(test_nvrtc_random_nn),

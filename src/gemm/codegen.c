@@ -1,6 +1,7 @@
 /* cutune — code generator of the generic register-tiled SIMT GEMM template (src/gemm/space.c holds the space).
  *
- * C[M][N] = A[M][K] · B with B[K][N] (NN) or B[N][K] (NT, C = A·Bᵀ); all row-major fp32, sizes baked in.
+ * C[M][N] = A[M][K] · B with B[K][N] (NN) or B[N][K] (NT, C = A·Bᵀ); all row-major, sizes baked in. C is fp32; A and
+ * B are in the dtype's storage (fp32 and tf32: float; fp16 and bf16: 16-bit, widened to fp32 as they are loaded).
  * Block (x, y) computes the BM x BN tile of C at (m0, n0) = (y*BM, x*BN) in KT = ceil(K/BK) steps. Per step:
  *   global -> registers: the threads walk the A tile (BM rows of BK floats) and the B tile (NN: BK rows of BN
  *     floats; NT: BN rows of BK floats) as flat arrays of VEC-float vectors, thread t taking vectors t, t+NT, ...
@@ -53,6 +54,11 @@ static const char gemm_head[] =
     "#endif\n"
     "#define B_PER ((B_TOT + NTHR - 1) / NTHR)\n"
     "\n"
+    ;
+
+/* Global loads of VEC consecutive input elements into floats: fp32 storage. */
+static const char gemm_ldg32[] =
+    "typedef float elem_t;\n"
     "#if VEC == 4\n"
     "#define LDG_VEC(d, p) { const float4 t_ = __ldg(reinterpret_cast<const float4 *>(p)); "
     "(d)[0] = t_.x; (d)[1] = t_.y; (d)[2] = t_.z; (d)[3] = t_.w; }\n"
@@ -62,10 +68,44 @@ static const char gemm_head[] =
     "#else\n"
     "#define LDG_VEC(d, p) { (d)[0] = __ldg(p); }\n"
     "#endif\n"
+    ;
+
+/* The same for 16-bit storage (ELEM_BF16 picks bf16 over fp16). */
+static const char gemm_ldg16[] =
+    "/* 16-bit inputs (fp16 or bf16 bits), widened to fp32 on load: VEC elements in one 2-, 4- or 8-byte load */\n"
+    "typedef unsigned short elem_t;\n"
+    "static __device__ __forceinline__ float widen(unsigned int h)\n"
+    "{\n"
+    "#if ELEM_BF16\n"
+    "    return __uint_as_float(h << 16);\n"
+    "#elif defined(__CUDA_ARCH__)\n"
+    "    float f;\n"
+    "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"((unsigned short)h));\n"
+    "    return f;\n"
+    "#else /* host emulation: IEEE binary16 -> binary32 by bits */\n"
+    "    const unsigned int s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;\n"
+    "    if (e == 0) { const float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }\n"
+    "    return __uint_as_float(s | (e == 31 ? 0x7F800000u | (m << 13) : ((e + 112u) << 23) | (m << 13)));\n"
+    "#endif\n"
+    "}\n"
+    "#if VEC == 4\n"
+    "#define LDG_VEC(d, p) { const uint2 t_ = __ldg(reinterpret_cast<const uint2 *>(p)); "
+    "(d)[0] = widen(t_.x & 0xFFFFu); (d)[1] = widen(t_.x >> 16); (d)[2] = widen(t_.y & 0xFFFFu); "
+    "(d)[3] = widen(t_.y >> 16); }\n"
+    "#elif VEC == 2\n"
+    "#define LDG_VEC(d, p) { const unsigned int t_ = __ldg(reinterpret_cast<const unsigned int *>(p)); "
+    "(d)[0] = widen(t_ & 0xFFFFu); (d)[1] = widen(t_ >> 16); }\n"
+    "#else\n"
+    "#define LDG_VEC(d, p) { (d)[0] = widen(__ldg(p)); }\n"
+    "#endif\n"
+    ;
+
+/* The kernel's start. */
+static const char gemm_start[] =
     CUT_EMIT_VEC_SMEM_MACROS
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
-    "cut_gemm(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C)\n"
+    "cut_gemm(const elem_t *__restrict__ A, const elem_t *__restrict__ B, float *__restrict__ C)\n"
     "{\n"
     "    const int tid = threadIdx.x;\n"
     "    const int tx = tid % TX, ty = tid / TX;\n"
@@ -235,6 +275,8 @@ static void emit_defines(cut_buf *b, const cut_gemm *g, const cut_gemm_sched *s)
     const int *k = s->k;
     cut_buf_printf(b, "#define M %d\n#define N %d\n#define K %d\n#define LAYOUT_NT %d\n", g->m, g->n, g->k,
                    g->layout == CUT_GEMM_NT);
+    if (cut_dtype_size(g->dtype) == 2)
+        cut_buf_printf(b, "#define ELEM_BF16 %d\n", g->dtype == CUT_DT_BF16);
     cut_buf_printf(b, "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n#define TN %d\n", k[CUT_GS_BM],
                    k[CUT_GS_BN], k[CUT_GS_BK], k[CUT_GS_TM], k[CUT_GS_TN]);
     cut_buf_printf(b, "#define VEC %d\n#define DBUF %d\n#define PAD %d\n", k[CUT_GS_VEC], k[CUT_GS_DBUF],
@@ -257,6 +299,9 @@ int cut_codegen_gemm_simt(const cut_gemm *g, const cut_gemm_sched *s, cut_kernel
     emit_banner(&b, g, s);
     emit_defines(&b, g, s);
     cut_buf_append(&b, gemm_head, strlen(gemm_head));
+    const char *ldg = cut_dtype_size(g->dtype) == 2 ? gemm_ldg16 : gemm_ldg32;
+    cut_buf_append(&b, ldg, strlen(ldg));
+    cut_buf_append(&b, gemm_start, strlen(gemm_start));
     emit_main_loop(&b, s->k[CUT_GS_DBUF]);
     cut_buf_append(&b, gemm_tail, strlen(gemm_tail));
     out->src = b.data; /* ownership moves to out */

@@ -170,9 +170,8 @@ static int check_knob_lists(const cut_gemm_sched *s, cut_err *e)
 int cut_gemm_simt_check_shape(const cut_gemm *g, const cut_gemm_sched *s, cut_err *e)
 {
     const int *k = s->k;
-    if (g->dtype != CUT_DT_FP32)
-        return cut_err_set(e, "the SIMT GEMM template supports fp32 inputs only (%s requested)",
-                           dtype_name(g->dtype));
+    if (g->dtype < 0 || g->dtype >= CUT_DT_COUNT)
+        return cut_err_set(e, "unknown GEMM dtype %d", (int)g->dtype);
     if (g->layout != CUT_GEMM_NN && g->layout != CUT_GEMM_NT)
         return cut_err_set(e, "unknown GEMM layout %d", (int)g->layout);
     if (g->m <= 0 || g->n <= 0 || g->k <= 0)
@@ -240,11 +239,13 @@ int cut_gemm_simt_sample_valid(const cut_gemm *g, const cut_devlimits *d, cut_rn
 
 /* ---- the template as the registry sees it ---- */
 
+/* Every dtype: inputs are widened to fp32 on load and multiplied with fp32 FMAs (tf32 inputs are fp32 values, so
+ * the SIMT kernel is at least as accurate as the tensor-core math the dtype allows). */
 static int simt_applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
 {
     (void)d;
-    if (g->dtype != CUT_DT_FP32)
-        return cut_err_set(why, "the SIMT template computes fp32 only (dtype %s)", dtype_name(g->dtype)), 0;
+    if (g->dtype < 0 || g->dtype >= CUT_DT_COUNT)
+        return cut_err_set(why, "unknown GEMM dtype %d", (int)g->dtype), 0;
     return 1;
 }
 
@@ -255,7 +256,7 @@ static void simt_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *
     *out = (cut_gemm_geom){
         .bm = clampi(s->k[CUT_GS_BM], 1, 1024), .bn = clampi(s->k[CUT_GS_BN], 1, 1024),
         .bk = clampi(s->k[CUT_GS_BK], 1, 1024), .threads = sg.threads, .stages = 1 + clampi(s->k[CUT_GS_DBUF], 0, 1),
-        .smem_bytes = sg.smem_bytes, .regs_est = sg.regs_est, .elem_bytes = 4, .tensor_cores = 0,
+        .smem_bytes = sg.smem_bytes, .regs_est = sg.regs_est, .elem_bytes = (int)cut_dtype_size(g->dtype), .tensor_cores = 0,
     };
     memcpy(out->grid, sg.grid, sizeof out->grid);
 }
