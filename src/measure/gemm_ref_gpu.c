@@ -1,0 +1,113 @@
+/* cutune — the GEMM reference on the GPU: cuBLAS DGEMM (fp64) of the rounded inputs, inside the worker.
+ *
+ * The double CPU reference (cut_gemm_reference) streams B once per row of C, which is fine for the small shapes of
+ * the tests and the emulator but takes far too long at 4096^3 and beyond. The worker instead widens A and B to
+ * double, multiplies them with cublasDgemm (row-major C = A·B or A·Bᵀ as the column-major Cᵀ = op(B)·Aᵀ, as
+ * cublas_baseline.c explains) and keeps the fp64 result as the reference: "checked against cuBLAS in higher
+ * precision". libcublas.so.13 is loaded with dlopen ($CUTUNE_CUBLAS_LIB overrides), as for the baselines. */
+#include "measure/gemm_ref_gpu.h"
+
+#include "cutune/util.h"
+
+#include <cublas_v2.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+typedef struct dgemm_api {
+    __typeof__(cublasCreate_v2) *create;
+    __typeof__(cublasDestroy_v2) *destroy;
+    __typeof__(cublasSetStream_v2) *set_stream;
+    __typeof__(cublasDgemm_v2) *dgemm;
+    __typeof__(cublasGetStatusString) *status;
+} dgemm_api;
+
+static int dgemm_load(dgemm_api *api, cut_err *e)
+{
+    const char *lib = NULL;
+    void *h = cut_dlopen("CUTUNE_CUBLAS_LIB", "libcublas.so.13", "cuBLAS",
+                         "; install cuBLAS 13 for the GEMM reference on the GPU", &lib, e);
+    if (!h)
+        return -1;
+    *(void **)&api->create = dlsym(h, "cublasCreate_v2");
+    *(void **)&api->destroy = dlsym(h, "cublasDestroy_v2");
+    *(void **)&api->set_stream = dlsym(h, "cublasSetStream_v2");
+    *(void **)&api->dgemm = dlsym(h, "cublasDgemm_v2");
+    *(void **)&api->status = dlsym(h, "cublasGetStatusString");
+    if (!api->create || !api->destroy || !api->set_stream || !api->dgemm || !api->status)
+        return cut_err_set(e, "cuBLAS unavailable: %s lacks cublasDgemm_v2 or its companions (not cuBLAS 13?)", lib);
+    return 0;
+}
+
+/* n floats widened to doubles and copied to a new device buffer *d. */
+static int upload_wide(const cut_cu_api *cu, const float *x, size_t n, CUdeviceptr *d, cut_err *e)
+{
+    double *w = malloc(n * sizeof *w);
+    if (!w)
+        return cut_err_set(e, "GPU reference: out of host memory for %zu doubles", n);
+    for (size_t i = 0; i < n; i++)
+        w[i] = x[i];
+    CUresult rc = cu->cuMemAlloc(d, n * sizeof *w);
+    if (rc == CUDA_SUCCESS && (rc = cu->cuMemcpyHtoD(*d, w, n * sizeof *w)) != CUDA_SUCCESS)
+        cu->cuMemFree(*d);
+    free(w);
+    if (rc != CUDA_SUCCESS) {
+        char dsc[160];
+        cut_cu_describe(rc, dsc, sizeof dsc);
+        *d = 0;
+        return cut_err_set(e, "GPU reference: %zu MB of fp64 operands: %s", n * sizeof(double) >> 20, dsc);
+    }
+    return 0;
+}
+
+int cut_gemm_reference_gpu(const cut_cu_api *cu, const cut_gemm *g, const float *a, const float *b, double *ref,
+                           cut_err *e)
+{
+    dgemm_api api;
+    if (dgemm_load(&api, e) != 0)
+        return -1;
+    CUdeviceptr da = 0, db = 0, dc = 0;
+    cublasHandle_t h = NULL;
+    int rc = -1;
+    const size_t nc = cut_gemm_c_elems(g);
+    if (upload_wide(cu, a, cut_gemm_a_elems(g), &da, e) != 0 || upload_wide(cu, b, cut_gemm_b_elems(g), &db, e) != 0)
+        goto out;
+    CUresult cr = cu->cuMemAlloc(&dc, nc * sizeof(double));
+    if (cr != CUDA_SUCCESS) {
+        char dsc[160];
+        cut_cu_describe(cr, dsc, sizeof dsc);
+        dc = 0;
+        cut_err_set(e, "GPU reference: C in fp64: %s", dsc);
+        goto out;
+    }
+    cublasStatus_t st = api.create(&h);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = api.set_stream(h, NULL);
+    const double one = 1.0, zero = 0.0;
+    const int nt = g->layout == CUT_GEMM_NT;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = api.dgemm(h, nt ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->m, g->k, &one,
+                       (const double *)(uintptr_t)db, nt ? g->k : g->n, (const double *)(uintptr_t)da, g->k, &zero,
+                       (double *)(uintptr_t)dc, g->n);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        cut_err_set(e, "GPU reference: cublasDgemm: %s", api.status(st));
+        goto out;
+    }
+    if ((cr = cu->cuCtxSynchronize()) != CUDA_SUCCESS || (cr = cu->cuMemcpyDtoH(ref, dc, nc * sizeof(double))) != 0) {
+        char dsc[160];
+        cut_cu_describe(cr, dsc, sizeof dsc);
+        cut_err_set(e, "GPU reference: DGEMM result: %s", dsc);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (h)
+        api.destroy(h);
+    if (da)
+        cu->cuMemFree(da);
+    if (db)
+        cu->cuMemFree(db);
+    if (dc)
+        cu->cuMemFree(dc);
+    return rc;
+}
