@@ -10,7 +10,8 @@
  *     so a vector is either wholly inside the matrix or wholly past its end and one guard per vector suffices.
  *     Loads past M, N or K read 0 (tails: no size needs to be a multiple of a tile).
  *   registers -> shared memory: both operands are stored with k as the row, As[k][m] and Bs[k][n] (A and NT's B
- *     are transposed on the way), rows padded by PAD floats against bank conflicts of the transposing stores.
+ *     are transposed on the way, one float per store), rows padded by PAD floats against bank conflicts of the
+ *     transposing stores; NN's B keeps its row order, so each loaded vector goes in with one VEC-wide store.
  *   shared memory -> registers -> FMAs: thread (ty, tx) reads TM floats of As[k][.] and TN of Bs[k][.] in chunks
  *     of up to 4 (one 16-byte LDS each) and accumulates the TM x TN outer product. Its rows are
  *     m = c*TY*VM + ty*VM + i (chunks of VM = min(TM, 4) rows strided by TY*VM), likewise its columns, so a warp's
@@ -100,8 +101,16 @@ static const char gemm_ldg16[] =
     "#endif\n"
     ;
 
-/* The kernel's start. */
+/* The kernel's start. STS_VEC: VEC floats to shared memory in one store (an NN B row is contiguous along n; the
+ * row pitch BN + PAD and the column are multiples of VEC, so the vector is aligned). */
 static const char gemm_start[] =
+    "#if VEC == 4\n"
+    "#define STS_VEC(p, s) *reinterpret_cast<float4 *>(p) = make_float4((s)[0], (s)[1], (s)[2], (s)[3])\n"
+    "#elif VEC == 2\n"
+    "#define STS_VEC(p, s) *reinterpret_cast<float2 *>(p) = make_float2((s)[0], (s)[1])\n"
+    "#else\n"
+    "#define STS_VEC(p, s) *(p) = (s)[0]\n"
+    "#endif\n"
     CUT_EMIT_VEC_SMEM_MACROS
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
@@ -170,12 +179,12 @@ static const char gemm_store[] =
     "        for (int i = 0; i < B_PER; i++) {\n"
     "            const int idx = tid + i * NTHR, r = idx / B_VPR, c = (idx % B_VPR) * VEC;\n"
     "            if (B_TOT % NTHR == 0 || idx < B_TOT) {\n"
+    "#if LAYOUT_NT\n"
     "#pragma unroll\n"
     "                for (int v = 0; v < VEC; v++)\n"
-    "#if LAYOUT_NT\n"
     "                    Bs[sb][c + v][r] = b_st[i][v];\n"
     "#else\n"
-    "                    Bs[sb][r][c + v] = b_st[i][v];\n"
+    "                STS_VEC(&Bs[sb][r][c], b_st[i]); /* one vector: scalar stores 4 floats apart conflict */\n"
     "#endif\n"
     "            }\n"
     "        }\n";
