@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "measure/worker_proto.h"
+#include "measure/cublaslt_baseline.h"
 #include "cutune/half.h"
 
 #include <errno.h>
@@ -853,6 +854,56 @@ static void test_vendor_codecs(void **state)
     assert_string_equal(cut_wp_type_name(CUT_WP_VENDOR_RESULT), "VENDOR_RESULT");
 }
 
+/* The worker's vendor tally: counts, the first failure while nothing is valid, the top list sorted and capped, the
+ * budget flag, notes; and the cuBLASLt id names. */
+static void test_vendor_tally(void **state)
+{
+    (void)state;
+    cut_vendor_result v;
+    memset(&v, 0, sizeof v);
+    cut_vendor_acc a = {.out = &v, .deadline = cut_now_s() + 1000};
+    cut_result r;
+    cut_result_reset(&r);
+    r.status = CUT_ST_WRONG_RESULT;
+    cut_vendor_add(&a, &r, "first failure");
+    r.status = CUT_ST_LAUNCH_ERROR;
+    cut_vendor_add(&a, &r, "second failure");
+    assert_int_equal(v.tried, 2);
+    assert_int_equal(v.valid, 0);
+    assert_string_equal(v.best.config, "first failure");
+    const double ms[] = {5, 3, 9, 1, 7, 2, 8, 6, 4, 10, 0.5};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(ms); i++) {
+        r.status = CUT_ST_OK;
+        r.median_ms = ms[i];
+        char c[32];
+        snprintf(c, sizeof c, "c%g", ms[i]);
+        cut_vendor_add(&a, &r, c);
+    }
+    assert_int_equal(v.tried, 13);
+    assert_int_equal(v.valid, 11);
+    assert_int_equal(v.ntop, CUT_VENDOR_TOP);
+    assert_string_equal(v.best.config, "c0.5");
+    for (int i = 1; i < v.ntop; i++)
+        assert_true(v.top[i].res.median_ms >= v.top[i - 1].res.median_ms);
+    assert_true(v.top[CUT_VENDOR_TOP - 1].res.median_ms == 7.0);
+    assert_int_equal(cut_vendor_over_budget(&a), 0);
+    a.deadline = cut_now_s() - 1;
+    assert_int_equal(cut_vendor_over_budget(&a), 1);
+    assert_int_equal(v.budget_hit, 1);
+    cut_vendor_note(&a, "one %d", 1);
+    cut_vendor_note(&a, "two");
+    assert_string_equal(v.note, "one 1; two");
+    for (int i = 0; i < 100; i++) /* never overflows */
+        cut_vendor_note(&a, "a long note that fills the buffer");
+    assert_true(strlen(v.note) < sizeof v.note);
+    char buf[16];
+    assert_string_equal(cut_lt_tile_name(0, buf, sizeof buf), "auto");
+    assert_string_equal(cut_lt_tile_name(23, buf, sizeof buf), "128x256"); /* CUBLASLT_MATMUL_TILE_128x256 */
+    assert_string_equal(cut_lt_stages_name(16, buf, sizeof buf), "64x4");    /* CUBLASLT_MATMUL_STAGES_64x4 */
+    assert_string_equal(cut_lt_stages_name(0, buf, sizeof buf), "auto");
+    assert_string_equal(cut_lt_tile_name(100000, buf, sizeof buf), "#100000");
+}
+
 static void test_cursor_sticky_failure(void **state)
 {
     (void)state;
@@ -1170,6 +1221,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_measure_result_hello_codecs),
         cmocka_unit_test(test_measure_tma_codec),
         cmocka_unit_test(test_vendor_codecs),
+        cmocka_unit_test(test_vendor_tally),
         cmocka_unit_test(test_cursor_sticky_failure),
         cmocka_unit_test(test_runner_fake_worker),
         cmocka_unit_test(test_runner_not_gpu),
