@@ -6,8 +6,8 @@
  *         every frame received goes through every decoder;
  *   odd:  the second byte is a frame type, the rest its payload (an exactly sized allocation), straight into every
  *         decoder.
- * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT / CUBLAS_RESULT, ENERGY_RESULT, ERROR) and the worker's
- * (PREPARE, PREPARE_GEMM, MEASURE, ENERGY).
+ * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT / CUBLAS_RESULT, ENERGY_RESULT, VENDOR_RESULT, ERROR) and
+ * the worker's (PREPARE, PREPARE_GEMM, MEASURE, ENERGY, VENDOR).
  * Invariants:
  *   - cut_wp_recv returns 1, 0 (end of input, only after whole frames) or -1 with a sentence, never -2 (all bytes are
  *     there); a frame has a known type, a length within the limit, data NULL exactly when empty, and the frames
@@ -15,8 +15,10 @@
  *   - a decoder given a frame of another type fails; a failure has a sentence and leaves nothing allocated;
  *   - a decode that succeeds re-encodes to exactly the payload bytes (ERROR: a prefix of them), strings come back
  *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates, its
- *     timing policy is sane and its tensors are allocated (PREPARE_GEMM: the GEMM validates and is fp32); RESULT
- *     decodes the same with or without an algo buffer. */
+ *     timing policy is sane and its tensors are allocated (PREPARE_GEMM: the GEMM validates, its dtype is known);
+ *     MEASURE / ENERGY carry 0 or 2 TMA descriptors that pass cut_wp_tma_check; VENDOR's options are in range;
+ *     VENDOR_RESULT's counts are consistent and its top list within CUT_VENDOR_TOP; RESULT decodes the same with or
+ *     without an algo buffer. */
 #include "measure/worker_proto.h"
 #include "fuzz_common.h"
 
@@ -97,7 +99,7 @@ static void check_prepare_gemm(const cut_wp_frame *f)
         CHECK(p.a == NULL && p.b == NULL && p.ref == NULL);
         return;
     }
-    CHECK(cut_gemm_validate(&p.gemm, &e) == 0 && p.gemm.dtype == CUT_DT_FP32);
+    CHECK(cut_gemm_validate(&p.gemm, &e) == 0 && (int)p.gemm.dtype >= 0 && p.gemm.dtype < CUT_DT_COUNT);
     CHECK(p.gemm.layout == CUT_GEMM_NN || p.gemm.layout == CUT_GEMM_NT);
     const cut_timing *t = &p.timing;
     CHECK(t->warmup >= 0 && t->min_repeats >= 1 && t->max_repeats >= t->min_repeats);
@@ -128,6 +130,9 @@ static void check_measure(const cut_wp_frame *f)
     CHECK(m.entry[0] != 0 && memchr(m.entry, 0, sizeof m.entry));
     CHECK(m.cubin_size > 0 && m.cubin >= f->data && m.cubin_size <= f->len &&
           (size_t)(m.cubin - f->data) <= f->len - m.cubin_size);
+    CHECK(m.ntma == 0 || m.ntma == 2);
+    for (int i = 0; i < m.ntma; i++)
+        CHECK(cut_wp_tma_check(&m.tma[i], &e) == 0);
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_measure_encode(&m, &b);
@@ -150,6 +155,7 @@ static void check_energy(const cut_wp_frame *f)
         return;
     }
     CHECK(m.entry[0] != 0 && memchr(p.uuid, 0, sizeof p.uuid));
+    CHECK(m.ntma == 0 || m.ntma == 2);
     CHECK(cut_energy_plan_check(&p, &e) == 0);
     cut_buf b;
     cut_buf_init(&b);
@@ -215,6 +221,55 @@ static void check_result(const cut_wp_frame *f)
     cut_buf_free(&b);
 }
 
+static void check_vendor(const cut_wp_frame *f)
+{
+    cut_vendor_opts o;
+    memset(&o, 0x7f, sizeof o);
+    cut_err e = {{0}};
+    int rc = cut_wp_vendor_decode(f, &o, &e);
+    if (f->type != CUT_WP_VENDOR)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        return;
+    }
+    CHECK(o.heuristic_n >= 0 && o.heuristic_n <= 256 && (o.enumerate == 0 || o.enumerate == 1));
+    CHECK(o.max_configs >= 0 && o.max_configs <= 4096 && isfinite(o.budget_s) && o.budget_s > 0);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_vendor_encode(&o, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+}
+
+static void check_vendor_result(const cut_wp_frame *f)
+{
+    cut_vendor_result *v = malloc(sizeof *v);
+    CHECK(v != NULL);
+    memset(v, 0x7f, sizeof *v);
+    cut_err e = {{0}};
+    int rc = cut_wp_vendor_result_decode(f, v, &e);
+    if (f->type != CUT_WP_VENDOR_RESULT)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        free(v);
+        return;
+    }
+    CHECK(v->tried >= v->valid && v->valid >= 0 && v->heuristic >= 0 && v->enumerated >= 0);
+    CHECK((v->budget_hit == 0 || v->budget_hit == 1) && v->ntop >= 0 && v->ntop <= CUT_VENDOR_TOP);
+    CHECK(memchr(v->note, 0, sizeof v->note) && memchr(v->best.config, 0, sizeof v->best.config));
+    CHECK((int)v->best.res.status >= 0 && v->best.res.status < CUT_ST_COUNT);
+    for (int i = 0; i < v->ntop; i++)
+        CHECK((int)v->top[i].res.status >= 0 && v->top[i].res.status < CUT_ST_COUNT);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_vendor_result_encode(v, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+    free(v);
+}
+
 static void check_error(const cut_wp_frame *f)
 {
     char msg[CUT_ERR_LEN], small[6];
@@ -247,6 +302,8 @@ static void check_all(const cut_wp_frame *f)
     check_result(f);
     check_energy(f);
     check_energy_result(f);
+    check_vendor(f);
+    check_vendor_result(f);
     check_error(f);
 }
 

@@ -41,6 +41,16 @@ expect2 "gemm unknown key" "'Q=3'" tune $E --gemm Q=3 N=1 K=1
 expect2 "gemm key twice" "'M=2'" tune $E --gemm M=1 M=2 N=1 K=1
 expect2 "gemm missing K" "no K" tune $E --gemm M=1 N=1
 expect2 "gemm bad --layout" "'tt'" tune $E --m 8 --n 8 --k 8 --layout tt
+# the vendor GEMM baseline: malformed words, options without a GEMM, and no GPU
+expect2 "baseline gemm empty value" "'M='" baseline --gemm M= N=1 K=1
+expect2 "baseline gemm unknown key" "'Q=3'" baseline --gemm Q=3 N=1 K=1
+expect2 "baseline gemm missing K" "no K" baseline --gemm M=1 N=1
+expect2 "baseline gemm bad --dtype" "'fp8'" baseline --gemm M=8 N=8 K=8 --dtype fp8
+expect2 "baseline vendor option without a GEMM" "need a GEMM" baseline --heuristic 4
+expect2 "baseline bad --heuristic" "heuristic" baseline --gemm M=8 N=8 K=8 --heuristic 999
+if ! "$BIN" devices >/dev/null 2>&1; then
+  expect2 "baseline gemm without a GPU" "no (usable )?GPU|no NVIDIA" baseline --gemm M=64 N=64 K=64 --dtype fp16
+fi
 # a valid GEMM is parsed, then refused (exit 1), since its tuning pipeline is not there yet
 "$BIN" tune $E --gemm M=1024 N=2048 K=3072 t=2000 --layout nt --dtype fp16 >out.txt 2>err.txt; rc=$?
 if [ $rc -eq 1 ] && grep -q "not available yet.*parsed gemm_nt_fp16_M_1024_N_2048_K_3072" err.txt &&

@@ -130,6 +130,27 @@ static void test_version(void **state)
     assert_true(v >= 12000);
 }
 
+/* A kernel with arch_a compiles for sm_90a: the options say so, and the cubin's key differs from sm_90's. */
+static void test_opts_for_kernel(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    const cut_compile_opts base = sm90_opts();
+    cut_compile_opts o;
+    cut_compile_opts_for_kernel(&base, 0, &o);
+    assert_memory_equal(&o, &base, sizeof o);
+    cut_compile_opts_for_kernel(&base, 1, &o);
+    assert_int_equal(o.arch_suffix_a, 1);
+    assert_int_equal(o.sm_major, base.sm_major);
+    cut_compiled plain, arch_a;
+    assert_int_equal(cut_compile_one(GOOD_SRC, NULL, &base, &plain, &e), 0);
+    assert_int_equal(cut_compile_one(GOOD_SRC, NULL, &o, &arch_a, &e), 0);
+    assert_true(plain.ok && arch_a.ok);
+    assert_true(plain.key != arch_a.key);
+    cut_compiled_free(&plain);
+    cut_compiled_free(&arch_a);
+}
+
 static void test_setup_errors(void **state)
 {
     (void)state;
@@ -644,6 +665,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_setup_errors),
+        cmocka_unit_test(test_opts_for_kernel),
         cmocka_unit_test(test_good_kernel_sm90),
         cmocka_unit_test(test_spills_reported),
         cmocka_unit_test(test_syntax_error_is_a_value),

@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "measure/worker_proto.h"
+#include "measure/cublaslt_baseline.h"
+#include "cutune/half.h"
 
 #include <errno.h>
 #include <math.h>
@@ -62,6 +64,46 @@ static int is_rounded(const float *got, const double *ref, size_t n)
         if (got[i] != (float)ref[i])
             return 0;
     return 1;
+}
+
+/* 1 if every value is exactly representable in dtype d (fp16/bf16: the parent rounded the inputs). */
+static int is_dtype_exact(cut_dtype d, const float *x, size_t n)
+{
+    float *y = malloc(n * sizeof *y + 1);
+    memcpy(y, x, n * sizeof *y);
+    cut_dtype_round(d, y, n);
+    const int same = n == 0 || memcmp(x, y, n * sizeof *y) == 0;
+    free(y);
+    return same;
+}
+
+/* VENDOR: echoes the options into a fake result (tried = heuristic_n, valid = max_configs % 7, top entries
+ * "fake config i" at 1 + i ms). */
+static int fake_vendor(int out_fd, const cut_wp_frame *f, int verified)
+{
+    cut_vendor_opts o;
+    cut_err e;
+    if (cut_wp_vendor_decode(f, &o, &e) != 0)
+        return fake_send_error(out_fd, e.msg);
+    cut_vendor_result v;
+    memset(&v, 0, sizeof v);
+    v.tried = o.heuristic_n;
+    v.valid = CUT_MIN(o.max_configs % 7, v.tried);
+    v.enumerated = o.enumerate;
+    v.ntop = CUT_MIN(v.valid, CUT_VENDOR_TOP);
+    for (int i = 0; i < v.ntop; i++) {
+        v.top[i].res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
+        v.top[i].res.median_ms = 1 + i;
+        snprintf(v.top[i].config, sizeof v.top[i].config, "fake config %d", i);
+    }
+    v.best = v.top[0];
+    snprintf(v.note, sizeof v.note, "budget %g", o.budget_s);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_vendor_result_encode(&v, &b);
+    int rc = cut_wp_send(out_fd, CUT_WP_VENDOR_RESULT, b.data, b.len, &e);
+    cut_buf_free(&b);
+    return rc;
 }
 
 static int fake_worker_main(int dev, int in_fd, int out_fd)
@@ -122,13 +164,17 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 size_t n = cut_gemm_c_elems(&p.gemm);
                 double *ref = malloc(n * sizeof *ref);
                 cut_gemm_reference(&p.gemm, p.a, p.b, ref);
-                verified = is_rounded(p.ref, ref, n);
+                verified = is_rounded(p.ref, ref, n) &&
+                           is_dtype_exact(p.gemm.dtype, p.a, cut_gemm_a_elems(&p.gemm)) &&
+                           is_dtype_exact(p.gemm.dtype, p.b, cut_gemm_b_elems(&p.gemm));
                 free(ref);
                 timing = p.timing;
                 cut_wp_prepare_gemm_free(&p);
                 prepares++;
                 cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
             }
+        } else if (f.type == CUT_WP_VENDOR) {
+            fake_vendor(out_fd, &f, verified);
         } else if (f.type == CUT_WP_CUBLAS) {
             res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
             res.median_ms = 1.25;
@@ -148,6 +194,7 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 res.min_ms = m.smem_dynamic;
                 res.max_ms = timing.min_repeats;
                 res.repeats = prepares;
+                res.max_abs_err = m.ntma ? (double)m.tma[1].box[1] : 0.0; /* TMA descriptors arrive */
                 snprintf(res.error, sizeof res.error, "pid=%d", (int)getpid());
                 fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
             } else if (strcmp(m.entry, "hang") == 0) {
@@ -495,12 +542,14 @@ static void test_prepare_gemm_codec(void **state)
     assert_non_null(strstr(e.msg, "GEMM B tensor has"));
     v = 5;
     memcpy(b.data + 4, &v, 4);
-    v = CUT_DT_FP16; /* fp16: refused with a sentence naming it */
-    memcpy(b.data + 16, &v, 4);
-    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "fp16"));
-    assert_non_null(strstr(e.msg, "fp32 only"));
+    for (int d = CUT_DT_TF32; d < CUT_DT_COUNT; d++) { /* every dtype travels (A and B as rounded floats) */
+        v = d;
+        memcpy(b.data + 16, &v, 4);
+        f = frame_of(CUT_WP_PREPARE_GEMM, &b);
+        assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), 0);
+        assert_int_equal(q.gemm.dtype, d);
+        cut_wp_prepare_gemm_free(&q);
+    }
     v = 9; /* unknown dtype, then unknown layout, then M = 0 */
     memcpy(b.data + 16, &v, 4);
     f = frame_of(CUT_WP_PREPARE_GEMM, &b);
@@ -637,6 +686,222 @@ static void test_measure_result_hello_codecs(void **state)
     f.len = 3;
     assert_int_equal(cut_wp_error_decode(&f, msg, sizeof msg), -1);
     cut_buf_free(&b);
+}
+
+/* MEASURE with two TMA descriptors round-trips; a count other than 0 or 2 and bad descriptors are refused. */
+/* One TMA descriptor in MEASURE's wire form (as worker.c writes it). */
+static void put_one_tma(cut_buf *b, const cut_tma_desc *t)
+{
+    cut_wp_put_i32(b, t->operand);
+    cut_wp_put_i32(b, t->elem_bytes);
+    cut_wp_put_u64(b, t->dims[0]);
+    cut_wp_put_u64(b, t->dims[1]);
+    cut_wp_put_u64(b, t->row_bytes);
+    cut_wp_put_u32(b, t->box[0]);
+    cut_wp_put_u32(b, t->box[1]);
+    cut_wp_put_i32(b, t->swizzle);
+}
+
+static void test_measure_tma_codec(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_wp_measure m = {.grid = {1, 2, 3}, .block = {384, 1, 1}, .smem_dynamic = 200000,
+                        .cubin = (const uint8_t *)"CUBIN", .cubin_size = 5, .ntma = 2};
+    snprintf(m.entry, sizeof m.entry, "cut_gemm_wgmma");
+    m.tma[0] = (cut_tma_desc){0, 2, {4096, 2048}, 8192, {64, 128}, 128};
+    m.tma[1] = (cut_tma_desc){1, 2, {4096, 1024}, 8192, {64, 256}, 128};
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_measure_encode(&m, &b);
+    cut_wp_frame f = frame_of(CUT_WP_MEASURE, &b);
+    cut_wp_measure q;
+    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), 0);
+    assert_int_equal(q.ntma, 2);
+    assert_memory_equal(q.tma, m.tma, sizeof m.tma);
+    cut_energy_plan plan; /* ENERGY carries them too */
+    cut_energy_plan_default(&plan);
+    snprintf(plan.uuid, sizeof plan.uuid, "GPU-x");
+    cut_buf eb;
+    cut_buf_init(&eb);
+    cut_wp_energy_encode(&m, &plan, &eb);
+    cut_wp_frame ef = frame_of(CUT_WP_ENERGY, &eb);
+    cut_energy_plan pq;
+    assert_int_equal(cut_wp_energy_decode(&ef, &q, &pq, &e), 0);
+    assert_memory_equal(q.tma, m.tma, sizeof m.tma);
+    cut_buf_free(&eb);
+    for (size_t cut = 0; cut < b.len; cut++) { /* every truncation is refused */
+        cut_wp_frame t = {.type = CUT_WP_MEASURE, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_measure_decode(&t, &q, &e), -1);
+    }
+    cut_buf_free(&b);
+    const struct {
+        cut_tma_desc d;
+        const char *why;
+    } bad[] = {
+        {{2, 2, {64, 64}, 128, {64, 64}, 0}, "operand 2"},
+        {{0, 8, {64, 64}, 512, {64, 64}, 0}, "element size 8"},
+        {{0, 2, {0, 64}, 128, {64, 64}, 0}, "dimension 0"},
+        {{0, 2, {64, (1ull << 32) + 1}, 128, {64, 64}, 0}, "dimension 1"},
+        {{0, 2, {64, 64}, 128, {257, 64}, 0}, "dimension 0"},
+        {{0, 2, {64, 64}, 120, {64, 64}, 0}, "row stride"},
+        {{0, 2, {64, 64}, 64, {64, 64}, 0}, "row stride"},
+        {{0, 2, {64, 64}, 1ull << 40, {64, 64}, 0}, "row stride"},
+        {{1, 4, {64, 64}, 256, {32, 64}, 16}, "swizzle 16"},
+    };
+    for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
+        m.tma[1] = bad[i].d;
+        assert_int_equal(cut_wp_tma_check(&bad[i].d, &e), -1);
+        assert_non_null(strstr(e.msg, bad[i].why));
+        cut_buf_init(&b);
+        cut_wp_measure_encode(&m, &b);
+        f = frame_of(CUT_WP_MEASURE, &b);
+        assert_int_equal(cut_wp_measure_decode(&f, &q, &e), -1);
+        assert_non_null(strstr(e.msg, "malformed MEASURE message"));
+        cut_buf_free(&b);
+    }
+    /* ntma 1 on the wire (a hand-made frame: encode writes 0 or 2 only) */
+    m.ntma = 0;
+    cut_buf_init(&b);
+    cut_wp_measure_encode(&m, &b);
+    b.len -= 4;
+    cut_wp_put_u32(&b, 1);
+    put_one_tma(&b, &m.tma[0]);
+    f = frame_of(CUT_WP_MEASURE, &b);
+    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "1 TMA descriptors"));
+    cut_buf_free(&b);
+}
+
+/* VENDOR and VENDOR_RESULT round-trip; out-of-range options, counts and top lists are refused. */
+static void test_vendor_codecs(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_vendor_opts o = {.heuristic_n = 32, .enumerate = 1, .max_configs = 300, .budget_s = 60}, q;
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_vendor_encode(&o, &b);
+    cut_wp_frame f = frame_of(CUT_WP_VENDOR, &b);
+    assert_int_equal(cut_wp_vendor_decode(&f, &q, &e), 0);
+    assert_memory_equal(&q, &o, sizeof o);
+    f.len--;
+    assert_int_equal(cut_wp_vendor_decode(&f, &q, &e), -1);
+    cut_buf_free(&b);
+    const cut_vendor_opts bad[] = {{-1, 1, 3, 1}, {257, 1, 3, 1}, {1, 2, 3, 1}, {1, 1, -1, 1}, {1, 1, 4097, 1},
+                                   {1, 1, 3, 0}, {1, 1, 3, NAN}, {1, 1, 3, 2e6}};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
+        cut_buf_init(&b);
+        cut_wp_vendor_encode(&bad[i], &b);
+        f = frame_of(CUT_WP_VENDOR, &b);
+        assert_int_equal(cut_wp_vendor_decode(&f, &q, &e), -1);
+        assert_non_null(strstr(e.msg, "malformed VENDOR message"));
+        cut_buf_free(&b);
+    }
+
+    cut_vendor_result v, w;
+    memset(&v, 0, sizeof v);
+    v.tried = 40;
+    v.valid = 3;
+    v.heuristic = 20;
+    v.enumerated = 18;
+    v.budget_hit = 1;
+    v.ntop = 3;
+    for (int i = 0; i < 3; i++) {
+        v.top[i].res.status = CUT_ST_OK;
+        v.top[i].res.median_ms = 0.5 + i;
+        v.top[i].res.repeats = 10 + i;
+        snprintf(v.top[i].config, sizeof v.top[i].config, "cublasLt algo=%d tile=128x256 stages=64x4", 20 + i);
+    }
+    v.best = v.top[0];
+    snprintf(v.note, sizeof v.note, "cuBLASLt unavailable: test");
+    cut_buf_init(&b);
+    cut_wp_vendor_result_encode(&v, &b);
+    f = frame_of(CUT_WP_VENDOR_RESULT, &b);
+    assert_int_equal(cut_wp_vendor_result_decode(&f, &w, &e), 0);
+    assert_int_equal(w.tried, 40);
+    assert_int_equal(w.valid, 3);
+    assert_int_equal(w.heuristic, 20);
+    assert_int_equal(w.enumerated, 18);
+    assert_int_equal(w.budget_hit, 1);
+    assert_int_equal(w.ntop, 3);
+    assert_string_equal(w.top[2].config, v.top[2].config);
+    assert_true(w.top[2].res.median_ms == 2.5 && w.top[2].res.repeats == 12);
+    assert_string_equal(w.best.config, v.top[0].config);
+    assert_string_equal(w.note, v.note);
+    for (size_t cut = 0; cut < b.len; cut += 5) {
+        cut_wp_frame t = {.type = CUT_WP_VENDOR_RESULT, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_vendor_result_decode(&t, &w, &e), -1);
+    }
+    cut_buf_free(&b);
+    v.valid = 41; /* more valid than tried */
+    cut_buf_init(&b);
+    cut_wp_vendor_result_encode(&v, &b);
+    f = frame_of(CUT_WP_VENDOR_RESULT, &b);
+    assert_int_equal(cut_wp_vendor_result_decode(&f, &w, &e), -1);
+    assert_non_null(strstr(e.msg, "counts"));
+    cut_buf_free(&b);
+    v.valid = 3;
+    v.top[1].res.status = CUT_ST_COUNT; /* an unknown status in the top list */
+    cut_buf_init(&b);
+    cut_wp_vendor_result_encode(&v, &b);
+    f = frame_of(CUT_WP_VENDOR_RESULT, &b);
+    assert_int_equal(cut_wp_vendor_result_decode(&f, &w, &e), -1);
+    assert_non_null(strstr(e.msg, "unknown status"));
+    f.type = CUT_WP_RESULT;
+    assert_int_equal(cut_wp_vendor_result_decode(&f, &w, &e), -1);
+    cut_buf_free(&b);
+    assert_string_equal(cut_wp_type_name(CUT_WP_VENDOR_RESULT), "VENDOR_RESULT");
+}
+
+/* The worker's vendor tally: counts, the first failure while nothing is valid, the top list sorted and capped, the
+ * budget flag, notes; and the cuBLASLt id names. */
+static void test_vendor_tally(void **state)
+{
+    (void)state;
+    cut_vendor_result v;
+    memset(&v, 0, sizeof v);
+    cut_vendor_acc a = {.out = &v, .deadline = cut_now_s() + 1000};
+    cut_result r;
+    cut_result_reset(&r);
+    r.status = CUT_ST_WRONG_RESULT;
+    cut_vendor_add(&a, &r, "first failure");
+    r.status = CUT_ST_LAUNCH_ERROR;
+    cut_vendor_add(&a, &r, "second failure");
+    assert_int_equal(v.tried, 2);
+    assert_int_equal(v.valid, 0);
+    assert_string_equal(v.best.config, "first failure");
+    const double ms[] = {5, 3, 9, 1, 7, 2, 8, 6, 4, 10, 0.5};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(ms); i++) {
+        r.status = CUT_ST_OK;
+        r.median_ms = ms[i];
+        char c[32];
+        snprintf(c, sizeof c, "c%g", ms[i]);
+        cut_vendor_add(&a, &r, c);
+    }
+    assert_int_equal(v.tried, 13);
+    assert_int_equal(v.valid, 11);
+    assert_int_equal(v.ntop, CUT_VENDOR_TOP);
+    assert_string_equal(v.best.config, "c0.5");
+    for (int i = 1; i < v.ntop; i++)
+        assert_true(v.top[i].res.median_ms >= v.top[i - 1].res.median_ms);
+    assert_true(v.top[CUT_VENDOR_TOP - 1].res.median_ms == 7.0);
+    assert_int_equal(cut_vendor_over_budget(&a), 0);
+    a.deadline = cut_now_s() - 1;
+    assert_int_equal(cut_vendor_over_budget(&a), 1);
+    assert_int_equal(v.budget_hit, 1);
+    cut_vendor_note(&a, "one %d", 1);
+    cut_vendor_note(&a, "two");
+    assert_string_equal(v.note, "one 1; two");
+    for (int i = 0; i < 100; i++) /* never overflows */
+        cut_vendor_note(&a, "a long note that fills the buffer");
+    assert_true(strlen(v.note) < sizeof v.note);
+    char buf[16];
+    assert_string_equal(cut_lt_tile_name(0, buf, sizeof buf), "auto");
+    assert_string_equal(cut_lt_tile_name(23, buf, sizeof buf), "128x256"); /* CUBLASLT_MATMUL_TILE_128x256 */
+    assert_string_equal(cut_lt_stages_name(16, buf, sizeof buf), "64x4");    /* CUBLASLT_MATMUL_STAGES_64x4 */
+    assert_string_equal(cut_lt_stages_name(0, buf, sizeof buf), "auto");
+    assert_string_equal(cut_lt_tile_name(100000, buf, sizeof buf), "#100000");
 }
 
 static void test_cursor_sticky_failure(void **state)
@@ -808,8 +1073,55 @@ static void test_runner_fake_worker(void **state)
     assert_int_equal(cut_runner_gpu_cublas(r, &cr, algo, sizeof algo, &e), -1);
     assert_non_null(strstr(e.msg, "prepared GEMM"));
     cut_gemm gm = {9, 11, 5, CUT_GEMM_NT, CUT_DT_FP16};
-    assert_int_equal(cut_runner_gpu_prepare_gemm(r, &gm, 5, &e), -1);
-    assert_non_null(strstr(e.msg, "fp16"));
+    cut_vendor_result vr;
+    assert_int_equal(cut_runner_gpu_vendor(r, NULL, &vr, &e), -1);
+    assert_non_null(strstr(e.msg, "prepared GEMM"));
+    for (int d = CUT_DT_COUNT - 1; d >= 0; d--) { /* inputs rounded to each dtype (the fake worker checks) */
+        gm.dtype = (cut_dtype)d;
+        assert_int_equal(cut_runner_gpu_prepare_gemm(r, &gm, 5, &e), 0);
+        assert_int_equal(cut_runner_gpu_cublas(r, &cr, algo, sizeof algo, &e), 0);
+        assert_int_equal(cr.status, CUT_ST_OK);
+    }
+    /* The vendor request: options out, the tally back; the worker is restarted afterwards. */
+    cut_vendor_opts vo;
+    cut_vendor_opts_default(&vo);
+    assert_true(vo.heuristic_n == 32 && vo.enumerate == 1 && vo.max_configs == 300 && vo.budget_s == 120.0);
+    vo.max_configs = 12;
+    vo.budget_s = 2.5;
+    const int starts = cut_runner_gpu_worker_starts(r);
+    assert_int_equal(cut_runner_gpu_vendor(r, &vo, &vr, &e), 0);
+    assert_int_equal(vr.tried, 32);
+    assert_int_equal(vr.valid, 5);
+    assert_int_equal(vr.ntop, 5);
+    assert_int_equal(vr.best.res.status, CUT_ST_OK);
+    assert_string_equal(vr.best.config, "fake config 0");
+    assert_string_equal(vr.top[4].config, "fake config 4");
+    assert_true(vr.top[4].res.median_ms == 5.0);
+    assert_string_equal(vr.note, "budget 2.5");
+    vo.budget_s = 0; /* refused before anything is sent */
+    assert_int_equal(cut_runner_gpu_vendor(r, &vo, &vr, &e), -1);
+    assert_non_null(strstr(e.msg, "out of range"));
+    assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_OK);
+    assert_int_equal(cut_runner_gpu_worker_starts(r), starts + 1);
+    /* A kernel with TMA maps: the descriptors reach the worker; a bad one is the candidate's LAUNCH_ERROR. */
+    cut_kernel_src tks = ks[0];
+    tks.ntma = 2;
+    for (int i = 0; i < 2; i++)
+        tks.tma[i] = (cut_tma_desc){.operand = i, .elem_bytes = 2, .dims = {5, 9}, .row_bytes = 16,
+                                    .box = {8, 4 + (unsigned)i}, .swizzle = 0};
+    cut_candidate tc = {.ks = &tks, .bin = cands[0].bin};
+    assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_OK);
+    assert_true(res[0].max_abs_err == 5.0);
+    tks.tma[1].swizzle = 48;
+    assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res[0].error, "swizzle 48"));
+    tks.ntma = 1;
+    assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res[0].error, "1 TMA maps"));
     gm.dtype = CUT_DT_FP32;
     assert_int_equal(cut_runner_gpu_prepare_gemm(r, &gm, 5, &e), 0);
     assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
@@ -907,6 +1219,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_prepare_codec),
         cmocka_unit_test(test_prepare_gemm_codec),
         cmocka_unit_test(test_measure_result_hello_codecs),
+        cmocka_unit_test(test_measure_tma_codec),
+        cmocka_unit_test(test_vendor_codecs),
+        cmocka_unit_test(test_vendor_tally),
         cmocka_unit_test(test_cursor_sticky_failure),
         cmocka_unit_test(test_runner_fake_worker),
         cmocka_unit_test(test_runner_not_gpu),

@@ -35,6 +35,11 @@ typedef struct cut_compiled {
 /* Fills o with the defaults: sm_90 (no 'a' suffix), no disk cache, nthreads 0 (online CPUs), no extra options. */
 void cut_compile_opts_default(cut_compile_opts *o);
 
+/* The options for one kernel: *base with arch_suffix_a set when the kernel needs the architecture-specific target
+ * (cut_kernel_src.arch_a: wgmma, setmaxnreg; sm_90 -> sm_90a), left as base has it otherwise. The cache key covers
+ * the target, so the two never share a cubin. */
+void cut_compile_opts_for_kernel(const cut_compile_opts *base, int arch_a, cut_compile_opts *out);
+
 /* Compiles one source. Returns 0 whether or not compilation succeeded (see out->ok); -1 only for setup
  * errors (NVRTC missing, out of memory, cache dir unusable). Caller frees out with cut_compiled_free. */
 int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o, cut_compiled *out, cut_err *e);

@@ -93,8 +93,11 @@ int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo
 /* A GEMM workload for the GPU runner (issue 6): A and B uniform in [-1, 1) from seed (B from seed ^ the golden-ratio
  * constant, as the conv weights), the reference C from cut_gemm_reference. The worker then checks every candidate by
  * relative Frobenius error (cut_gemm_rel_error <= cut_gemm_tolerance(dtype), NaN poison kept: unwritten outputs
- * fail) and launches kernels with (A, B, C) as the conv kernels' (in, w, out). fp32 only: other dtypes are refused.
- * Replaces a conv workload given to r->prepare (and the other way round). Returns -1 for setup errors. */
+ * fail) and launches kernels with (A, B, C) as the conv kernels' (in, w, out), or with TMA maps of A and B
+ * (cut_kernel_src.ntma). Every dtype: fp16 and bf16 inputs are rounded to nearest even before the reference is
+ * computed and live on the GPU as 16-bit values (halves / bf16 bits); fp32 and tf32 inputs are floats (tf32's
+ * rounding happens in the tensor cores and is covered by its tolerance). A different seed gives fresh inputs (and a
+ * new reference); the same workload and seed keep the inputs the worker already holds. Replaces a conv workload given to r->prepare (and the other way round). Returns -1 for setup errors. */
 int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e);
 
 /* cuBLAS baseline for the prepared GEMM, in the GPU runner's worker (libcublas.so.13 loaded with dlopen;
@@ -103,6 +106,51 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed,
  * candidates. algo gets "SGEMM_PEDANTIC_NN" or "_NT". Returns -1 for setup errors (not a GPU runner, no GEMM
  * prepared, no cuBLAS); a failed check is out->status. */
 int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e);
+
+/* ---- the vendor baseline of a GEMM (the CUTLASS-profiler analogue) ---- */
+
+#define CUT_VENDOR_TOP 8        /* fastest valid candidates reported */
+#define CUT_VENDOR_CONFIG_LEN 160
+
+/* What cut_runner_gpu_vendor tries. */
+typedef struct cut_vendor_opts {
+    int heuristic_n;  /* cuBLASLt heuristic candidates asked for (cublasLtMatmulAlgoGetHeuristic), 0..256 */
+    int enumerate;    /* 1: also enumerate algorithm ids x capabilities (tiles, stages, split-K, swizzle) */
+    int max_configs;  /* enumerated configurations kept (accepted by cublasLtMatmulAlgoCheck, deduplicated), 0..4096 */
+    double budget_s;  /* timing budget: no new candidate is started after it (the running one finishes), > 0 */
+} cut_vendor_opts;
+/* heuristic_n 32, enumerate 1, max_configs 300, budget_s 120. */
+void cut_vendor_opts_default(cut_vendor_opts *o);
+
+/* One timed vendor candidate: its result and its configuration ("cublasGemmEx default (COMPUTE_32F)",
+ * "cublasLt algo=23 tile=128x256 stages=64x4 splitk=1 swizzle=1 custom=0"). */
+typedef struct cut_vendor_entry {
+    cut_result res;
+    char config[CUT_VENDOR_CONFIG_LEN];
+} cut_vendor_entry;
+
+typedef struct cut_vendor_result {
+    cut_vendor_entry best; /* the fastest valid candidate (best.res.status OK); when none was valid, the first
+                              failure (status != OK) */
+    int tried, valid;      /* candidates checked and timed, and those that passed the check */
+    int heuristic;         /* cuBLASLt candidates from the heuristic (after deduplication) */
+    int enumerated;        /* cuBLASLt candidates from the enumeration (accepted by AlgoCheck, deduplicated) */
+    int budget_hit;        /* 1: candidates were left untimed when the budget ran out */
+    char note[256];        /* what was skipped and why ("cuBLASLt unavailable: ..."), or "" */
+    int ntop;
+    cut_vendor_entry top[CUT_VENDOR_TOP]; /* the fastest valid candidates, fastest first (top[0] is best) */
+} cut_vendor_result;
+
+/* The best vendor GEMM for the prepared GEMM workload, in the GPU runner's worker, every candidate checked and timed
+ * with the same routine as cutune's kernels (NaN poison, relative Frobenius error <= the dtype's tolerance, L2
+ * flush, events, median): cuBLAS (libcublas.so.13, $CUTUNE_CUBLAS_LIB) cublasSgemm with pedantic math and
+ * cublasGemmEx with default math for fp32, cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 for tf32, with 16F / 16BF
+ * inputs, a 32F output and CUBLAS_COMPUTE_32F for fp16 / bf16; then cuBLASLt (libcublasLt.so.13,
+ * $CUTUNE_CUBLASLT_LIB) with the same types: the heuristic's top o->heuristic_n and, with o->enumerate, up to
+ * o->max_configs configurations enumerated from the algorithm ids and their capabilities, all with a workspace of at
+ * most 64 MiB. o NULL: the defaults. Returns -1 for setup errors (not a GPU runner, no GEMM prepared, no cuBLAS);
+ * a missing cuBLASLt is a note, not an error. */
+int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_result *out, cut_err *e);
 
 /* The worker's main loop (hidden subcommand `cutune __worker <dev> <in_fd> <out_fd>`). Returns the exit code. */
 int cut_worker_main(int dev, int in_fd, int out_fd);

@@ -1,6 +1,8 @@
 /* cutune baseline — cuDNN's fastest fp32 forward algorithm and cutune's best tuned kernels, timed in the same
- * worker with the same harness, interleaved (round 1: ours then cuDNN, round 2 again), per case. */
+ * worker with the same harness, interleaved (round 1: ours then cuDNN, round 2 again), per case; with --gemm the
+ * best vendor GEMM (baseline_gemm.c). */
 #include "cli/args.h"
+#include "cli/baseline_gemm.h"
 #include "cli/cli.h"
 #include "cutune/gpu.h"
 #include "cutune/record.h"
@@ -19,7 +21,15 @@ static const char usage_text[] =
     "  --workloads NAME | --conv N,H,W,CO,CI,KH,KW,S,P | --case I   as for tune\n"
     "  --gpu I        GPU index (default 0)\n"
     "  --outdir DIR   where tuningrecords/ is (default .)\n"
-    "  --json FILE    append one JSON object per case to FILE\n";
+    "  --json FILE    append one JSON object per case to FILE\n"
+    "GEMM (the best vendor GEMM: cuBLAS GemmEx and cuBLASLt heuristic + enumerated algorithms, same harness):\n"
+    "  --gemm WORDS   seed 004's words, e.g. --gemm M=4096 N=4096 K=4096 (also --m/--n/--k N)\n"
+    "  --layout L     nn (default) or nt;  --dtype D   fp32 (default), tf32, fp16 or bf16\n"
+    "  --heuristic N  cuBLASLt heuristic candidates (default 32; 0: none)\n"
+    "  --no-enumerate only the heuristic's algorithms (default: also enumerate algorithm ids x capabilities)\n"
+    "  --max-configs N  enumerated configurations at most (default 300)\n"
+    "  --budget S     seconds of timing before no new candidate starts (default 120)\n"
+    "  writes DIR/tuningresults/vendor_<gemm name>.json (one JSON line; --json FILE also gets it)\n";
 
 static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir, const cut_conv *c, int case_idx,
                     FILE *json, cut_err *e)
@@ -45,11 +55,35 @@ static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir
     return rc;
 }
 
+/* The vendor GEMM options. 1 when argv[*i] was one (*rc: 0, or -1 with e set), 0 when not. */
+static int vendor_option(int argc, char **argv, int *i, cut_vendor_opts *o, int *rc, cut_err *e)
+{
+    const char *a = argv[*i];
+    *rc = 0;
+    if (!strcmp(a, "--no-enumerate"))
+        o->enumerate = 0;
+    else if (!strcmp(a, "--heuristic"))
+        *rc = cut_arg_int(argc, argv, i, 0, 256, &o->heuristic_n, e);
+    else if (!strcmp(a, "--max-configs"))
+        *rc = cut_arg_int(argc, argv, i, 0, 4096, &o->max_configs, e);
+    else if (!strcmp(a, "--budget")) {
+        int s = 0;
+        *rc = cut_arg_int(argc, argv, i, 1, 86400, &s, e);
+        o->budget_s = s;
+    } else
+        return 0;
+    return 1;
+}
+
 int cut_cmd_baseline(int argc, char **argv)
 {
     const char *list_name = "seed001", *conv_str = NULL, *outdir = ".", *json_path = NULL;
-    int case_sel = 0, gpu = 0;
+    int case_sel = 0, gpu = 0, gemm_given = 0, gemm_trials = 0, vendor_given = 0;
     cut_err e = {{0}};
+    cut_gemm gemm;
+    cut_gemm_cli_init(&gemm);
+    cut_vendor_opts vo;
+    cut_vendor_opts_default(&vo);
     for (int i = 1; i < argc; i++) {
         int rc = 0;
         const char *a = argv[i];
@@ -68,13 +102,28 @@ int cut_cmd_baseline(int argc, char **argv)
             rc = cut_arg_int(argc, argv, &i, 1, 1 << 20, &case_sel, &e);
         } else if (!strcmp(a, "--gpu")) {
             rc = cut_arg_int(argc, argv, &i, 0, 1024, &gpu, &e);
-        } else {
+        } else if (vendor_option(argc, argv, &i, &vo, &rc, &e)) {
+            vendor_given = 1;
+        } else if ((rc = cut_gemm_parse_cli(argc, argv, &i, &gemm, &gemm_trials, &e)) == 1) {
+            gemm_given = 1;
+            rc = 0;
+        } else if (rc == 0) {
             rc = cut_err_set(&e, "unknown option '%s' (see cutune baseline --help)", a);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune baseline: %s\n", e.msg);
             return CUT_EXIT_USAGE;
         }
+    }
+    if (gemm_given || vendor_given) {
+        if (!gemm_given || conv_str || case_sel || gemm_trials > 0) {
+            fprintf(stderr, "cutune baseline: %s\n",
+                    !gemm_given ? "--heuristic, --no-enumerate, --max-configs and --budget need a GEMM (--gemm)"
+                    : gemm_trials > 0 ? "--gemm: t= (trials) has no meaning for the baseline"
+                                      : "--gemm cannot be combined with --conv or --case");
+            return CUT_EXIT_USAGE;
+        }
+        return cut_baseline_gemm(&gemm, &vo, gpu, outdir, json_path);
     }
     cut_conv_list list;
     if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0) {

@@ -34,6 +34,13 @@ void cut_compile_opts_default(cut_compile_opts *o)
     o->sm_minor = 0;
 }
 
+void cut_compile_opts_for_kernel(const cut_compile_opts *base, int arch_a, cut_compile_opts *out)
+{
+    *out = *base;
+    if (arch_a)
+        out->arch_suffix_a = 1;
+}
+
 /* ---- NVRTC version (queried once) ---------------------------------------------------------------------------- */
 
 static pthread_once_t version_once = PTHREAD_ONCE_INIT;

@@ -37,6 +37,7 @@
     X(cuFuncGetAttribute)                                                                                            \
     X(cuFuncSetAttribute)                                                                                            \
     X(cuLaunchKernel)                                                                                                \
+    X(cuTensorMapEncodeTiled)                                                                                        \
     X(cuStreamCreate)                                                                                                \
     X(cuStreamDestroy)                                                                                               \
     X(cuStreamSynchronize)                                                                                           \

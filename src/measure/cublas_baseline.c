@@ -33,7 +33,8 @@
     X(cublasSetMathMode)                                                                                             \
     X(cublasGetMathMode)                                                                                             \
     X(cublasSetStream_v2)                                                                                            \
-    X(cublasSgemm_v2)
+    X(cublasSgemm_v2)                                                                                                \
+    X(cublasGemmEx)
 
 #define CUT_BLAS_FIELD(fn) __typeof__(fn) *fn;
 typedef struct blas_state {
@@ -105,21 +106,112 @@ typedef struct blas_run {
     cublasOperation_t op_b;
     int m, n, k, ldb;
     CUdeviceptr a, b, c;
+    /* cublasGemmEx (ex = 1): input type and compute type */
+    int ex;
+    cudaDataType_t ab_type;
+    cublasComputeType_t compute;
 } blas_run;
 
 static int blas_launch(void *arg, char *msg, size_t n, int *sticky)
 {
     blas_run *r = arg;
     const float one = 1.0f, zero = 0.0f;
-    cublasStatus_t st = r->s->cublasSgemm_v2(r->s->handle, r->op_b, CUBLAS_OP_N, r->n, r->m, r->k, &one,
+    cublasStatus_t st;
+    if (r->ex)
+        st = r->s->cublasGemmEx(r->s->handle, r->op_b, CUBLAS_OP_N, r->n, r->m, r->k, &one,
+                                (const void *)(uintptr_t)r->b, r->ab_type, r->ldb, (const void *)(uintptr_t)r->a,
+                                r->ab_type, r->k, &zero, (void *)(uintptr_t)r->c, CUDA_R_32F, r->n, r->compute,
+                                CUBLAS_GEMM_DEFAULT);
+    else
+        st = r->s->cublasSgemm_v2(r->s->handle, r->op_b, CUBLAS_OP_N, r->n, r->m, r->k, &one,
                                              (const float *)(uintptr_t)r->b, r->ldb, (const float *)(uintptr_t)r->a,
                                              r->k, &zero, (float *)(uintptr_t)r->c, r->n);
     if (st == CUBLAS_STATUS_SUCCESS)
         return 0;
-    snprintf(msg, n, "cublasSgemm: %s", r->s->cublasGetStatusString(st));
+    snprintf(msg, n, "%s: %s", r->ex ? "cublasGemmEx" : "cublasSgemm", r->s->cublasGetStatusString(st));
     /* An execution failure may have killed the context: ask the driver. */
     *sticky = cut_cu()->cuCtxSynchronize() != CUDA_SUCCESS;
     return -1;
+}
+
+/* The handle's math mode for the next calls. */
+static int blas_math(blas_state *s, cublasMath_t mode, cut_err *e)
+{
+    cublasStatus_t st = s->cublasSetMathMode(s->handle, mode);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return cut_err_set(e, "cuBLAS did not accept math mode %d: %s", (int)mode, s->cublasGetStatusString(st));
+    return 0;
+}
+
+/* The run of the prepared GEMM (row-major as the column-major Cᵀ = Bᵀ·Aᵀ, see the top of this file). */
+static blas_run blas_run_of(blas_state *s, const cut_wk_tensors *t)
+{
+    const cut_gemm *g = t->gemm;
+    const int nt = g->layout == CUT_GEMM_NT;
+    return (blas_run){.s = s, .op_b = nt ? CUBLAS_OP_T : CUBLAS_OP_N, .m = g->m, .n = g->n, .k = g->k,
+                      .ldb = nt ? g->k : g->n, .a = t->in, .b = t->w, .c = t->out};
+}
+
+/* Loads cuBLAS into the worker's slot on first use; the prepared GEMM's tensors into t. */
+static blas_state *blas_get(cut_wk *w, cut_wk_tensors *t, const char *what, cut_err *e)
+{
+    cut_wk_get_tensors(w, t);
+    if (!t->gemm)
+        return cut_err_set(e, "%s: no GEMM workload prepared", what), NULL;
+    void **slot = cut_wk_cublas_slot(w);
+    if (!*slot)
+        *slot = blas_load(e);
+    return *slot;
+}
+
+/* One cuBLAS call, checked and timed under math mode, recorded as name. -1 for setup errors. */
+static int blas_time(cut_wk *w, blas_run *r, cublasMath_t mode, const char *name, cut_vendor_acc *a, int *fatal,
+                     cut_err *e)
+{
+    if (blas_math(r->s, mode, e) != 0)
+        return -1;
+    cut_wk_launcher l = {blas_launch, r};
+    cut_result res;
+    cut_wk_check_and_time(w, &l, &res, fatal);
+    cut_vendor_add(a, &res, name);
+    return 0;
+}
+
+int cut_cublas_vendor(cut_wk *w, cut_vendor_acc *a, int *fatal, cut_err *e)
+{
+    *fatal = 0;
+    cut_wk_tensors t;
+    blas_state *s = blas_get(w, &t, "cuBLAS vendor baseline", e);
+    if (!s)
+        return -1;
+    blas_run r = blas_run_of(s, &t);
+    r.ex = 1;
+    r.compute = CUBLAS_COMPUTE_32F;
+    switch (t.gemm->dtype) {
+    case CUT_DT_FP32:
+        r.ex = 0;
+        if (blas_time(w, &r, CUBLAS_PEDANTIC_MATH, "cublasSgemm pedantic", a, fatal, e) != 0)
+            return -1;
+        if (*fatal || cut_vendor_over_budget(a))
+            return 0;
+        r.ex = 1;
+        r.ab_type = CUDA_R_32F;
+        return blas_time(w, &r, CUBLAS_DEFAULT_MATH, "cublasGemmEx default (COMPUTE_32F)", a, fatal, e);
+    case CUT_DT_TF32:
+        r.ab_type = CUDA_R_32F;
+        r.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+        return blas_time(w, &r, CUBLAS_DEFAULT_MATH, "cublasGemmEx default (COMPUTE_32F_FAST_TF32)", a, fatal, e);
+    case CUT_DT_FP16:
+        r.ab_type = CUDA_R_16F;
+        return blas_time(w, &r, CUBLAS_DEFAULT_MATH, "cublasGemmEx default (16F in, 32F out, COMPUTE_32F)", a, fatal,
+                         e);
+    case CUT_DT_BF16:
+        r.ab_type = CUDA_R_16BF;
+        return blas_time(w, &r, CUBLAS_DEFAULT_MATH, "cublasGemmEx default (16BF in, 32F out, COMPUTE_32F)", a,
+                         fatal, e);
+    default:
+        return cut_err_set(e, "cuBLAS vendor baseline: unknown dtype %d", (int)t.gemm->dtype);
+    }
 }
 
 int cut_cublas_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len, int *fatal, cut_err *e)
@@ -130,19 +222,15 @@ int cut_cublas_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len
         algo[0] = '\0';
     cut_wk_tensors t;
     cut_wk_get_tensors(w, &t);
-    if (!t.gemm)
-        return cut_err_set(e, "cuBLAS baseline: no GEMM workload prepared");
-    const cut_gemm *g = t.gemm;
-    if (g->dtype != CUT_DT_FP32)
-        return cut_err_set(e, "cuBLAS baseline: dtype %s is not supported yet (fp32 only)", cut_dtype_name(g->dtype));
-    void **slot = cut_wk_cublas_slot(w);
-    if (!*slot && !(*slot = blas_load(e)))
+    if (t.gemm && t.gemm->dtype != CUT_DT_FP32)
+        return cut_err_set(e, "cuBLAS SGEMM baseline: dtype %s is not fp32 (the vendor baseline covers it)",
+                           cut_dtype_name(t.gemm->dtype));
+    blas_state *s = blas_get(w, &t, "cuBLAS baseline", e);
+    if (!s || blas_math(s, CUBLAS_PEDANTIC_MATH, e) != 0)
         return -1;
-    const int nt = g->layout == CUT_GEMM_NT;
-    blas_run r = {.s = *slot, .op_b = nt ? CUBLAS_OP_T : CUBLAS_OP_N, .m = g->m, .n = g->n, .k = g->k,
-                  .ldb = nt ? g->k : g->n, .a = t.in, .b = t.w, .c = t.out};
+    blas_run r = blas_run_of(s, &t);
     cut_wk_launcher l = {blas_launch, &r};
     cut_wk_check_and_time(w, &l, best, fatal);
-    snprintf(algo, algo_len, "SGEMM_PEDANTIC_%s", nt ? "NT" : "NN");
+    snprintf(algo, algo_len, "SGEMM_PEDANTIC_%s", r.op_b == CUBLAS_OP_T ? "NT" : "NN");
     return 0;
 }

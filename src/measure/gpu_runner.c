@@ -10,6 +10,7 @@
 #include "measure/worker_proto.h"
 
 #include "cutune/gpu.h"
+#include "cutune/half.h"
 #include "gpu/nvml.h"
 
 #include <errno.h>
@@ -358,14 +359,18 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed
     gpu_impl *g = r->impl;
     if (cut_gemm_validate(gm, e) != 0)
         return -1;
-    if (gm->dtype != CUT_DT_FP32)
-        return cut_err_set(e, "the GPU runner measures fp32 GEMMs only so far, not %s", cut_dtype_name(gm->dtype));
+    if ((int)gm->dtype < 0 || gm->dtype >= CUT_DT_COUNT)
+        return cut_err_set(e, "GEMM dtype %d is unknown", (int)gm->dtype);
     const int same = g->have_workload && g->is_gemm && g->gemm.m == gm->m && g->gemm.n == gm->n &&
                      g->gemm.k == gm->k && g->gemm.layout == gm->layout && g->gemm.dtype == gm->dtype &&
                      g->seed == seed;
     if (!same) {
         const size_t n_out = cut_gemm_c_elems(gm);
         workload_alloc(g, cut_gemm_a_elems(gm), cut_gemm_b_elems(gm), n_out, seed);
+        /* The inputs as the kernels see them (fp16/bf16 rounded to nearest even), so that the reference is exact for
+         * the values stored on the GPU. */
+        cut_dtype_round(gm->dtype, g->in, cut_gemm_a_elems(gm));
+        cut_dtype_round(gm->dtype, g->w, cut_gemm_b_elems(gm));
         double *ref = cut_xmalloc(n_out * sizeof(double));
         cut_gemm_reference(gm, g->in, g->w, ref);
         workload_set_ref(g, ref, n_out);
@@ -417,6 +422,22 @@ static void decode_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, e
     }
 }
 
+/* A candidate's TMA descriptors, checked as MEASURE's decode will check them: a bad one is this candidate's
+ * LAUNCH_ERROR, not a protocol error. 0 when fine. */
+static int tma_check(const cut_kernel_src *ks, cut_result *res)
+{
+    cut_err te = {{0}};
+    if (ks->ntma != 0 && ks->ntma != 2)
+        cut_err_set(&te, "the kernel has %d TMA maps (0 or 2)", ks->ntma);
+    for (int i = 0; i < 2 && ks->ntma == 2 && !te.msg[0]; i++)
+        cut_wp_tma_check(&ks->tma[i], &te);
+    if (!te.msg[0])
+        return 0;
+    res->status = CUT_ST_LAUNCH_ERROR;
+    snprintf(res->error, sizeof res->error, "%.250s", te.msg);
+    return -1;
+}
+
 static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, energy_req *en, cut_result *res,
                         int *setup_err, cut_err *e)
 {
@@ -435,8 +456,11 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, ener
         snprintf(res->error, sizeof res->error, "candidate has no launch configuration");
         return;
     }
+    if (tma_check(c->ks, res) != 0)
+        return;
     cut_wp_measure m = {.smem_dynamic = c->ks->smem_dynamic, .cubin = (const uint8_t *)bin->cubin,
-                        .cubin_size = bin->cubin_size, .tol_scale = c->ks->tol_scale};
+                        .cubin_size = bin->cubin_size, .tol_scale = c->ks->tol_scale, .ntma = c->ks->ntma};
+    memcpy(m.tma, c->ks->tma, sizeof m.tma);
     memcpy(m.grid, c->ks->grid, sizeof m.grid);
     memcpy(m.block, c->ks->block, sizeof m.block);
     snprintf(m.entry, sizeof m.entry, "%s", c->ks->entry);
@@ -578,6 +602,78 @@ int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t alg
     if (!g->have_workload || !g->is_gemm)
         return cut_err_set(e, "the cuBLAS baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
     return baseline_request(r, CUT_WP_CUBLAS, CUT_WP_CUBLAS_RESULT, "cuBLAS", out, algo, algo_len, e);
+}
+
+/* The vendor request's options as the worker's decode checks them. */
+static int vendor_opts_check(const cut_vendor_opts *o, cut_err *e)
+{
+    if (o->heuristic_n < 0 || o->heuristic_n > 256 || (o->enumerate != 0 && o->enumerate != 1) ||
+        o->max_configs < 0 || o->max_configs > 4096 || !(o->budget_s > 0 && o->budget_s <= 1e6))
+        return cut_err_set(e,
+                           "vendor baseline options out of range: heuristic %d (0..256), enumerate %d (0 or 1), "
+                           "max configs %d (0..4096), budget %g s (0..1e6]",
+                           o->heuristic_n, o->enumerate, o->max_configs, o->budget_s);
+    return 0;
+}
+
+/* The VENDOR reply: decoded into out, or a failure (worker died, protocol error) as out->best. Returns -1 only for
+ * an ERROR reply (a setup error in the worker). */
+static int vendor_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, cut_vendor_result *out, cut_err *e)
+{
+    cut_err err = {{0}};
+    if (f->type == CUT_WP_VENDOR_RESULT) {
+        if (cut_wp_vendor_result_decode(f, out, &err) != 0)
+            reply_failure(g, -1, timeout_s, &err, &out->best.res);
+        return 0;
+    }
+    if (f->type == CUT_WP_ERROR) {
+        char msg[CUT_ERR_LEN - 64];
+        cut_wp_error_decode(f, msg, sizeof msg);
+        return cut_err_set(e, "vendor baseline on GPU %d: %s", g->dev, msg);
+    }
+    cut_err_set(&err, "unexpected %s reply to VENDOR", cut_wp_type_name(f->type));
+    reply_failure(g, -1, timeout_s, &err, &out->best.res);
+    return 0;
+}
+
+int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_result *out, cut_err *e)
+{
+    memset(out, 0, sizeof *out);
+    cut_result_reset(&out->best.res);
+    if (!r || r->measure != gpu_measure)
+        return cut_err_set(e, "the vendor baseline needs the GPU runner");
+    gpu_impl *g = r->impl;
+    if (!g->have_workload || !g->is_gemm)
+        return cut_err_set(e, "the vendor baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
+    cut_vendor_opts def;
+    if (!o) {
+        cut_vendor_opts_default(&def);
+        o = &def;
+    }
+    if (vendor_opts_check(o, e) != 0)
+        return -1;
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_vendor_encode(o, &b);
+    /* The budget, plus loading cuBLAS(Lt), the enumeration's checks and the candidate running when it ran out. */
+    const double timeout_s = o->budget_s + 300.0 + 3.0 * r->timing.timeout_s;
+    cut_wp_frame f = {0};
+    cut_err err = {{0}};
+    int rc = request(g, &r->timing, CUT_WP_VENDOR, &b, timeout_s, &f, &err);
+    cut_buf_free(&b);
+    if (rc == -3)
+        return cut_err_set(e, "%s", err.msg);
+    if (rc != 1) {
+        reply_failure(g, rc, timeout_s, &err, &out->best.res);
+        snprintf(out->best.config, sizeof out->best.config, "(the worker failed during the vendor search)");
+        return 0;
+    }
+    int ret = vendor_reply(g, &f, timeout_s, out, e);
+    cut_wp_frame_free(&f);
+    /* A candidate may have killed the worker's context (it then exits after replying); the next request starts a
+     * fresh worker either way. */
+    worker_stop(g, 0, NULL, 0);
+    return ret;
 }
 
 int cut_runner_gpu_worker_pid(const cut_runner *r)

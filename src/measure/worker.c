@@ -8,7 +8,9 @@
 
 #include "gpu/cuda_drv.h"
 #include "measure/cublas_baseline.h"
+#include "measure/cublaslt_baseline.h"
 #include "measure/cudnn_baseline.h"
+#include "cutune/half.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -32,7 +34,8 @@ static const char *const type_names[CUT_WP_TYPE_END] = {
     [CUT_WP_ACK] = "ACK",       [CUT_WP_MEASURE] = "MEASURE", [CUT_WP_RESULT] = "RESULT",
     [CUT_WP_CUDNN] = "CUDNN",   [CUT_WP_CUDNN_RESULT] = "CUDNN_RESULT", [CUT_WP_QUIT] = "QUIT",
     [CUT_WP_ENERGY] = "ENERGY", [CUT_WP_ENERGY_RESULT] = "ENERGY_RESULT", [CUT_WP_PREPARE_GEMM] = "PREPARE_GEMM",
-    [CUT_WP_CUBLAS] = "CUBLAS", [CUT_WP_CUBLAS_RESULT] = "CUBLAS_RESULT",
+    [CUT_WP_CUBLAS] = "CUBLAS", [CUT_WP_CUBLAS_RESULT] = "CUBLAS_RESULT", [CUT_WP_VENDOR] = "VENDOR",
+    [CUT_WP_VENDOR_RESULT] = "VENDOR_RESULT",
 };
 
 const char *cut_wp_type_name(uint32_t type)
@@ -450,16 +453,13 @@ void cut_wp_prepare_gemm_free(cut_wp_prepare_gemm *p)
     p->a = p->b = p->ref = NULL;
 }
 
-/* Layout NN/NT, dtype fp32 (the only one the worker checks and cuBLAS runs so far), sizes as cut_gemm_validate. */
+/* Layout NN/NT, a known dtype (A and B travel as floats already rounded to it), sizes as cut_gemm_validate. */
 static int check_gemm_shape(const cut_gemm *g, cut_err *e)
 {
     if (g->layout != CUT_GEMM_NN && g->layout != CUT_GEMM_NT)
         return cut_err_set(e, "PREPARE_GEMM carries an unknown layout %d (NN is 0, NT is 1)", (int)g->layout);
     if ((int)g->dtype < 0 || g->dtype >= CUT_DT_COUNT)
         return cut_err_set(e, "PREPARE_GEMM carries an unknown dtype %d", (int)g->dtype);
-    if (g->dtype != CUT_DT_FP32)
-        return cut_err_set(e, "PREPARE_GEMM: dtype %s is not measured on the GPU yet (fp32 only)",
-                           cut_dtype_name(g->dtype));
     if (cut_gemm_validate(g, e) != 0)
         return cut_err_wrap(e, "PREPARE_GEMM carries an invalid shape");
     return 0;
@@ -491,6 +491,65 @@ int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cu
     return 0;
 }
 
+int cut_wp_tma_check(const cut_tma_desc *t, cut_err *e)
+{
+    const unsigned long long dim_max = 1ull << 32, stride_max = 1ull << 40;
+    char d[160];
+    cut_wp_tma_describe(t, d, sizeof d);
+    if (t->operand != 0 && t->operand != 1)
+        return cut_err_set(e, "TMA descriptor (%s): operand %d (0 is A, 1 is B)", d, t->operand);
+    if (t->elem_bytes != 2 && t->elem_bytes != 4)
+        return cut_err_set(e, "TMA descriptor (%s): element size %d bytes (2 or 4)", d, t->elem_bytes);
+    for (int i = 0; i < 2; i++)
+        if (t->dims[i] < 1 || t->dims[i] > dim_max || t->box[i] < 1 || t->box[i] > 256)
+            return cut_err_set(e, "TMA descriptor (%s): dimension %d or its box is out of range", d, i);
+    if (t->row_bytes % 16 || t->row_bytes >= stride_max || t->row_bytes < t->dims[0] * (unsigned)t->elem_bytes)
+        return cut_err_set(e, "TMA descriptor (%s): the row stride must be a multiple of 16 bytes, hold a row and be "
+                              "below 2^40",
+                           d);
+    if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128)
+        return cut_err_set(e, "TMA descriptor (%s): swizzle %d (0, 32, 64 or 128)", d, t->swizzle);
+    return 0;
+}
+
+void cut_wp_tma_describe(const cut_tma_desc *t, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s dims %llux%llu row %llu B box %ux%u elem %d swizzle %d",
+             t->operand == 0 ? "A" : t->operand == 1 ? "B" : "?", t->dims[0], t->dims[1], t->row_bytes, t->box[0],
+             t->box[1], t->elem_bytes, t->swizzle);
+}
+
+static void put_tma(cut_buf *b, const cut_tma_desc *t)
+{
+    cut_wp_put_i32(b, t->operand);
+    cut_wp_put_i32(b, t->elem_bytes);
+    cut_wp_put_u64(b, t->dims[0]);
+    cut_wp_put_u64(b, t->dims[1]);
+    cut_wp_put_u64(b, t->row_bytes);
+    cut_wp_put_u32(b, t->box[0]);
+    cut_wp_put_u32(b, t->box[1]);
+    cut_wp_put_i32(b, t->swizzle);
+}
+
+static void get_tma(cut_wp_rd *r, cut_tma_desc *t)
+{
+    int32_t v[3] = {0};
+    uint64_t u[3] = {0};
+    cut_wp_get_i32(r, &v[0]);
+    cut_wp_get_i32(r, &v[1]);
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u64(r, &u[i]);
+    cut_wp_get_u32(r, &t->box[0]);
+    cut_wp_get_u32(r, &t->box[1]);
+    cut_wp_get_i32(r, &v[2]);
+    t->operand = v[0];
+    t->elem_bytes = v[1];
+    t->swizzle = v[2];
+    t->dims[0] = u[0];
+    t->dims[1] = u[1];
+    t->row_bytes = u[2];
+}
+
 void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b)
 {
     for (int i = 0; i < 3; i++)
@@ -503,6 +562,10 @@ void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b)
     uint64_t bits;
     memcpy(&bits, &m->tol_scale, sizeof bits);
     cut_wp_put_u64(b, bits);
+    const int ntma = m->ntma == 2 ? 2 : 0;
+    cut_wp_put_u32(b, (uint32_t)ntma);
+    for (int i = 0; i < ntma; i++)
+        put_tma(b, &m->tma[i]);
 }
 
 static void get_result(cut_wp_rd *r, cut_result *res, int32_t *st, int32_t *reps, char *algo, size_t algo_len);
@@ -520,6 +583,11 @@ static void get_measure(cut_wp_rd *r, cut_wp_measure *m)
     uint64_t bits = 0;
     cut_wp_get_u64(r, &bits);
     memcpy(&m->tol_scale, &bits, sizeof bits);
+    uint32_t ntma = 0;
+    cut_wp_get_u32(r, &ntma);
+    m->ntma = ntma > 2 ? 3 : (int)ntma; /* 1 and 3+ are refused by check_measure */
+    for (int i = 0; i < (int)CUT_MIN(ntma, 2u); i++)
+        get_tma(r, &m->tma[i]);
 }
 
 static int check_measure(const cut_wp_measure *m, const char *what, cut_err *e)
@@ -530,6 +598,11 @@ static int check_measure(const cut_wp_measure *m, const char *what, cut_err *e)
         return cut_err_set(e, "malformed %s message: tolerance factor %g", what, m->tol_scale);
     if (m->cubin_size == 0)
         return cut_err_set(e, "malformed %s message: empty cubin", what);
+    if (m->ntma != 0 && m->ntma != 2)
+        return cut_err_set(e, "malformed %s message: %s TMA descriptors (0 or 2)", what, m->ntma > 2 ? "3 or more" : "1");
+    for (int i = 0; i < m->ntma; i++)
+        if (cut_wp_tma_check(&m->tma[i], e) != 0)
+            return cut_err_wrap(e, "malformed %s message", what);
     return 0;
 }
 
@@ -718,6 +791,90 @@ int cut_wp_result_decode(const cut_wp_frame *f, cut_result *res, char *algo, siz
     return 0;
 }
 
+void cut_wp_vendor_encode(const cut_vendor_opts *o, cut_buf *b)
+{
+    cut_wp_put_i32(b, o->heuristic_n);
+    cut_wp_put_i32(b, o->enumerate);
+    cut_wp_put_i32(b, o->max_configs);
+    cut_wp_put_f64(b, o->budget_s);
+}
+
+int cut_wp_vendor_decode(const cut_wp_frame *f, cut_vendor_opts *o, cut_err *e)
+{
+    memset(o, 0, sizeof *o);
+    if (expect_type(f, CUT_WP_VENDOR, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t v[3] = {0};
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_i32(&r, &v[i]);
+    cut_wp_get_f64(&r, &o->budget_s);
+    if (rd_finish(&r, f, e))
+        return -1;
+    o->heuristic_n = v[0];
+    o->enumerate = v[1];
+    o->max_configs = v[2];
+    if (v[0] < 0 || v[0] > 256 || (v[1] != 0 && v[1] != 1) || v[2] < 0 || v[2] > 4096 || !isfinite(o->budget_s) ||
+        !(o->budget_s > 0) || o->budget_s > 1e6)
+        return cut_err_set(e,
+                           "malformed VENDOR message: heuristic %d (0..256), enumerate %d (0 or 1), max configs %d "
+                           "(0..4096), budget %g s (0..1e6)",
+                           (int)v[0], (int)v[1], (int)v[2], o->budget_s);
+    return 0;
+}
+
+void cut_wp_vendor_result_encode(const cut_vendor_result *v, cut_buf *b)
+{
+    cut_wp_result_encode(&v->best.res, v->best.config, b);
+    const int32_t c[5] = {v->tried, v->valid, v->heuristic, v->enumerated, v->budget_hit};
+    for (int i = 0; i < 5; i++)
+        cut_wp_put_i32(b, c[i]);
+    cut_wp_put_str(b, v->note);
+    const int ntop = CUT_MAX(0, CUT_MIN(v->ntop, CUT_VENDOR_TOP));
+    cut_wp_put_i32(b, ntop);
+    for (int i = 0; i < ntop; i++)
+        cut_wp_result_encode(&v->top[i].res, v->top[i].config, b);
+}
+
+int cut_wp_vendor_result_decode(const cut_wp_frame *f, cut_vendor_result *v, cut_err *e)
+{
+    memset(v, 0, sizeof *v);
+    if (expect_type(f, CUT_WP_VENDOR_RESULT, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t st[1 + CUT_VENDOR_TOP] = {0}, reps[1 + CUT_VENDOR_TOP] = {0}, c[5] = {0}, ntop = 0;
+    get_result(&r, &v->best.res, &st[0], &reps[0], v->best.config, sizeof v->best.config);
+    for (int i = 0; i < 5; i++)
+        cut_wp_get_i32(&r, &c[i]);
+    cut_wp_get_str(&r, v->note, sizeof v->note);
+    cut_wp_get_i32(&r, &ntop);
+    if (!r.bad && (ntop < 0 || ntop > CUT_VENDOR_TOP))
+        return cut_err_set(e, "malformed VENDOR_RESULT message: %d top entries (at most %d)", (int)ntop,
+                           CUT_VENDOR_TOP);
+    if (r.bad)
+        ntop = 0;
+    for (int i = 0; i < ntop; i++)
+        get_result(&r, &v->top[i].res, &st[i + 1], &reps[i + 1], v->top[i].config, sizeof v->top[i].config);
+    if (rd_finish(&r, f, e) || result_status(f, &v->best.res, st[0], reps[0], e))
+        return -1;
+    for (int i = 0; i < ntop; i++)
+        if (result_status(f, &v->top[i].res, st[i + 1], reps[i + 1], e))
+            return -1;
+    if (c[0] < 0 || c[1] < 0 || c[1] > c[0] || c[2] < 0 || c[3] < 0 || (c[4] != 0 && c[4] != 1))
+        return cut_err_set(e, "malformed VENDOR_RESULT message: counts tried %d valid %d heuristic %d enumerated %d "
+                              "budget flag %d",
+                           (int)c[0], (int)c[1], (int)c[2], (int)c[3], (int)c[4]);
+    v->tried = c[0];
+    v->valid = c[1];
+    v->heuristic = c[2];
+    v->enumerated = c[3];
+    v->budget_hit = c[4];
+    v->ntop = ntop;
+    return 0;
+}
+
 void cut_wp_error_encode(const char *msg, cut_buf *b) { cut_wp_put_str(b, msg); }
 
 int cut_wp_error_decode(const cut_wp_frame *f, char *msg, size_t n)
@@ -753,6 +910,7 @@ struct cut_wk {
     cut_gemm gemm;
     cut_timing timing;
     size_t n_in, n_w, n_out;
+    size_t in_bytes, w_bytes; /* device sizes of the two inputs (a GEMM's A and B in their storage type) */
     CUdeviceptr d_in, d_w, d_out, d_flush;
     size_t flush_bytes;
     double *ref;     /* reference output, from the parent's floats */
@@ -761,6 +919,7 @@ struct cut_wk {
     double gemm_tol; /* GEMM: bound on the relative Frobenius error */
     void *cudnn;     /* cudnn_baseline.c state */
     void *cublas;    /* cublas_baseline.c state */
+    void *cublaslt;  /* cublaslt_baseline.c state */
 };
 
 void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
@@ -774,6 +933,7 @@ void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
 
 void **cut_wk_cudnn_slot(cut_wk *w) { return &w->cudnn; }
 void **cut_wk_cublas_slot(cut_wk *w) { return &w->cublas; }
+void **cut_wk_cublaslt_slot(cut_wk *w) { return &w->cublaslt; }
 
 /* Errors after which the context is unusable: the worker must report and exit. */
 static int is_sticky(CUresult rc)
@@ -985,7 +1145,71 @@ typedef struct kern_launch {
     CUfunction f;
     unsigned grid[3], block[3], smem;
     void *args[3];
+    CUtensorMap maps[2]; /* the kernel's TMA maps (MEASURE with two descriptors): args[0] and args[1] point here */
 } kern_launch;
+
+static CUtensorMapSwizzle tma_swizzle(int bytes)
+{
+    switch (bytes) {
+    case 32:
+        return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64:
+        return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128:
+        return CU_TENSOR_MAP_SWIZZLE_128B;
+    default:
+        return CU_TENSOR_MAP_SWIZZLE_NONE;
+    }
+}
+
+/* Checks that TMA descriptor t fits the workload: its elements are the stored input's, and the rows it spans lie
+ * within the operand's buffer. 0, or -1 with res a LAUNCH_ERROR naming the map (d describes it). */
+static int tma_fits(const cut_wk *w, const cut_tma_desc *t, int i, const char *d, cut_result *res)
+{
+    const size_t elem = w->is_gemm ? cut_dtype_size(w->gemm.dtype) : sizeof(float);
+    const unsigned long long have = t->operand == 0 ? w->in_bytes : w->w_bytes;
+    if ((size_t)t->elem_bytes != elem)
+        return set_status(res, CUT_ST_LAUNCH_ERROR, "TMA map %d (%s): %d-byte elements, the workload stores %zu-byte "
+                          "ones", i, d, t->elem_bytes, elem), -1;
+    /* (dims[1] - 1) * row_bytes + dims[0] * elem_bytes <= have, without overflow */
+    const unsigned long long row = (unsigned long long)t->dims[0] * (unsigned)t->elem_bytes;
+    if (row > have || t->dims[1] - 1 > (have - row) / t->row_bytes)
+        return set_status(res, CUT_ST_LAUNCH_ERROR, "TMA map %d (%s) reaches past the end of operand %s (%llu bytes)",
+                          i, d, t->operand == 0 ? "A" : "B", have), -1;
+    return 0;
+}
+
+/* Encodes the kernel's TMA maps (cuTensorMapEncodeTiled: rank 2, elements of the workload's dtype, element strides
+ * 1, no interleave, the descriptor's swizzle, L2 promotion 256 B, out-of-bounds elements read as zero) over the
+ * worker's A and B buffers into k->maps, and points the kernel's first two arguments at them. 0, or -1 with res a
+ * LAUNCH_ERROR naming the map, its descriptor and the CUresult. */
+static int tma_encode(const cut_wk *w, const cut_wp_measure *m, kern_launch *k, cut_result *res)
+{
+    for (int i = 0; i < m->ntma; i++) {
+        const cut_tma_desc *t = &m->tma[i];
+        char d[160], why[160];
+        cut_wp_tma_describe(t, d, sizeof d);
+        if (tma_fits(w, t, i, d, res) != 0)
+            return -1;
+        const CUtensorMapDataType dt = t->elem_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                       : (w->is_gemm && w->gemm.dtype == CUT_DT_BF16) ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        const cuuint64_t dims[2] = {t->dims[0], t->dims[1]}, strides[1] = {t->row_bytes};
+        const cuuint32_t box[2] = {t->box[0], t->box[1]}, estr[2] = {1, 1};
+        const CUdeviceptr base = t->operand == 0 ? w->d_in : w->d_w;
+        CUresult rc = k->cu->cuTensorMapEncodeTiled(&k->maps[i], dt, 2, (void *)(uintptr_t)base, dims, strides, box,
+                                                    estr, CU_TENSOR_MAP_INTERLEAVE_NONE, tma_swizzle(t->swizzle),
+                                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (rc != CUDA_SUCCESS) {
+            cut_cu_describe(rc, why, sizeof why);
+            set_status(res, CUT_ST_LAUNCH_ERROR, "cuTensorMapEncodeTiled, map %d (%s): %s", i, d, why);
+            return -1;
+        }
+        k->args[i] = &k->maps[i];
+    }
+    return 0;
+}
 
 static int kern_launch_fn(void *arg, char *msg, size_t n, int *sticky)
 {
@@ -1107,6 +1331,8 @@ static void measure_kernel(cut_wk *w, const cut_wp_measure *m, const cut_energy_
                    m->smem_dynamic, d);
         goto out;
     }
+    if (m->ntma == 2 && tma_encode(w, m, &k, res) != 0)
+        goto out;
     cut_wk_launcher l = {kern_launch_fn, &k};
     /* the kernel's algorithm may carry a wider tolerance (cut_conv_tolerance_scaled): for this candidate only */
     const double atol = w->atol, rtol = w->rtol, gemm_tol = w->gemm_tol;
@@ -1188,6 +1414,7 @@ static void wk_free(cut_wk *w, int context_dead)
     if (!context_dead) {
         cut_cudnn_state_free(w->cudnn);
         cut_cublas_state_free(w->cublas);
+        cut_cublaslt_state_free(w->cublaslt, 0);
         wk_free_tensors(w);
         if (w->d_flush)
             w->cu->cuMemFree(w->d_flush);
@@ -1198,18 +1425,22 @@ static void wk_free(cut_wk *w, int context_dead)
         if (w->ctx)
             w->cu->cuDevicePrimaryCtxRelease(w->dev);
     } else {
+        cut_cublaslt_state_free(w->cublaslt, 1);
         free(w->ref);
         free(w->host_out);
     }
     w->cudnn = NULL;
     w->cublas = NULL;
+    w->cublaslt = NULL;
     w->ref = NULL;
     w->host_out = NULL;
 }
 
-/* Allocates and uploads the two inputs and the output of the workload whose sizes are in w->n_in/n_w/n_out, the L2
- * flush buffer, and the reference (from the parent's floats). Frees them again on failure. */
-static int wk_upload(cut_wk *w, const float *in, const float *wt, const float *ref, const char *what, cut_err *e)
+/* Allocates and uploads the two inputs (in_bytes and w_bytes of them, in their storage type) and the output (n_out
+ * floats) of the workload, the L2 flush buffer, and the reference (from the parent's floats). Frees them again on
+ * failure. */
+static int wk_upload(cut_wk *w, const void *in, size_t in_bytes, const void *wt, size_t w_bytes, const float *ref,
+                     const char *what, cut_err *e)
 {
     const cut_cu_api *cu = w->cu;
     int rc = -1;
@@ -1221,11 +1452,13 @@ static int wk_upload(cut_wk *w, const float *in, const float *wt, const float *r
         cut_err_set(e, "worker %s: %s: %s", what, step, d);                                                          \
         goto out;                                                                                                    \
     }
-    WK_TRY(cu->cuMemAlloc(&w->d_in, w->n_in * sizeof(float)), "allocating the first input tensor");
-    WK_TRY(cu->cuMemAlloc(&w->d_w, w->n_w * sizeof(float)), "allocating the second input tensor");
+    WK_TRY(cu->cuMemAlloc(&w->d_in, in_bytes), "allocating the first input tensor");
+    WK_TRY(cu->cuMemAlloc(&w->d_w, w_bytes), "allocating the second input tensor");
     WK_TRY(cu->cuMemAlloc(&w->d_out, w->n_out * sizeof(float)), "allocating the output tensor");
-    WK_TRY(cu->cuMemcpyHtoD(w->d_in, in, w->n_in * sizeof(float)), "uploading the first input tensor");
-    WK_TRY(cu->cuMemcpyHtoD(w->d_w, wt, w->n_w * sizeof(float)), "uploading the second input tensor");
+    WK_TRY(cu->cuMemcpyHtoD(w->d_in, in, in_bytes), "uploading the first input tensor");
+    WK_TRY(cu->cuMemcpyHtoD(w->d_w, wt, w_bytes), "uploading the second input tensor");
+    w->in_bytes = in_bytes;
+    w->w_bytes = w_bytes;
     if (w->timing.flush_l2 && !w->d_flush) {
         /* Twice the L2 size: writing it evicts everything the previous run left in L2. */
         w->flush_bytes = 2 * (size_t)(w->l2_bytes > 0 ? w->l2_bytes : 64 << 20);
@@ -1257,7 +1490,7 @@ static int wk_prepare(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     w->n_w = cut_conv_w_elems(&p.conv);
     w->n_out = cut_conv_out_elems(&p.conv);
     cut_conv_tolerance(&w->conv, &w->atol, &w->rtol);
-    int rc = wk_upload(w, p.in, p.w, p.ref, "PREPARE", e);
+    int rc = wk_upload(w, p.in, w->n_in * sizeof(float), p.w, w->n_w * sizeof(float), p.ref, "PREPARE", e);
     cut_wp_prepare_free(&p);
     return rc;
 }
@@ -1275,7 +1508,14 @@ static int wk_prepare_gemm(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     w->n_w = cut_gemm_b_elems(&p.gemm);
     w->n_out = cut_gemm_c_elems(&p.gemm);
     w->gemm_tol = cut_gemm_tolerance(p.gemm.dtype);
-    int rc = wk_upload(w, p.a, p.b, p.ref, "PREPARE_GEMM", e);
+    /* A and B in their storage type: halves / bf16 bits for fp16 / bf16, floats for fp32 and tf32. */
+    const size_t es = cut_dtype_size(p.gemm.dtype), a_bytes = w->n_in * es, b_bytes = w->n_w * es;
+    void *a = cut_xmalloc(a_bytes ? a_bytes : 1), *b = cut_xmalloc(b_bytes ? b_bytes : 1);
+    cut_dtype_pack(p.gemm.dtype, p.a, w->n_in, a);
+    cut_dtype_pack(p.gemm.dtype, p.b, w->n_w, b);
+    int rc = wk_upload(w, a, a_bytes, b, b_bytes, p.ref, "PREPARE_GEMM", e);
+    free(a);
+    free(b);
     cut_wp_prepare_gemm_free(&p);
     return rc;
 }
@@ -1357,6 +1597,27 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
                 cut_wp_result_encode(&res, algo, &b);
                 code = reply(out_fd, CUT_WP_CUBLAS_RESULT, &b) == 0 ? -1 : 1;
             }
+            if (dead)
+                code = 3;
+            break;
+        }
+        case CUT_WP_VENDOR: {
+            cut_vendor_opts o;
+            if (!w.prepared || !w.is_gemm || cut_wp_vendor_decode(&f, &o, &e) != 0) {
+                code = reply_error(out_fd, (w.prepared && w.is_gemm) ? e.msg : "worker: VENDOR before PREPARE_GEMM") ==
+                               0
+                           ? -1
+                           : 1;
+                break;
+            }
+            cut_vendor_result *v = cut_xmalloc(sizeof *v);
+            if (cut_vendor_baseline(&w, &o, v, &dead, &e) != 0) {
+                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            } else {
+                cut_wp_vendor_result_encode(v, &b);
+                code = reply(out_fd, CUT_WP_VENDOR_RESULT, &b) == 0 ? -1 : 1;
+            }
+            free(v);
             if (dead)
                 code = 3;
             break;

@@ -13,10 +13,15 @@
  *   MEASURE             [RESULT]               cubin, entry, grid, block, dynamic smem -> cut_result
  *   CUDNN               [CUDNN_RESULT | ERROR] cuDNN's fastest valid algorithm, same harness -> cut_result + name
  *   ENERGY              [ENERGY_RESULT]        MEASURE's payload + an energy plan -> cut_result + cut_energy_result
- *   PREPARE_GEMM        [ACK | ERROR]          GEMM shape (fp32 only), timing policy, A, B, reference C (float);
- *                                              MEASURE then launches kernels (A, B, C) and checks them by relative
- *                                              Frobenius error (cut_gemm_rel_error <= cut_gemm_tolerance)
- *   CUBLAS              [CUBLAS_RESULT | ERROR] cuBLAS SGEMM (pedantic fp32) on the prepared GEMM, same harness
+ *   PREPARE_GEMM        [ACK | ERROR]          GEMM shape and dtype, timing policy, A, B (floats already rounded to
+ *                                              the dtype), reference C (float); the worker stores A and B in the
+ *                                              dtype's storage type (16-bit for fp16/bf16). MEASURE then launches
+ *                                              kernels (A, B, C), or (TMA map of A, TMA map of B, C) when MEASURE
+ *                                              carries two TMA descriptors, and checks them by relative Frobenius
+ *                                              error (cut_gemm_rel_error <= cut_gemm_tolerance)
+ *   CUBLAS              [CUBLAS_RESULT | ERROR] cuBLAS SGEMM (pedantic fp32) on the prepared fp32 GEMM, same harness
+ *   VENDOR              [VENDOR_RESULT | ERROR] options -> cuBLAS GemmEx + cuBLASLt heuristic and enumerated
+ *                                              algorithms on the prepared GEMM, same harness -> best, counts, top
  *   QUIT                (worker exits 0)
  * A RESULT with status CUT_ST_FAULT means the worker's context is dead: the worker exits right after sending it. */
 #ifndef CUTUNE_MEASURE_WORKER_PROTO_H
@@ -55,6 +60,8 @@ typedef enum cut_wp_type {
     CUT_WP_PREPARE_GEMM, /* appended: the values above are unchanged */
     CUT_WP_CUBLAS,
     CUT_WP_CUBLAS_RESULT,
+    CUT_WP_VENDOR, /* appended */
+    CUT_WP_VENDOR_RESULT,
     CUT_WP_TYPE_END
 } cut_wp_type;
 
@@ -133,8 +140,7 @@ typedef struct cut_wp_prepare_gemm {
     float *a, *b, *ref; /* cut_gemm_a_elems / b_elems / c_elems floats */
 } cut_wp_prepare_gemm;
 void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b);
-/* Validates the shape (cut_gemm_validate, layout NN/NT, dtype fp32 only: others refused with a sentence), the timing
- * policy and the array sizes. */
+/* Validates the shape (cut_gemm_validate, layout NN/NT, a known dtype), the timing policy and the array sizes. */
 int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cut_err *e);
 void cut_wp_prepare_gemm_free(cut_wp_prepare_gemm *p);
 
@@ -146,7 +152,16 @@ typedef struct cut_wp_measure {
     const uint8_t *cubin;
     size_t cubin_size;
     double tol_scale; /* the kernel's tolerance factor (cut_kernel_src.tol_scale; 0: 1) */
+    int ntma;         /* 0, or 2: the kernel takes TMA maps of tma[0] and tma[1] (cut_kernel_src.ntma) */
+    cut_tma_desc tma[2];
 } cut_wp_measure;
+/* The structural check of a TMA descriptor that MEASURE's decode applies (the parent applies it before sending, so
+ * that a bad descriptor is the candidate's LAUNCH_ERROR, not a protocol error): operand 0 or 1, elem_bytes 2 or 4,
+ * dims in [1, 2^32], row_bytes a multiple of 16 in [dims[0] * elem_bytes, 2^40), box in [1, 256], swizzle 0, 32,
+ * 64 or 128. The driver's own rules (cuTensorMapEncodeTiled) are checked when the worker encodes the map. */
+int cut_wp_tma_check(const cut_tma_desc *t, cut_err *e);
+/* "A dims 4096x4096 row 8192 B box 64x128 elem 2 swizzle 128" into buf. */
+void cut_wp_tma_describe(const cut_tma_desc *t, char *buf, size_t n);
 void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b);
 int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e);
 
@@ -163,6 +178,15 @@ void cut_wp_energy_result_encode(const cut_result *r, int ok, const char *why, c
                                  cut_buf *b);
 int cut_wp_energy_result_decode(const cut_wp_frame *f, cut_result *r, int *ok, char *why, size_t why_len,
                                 cut_energy_result *er, cut_err *e);
+
+/* VENDOR: i32 heuristic_n, enumerate, max_configs; f64 budget_s. Decode checks the ranges of cut_vendor_opts. */
+void cut_wp_vendor_encode(const cut_vendor_opts *o, cut_buf *b);
+int cut_wp_vendor_decode(const cut_wp_frame *f, cut_vendor_opts *o, cut_err *e);
+/* VENDOR_RESULT: the best entry (RESULT's fields, config as the algorithm name), i32 tried, valid, heuristic,
+ * enumerated, budget_hit, the note, i32 ntop and ntop entries. Decode rejects unknown statuses, negative counts,
+ * valid > tried, budget_hit > 1 and ntop outside [0, CUT_VENDOR_TOP]. */
+void cut_wp_vendor_result_encode(const cut_vendor_result *v, cut_buf *b);
+int cut_wp_vendor_result_decode(const cut_wp_frame *f, cut_vendor_result *v, cut_err *e);
 
 /* ERROR: one sentence. */
 void cut_wp_error_encode(const char *msg, cut_buf *b);

@@ -255,7 +255,7 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
 {
     if (!cJSON_IsObject(root))
         return cut_err_set(e, "record is not a JSON object");
-    int v;
+    int v = 0;
     if (get_int(root, "", "v", &v, e) != 0)
         return -1;
     if (v != CUT_RECORD_VERSION)

@@ -51,7 +51,9 @@ static void *compile_main(void *arg)
             break;
         cut_job *j = pop(&s->pending_head, &s->pending_tail);
         pthread_mutex_unlock(&s->mu);
-        if (j->res.status == CUT_ST_OK && cut_compile_one(j->ks.src, NULL, s->opts, &j->bin, &j->err) != 0)
+        cut_compile_opts o; /* sm_90a for a kernel that needs it (cut_kernel_src.arch_a) */
+        cut_compile_opts_for_kernel(s->opts, j->ks.arch_a, &o);
+        if (j->res.status == CUT_ST_OK && cut_compile_one(j->ks.src, NULL, &o, &j->bin, &j->err) != 0)
             j->setup_failed = 1;
         pthread_mutex_lock(&s->mu);
         push(&s->done_head, &s->done_tail, j);

@@ -35,6 +35,14 @@ static int best_k(const cut_record *recs, int n, int k, int *idx)
     return m;
 }
 
+/* Compiles one kernel for the final timing, for sm_90a when it needs the architecture-specific target. */
+static int compile_final(const cut_kernel_src *ks, const cut_compile_opts *co, cut_compiled *bin, cut_err *e)
+{
+    cut_compile_opts o;
+    cut_compile_opts_for_kernel(co, ks->arch_a, &o);
+    return cut_compile_one(ks->src, "final", &o, bin, e);
+}
+
 int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c, const cut_record *recs, int n,
                    int topk, int rounds, int with_vendor, cut_final *out, cut_err *e)
 {
@@ -57,7 +65,7 @@ int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c,
         out->final_ms[j] = -1;
         if (cut_codegen_conv(c, &out->sched[j], &ks[j], e) != 0)
             rc = -1;
-        else if (co && cut_compile_one(ks[j].src, "final", co, &bins[j], e) != 0)
+        else if (co && compile_final(&ks[j], co, &bins[j], e) != 0)
             rc = -1;
         cands[j].ks = &ks[j];
         cands[j].bin = co ? &bins[j] : NULL;
