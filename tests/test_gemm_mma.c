@@ -499,7 +499,7 @@ static void compile_random(cut_dtype dt, int count, uint64_t seed)
 static int compile_count(void)
 {
     const char *n = getenv("CUTUNE_MMA_COMPILES"); /* per dtype; more for a thorough local run */
-    return n && atoi(n) > 0 ? atoi(n) : tu_quick() ? 8 : 30;
+    return n && atoi(n) > 0 ? atoi(n) : tu_quick() ? 8 : 48;
 }
 
 static void test_nvrtc_random_fp16(void **state)
