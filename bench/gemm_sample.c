@@ -1,13 +1,15 @@
-/* cutune bench driver: best of N random SIMT GEMM schedules vs cuBLAS, measured in one GPU worker.
+/* cutune bench driver: best of N random GEMM schedules of one template vs cuBLAS, measured in one GPU worker.
  *
- *   gemm_sample M N K nn|nt SAMPLES SEED BUDGET_S
+ *   gemm_sample [--tpl simt|mma] [--dtype fp32|tf32|fp16|bf16] M N K nn|nt SAMPLES SEED BUDGET_S
  *
- * Draws SAMPLES random valid schedules of the SIMT template (src/gemm; random sampling, not search), generates and
- * compiles them with NVRTC for GPU 0's sm_XX, prepares the fp32 GEMM in the GPU runner's worker (inputs uniform in
- * [-1, 1), double-precision CPU reference), measures every candidate (relative Frobenius check, then timing), then
- * times cuBLAS (pedantic SGEMM) in the same worker with the same routine. Candidates are measured until BUDGET_S
- * seconds of measuring have passed (0: no limit); the row says how many were. Prints one JSON object on stdout,
- * progress on stderr. Setup errors: a sentence on stderr, exit 1. The worker is $CUTUNE_BIN (the cutune binary). */
+ * Draws SAMPLES random valid schedules of the template (default simt, dtype fp32; src/gemm; random sampling, not
+ * search) through the GEMM template registry, generates and compiles them with NVRTC for GPU 0's sm_XX, prepares
+ * the GEMM (the dtype is passed through) in the GPU runner's worker (inputs uniform in [-1, 1), double-precision
+ * CPU reference), measures every candidate (relative Frobenius check, then timing), then times cuBLAS (pedantic
+ * SGEMM) in the same worker with the same routine. Candidates are measured until BUDGET_S seconds of measuring
+ * have passed (0: no limit); the row says how many were. Prints one JSON object on stdout, progress on stderr; the
+ * best_simt_* fields (kept for the existing scripts) hold the chosen template's best, as do best_ms/best_tflops.
+ * Setup errors: a sentence on stderr, exit 1. The worker is $CUTUNE_BIN (the cutune binary). */
 #include "cutune/compile.h"
 #include "cutune/gemm.h"
 #include "cutune/gemm_space.h"
@@ -21,6 +23,7 @@
 
 typedef struct bench_args {
     cut_gemm g;
+    int tpl;
     int samples;
     uint64_t seed;
     double budget_s;
@@ -37,9 +40,26 @@ typedef struct bench_row {
 
 static int parse_args(int argc, char **argv, bench_args *a, cut_err *e)
 {
-    if (argc != 8)
-        return cut_err_set(e, "usage: gemm_sample M N K nn|nt SAMPLES SEED BUDGET_S");
-    a->g = (cut_gemm){atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), CUT_GEMM_NN, CUT_DT_FP32};
+    static const char usage[] =
+        "usage: gemm_sample [--tpl simt|mma] [--dtype fp32|tf32|fp16|bf16] M N K nn|nt SAMPLES SEED BUDGET_S";
+    a->tpl = CUT_GEMM_TPL_SIMT;
+    a->g.dtype = CUT_DT_FP32;
+    int i = 1;
+    for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
+        if (strcmp(argv[i], "--tpl") == 0) {
+            if ((a->tpl = cut_gemm_template_find(argv[i + 1])) < 0)
+                return cut_err_set(e, "no GEMM template named '%s' (%s)", argv[i + 1], usage);
+        } else if (strcmp(argv[i], "--dtype") == 0) {
+            if (cut_dtype_parse(argv[i + 1], &a->g.dtype, e) != 0)
+                return -1;
+        } else
+            return cut_err_set(e, "unknown option '%s' (%s)", argv[i], usage);
+    }
+    if (argc - i != 7)
+        return cut_err_set(e, "%s", usage);
+    argv += i - 1;
+    a->g.m = atoi(argv[1]), a->g.n = atoi(argv[2]), a->g.k = atoi(argv[3]);
+    a->g.layout = CUT_GEMM_NN;
     if (cut_gemm_layout_parse(argv[4], &a->g.layout, e) != 0 || cut_gemm_validate(&a->g, e) != 0)
         return -1;
     a->samples = atoi(argv[5]);
@@ -47,6 +67,10 @@ static int parse_args(int argc, char **argv, bench_args *a, cut_err *e)
     a->budget_s = atof(argv[7]);
     if (a->samples < 1 || a->samples > 100000)
         return cut_err_set(e, "SAMPLES must be 1..100000, not %s", argv[5]);
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    if (!cut_gemm_template_get(a->tpl)->applies(&a->g, &d, e))
+        return -1;
     return 0;
 }
 
@@ -65,12 +89,13 @@ static int generate(const bench_args *a, const cut_gpu_info *info, cut_kernel_sr
     for (int i = 0; i < a->samples; i++) {
         cut_gemm_sched s;
         cut_err e = {{0}};
-        if (cut_gemm_simt_sample_valid(&a->g, &d, &r, &s, 1000, &e) != 0 ||
-            cut_codegen_gemm_simt(&a->g, &s, &ks[n], &e) != 0) {
+        if (cut_gemm_sched_sample_valid(&a->g, &d, a->tpl, &r, &s, 1000, &e) != 0 ||
+            cut_codegen_gemm(&a->g, &s, &ks[n], &e) != 0) {
+            cut_kernel_src_free(&ks[n]);
             fprintf(stderr, "gemm_sample: schedule %d: %s\n", i, e.msg);
             continue;
         }
-        cut_gemm_simt_describe(&s, desc[n], sizeof desc[n]);
+        cut_gemm_sched_describe(&s, desc[n], sizeof desc[n]);
         n++;
     }
     return n;
@@ -112,10 +137,11 @@ static void print_row(const bench_args *a, const bench_row *row)
     const cut_gemm *g = &a->g;
     const double best = row->best >= 0 ? tflops(g, row->best_ms) : 0.0;
     const double blas = row->cublas.status == CUT_ST_OK ? tflops(g, row->cublas.median_ms) : 0.0;
-    printf("{\"m\": %d, \"n\": %d, \"k\": %d, \"layout\": \"%s\", \"dtype\": \"fp32\", \"samples\": %d, "
-           "\"seed\": %llu, \"valid\": %d, \"measured\": %d, \"ok\": %d, \"statuses\": {",
-           g->m, g->n, g->k, cut_gemm_layout_name(g->layout), a->samples, (unsigned long long)a->seed, row->valid,
-           row->measured, row->ok);
+    printf("{\"m\": %d, \"n\": %d, \"k\": %d, \"layout\": \"%s\", \"dtype\": \"%s\", \"tpl\": \"%s\", "
+           "\"samples\": %d, \"seed\": %llu, \"valid\": %d, \"measured\": %d, \"ok\": %d, \"statuses\": {",
+           g->m, g->n, g->k, cut_gemm_layout_name(g->layout), cut_dtype_name(g->dtype),
+           cut_gemm_template_get(a->tpl)->name, a->samples, (unsigned long long)a->seed, row->valid, row->measured,
+           row->ok);
     for (int s = 0, first = 1; s < CUT_ST_COUNT; s++)
         if (row->status_count[s]) {
             printf("%s\"%s\": %d", first ? "" : ", ", cut_status_name((cut_status)s), row->status_count[s]);
@@ -124,10 +150,11 @@ static void print_row(const bench_args *a, const bench_row *row)
     printf("}, \"best_simt_ms\": %.6f, \"best_simt_tflops\": %.3f, \"best_simt_rel_err\": %.3g, "
            "\"best_schedule\": \"%s\", \"cublas_algo\": \"%s\", \"cublas_status\": \"%s\", \"cublas_ms\": %.6f, "
            "\"cublas_tflops\": %.3f, \"cublas_rel_err\": %.3g, \"ratio_simt_over_cublas\": %.3f, "
-           "\"compile_s\": %.1f, \"measure_s\": %.1f}\n",
+           "\"best_ms\": %.6f, \"best_tflops\": %.3f, \"compile_s\": %.1f, \"measure_s\": %.1f}\n",
            row->best >= 0 ? row->best_ms : -1.0, best, row->best >= 0 ? row->best_rel : -1.0, row->best_desc,
            row->cublas_algo, cut_status_name(row->cublas.status), row->cublas.median_ms, blas,
-           row->cublas.max_abs_err, blas > 0 ? best / blas : 0.0, row->compile_s, row->measure_s);
+           row->cublas.max_abs_err, blas > 0 ? best / blas : 0.0, row->best >= 0 ? row->best_ms : -1.0, best,
+           row->compile_s, row->measure_s);
     fflush(stdout);
 }
 

@@ -68,7 +68,8 @@ int cut_codegen_gemm_simt(const cut_gemm *g, const cut_gemm_sched *s, cut_kernel
 /* ---- the GEMM template registry (src/gemm/registry.c): every GEMM template in the same space/search machinery ----
  *
  * Templates: "simt" (fp32 FMA, the analogue of TVM's generic tuning; this file's knobs above), "mma" (multi-stage
- * cp.async pipeline feeding mma.sync tensor cores; fp16, bf16, tf32; src/gemm/mma.c) and "wgmma" (Hopper, sm_90a:
+ * cp.async pipeline feeding mma.sync tensor cores; fp16, bf16, tf32; knobs in src/gemm/mma.h, space in
+ * src/gemm/mma.c, kernel in src/gemm/mma_codegen.c) and "wgmma" (Hopper, sm_90a:
  * TMA + mbarriers + wgmma with producer/consumer warp specialisation; src/gemm/wgmma.c).
  *
  * Kernel contract (every template): extern "C" __global__ entry "cut_gemm", C fp32 row-major M x N, A row-major
