@@ -352,6 +352,19 @@ static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err 
 
 static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
 
+/* Where the GEMM reference is computed: the CPU's double reference streams B once per row of C (seconds at 1024^3,
+ * hours at 8192^3), so past 2^32 FLOP the worker computes it with cuBLAS DGEMM on the GPU instead.
+ * $CUTUNE_GEMM_REF=cpu|gpu forces one (tests). */
+static int gemm_ref_on_cpu(const cut_gemm *g)
+{
+    const char *force = getenv("CUTUNE_GEMM_REF");
+    if (force && !strcmp(force, "cpu"))
+        return 1;
+    if (force && !strcmp(force, "gpu"))
+        return 0;
+    return cut_gemm_flops(g) <= 4294967296.0;
+}
+
 int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed, cut_err *e)
 {
     if (!r || r->measure != gpu_measure)
@@ -371,9 +384,14 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed
          * the values stored on the GPU. */
         cut_dtype_round(gm->dtype, g->in, cut_gemm_a_elems(gm));
         cut_dtype_round(gm->dtype, g->w, cut_gemm_b_elems(gm));
-        double *ref = cut_xmalloc(n_out * sizeof(double));
-        cut_gemm_reference(gm, g->in, g->w, ref);
-        workload_set_ref(g, ref, n_out);
+        if (gemm_ref_on_cpu(gm)) {
+            double *ref = cut_xmalloc(n_out * sizeof(double));
+            cut_gemm_reference(gm, g->in, g->w, ref);
+            workload_set_ref(g, ref, n_out);
+        } else {
+            free(g->ref); /* the worker computes it (cuBLAS DGEMM) */
+            g->ref = NULL;
+        }
         g->gemm = *gm;
         g->is_gemm = 1;
     }

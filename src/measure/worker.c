@@ -8,6 +8,7 @@
 
 #include "gpu/cuda_drv.h"
 #include "measure/cublas_baseline.h"
+#include "measure/gemm_ref_gpu.h"
 #include "measure/cublaslt_baseline.h"
 #include "measure/cudnn_baseline.h"
 #include "cutune/half.h"
@@ -440,7 +441,7 @@ void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b)
     put_timing(b, &p->timing);
     cut_wp_put_bytes(b, p->a, cut_gemm_a_elems(g) * sizeof(float));
     cut_wp_put_bytes(b, p->b, cut_gemm_b_elems(g) * sizeof(float));
-    cut_wp_put_bytes(b, p->ref, cut_gemm_c_elems(g) * sizeof(float));
+    cut_wp_put_bytes(b, p->ref, p->ref ? cut_gemm_c_elems(g) * sizeof(float) : 0); /* empty: the worker's DGEMM */
 }
 
 void cut_wp_prepare_gemm_free(cut_wp_prepare_gemm *p)
@@ -482,9 +483,22 @@ int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cu
     p->gemm = (cut_gemm){s[0], s[1], s[2], (cut_gemm_layout)s[3], (cut_dtype)s[4]};
     if (check_gemm_shape(&p->gemm, e) != 0 || check_timing(&p->timing, "PREPARE_GEMM", e) != 0)
         return -1;
+    const uint8_t *rp;
+    size_t rn = 0;
     if (get_floats(&r, cut_gemm_a_elems(&p->gemm), "GEMM A", &p->a, e) ||
-        get_floats(&r, cut_gemm_b_elems(&p->gemm), "GEMM B", &p->b, e) ||
-        get_floats(&r, cut_gemm_c_elems(&p->gemm), "GEMM reference", &p->ref, e) || rd_finish(&r, f, e)) {
+        get_floats(&r, cut_gemm_b_elems(&p->gemm), "GEMM B", &p->b, e)) {
+        cut_wp_prepare_gemm_free(p);
+        return -1;
+    }
+    /* The reference is optional: empty means "compute it on the GPU" (cuBLAS DGEMM in the worker). */
+    cut_wp_rd peek = r;
+    if (cut_wp_get_bytes(&peek, &rp, &rn) == 0 && rn == 0)
+        r = peek;
+    else if (get_floats(&r, cut_gemm_c_elems(&p->gemm), "GEMM reference", &p->ref, e)) {
+        cut_wp_prepare_gemm_free(p);
+        return -1;
+    }
+    if (rd_finish(&r, f, e)) {
         cut_wp_prepare_gemm_free(p);
         return -1;
     }
@@ -1466,7 +1480,7 @@ static int wk_upload(cut_wk *w, const void *in, size_t in_bytes, const void *wt,
     }
 #undef WK_TRY
     w->ref = cut_xmalloc(sizeof(double) * w->n_out);
-    for (size_t i = 0; i < w->n_out; i++)
+    for (size_t i = 0; ref && i < w->n_out; i++) /* NULL: the caller fills it */
         w->ref[i] = ref[i];
     w->host_out = cut_xmalloc(sizeof(float) * w->n_out);
     w->prepared = 1;
@@ -1516,6 +1530,11 @@ static int wk_prepare_gemm(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     int rc = wk_upload(w, a, a_bytes, b, b_bytes, p.ref, "PREPARE_GEMM", e);
     free(a);
     free(b);
+    if (rc == 0 && !p.ref && cut_gemm_reference_gpu(w->cu, &w->gemm, p.a, p.b, w->ref, e) != 0) {
+        cut_err_wrap(e, "PREPARE_GEMM without a reference");
+        wk_free_tensors(w);
+        rc = -1;
+    }
     cut_wp_prepare_gemm_free(&p);
     return rc;
 }

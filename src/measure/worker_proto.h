@@ -137,7 +137,8 @@ void cut_wp_prepare_free(cut_wp_prepare *p);
 typedef struct cut_wp_prepare_gemm {
     cut_gemm gemm;
     cut_timing timing;
-    float *a, *b, *ref; /* cut_gemm_a_elems / b_elems / c_elems floats */
+    float *a, *b, *ref; /* cut_gemm_a_elems / b_elems / c_elems floats; ref NULL (sent empty): the worker computes
+                           the reference itself with cuBLAS DGEMM on the GPU (measure/gemm_ref_gpu.h) */
 } cut_wp_prepare_gemm;
 void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b);
 /* Validates the shape (cut_gemm_validate, layout NN/NT, a known dtype), the timing policy and the array sizes. */
