@@ -155,7 +155,7 @@ static int run_to_edge(meter *m, edge *ed, cut_err *e)
     const double t0 = cut_now_s();
     double t_prev = cut_now_s();
     for (;;) {
-        cut_energy_sample s;
+        cut_energy_sample s = {0}; /* set by run_chunk; initialised for GCC -O2 -Wmaybe-uninitialized */
         if (run_chunk(m, &s, e) != 0)
             return -1;
         if (s.mj < ed->s.mj)

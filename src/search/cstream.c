@@ -51,7 +51,9 @@ static void *compile_main(void *arg)
             break;
         cut_job *j = pop(&s->pending_head, &s->pending_tail);
         pthread_mutex_unlock(&s->mu);
-        if (j->res.status == CUT_ST_OK && cut_compile_one(j->ks.src, NULL, s->opts, &j->bin, &j->err) != 0)
+        cut_compile_opts o = *s->opts;
+        o.arch_suffix_a = o.arch_suffix_a || j->ks.arch_a; /* sm_90a for wgmma / setmaxnreg kernels */
+        if (j->res.status == CUT_ST_OK && cut_compile_one(j->ks.src, NULL, &o, &j->bin, &j->err) != 0)
             j->setup_failed = 1;
         pthread_mutex_lock(&s->mu);
         push(&s->done_head, &s->done_tail, j);
