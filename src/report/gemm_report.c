@@ -152,9 +152,9 @@ static void md_table(cut_buf *b, const cut_gemm_report_row *rows, int n, cut_dty
                            cut_dtype_name(dt));
         cut_buf_printf(b, "| %d | %d | %d | %s |", r->gemm.m, r->gemm.n, r->gemm.k,
                        cut_gemm_layout_name(r->gemm.layout));
-        md_num(b, r->generic_tflops, " %.3f |");
-        md_num(b, r->template_tflops, " %.3f |");
-        md_num(b, r->vendor_tflops, " %.3f |");
+        md_num(b, r->generic_tflops, " %.4g |");
+        md_num(b, r->template_tflops, " %.4g |");
+        md_num(b, r->vendor_tflops, " %.4g |");
         md_num(b, ratio(r->template_tflops, r->vendor_tflops), " %.2fx |");
         md_num(b, ratio(r->generic_tflops, r->vendor_tflops), " %.2fx |");
         cut_buf_printf(b, " %s | %s | %s |\n", r->vendor_algo[0] ? r->vendor_algo : "n/a",
