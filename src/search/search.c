@@ -4,7 +4,9 @@
  * best measured ones. With a model, each round runs Ansor's evolutionary search in model space: a population of
  * the best measured schedules plus fresh random ones evolves for a few generations with the model's score as the
  * fitness, and the best-scored schedules never measured become the proposals. A share epsilon of every round stays
- * random (it starts at random_share and decays to random_share_final), so the model keeps seeing the whole space. */
+ * random (it starts at random_share and decays to random_share_final), so the model keeps seeing the whole space.
+ * Conv and GEMM searches are the same code: a small table of space operations (space_ops) hides which template
+ * registry, validity check and cost-model features a workload kind uses. */
 #include "cutune/search.h"
 #include "cutune/costmodel.h"
 #include "cutune/gemm_space.h"
