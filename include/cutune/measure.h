@@ -62,6 +62,11 @@ struct cut_runner {
     void *impl;
     /* Prepares inputs and the reference for a workload (random inputs from seed). */
     int (*prepare)(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e);
+    /* Optional (NULL when the runner cannot measure GEMMs): prepares inputs A, B and the reference C of a GEMM
+     * (random inputs from seed); candidates then get (A, B, C) as (in, w, out) and are checked by relative
+     * Frobenius error against cut_gemm_tolerance(dtype). Replaces a conv workload (and the other way round).
+     * The GPU runner's is cut_runner_gpu_prepare_gemm; the emulation runner's takes fp32 only. */
+    int (*prepare_gemm)(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e);
     /* Validates and times n candidates; res[i] for cands[i]. Returns -1 only for setup errors. */
     int (*measure)(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
     /* Optional (NULL when the runner cannot): checks and times one candidate as measure does, then measures its

@@ -70,9 +70,12 @@ typedef struct cut_records_file {
 int cut_records_read(const char *path, cut_records_file *f, cut_err *e);
 void cut_records_file_free(cut_records_file *f);
 
-/* Names (not paths) of the regular files in dir ending in suffix (".json"), sorted, hidden files skipped.
+/* Names (not paths) of the regular files in dir ending in suffix (".json"), sorted, hidden files skipped, and
+ * GEMM logs and vendor files (gemm_*, vendor_*: cutune/gemm_tune.h) skipped, so conv tools never read them.
  * A missing folder is an error. Caller frees with cut_records_names_free. */
 int cut_records_dir_list(const char *dir, const char *suffix, char ***names, int *n, cut_err *e);
+/* The same for GEMM logs: only gemm_*.json. */
+int cut_gemm_records_dir_list(const char *dir, char ***names, int *n, cut_err *e);
 void cut_records_names_free(char **names, int n);
 
 /* Append-only log. open: creates the file (and its directory) or repairs it by truncating an incomplete last
@@ -87,6 +90,8 @@ int cut_reclog_open(const char *path, cut_reclog *log, cut_err *e);
  * locked (flock) while open: a second writer of the same file gets an error instead of tearing lines. */
 int cut_reclog_open_ex(const char *path, cut_reclog *log, size_t *dropped, cut_err *e);
 int cut_reclog_append(cut_reclog *log, const cut_record *r, cut_err *e);
+/* Appends one complete line (ending in '\n') with the same no-torn-line guarantee (any record format). */
+int cut_reclog_append_line(cut_reclog *log, const char *line, size_t len, cut_err *e);
 int cut_reclog_sync(cut_reclog *log, cut_err *e);
 void cut_reclog_close(cut_reclog *log);
 

@@ -5,6 +5,7 @@
 #define CUTUNE_SEARCH_H
 
 #include "cutune/common.h"
+#include "cutune/gemm.h"
 #include "cutune/space.h"
 #include "cutune/workload.h"
 
@@ -27,11 +28,17 @@ typedef struct cut_search cut_search;
 
 /* Creates a search for c under the device limits d. Caller frees with cut_search_free. */
 cut_search *cut_search_new(const cut_conv *c, const cut_devlimits *d, const cut_search_opts *o);
+/* Creates a search over the GEMM template registry (cutune/gemm_space.h) for g under d: every template that
+ * applies to g (and is in o->tpl_mask, a bit per registry index, when that is not 0); the cost model learns
+ * cut_features_gemm. Replay (o->universe) works as for conv. Caller frees with cut_search_free. */
+cut_search *cut_search_new_gemm(const cut_gemm *g, const cut_devlimits *d, const cut_search_opts *o);
+/* Templates the search draws from (0: none applies, nothing can be proposed). */
+int cut_search_templates(const cut_search *s);
 void cut_search_free(cut_search *s);
 /* Reports a measured schedule: time_ms > 0 for a valid measurement, <= 0 for a failed one; regs from the
  * compiler or -1. Also marks it seen and feeds the cost model. */
 void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int regs);
-/* Gives the cost model a measured trial of another workload c (a prior, e.g. the other cases of a list): group
+/* Conv searches only (a GEMM search returns -1). Gives the cost model a measured trial of another workload c (a prior, e.g. the other cases of a list): group
  * (!= 0) names that workload. It is not marked seen and does not enter the population. Returns -1 (and ignores it)
  * without a model, for group 0 or a schedule without features. With a prior the model guides the first round. */
 int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, double time_ms, int regs, int group);

@@ -2,14 +2,20 @@
  * against the vendor baseline (stdout and summary.md) and gnuplot plots (include/cutune/report.h). */
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cutune/gemm_tune.h"
 #include "cutune/record.h"
 #include "cutune/report.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
     "usage: cutune report [--outdir DIR] [--in DIR] [--out DIR] [--baseline FILE] [--no-plots]\n"
+    "       cutune report --gemm [--outdir DIR]\n"
+    "  --gemm           the GEMM report: DIR/tuningrecords/gemm_*.json (best simt = generic, best other template =\n"
+    "                   template) and DIR/tuningresults/vendor_<gemm>.json ({\"tflops\",\"ms\",\"algo\"}) ->\n"
+    "                   DIR/report/gemm.md and DIR/report/gemm.json\n"
     "  --outdir DIR     where tuningrecords/, final.jsonl and kernel_outputs/ are; report/ goes here (default .)\n"
     "  --in DIR         representatives (default DIR/tuningresults)\n"
     "  --out DIR        GFLOP/s files (default DIR/performance)\n"
@@ -18,7 +24,8 @@ static const char usage[] =
 
 typedef struct report_args {
     const char *outdir, *in, *out, *baseline;
-    int plots, help;
+    int plots, help, gemm;
+    char command[1024]; /* the command line, for report/gemm.json */
 } report_args;
 
 static int parse_args(int argc, char **argv, report_args *a, cut_err *e)
@@ -38,12 +45,46 @@ static int parse_args(int argc, char **argv, report_args *a, cut_err *e)
             rc = cut_arg_str(argc, argv, &i, &a->baseline, e);
         else if (!strcmp(argv[i], "--no-plots"))
             a->plots = 0;
+        else if (!strcmp(argv[i], "--gemm"))
+            a->gemm = 1;
         else
             rc = cut_err_set(e, "unknown option '%s' (see cutune report --help)", argv[i]);
         if (rc != 0)
             return -1;
     }
     return 0;
+}
+
+/* cutune report --gemm: report/gemm.md (also on stdout) and report/gemm.json. */
+static int gemm_report(const report_args *a, cut_err *e)
+{
+    char rec[4096], res[4096], out[4096], md[4096];
+    if (cut_path_join(rec, sizeof rec, a->outdir, "tuningrecords", e) != 0 ||
+        cut_path_join(res, sizeof res, a->outdir, "tuningresults", e) != 0 ||
+        cut_path_join(out, sizeof out, a->outdir, "report", e) != 0 ||
+        cut_path_join(md, sizeof md, out, "gemm.md", e) != 0) {
+        fprintf(stderr, "cutune report: %s\n", e->msg);
+        return CUT_EXIT_USAGE;
+    }
+    cut_gemm_report_row *rows = NULL;
+    int n = cut_gemm_report_collect(rec, res, &rows, e);
+    if (n < 0) {
+        fprintf(stderr, "cutune report: %s\n", e->msg);
+        return CUT_EXIT_USAGE;
+    }
+    int rc = cut_gemm_report_write(out, a->command, rows, n, e);
+    free(rows);
+    char *text = NULL;
+    size_t len = 0;
+    if (rc == 0 && cut_read_file(md, &text, &len, e) == 0)
+        fwrite(text, 1, len, stdout);
+    free(text);
+    if (rc != 0) {
+        fprintf(stderr, "cutune report: %s\n", e->msg);
+        return CUT_EXIT_FAIL;
+    }
+    printf("\nwrote %s/gemm.md and %s/gemm.json (%d GEMM%s)\n", out, out, n, n == 1 ? "" : "s");
+    return CUT_EXIT_OK;
 }
 
 /* The tables on stdout and in report/, then the plots. */
@@ -89,6 +130,13 @@ int cut_cmd_report(int argc, char **argv)
         fputs(usage, stdout);
         return CUT_EXIT_OK;
     }
+    snprintf(a.command, sizeof a.command, "cutune");
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(a.command);
+        snprintf(a.command + l, sizeof a.command - l, " %s", argv[i]);
+    }
+    if (a.gemm)
+        return gemm_report(&a, &e);
     if (cut_path_join(in, sizeof in, a.outdir, "tuningresults", &e) != 0 ||
         cut_path_join(out, sizeof out, a.outdir, "performance", &e) != 0) {
         fprintf(stderr, "cutune report: %s\n", e.msg);

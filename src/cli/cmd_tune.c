@@ -1,6 +1,7 @@
 /* cutune tune — tunes Conv2D workloads (seed 000/001 phase 1) and samples the representatives. */
 #include "cli/cli.h"
 #include "cli/args.h"
+#include "cli/tune_cli.h"
 #include "cutune/emu.h"
 #include "cutune/gpu.h"
 #include "cutune/record.h"
@@ -22,7 +23,9 @@ static const char usage_text[] =
     "  --m N --n N --k N   the same GEMM sizes as long flags\n"
     "  --layout L          GEMM layout nn (default; B is KxN) or nt (B is NxK)\n"
     "  --dtype D           GEMM input type fp32 (default), tf32, fp16 or bf16\n"
-    "                      (GEMM tuning is in progress: a GEMM request is parsed and checked, then refused)\n"
+    "  --tpl T             GEMM templates to search: simt, mma, wgmma, a comma list, or all (default: every\n"
+    "                      template that computes the dtype on this device); GEMM logs go to\n"
+    "                      DIR/tuningrecords/gemm_<layout>_<dtype>_M_.._N_.._K_...json, the 5 fastest to tuningresults/\n"
     "  --trials N          trials per case (default 1000; 100 with --test)\n"
     "  --test              first and last case, 100 trials, keep the top 2 (seed 001's test mode)\n"
     "  --backend B         cuda (default) or emu (host emulation, for small shapes without a GPU)\n"
@@ -75,29 +78,57 @@ static int energy_setup(cut_tune_cfg *cfg, cut_runner *r, const char *backend, i
     return 0;
 }
 
-/* A GEMM request (issue 6 in progress): checks it, prints the parsed workload and refuses it, since the GEMM tuning
- * pipeline does not exist yet. gemm_trials is t= of the --gemm words (0 when absent), trials --trials (-1 when
- * absent). Returns the exit code. */
-static int gemm_request(const cut_gemm *g, int gemm_trials, int trials, const char *conv_str)
+int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const char *outdir, const cut_timing *tm,
+                         cut_tune_cfg *cfg, cut_runner **out)
 {
     cut_err e = {{0}};
-    char name[256];
-    if (conv_str)
-        cut_err_set(&e, "--conv and a GEMM (--gemm, --m, --n, --k, --layout, --dtype) cannot be combined");
-    else if (gemm_trials > 0 && trials >= 0)
-        cut_err_set(&e, "trials given twice: t=%d in --gemm and --trials %d", gemm_trials, trials);
-    else
-        cut_gemm_cli_finish(g, &e);
-    if (e.msg[0]) {
-        fprintf(stderr, "cutune tune: %s\n", e.msg);
+    *out = NULL;
+    if (!strcmp(backend, "cuda")) {
+        int n = cut_gpu_init(&e);
+        cut_gpu_info info;
+        if (n < 0 || n <= gpu) {
+            if (n >= 0)
+                cut_err_set(&e, "GPU %d does not exist (%d found)", gpu, n);
+            fprintf(stderr,
+                    "cutune tune: no usable GPU: %s. Run with --backend emu to tune on the CPU emulator "
+                    "(small shapes only).\n",
+                    e.msg);
+            return CUT_EXIT_USAGE;
+        }
+        if (cut_gpu_query(gpu, &info, &e) != 0) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            return CUT_EXIT_USAGE;
+        }
+        cut_gpu_limits(&info, &cfg->limits);
+        cfg->use_nvrtc = 1;
+        cfg->copts.sm_major = info.sm_major;
+        cfg->copts.sm_minor = info.sm_minor;
+        cfg->copts.cache_dir = cache_dir;
+        cfg->copts.nthreads = 0;
+        *out = cut_runner_gpu_new(gpu, NULL, tm, &e);
+        if (!*out) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            return CUT_EXIT_FAIL;
+        }
+        /* Bridge until gpu_runner.c sets its own prepare_gemm (issue 6 merge): the same function. */
+        if (!(*out)->prepare_gemm)
+            (*out)->prepare_gemm = cut_runner_gpu_prepare_gemm;
+        fprintf(stderr, "cutune: tuning on GPU %d: %s (sm_%d%d, %d SMs)\n", gpu, info.name, info.sm_major,
+                info.sm_minor, info.sm_count);
+    } else if (!strcmp(backend, "emu")) {
+        char emu_dir[1024];
+        snprintf(emu_dir, sizeof emu_dir, "%s/.cutune_emu", outdir);
+        *out = cut_runner_emu_new(emu_dir, tm, &e);
+        if (!*out) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            return CUT_EXIT_FAIL;
+        }
+        fprintf(stderr, "cutune: tuning on the host emulator (no GPU used; times are CPU times)\n");
+    } else {
+        fprintf(stderr, "cutune tune: unknown backend '%s' (cuda or emu)\n", backend);
         return CUT_EXIT_USAGE;
     }
-    cut_gemm_name(g, name, sizeof name);
-    printf("%s: %.6g FLOP (2*M*N*K), %d trials\n", name, cut_gemm_flops(g),
-           gemm_trials > 0 ? gemm_trials : trials > 0 ? trials : 1000);
-    fflush(stdout);
-    fprintf(stderr, "cutune tune: GEMM tuning is not available yet (issue 6 in progress): parsed %s\n", name);
-    return CUT_EXIT_FAIL;
+    return CUT_EXIT_OK;
 }
 
 /* The line for one case. */
@@ -161,7 +192,7 @@ int cut_cmd_tune(int argc, char **argv)
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
         prior = 1, energy_steps = 3;
-    const char *objective = "time";
+    const char *objective = "time", *tpl = NULL;
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -200,6 +231,8 @@ int cut_cmd_tune(int argc, char **argv)
             if (rc == 0 && !cut_path_exists(prior_dirs[nprior_dirs]))
                 rc = cut_err_set(&e, "prior folder '%s' does not exist", prior_dirs[nprior_dirs]);
             nprior_dirs += rc == 0;
+        } else if (!strcmp(a, "--tpl")) {
+            rc = cut_arg_str(argc, argv, &i, &tpl, &e);
         } else if (!strcmp(a, "--objective")) {
             rc = cut_arg_str(argc, argv, &i, &objective, &e);
         } else if (!strcmp(a, "--energy-steps")) {
@@ -245,8 +278,14 @@ int cut_cmd_tune(int argc, char **argv)
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
-    if (gemm_given)
-        return gemm_request(&gemm, gemm_trials, trials, conv_str);
+    if (gemm_given || tpl) {
+        cut_cli_gemm_opts go = {.g = gemm, .gemm_trials = gemm_trials, .trials = trials, .test = test,
+                                .conv_str = conv_str, .tpl = tpl, .backend = backend, .outdir = outdir,
+                                .cache_dir = cache_dir, .gpu = gpu, .batch = batch, .seed = (uint64_t)seed,
+                                .timeout = timeout, .budget = budget, .quiet = quiet, .no_sample = no_sample,
+                                .objective = obj};
+        return cut_cli_tune_gemm(&go);
+    }
     if (trials < 0)
         trials = test ? 100 : 1000;
     /* On a GPU a round compiles on all cores, so a bigger batch keeps them busy; the emulator prefers small ones. */
@@ -319,54 +358,9 @@ int cut_cmd_tune(int argc, char **argv)
     cfg.objective = obj;
     cut_devlimits_sm90(&cfg.limits);
     cut_runner *runner = NULL;
-    int exit_code = CUT_EXIT_OK;
-    if (!strcmp(backend, "cuda")) {
-        int n = cut_gpu_init(&e);
-        cut_gpu_info info;
-        if (n < 0 || n <= gpu) {
-            if (n >= 0)
-                cut_err_set(&e, "GPU %d does not exist (%d found)", gpu, n);
-            fprintf(stderr,
-                    "cutune tune: no usable GPU: %s. Run with --backend emu to tune on the CPU emulator "
-                    "(small shapes only).\n",
-                    e.msg);
-            exit_code = CUT_EXIT_USAGE;
-            goto done;
-        }
-        if (cut_gpu_query(gpu, &info, &e) != 0) {
-            fprintf(stderr, "cutune tune: %s\n", e.msg);
-            exit_code = CUT_EXIT_USAGE;
-            goto done;
-        }
-        cut_gpu_limits(&info, &cfg.limits);
-        cfg.use_nvrtc = 1;
-        cfg.copts.sm_major = info.sm_major;
-        cfg.copts.sm_minor = info.sm_minor;
-        cfg.copts.cache_dir = cache_dir ? cache_dir : cache;
-        cfg.copts.nthreads = 0;
-        runner = cut_runner_gpu_new(gpu, NULL, &tm, &e);
-        if (!runner) {
-            fprintf(stderr, "cutune tune: %s\n", e.msg);
-            exit_code = CUT_EXIT_FAIL;
-            goto done;
-        }
-        fprintf(stderr, "cutune: tuning on GPU %d: %s (sm_%d%d, %d SMs)\n", gpu, info.name, info.sm_major,
-                info.sm_minor, info.sm_count);
-    } else if (!strcmp(backend, "emu")) {
-        char emu_dir[1024];
-        snprintf(emu_dir, sizeof emu_dir, "%s/.cutune_emu", outdir);
-        runner = cut_runner_emu_new(emu_dir, &tm, &e);
-        if (!runner) {
-            fprintf(stderr, "cutune tune: %s\n", e.msg);
-            exit_code = CUT_EXIT_FAIL;
-            goto done;
-        }
-        fprintf(stderr, "cutune: tuning on the host emulator (no GPU used; times are CPU times)\n");
-    } else {
-        fprintf(stderr, "cutune tune: unknown backend '%s' (cuda or emu)\n", backend);
-        exit_code = CUT_EXIT_USAGE;
+    int exit_code = cut_cli_tune_backend(backend, gpu, cache_dir ? cache_dir : cache, outdir, &tm, &cfg, &runner);
+    if (exit_code != CUT_EXIT_OK)
         goto done;
-    }
 
     if (obj != CUT_OBJ_TIME && energy_setup(&cfg, runner, backend, gpu, energy_steps, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);

@@ -13,7 +13,7 @@ typedef struct subcommand {
 
 static const subcommand commands[] = {
     {"devices", cut_cmd_devices, "list GPUs: sm_XX, SMs, memory, UUID, driver/CUDA, clocks, power limits, energy"},
-    {"tune", cut_cmd_tune, "tune Conv2D workloads (--workloads seed001|resnet18|yolov3, --conv, --case, --trials)"},
+    {"tune", cut_cmd_tune, "tune Conv2D workloads (--workloads seed001|resnet18|yolov3, --conv, --case, --trials) or a GEMM (--gemm M=.. N=.. K=.. t=..)"},
     {"sample", cut_cmd_sample, "tuningrecords/ -> tuningresults/ (top-5 + p10/p25/p50/p75, or top-2 with --test)"},
     {"baseline", cut_cmd_baseline, "cuDNN's fastest fp32 algorithm vs the best tuned kernels, same harness"},
     {"report", cut_cmd_report, "tuningresults/ -> performance/ (one integer GFLOP/s per line)"},

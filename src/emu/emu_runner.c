@@ -25,7 +25,9 @@ typedef struct emu_runner {
     char work_dir[1024];
     int own_dir; /* created by us: emptied and removed on destroy */
     int prepared;
+    int is_gemm; /* 1: a GEMM is prepared (in, w, out = A, B, C; checked by relative Frobenius error) */
     cut_conv conv;
+    cut_gemm gemm;
     float *in, *w, *out;
     double *ref;
     size_t n_out;
@@ -71,6 +73,32 @@ static int emu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err 
     cut_fill_uniform(er->w, n_w, seed ^ 0x9e3779b97f4a7c15ULL);
     cut_conv_reference(c, er->in, er->w, er->ref);
     cut_conv_tolerance(c, &er->atol, &er->rtol);
+    er->is_gemm = 0;
+    er->prepared = 1;
+    return 0;
+}
+
+/* GEMMs in fp32 only: the other dtypes' kernels store halves or run tensor-core PTX, which need a GPU. */
+static int emu_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    if (cut_gemm_validate(g, e) != 0)
+        return -1;
+    if (g->dtype != CUT_DT_FP32)
+        return cut_err_set(e, "the emulation backend runs fp32 GEMMs only (%s kernels need tensor cores: use a GPU)",
+                           cut_dtype_name(g->dtype));
+    release_tensors(er);
+    er->gemm = *g;
+    size_t na = cut_gemm_a_elems(g), nb = cut_gemm_b_elems(g);
+    er->n_out = cut_gemm_c_elems(g);
+    er->in = alloc_aligned(na * sizeof(float));
+    er->w = alloc_aligned(nb * sizeof(float));
+    er->out = alloc_aligned(er->n_out * sizeof(float));
+    er->ref = cut_xmalloc(er->n_out * sizeof(double));
+    cut_fill_uniform(er->in, na, seed);
+    cut_fill_uniform(er->w, nb, seed ^ 0x9e3779b97f4a7c15ULL); /* as the GPU runner */
+    cut_gemm_reference(g, er->in, er->w, er->ref);
+    er->is_gemm = 1;
     er->prepared = 1;
     return 0;
 }
@@ -116,8 +144,26 @@ static int launch_timed(emu_runner *er, cut_emu_kernel *k, const cut_kernel_src 
 }
 
 /* Compares with the reference under the workload's tolerance times the kernel's factor (cut_conv_tolerance_scaled). */
+/* A GEMM: relative Frobenius error within the dtype's tolerance (NaN poison left anywhere fails). */
+static int check_gemm_output(emu_runner *er, cut_result *res, const char *when)
+{
+    double rel = cut_gemm_rel_error(er->out, er->ref, er->n_out), tol = cut_gemm_tolerance(er->gemm.dtype);
+    if (!(rel <= tol)) {
+        res->status = CUT_ST_WRONG_RESULT;
+        snprintf(res->error, sizeof res->error, "%srelative error %.3g is over the %s tolerance %.3g", when, rel,
+                 cut_dtype_name(er->gemm.dtype), tol);
+        res->max_abs_err = rel;
+        return -1;
+    }
+    if (rel > res->max_abs_err)
+        res->max_abs_err = rel;
+    return 0;
+}
+
 static int check_output(emu_runner *er, const cut_kernel_src *ks, cut_result *res, const char *when)
 {
+    if (er->is_gemm)
+        return check_gemm_output(er, res, when);
     char msg[200];
     double maxe = 0, atol = er->atol, rtol = er->rtol;
     if (isfinite(ks->tol_scale) && ks->tol_scale > 1.0) {
@@ -159,7 +205,9 @@ static const char *skip_reason(const cut_kernel_src *ks)
     if (!ks || !ks->src)
         return "no kernel source to emulate";
     if (ks->uses_inline_ptx)
-        return "inline PTX cannot run under emulation";
+        return "inline PTX cannot run under emulation: this kernel needs a GPU";
+    if (ks->ntma > 0)
+        return "TMA tensor maps cannot run under emulation: this kernel needs a GPU";
     if (ks->smem_dynamic > 0)
         return "dynamic shared memory is not emulated";
     return NULL;
@@ -311,7 +359,7 @@ static int emu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_pl
     int rc = 0;
     if (res->status == CUT_ST_OK) {
         emu_energy_run run = {er, k, c->ks, res};
-        rc = cut_energy_measure(p, emu_energy_chunk, &run, cut_conv_flops(&er->conv), er_out, e);
+        rc = cut_energy_measure(p, emu_energy_chunk, &run, er->is_gemm ? cut_gemm_flops(&er->gemm) : cut_conv_flops(&er->conv), er_out, e);
         if (rc == 0 && res->status == CUT_ST_OK)
             check_output(er, c->ks, res, "after the energy run: ");
     }
@@ -389,6 +437,7 @@ cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_er
     cut_runner *r = cut_xcalloc(1, sizeof *r);
     r->impl = er;
     r->prepare = emu_prepare;
+    r->prepare_gemm = emu_prepare_gemm;
     r->measure = emu_measure;
     r->energy = emu_energy;
     r->env = emu_env;

@@ -8,6 +8,7 @@
 #define CUTUNE_MODEL_FEATURES_H
 
 #include "cutune/costmodel.h"
+#include "cutune/gemm.h"
 #include "cutune/space.h"
 #include "cutune/workload.h"
 
@@ -20,6 +21,14 @@
  * and its knobs. Returns the number of features written (CUT_FEAT_LEN), or -1 for a template id outside the registry (or
  * past CUT_FEAT_NTPL), a knob the geometry divides by at 0 or below, or a too-small cap. */
 int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap);
+
+/* GEMM features (a separate cost model from conv's: slot meanings differ by kind, see features.c): one-hot of the
+ * GEMM template (registry index < CUT_FEAT_NTPL), log2 M/N/K, dtype, layout, and from the template's geometry:
+ * tile sizes, threads, stages, shared memory, blocks per SM, waves and tail-wave efficiency, arithmetic intensity
+ * per block, tile-padding waste, tensor cores; then the raw knobs (log2(1 + k)). regs: the compiler's count or -1
+ * (the geometry's estimate). Deterministic and finite. Returns CUT_FEAT_LEN, or -1 for a template outside the
+ * registry or past CUT_FEAT_NTPL, or a too-small cap. */
+int cut_features_gemm(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap);
 
 /* Name of feature i ("onehot_direct", "log2_threads", ..., "knob3": knob 3 of the schedule's template), "" for
  * unused slots. Static storage. */

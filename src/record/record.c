@@ -4,6 +4,7 @@
  * round-trip exactly and orderings never change), then appended with one write(2). A run killed mid-write leaves
  * at most one incomplete last line: readers ignore it, and opening the log for appending cuts it off. */
 #include "cutune/record.h"
+#include "record/json.h"
 
 #include <cjson/cJSON.h>
 
@@ -74,7 +75,7 @@ static char *utf8_clean(const char *s)
     return out;
 }
 
-static void add_str(cJSON *o, const char *key, const char *v)
+void cut_rec_add_str(cJSON *o, const char *key, const char *v)
 {
     char *c = utf8_clean(v ? v : "");
     cJSON_AddStringToObject(o, key, c);
@@ -85,7 +86,7 @@ static void add_str(cJSON *o, const char *key, const char *v)
  * value: cJSON's own printing stops at 15 digits when the value is merely within an epsilon, which would make
  * neighbouring times equal and change rankings. Non-finite numbers are written as null; readers map null to
  * "not measured". */
-static void add_num(cJSON *o, const char *key, double v)
+void cut_rec_add_num(cJSON *o, const char *key, double v)
 {
     if (!isfinite(v)) {
         cJSON_AddNullToObject(o, key);
@@ -116,7 +117,7 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
     const cut_conv *c = &r->conv;
     int shape[9] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
     cJSON_AddItemToObject(wl, "shape", cJSON_CreateIntArray(shape, 9));
-    add_str(wl, "dtype", r->dtype[0] ? r->dtype : "fp32");
+    cut_rec_add_str(wl, "dtype", r->dtype[0] ? r->dtype : "fp32");
 
     char sj[4096];
     cJSON *so = NULL;
@@ -129,37 +130,37 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
 
     cJSON_AddStringToObject(root, "status", cut_status_name(r->status));
     if (r->status != CUT_ST_OK)
-        add_str(root, "error", r->error);
+        cut_rec_add_str(root, "error", r->error);
 
-    add_num(root, "median_ms", r->median_ms);
-    add_num(root, "min_ms", r->min_ms);
-    add_num(root, "max_ms", r->max_ms);
+    cut_rec_add_num(root, "median_ms", r->median_ms);
+    cut_rec_add_num(root, "min_ms", r->min_ms);
+    cut_rec_add_num(root, "max_ms", r->max_ms);
     cJSON_AddNumberToObject(root, "repeats", r->repeats);
     /* GFLOP/s follows from the shape and the median: flops / (median_ms * 1e6). */
     double gflops = r->gflops;
     if (r->status == CUT_ST_OK && r->median_ms > 0 && cut_conv_validate(c, NULL) == 0)
         gflops = cut_conv_gflops(c, r->median_ms);
-    add_num(root, "gflops", gflops);
-    add_num(root, "compile_ms", r->compile_ms);
+    cut_rec_add_num(root, "gflops", gflops);
+    cut_rec_add_num(root, "compile_ms", r->compile_ms);
     cJSON_AddNumberToObject(root, "regs", r->regs);
     cJSON_AddNumberToObject(root, "spills", r->spills);
-    add_str(root, "backend", r->env.backend);
+    cut_rec_add_str(root, "backend", r->env.backend);
 
     cJSON *gpu = cJSON_AddObjectToObject(root, "gpu");
-    add_str(gpu, "name", r->env.gpu_name);
-    add_str(gpu, "uuid", r->env.gpu_uuid);
-    add_str(gpu, "driver", r->env.driver_string);
+    cut_rec_add_str(gpu, "name", r->env.gpu_name);
+    cut_rec_add_str(gpu, "uuid", r->env.gpu_uuid);
+    cut_rec_add_str(gpu, "driver", r->env.driver_string);
     cJSON_AddNumberToObject(gpu, "driver_version", r->env.driver_version);
     cJSON_AddNumberToObject(gpu, "sm_clock_mhz", r->env.sm_clock_mhz);
-    add_num(gpu, "power_limit_w", r->env.power_limit_w);
-    add_str(root, "ts", r->ts);
+    cut_rec_add_num(gpu, "power_limit_w", r->env.power_limit_w);
+    cut_rec_add_str(root, "ts", r->ts);
     /* Optional (absent when not measured, so logs without energy are unchanged byte for byte). */
     if (r->energy_mj > 0)
-        add_num(root, "energy_mj", r->energy_mj);
+        cut_rec_add_num(root, "energy_mj", r->energy_mj);
     if (r->edp > 0)
-        add_num(root, "edp", r->edp);
+        cut_rec_add_num(root, "edp", r->edp);
     if (r->power_w > 0)
-        add_num(root, "power_w", r->power_w);
+        cut_rec_add_num(root, "power_w", r->power_w);
 
     char *txt = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
@@ -175,7 +176,7 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
 /* ---------------------------------------------------------------------------------------------------------------
  * Parsing (strict: every required field present with the right type) */
 
-static const cJSON *field(const cJSON *o, const char *prefix, const char *key, cut_err *e)
+const cJSON *cut_rec_field(const cJSON *o, const char *prefix, const char *key, cut_err *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v)
@@ -183,9 +184,9 @@ static const cJSON *field(const cJSON *o, const char *prefix, const char *key, c
     return v;
 }
 
-static int get_int(const cJSON *o, const char *prefix, const char *key, int *out, cut_err *e)
+int cut_rec_get_int(const cJSON *o, const char *prefix, const char *key, int *out, cut_err *e)
 {
-    const cJSON *v = field(o, prefix, key, e);
+    const cJSON *v = cut_rec_field(o, prefix, key, e);
     if (!v)
         return -1;
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < INT_MIN ||
@@ -196,9 +197,9 @@ static int get_int(const cJSON *o, const char *prefix, const char *key, int *out
 }
 
 /* A number, or null for "not measured" (stored as dflt). */
-static int get_num(const cJSON *o, const char *prefix, const char *key, double dflt, double *out, cut_err *e)
+int cut_rec_get_num(const cJSON *o, const char *prefix, const char *key, double dflt, double *out, cut_err *e)
 {
-    const cJSON *v = field(o, prefix, key, e);
+    const cJSON *v = cut_rec_field(o, prefix, key, e);
     if (!v)
         return -1;
     if (cJSON_IsNull(v)) {
@@ -212,7 +213,7 @@ static int get_num(const cJSON *o, const char *prefix, const char *key, double d
 }
 
 /* An optional number: absent or null -> 0 ("not measured"); else finite and >= 0. */
-static int get_opt_num(const cJSON *o, const char *key, double *out, cut_err *e)
+int cut_rec_get_opt_num(const cJSON *o, const char *key, double *out, cut_err *e)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     *out = 0;
@@ -224,9 +225,9 @@ static int get_opt_num(const cJSON *o, const char *key, double *out, cut_err *e)
     return 0;
 }
 
-static int get_str(const cJSON *o, const char *prefix, const char *key, char *buf, size_t n, cut_err *e)
+int cut_rec_get_str(const cJSON *o, const char *prefix, const char *key, char *buf, size_t n, cut_err *e)
 {
-    const cJSON *v = field(o, prefix, key, e);
+    const cJSON *v = cut_rec_field(o, prefix, key, e);
     if (!v)
         return -1;
     if (!cJSON_IsString(v) || !v->valuestring)
@@ -239,7 +240,7 @@ static int get_str(const cJSON *o, const char *prefix, const char *key, char *bu
 }
 
 /* Copies s into buf (size n), cutting at a UTF-8 character boundary if it is too long. */
-static void copy_utf8_trunc(char *buf, size_t n, const char *s)
+void cut_rec_copy_utf8_trunc(char *buf, size_t n, const char *s)
 {
     size_t len = strlen(s);
     if (len >= n) {
@@ -256,29 +257,29 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
     if (!cJSON_IsObject(root))
         return cut_err_set(e, "record is not a JSON object");
     int v = 0;
-    if (get_int(root, "", "v", &v, e) != 0)
+    if (cut_rec_get_int(root, "", "v", &v, e) != 0)
         return -1;
     if (v != CUT_RECORD_VERSION)
         return cut_err_set(e, "record version %d is not supported (this cutune reads version %d)", v,
                            CUT_RECORD_VERSION);
-    if (get_int(root, "", "trial", &r->trial, e) != 0 || get_int(root, "", "case", &r->case_idx, e) != 0)
+    if (cut_rec_get_int(root, "", "trial", &r->trial, e) != 0 || cut_rec_get_int(root, "", "case", &r->case_idx, e) != 0)
         return -1;
     if (r->trial < 0)
         return cut_err_set(e, "record field 'trial' is %d: it must not be negative", r->trial);
     if (r->case_idx < 1)
         return cut_err_set(e, "record field 'case' is %d: it must be at least 1", r->case_idx);
 
-    const cJSON *wl = field(root, "", "workload", e);
+    const cJSON *wl = cut_rec_field(root, "", "workload", e);
     if (!wl)
         return -1;
     if (!cJSON_IsObject(wl))
         return cut_err_set(e, "record field 'workload' must be an object");
     char op[16];
-    if (get_str(wl, "workload.", "op", op, sizeof op, e) != 0)
+    if (cut_rec_get_str(wl, "workload.", "op", op, sizeof op, e) != 0)
         return -1;
     if (strcmp(op, "conv2d") != 0)
         return cut_err_set(e, "record field 'workload.op' is '%s': only 'conv2d' is supported", op);
-    const cJSON *shape = field(wl, "workload.", "shape", e);
+    const cJSON *shape = cut_rec_field(wl, "workload.", "shape", e);
     if (!shape)
         return -1;
     if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) != 9)
@@ -295,17 +296,17 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
     r->conv = (cut_conv){s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
     if (cut_conv_validate(&r->conv, e) != 0)
         return cut_err_wrap(e, "record field 'workload.shape'");
-    if (get_str(wl, "workload.", "dtype", r->dtype, sizeof r->dtype, e) != 0)
+    if (cut_rec_get_str(wl, "workload.", "dtype", r->dtype, sizeof r->dtype, e) != 0)
         return -1;
 
-    const cJSON *sched = field(root, "", "sched", e);
+    const cJSON *sched = cut_rec_field(root, "", "sched", e);
     if (!sched)
         return -1;
     if (cut_sched_from_cjson(sched, &r->sched, e) != 0)
         return cut_err_wrap(e, "record field 'sched'");
 
     char st[32];
-    if (get_str(root, "", "status", st, sizeof st, e) != 0)
+    if (cut_rec_get_str(root, "", "status", st, sizeof st, e) != 0)
         return -1;
     int sv = cut_status_from_name(st);
     if (sv < 0)
@@ -315,34 +316,34 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
     if (err) {
         if (!cJSON_IsString(err) || !err->valuestring)
             return cut_err_set(e, "record field 'error' must be a string");
-        copy_utf8_trunc(r->error, sizeof r->error, err->valuestring);
+        cut_rec_copy_utf8_trunc(r->error, sizeof r->error, err->valuestring);
     }
 
-    if (get_num(root, "", "median_ms", -1, &r->median_ms, e) != 0 || get_num(root, "", "min_ms", -1, &r->min_ms, e) != 0 ||
-        get_num(root, "", "max_ms", -1, &r->max_ms, e) != 0 || get_int(root, "", "repeats", &r->repeats, e) != 0 ||
-        get_num(root, "", "gflops", 0, &r->gflops, e) != 0 ||
-        get_num(root, "", "compile_ms", -1, &r->compile_ms, e) != 0 || get_int(root, "", "regs", &r->regs, e) != 0 ||
-        get_int(root, "", "spills", &r->spills, e) != 0)
+    if (cut_rec_get_num(root, "", "median_ms", -1, &r->median_ms, e) != 0 || cut_rec_get_num(root, "", "min_ms", -1, &r->min_ms, e) != 0 ||
+        cut_rec_get_num(root, "", "max_ms", -1, &r->max_ms, e) != 0 || cut_rec_get_int(root, "", "repeats", &r->repeats, e) != 0 ||
+        cut_rec_get_num(root, "", "gflops", 0, &r->gflops, e) != 0 ||
+        cut_rec_get_num(root, "", "compile_ms", -1, &r->compile_ms, e) != 0 || cut_rec_get_int(root, "", "regs", &r->regs, e) != 0 ||
+        cut_rec_get_int(root, "", "spills", &r->spills, e) != 0)
         return -1;
-    if (get_str(root, "", "backend", r->env.backend, sizeof r->env.backend, e) != 0)
+    if (cut_rec_get_str(root, "", "backend", r->env.backend, sizeof r->env.backend, e) != 0)
         return -1;
 
-    const cJSON *gpu = field(root, "", "gpu", e);
+    const cJSON *gpu = cut_rec_field(root, "", "gpu", e);
     if (!gpu)
         return -1;
     if (!cJSON_IsObject(gpu))
         return cut_err_set(e, "record field 'gpu' must be an object");
-    if (get_str(gpu, "gpu.", "name", r->env.gpu_name, sizeof r->env.gpu_name, e) != 0 ||
-        get_str(gpu, "gpu.", "uuid", r->env.gpu_uuid, sizeof r->env.gpu_uuid, e) != 0 ||
-        get_str(gpu, "gpu.", "driver", r->env.driver_string, sizeof r->env.driver_string, e) != 0 ||
-        get_int(gpu, "gpu.", "driver_version", &r->env.driver_version, e) != 0 ||
-        get_int(gpu, "gpu.", "sm_clock_mhz", &r->env.sm_clock_mhz, e) != 0 ||
-        get_num(gpu, "gpu.", "power_limit_w", 0, &r->env.power_limit_w, e) != 0)
+    if (cut_rec_get_str(gpu, "gpu.", "name", r->env.gpu_name, sizeof r->env.gpu_name, e) != 0 ||
+        cut_rec_get_str(gpu, "gpu.", "uuid", r->env.gpu_uuid, sizeof r->env.gpu_uuid, e) != 0 ||
+        cut_rec_get_str(gpu, "gpu.", "driver", r->env.driver_string, sizeof r->env.driver_string, e) != 0 ||
+        cut_rec_get_int(gpu, "gpu.", "driver_version", &r->env.driver_version, e) != 0 ||
+        cut_rec_get_int(gpu, "gpu.", "sm_clock_mhz", &r->env.sm_clock_mhz, e) != 0 ||
+        cut_rec_get_num(gpu, "gpu.", "power_limit_w", 0, &r->env.power_limit_w, e) != 0)
         return -1;
-    if (get_str(root, "", "ts", r->ts, sizeof r->ts, e) != 0)
+    if (cut_rec_get_str(root, "", "ts", r->ts, sizeof r->ts, e) != 0)
         return -1;
-    if (get_opt_num(root, "energy_mj", &r->energy_mj, e) != 0 || get_opt_num(root, "edp", &r->edp, e) != 0 ||
-        get_opt_num(root, "power_w", &r->power_w, e) != 0)
+    if (cut_rec_get_opt_num(root, "energy_mj", &r->energy_mj, e) != 0 || cut_rec_get_opt_num(root, "edp", &r->edp, e) != 0 ||
+        cut_rec_get_opt_num(root, "power_w", &r->power_w, e) != 0)
         return -1;
     return 0;
 }
@@ -497,7 +498,11 @@ void cut_records_names_free(char **names, int n)
 }
 
 /* Allocates *names (each entry and the array); caller frees with cut_records_names_free. */
-int cut_records_dir_list(const char *dir, const char *suffix, char ***names, int *n, cut_err *e)
+/* 1 for a file name of a GEMM log or a vendor baseline file (gemm_*, vendor_*), which conv tools skip. */
+static int is_gemm_file(const char *nm) { return !strncmp(nm, "gemm_", 5) || !strncmp(nm, "vendor_", 7); }
+
+/* want_gemm 0: conv logs (every name but gemm_* and vendor_*); 1: gemm_* only. */
+static int dir_list(const char *dir, const char *suffix, int want_gemm, char ***names, int *n, cut_err *e)
 {
     *names = NULL;
     *n = 0;
@@ -511,6 +516,8 @@ int cut_records_dir_list(const char *dir, const char *suffix, char ***names, int
         const char *nm = de->d_name;
         size_t l = strlen(nm);
         if (nm[0] == '.' || l <= sl || strcmp(nm + l - sl, suffix) != 0)
+            continue;
+        if (want_gemm ? strncmp(nm, "gemm_", 5) != 0 : is_gemm_file(nm))
             continue;
         char full[4096];
         struct stat st;
@@ -527,6 +534,16 @@ int cut_records_dir_list(const char *dir, const char *suffix, char ***names, int
     if (*n > 1)
         qsort(*names, (size_t)*n, sizeof **names, cmp_names);
     return 0;
+}
+
+int cut_records_dir_list(const char *dir, const char *suffix, char ***names, int *n, cut_err *e)
+{
+    return dir_list(dir, suffix, 0, names, n, e);
+}
+
+int cut_gemm_records_dir_list(const char *dir, char ***names, int *n, cut_err *e)
+{
+    return dir_list(dir, ".json", 1, names, n, e);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -646,17 +663,14 @@ int cut_reclog_open_ex(const char *path, cut_reclog *log, size_t *dropped, cut_e
 
 int cut_reclog_open(const char *path, cut_reclog *log, cut_err *e) { return cut_reclog_open_ex(path, log, NULL, e); }
 
-int cut_reclog_append(cut_reclog *log, const cut_record *r, cut_err *e)
+int cut_reclog_append_line(cut_reclog *log, const char *line, size_t len, cut_err *e)
 {
     if (log->fd < 0)
         return cut_err_set(e, "record log '%s' is not open", log->path);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_record_to_json(r, &b);
     struct stat st;
     off_t before = fstat(log->fd, &st) == 0 ? st.st_size : -1;
-    const char *p = b.data;
-    size_t left = b.len;
+    const char *p = line;
+    size_t left = len;
     while (left > 0) {
         ssize_t w = write(log->fd, p, left);
         if (w < 0 && errno == EINTR)
@@ -664,17 +678,27 @@ int cut_reclog_append(cut_reclog *log, const cut_record *r, cut_err *e)
         if (w <= 0) {
             int err = w < 0 ? errno : EIO;
             /* Never leave a torn line behind: cut back to where this record began. */
-            if (before >= 0 && left < b.len)
+            if (before >= 0 && left < len)
                 (void)ftruncate(log->fd, before);
-            cut_buf_free(&b);
             return cut_err_set(e, "cannot append to record log '%s': %s", log->path, strerror(err));
         }
         p += w;
         left -= (size_t)w;
     }
-    cut_buf_free(&b);
     log->pending++;
     return 0;
+}
+
+int cut_reclog_append(cut_reclog *log, const cut_record *r, cut_err *e)
+{
+    if (log->fd < 0)
+        return cut_err_set(e, "record log '%s' is not open", log->path);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_record_to_json(r, &b);
+    int rc = cut_reclog_append_line(log, b.data, b.len, e);
+    cut_buf_free(&b);
+    return rc;
 }
 
 int cut_reclog_sync(cut_reclog *log, cut_err *e)

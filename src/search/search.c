@@ -4,9 +4,12 @@
  * best measured ones. With a model, each round runs Ansor's evolutionary search in model space: a population of
  * the best measured schedules plus fresh random ones evolves for a few generations with the model's score as the
  * fitness, and the best-scored schedules never measured become the proposals. A share epsilon of every round stays
- * random (it starts at random_share and decays to random_share_final), so the model keeps seeing the whole space. */
+ * random (it starts at random_share and decays to random_share_final), so the model keeps seeing the whole space.
+ * Conv and GEMM searches are the same code: a small table of space operations (space_ops) hides which template
+ * registry, validity check and cost-model features a workload kind uses. */
 #include "cutune/search.h"
 #include "cutune/costmodel.h"
+#include "cutune/gemm_space.h"
 #include "cutune/util.h"
 #include "model/features.h"
 
@@ -34,8 +37,90 @@ typedef struct hset {
     size_t cap, len;
 } hset;
 
+/* The schedule space of one workload kind as the search sees it (conv: the cut_template registry; GEMM: the
+ * cut_gemm_template registry). wl points at the search's own copy of the workload. */
+typedef struct space_ops {
+    int (*ntpl)(void);
+    int (*nknobs)(int tpl); /* 0 for an unknown template */
+    int (*applies)(const void *wl, const cut_devlimits *d, int tpl);
+    int (*sample_valid)(const void *wl, const cut_devlimits *d, int tpl, cut_rng *r, cut_sched *out, int tries);
+    void (*mutate)(const void *wl, const cut_devlimits *d, cut_rng *r, cut_sched *s);
+    int (*check)(const void *wl, const cut_sched *s, const cut_devlimits *d);
+    int (*features)(const void *wl, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap);
+    double (*gflops)(const void *wl, double ms);
+} space_ops;
+
+/* ---- conv ---- */
+static int conv_nknobs(int tpl)
+{
+    const cut_template *t = cut_template_get(tpl);
+    return t ? t->nknobs : 0;
+}
+static int conv_applies(const void *wl, const cut_devlimits *d, int tpl)
+{
+    (void)d;
+    return cut_template_get(tpl)->applies(wl);
+}
+static int conv_sample_valid(const void *wl, const cut_devlimits *d, int tpl, cut_rng *r, cut_sched *out, int tries)
+{
+    return cut_sched_sample_valid(wl, d, tpl, r, out, tries);
+}
+static void conv_mutate(const void *wl, const cut_devlimits *d, cut_rng *r, cut_sched *s)
+{
+    cut_template_get(s->tpl)->mutate(wl, d, r, s);
+}
+static int conv_check(const void *wl, const cut_sched *s, const cut_devlimits *d)
+{
+    return cut_sched_check(wl, s, d, NULL);
+}
+static int conv_features(const void *wl, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap)
+{
+    return cut_features_conv(wl, s, d, regs, out, cap);
+}
+static double conv_gflops(const void *wl, double ms) { return cut_conv_gflops(wl, ms); }
+
+static const space_ops conv_ops = {cut_template_count, conv_nknobs,  conv_applies,  conv_sample_valid,
+                                   conv_mutate,        conv_check,   conv_features, conv_gflops};
+
+/* ---- GEMM ---- */
+static int gemm_nknobs(int tpl)
+{
+    const cut_gemm_template *t = cut_gemm_template_get(tpl);
+    return t ? t->nknobs : 0;
+}
+static int gemm_applies(const void *wl, const cut_devlimits *d, int tpl)
+{
+    return cut_gemm_template_get(tpl)->applies(wl, d, NULL);
+}
+static int gemm_sample_valid(const void *wl, const cut_devlimits *d, int tpl, cut_rng *r, cut_sched *out, int tries)
+{
+    return cut_gemm_sched_sample_valid(wl, d, tpl, r, out, tries, NULL);
+}
+static void gemm_mutate(const void *wl, const cut_devlimits *d, cut_rng *r, cut_sched *s)
+{
+    const cut_gemm_template *t = cut_gemm_template_get(s->tpl);
+    if (t)
+        t->mutate(wl, d, r, s);
+}
+static int gemm_check(const void *wl, const cut_sched *s, const cut_devlimits *d)
+{
+    return cut_gemm_sched_check(wl, s, d, NULL);
+}
+static int gemm_features(const void *wl, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap)
+{
+    return cut_features_gemm(wl, s, d, regs, out, cap);
+}
+static double gemm_gflops(const void *wl, double ms) { return cut_gemm_gflops(wl, ms); }
+
+static const space_ops gemm_ops = {cut_gemm_template_count, gemm_nknobs,  gemm_applies,  gemm_sample_valid,
+                                   gemm_mutate,             gemm_check,   gemm_features, gemm_gflops};
+
 struct cut_search {
-    cut_conv conv;
+    const space_ops *ops;
+    union {
+        cut_conv conv;
+        cut_gemm gemm;
+    } wl;
     cut_devlimits dev;
     cut_search_opts o;
     cut_rng rng;
@@ -120,10 +205,9 @@ static void hset_free(hset *s)
     memset(s, 0, sizeof *s);
 }
 
-cut_search *cut_search_new(const cut_conv *c, const cut_devlimits *d, const cut_search_opts *o)
+/* The parts of cut_search_new shared by both kinds: ops and s->wl are set by the caller. */
+static void search_init(cut_search *s, const cut_devlimits *d, const cut_search_opts *o)
 {
-    cut_search *s = cut_xcalloc(1, sizeof *s);
-    s->conv = *c;
     s->dev = *d;
     if (o)
         s->o = *o;
@@ -143,14 +227,33 @@ cut_search *cut_search_new(const cut_conv *c, const cut_devlimits *d, const cut_
     for (int i = 0; i < s->o.nuniverse; i++)
         hset_add(&s->in_uni, key_of(&s->o.universe[i]));
     s->pop = cut_xcalloc((size_t)s->o.population, sizeof *s->pop);
-    for (int t = 0; t < cut_template_count() && s->ntpl < 32; t++) {
+    for (int t = 0; t < s->ops->ntpl() && s->ntpl < 32; t++) {
         if (s->o.tpl_mask && !(s->o.tpl_mask & (1 << t)))
             continue;
-        if (cut_template_get(t)->applies(c))
+        if (s->ops->applies(&s->wl, &s->dev, t))
             s->tpls[s->ntpl++] = t;
     }
+}
+
+cut_search *cut_search_new(const cut_conv *c, const cut_devlimits *d, const cut_search_opts *o)
+{
+    cut_search *s = cut_xcalloc(1, sizeof *s);
+    s->ops = &conv_ops;
+    s->wl.conv = *c;
+    search_init(s, d, o);
     return s;
 }
+
+cut_search *cut_search_new_gemm(const cut_gemm *g, const cut_devlimits *d, const cut_search_opts *o)
+{
+    cut_search *s = cut_xcalloc(1, sizeof *s);
+    s->ops = &gemm_ops;
+    s->wl.gemm = *g;
+    search_init(s, d, o);
+    return s;
+}
+
+int cut_search_templates(const cut_search *s) { return s->ntpl; }
 
 void cut_search_free(cut_search *s)
 {
@@ -180,9 +283,11 @@ void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int 
 {
     hset_add(&s->seen, key_of(sc));
     s->nobs++;
-    if (s->model && cut_costmodel_add_sched(s->model, &s->conv, &s->dev, sc, regs,
-                                            time_ms > 0 ? cut_conv_gflops(&s->conv, time_ms) : 0.0, NULL) == 0)
+    float f[CUT_FEAT_LEN];
+    if (s->model && s->ops->features(&s->wl, sc, &s->dev, regs, f, CUT_FEAT_LEN) >= 0) {
+        cut_costmodel_add(s->model, f, time_ms > 0 ? s->ops->gflops(&s->wl, time_ms) : 0.0);
         s->new_obs++;
+    }
     if (!(time_ms > 0))
         return;
     int cap = s->o.population;
@@ -200,7 +305,7 @@ void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int 
 int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, double time_ms, int regs, int group)
 {
     float f[CUT_FEAT_LEN];
-    if (!s->model || group == 0 || cut_features_conv(c, sc, &s->dev, regs, f, CUT_FEAT_LEN) < 0)
+    if (!s->model || s->ops != &conv_ops || group == 0 || cut_features_conv(c, sc, &s->dev, regs, f, CUT_FEAT_LEN) < 0)
         return -1;
     cut_costmodel_add_group(s->model, f, time_ms > 0 ? cut_conv_gflops(c, time_ms) : 0.0, group);
     s->nprior++;
@@ -211,11 +316,10 @@ int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, 
 /* ---- the space as the search sees it: the template spaces, or a recorded universe (replay) ---- */
 
 /* Distance between two schedules of one template: sum over knobs of |log2(1+a) - log2(1+b)|. */
-static double knob_distance(const cut_sched *a, const cut_sched *b)
+static double knob_distance(const space_ops *ops, const cut_sched *a, const cut_sched *b)
 {
-    const cut_template *t = cut_template_get(a->tpl);
     double d = 0;
-    for (int i = 0; t && i < t->nknobs; i++)
+    for (int i = 0; i < ops->nknobs(a->tpl) && i < CUT_MAX_KNOBS; i++)
         d += fabs(log2(1.0 + CUT_MAX(a->k[i], 0)) - log2(1.0 + CUT_MAX(b->k[i], 0)));
     return d;
 }
@@ -231,7 +335,7 @@ static int snap(const cut_search *s, cut_sched *c)
     for (int i = 0; i < s->o.nuniverse; i++) {
         if (s->o.universe[i].tpl != c->tpl)
             continue;
-        double d = knob_distance(c, &s->o.universe[i]);
+        double d = knob_distance(s->ops, c, &s->o.universe[i]);
         if (d < bd)
             bd = d, best = i;
     }
@@ -252,7 +356,7 @@ static int random_valid(cut_search *s, cut_sched *out)
     if (s->ntpl == 0)
         return -1;
     int tpl = s->tpls[cut_rng_below(&s->rng, (uint32_t)s->ntpl)];
-    return cut_sched_sample_valid(&s->conv, &s->dev, tpl, &s->rng, out, 256);
+    return s->ops->sample_valid(&s->wl, &s->dev, tpl, &s->rng, out, 256);
 }
 
 /* A child of p (and q, if given and of the same template): crossover, then one or two mutations. 0 if valid. */
@@ -261,11 +365,10 @@ static int make_child(cut_search *s, const cut_sched *p, const cut_sched *q, cut
     *out = *p;
     if (q && q->tpl == p->tpl)
         cut_sched_crossover(p, q, &s->rng, out);
-    const cut_template *t = cut_template_get(out->tpl);
     int steps = 1 + (int)cut_rng_below(&s->rng, 2);
     for (int i = 0; i < steps; i++)
-        t->mutate(&s->conv, &s->dev, &s->rng, out);
-    if (cut_sched_check(&s->conv, out, &s->dev, NULL) != 0)
+        s->ops->mutate(&s->wl, &s->dev, &s->rng, out);
+    if (s->ops->check(&s->wl, out, &s->dev) != 0)
         return -1;
     return snap(s, out);
 }
@@ -321,7 +424,7 @@ static int score_all(cut_search *s, scored *v, int n)
     float *y = cut_xmalloc(sizeof(float) * (size_t)n);
     char *bad = cut_xcalloc((size_t)n, 1);
     for (int i = 0; i < n; i++)
-        if (cut_features_conv(&s->conv, &v[i].sc, &s->dev, -1, x + (size_t)i * CUT_FEAT_LEN, CUT_FEAT_LEN) < 0) {
+        if (s->ops->features(&s->wl, &v[i].sc, &s->dev, -1, x + (size_t)i * CUT_FEAT_LEN, CUT_FEAT_LEN) < 0) {
             memset(x + (size_t)i * CUT_FEAT_LEN, 0, sizeof(float) * CUT_FEAT_LEN);
             bad[i] = 1;
         }

@@ -15,8 +15,8 @@
 #define PRIOR_LOGS 3      /* other workloads' logs the cost model starts from: the nearest in shape */
 #define PRIOR_PER_LOG 300 /* trials taken from each (training time grows with the total) */
 
-static void progress(const cut_tune_cfg *cfg, int done, int total, int failed, double best_gflops, double rate,
-                     int final)
+void cut_tune_progress(const cut_tune_cfg *cfg, const char *label, int done, int total, int failed,
+                       double best_gflops, double rate, int final)
 {
     if (!cfg->progress)
         return;
@@ -27,10 +27,17 @@ static void progress(const cut_tune_cfg *cfg, int done, int total, int failed, d
         return;
     last = now;
     double eta = rate > 0 ? (total - done) / rate : 0;
-    fprintf(stderr, "%scase %d/%d | trials %d/%d | failed %d | best %.1f GFLOP/s | %.2f trials/s | ETA %.0f s%s",
-            tty ? "\r\033[K" : "", cfg->case_pos, cfg->case_total, done, total, failed, best_gflops, rate, eta,
-            (final || !tty) ? "\n" : "");
+    fprintf(stderr, "%s%s | trials %d/%d | failed %d | best %.1f GFLOP/s | %.2f trials/s | ETA %.0f s%s",
+            tty ? "\r\033[K" : "", label, done, total, failed, best_gflops, rate, eta, (final || !tty) ? "\n" : "");
     fflush(stderr);
+}
+
+static void progress(const cut_tune_cfg *cfg, int done, int total, int failed, double best_gflops, double rate,
+                     int final)
+{
+    char label[64];
+    snprintf(label, sizeof label, "case %d/%d", cfg->case_pos, cfg->case_total);
+    cut_tune_progress(cfg, label, done, total, failed, best_gflops, rate, final);
 }
 
 static void fill_record(cut_record *rec, const cut_conv *c, int case_idx, int trial, const cut_sched *sc,
@@ -59,16 +66,16 @@ static void fill_record(cut_record *rec, const cut_conv *c, int case_idx, int tr
     rec->trial = trial;
 }
 
-static void dump_failure(const cut_tune_cfg *cfg, int case_idx, int trial, const cut_kernel_src *ks,
-                         const cut_compiled *bin, const cut_result *res)
+void cut_tune_dump_failure(const char *dir, const char *stem, int trial, const cut_kernel_src *ks,
+                           const cut_compiled *bin, const cut_result *res)
 {
-    if (!cfg->kernel_dump_dir || !ks->src)
+    if (!dir || !ks->src)
         return;
     char path[1024];
     cut_err e;
-    if (cut_mkdirs(cfg->kernel_dump_dir, &e) != 0)
+    if (cut_mkdirs(dir, &e) != 0)
         return;
-    snprintf(path, sizeof path, "%s/case%d_trial%d.cu", cfg->kernel_dump_dir, case_idx, trial);
+    snprintf(path, sizeof path, "%s/%s_trial%d.cu", dir, stem, trial);
     cut_buf b;
     cut_buf_init(&b);
     cut_buf_printf(&b, "%s\n/* status: %s\n%s\n", ks->src, cut_status_name(res->status), res->error);
@@ -77,6 +84,14 @@ static void dump_failure(const cut_tune_cfg *cfg, int case_idx, int trial, const
     cut_buf_printf(&b, "*/\n");
     cut_write_file_atomic(path, b.data, b.len, &e);
     cut_buf_free(&b);
+}
+
+static void dump_failure(const cut_tune_cfg *cfg, int case_idx, int trial, const cut_kernel_src *ks,
+                         const cut_compiled *bin, const cut_result *res)
+{
+    char stem[32];
+    snprintf(stem, sizeof stem, "case%d", case_idx);
+    cut_tune_dump_failure(cfg->kernel_dump_dir, stem, trial, ks, bin, res);
 }
 
 /* Folds one record into the case's best by objective o (time: the fastest valid median; energy / edp: the
@@ -144,11 +159,7 @@ static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
     return rc;
 }
 
-/* Measures finished jobs (and with an energy objective the energy of the fastest few), appends their records
- * (one write each, then fsync) and feeds the search. */
-static int measure_record(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c,
-                          int case_idx, int first_trial, cut_reclog *log, cut_search *search, cut_tune_stats *st,
-                          cut_err *e)
+int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e)
 {
     cut_candidate *cands = cut_xcalloc((size_t)n, sizeof *cands);
     cut_result *mres = cut_xcalloc((size_t)n, sizeof *mres);
@@ -158,7 +169,7 @@ static int measure_record(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
         if (jobs[i]->res.status != CUT_ST_OK)
             continue;
         cands[m].ks = &jobs[i]->ks;
-        cands[m].bin = cfg->use_nvrtc ? &jobs[i]->bin : NULL;
+        cands[m].bin = use_nvrtc ? &jobs[i]->bin : NULL;
         map[m++] = i;
     }
     if (m > 0 && r->measure(r, cands, m, mres, e) != 0)
@@ -166,6 +177,16 @@ static int measure_record(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
     for (int j = 0; rc == 0 && j < m; j++)
         jobs[map[j]]->res = mres[j];
     free(cands), free(mres), free(map);
+    return rc;
+}
+
+/* Measures finished jobs (and with an energy objective the energy of the fastest few), appends their records
+ * (one write each, then fsync) and feeds the search. */
+static int measure_record(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c,
+                          int case_idx, int first_trial, cut_reclog *log, cut_search *search, cut_tune_stats *st,
+                          cut_err *e)
+{
+    int rc = cut_tune_measure_jobs(jobs, n, cfg->use_nvrtc, r, e);
     cut_energy_result *er = cut_xcalloc((size_t)n, sizeof *er);
     if (rc == 0 && cfg->objective != CUT_OBJ_TIME)
         rc = measure_energy(jobs, n, cfg, r, first_trial, er, e);

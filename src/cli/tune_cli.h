@@ -1,0 +1,38 @@
+/* cutune tune — pieces shared by the conv and GEMM paths of the subcommand (src/cli/cmd_tune.c,
+ * src/cli/tune_gemm.c). */
+#ifndef CUTUNE_CLI_TUNE_H
+#define CUTUNE_CLI_TUNE_H
+
+#include "cutune/gemm.h"
+#include "cutune/measure.h"
+#include "cutune/record.h"
+#include "cutune/tune.h"
+
+/* Opens the runner of --backend (cuda: GPU gpu, NVRTC with cache_dir, cfg->limits and copts from the GPU; emu:
+ * the host emulator under outdir/.cutune_emu) and says which on stderr. No GPU with cuda: a sentence pointing at
+ * --backend emu. Returns the exit code (CUT_EXIT_OK with *out set; the caller frees it with cut_runner_free). */
+int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const char *outdir, const cut_timing *tm,
+                         cut_tune_cfg *cfg, cut_runner **out);
+
+/* Everything `cutune tune` read that a GEMM run uses. */
+typedef struct cut_cli_gemm_opts {
+    cut_gemm g;
+    int gemm_trials;    /* t= of --gemm, 0 when absent */
+    int trials;         /* --trials, -1 when absent */
+    int test;
+    const char *conv_str; /* --conv (an error with a GEMM) */
+    const char *tpl;    /* --tpl, NULL when absent */
+    const char *backend, *outdir, *cache_dir;
+    int gpu, batch;
+    uint64_t seed;
+    double timeout;
+    int budget;         /* --time-budget seconds, 0: none */
+    int quiet, no_sample;
+    cut_objective objective;
+} cut_cli_gemm_opts;
+
+/* `cutune tune --gemm ...`: tunes one GEMM. Returns the exit code (2: a usage error, or no template computes the
+ * dtype on the backend; 1: a setup error). */
+int cut_cli_tune_gemm(const cut_cli_gemm_opts *o);
+
+#endif

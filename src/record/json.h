@@ -1,0 +1,25 @@
+/* cutune — JSON helpers shared by the conv and GEMM record formats (internal; src/record/record.c).
+ *
+ * Writers: strings are cleaned to valid UTF-8; doubles get the fewest digits that read back exactly, non-finite
+ * ones are written as null. Readers: strict types, one sentence naming the field ("prefix" + key) on failure. */
+#ifndef CUTUNE_RECORD_JSON_H
+#define CUTUNE_RECORD_JSON_H
+
+#include "cutune/common.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+void cut_rec_add_str(cJSON *o, const char *key, const char *v);
+void cut_rec_add_num(cJSON *o, const char *key, double v);
+/* The member key of o, or NULL with "record lacks the required field ..." in e. */
+const cJSON *cut_rec_field(const cJSON *o, const char *prefix, const char *key, cut_err *e);
+int cut_rec_get_int(const cJSON *o, const char *prefix, const char *key, int *out, cut_err *e);
+/* A finite number, or null (stored as dflt). */
+int cut_rec_get_num(const cJSON *o, const char *prefix, const char *key, double dflt, double *out, cut_err *e);
+/* Absent or null: 0; else a finite number >= 0. */
+int cut_rec_get_opt_num(const cJSON *o, const char *key, double *out, cut_err *e);
+int cut_rec_get_str(const cJSON *o, const char *prefix, const char *key, char *buf, size_t n, cut_err *e);
+void cut_rec_copy_utf8_trunc(char *buf, size_t n, const char *s);
+
+#endif
