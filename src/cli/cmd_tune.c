@@ -110,9 +110,6 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
             fprintf(stderr, "cutune tune: %s\n", e.msg);
             return CUT_EXIT_FAIL;
         }
-        /* Bridge until gpu_runner.c sets its own prepare_gemm (issue 6 merge): the same function. */
-        if (!(*out)->prepare_gemm)
-            (*out)->prepare_gemm = cut_runner_gpu_prepare_gemm;
         fprintf(stderr, "cutune: tuning on GPU %d: %s (sm_%d%d, %d SMs)\n", gpu, info.name, info.sm_major,
                 info.sm_minor, info.sm_count);
     } else if (!strcmp(backend, "emu")) {

@@ -742,6 +742,7 @@ cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_t
     r->prepare = gpu_prepare;
     r->measure = gpu_measure;
     r->energy = gpu_energy;
+    r->prepare_gemm = cut_runner_gpu_prepare_gemm;
     r->env = gpu_env;
     r->destroy = gpu_destroy;
     if (t)

@@ -1,0 +1,150 @@
+/* GPU test of the tensor-core GEMM templates (issue 6): skips with 77 where there is no GPU.
+ *
+ * A 520x392x264 GEMM (a tail along every axis for every tile), for each template (mma, and wgmma on sm_90), dtype
+ * (fp16, bf16, tf32) and layout (NN, NT) the template computes: random valid schedules compiled with NVRTC (sm_90a
+ * where the kernel asks for it) all measure OK in the worker (fresh poison, relative Frobenius error within the
+ * dtype's tolerance against the double reference of the rounded inputs); a planted wrong wgmma kernel (A scaled by
+ * -1 through wgmma's immediate scale) is CUT_ST_WRONG_RESULT and the next correct one is OK again. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "cutune/compile.h"
+#include "cutune/gemm.h"
+#include "cutune/gemm_space.h"
+#include "cutune/gpu.h"
+#include "gpu_testutil.h"
+#include "cutune/measure.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NCAND = 4 };
+
+static cut_gpu_info g_info;
+
+/* Compiles ks[i] into bins[i] for the device, with the 'a' target where the kernel needs it. */
+static void compile_all(cut_kernel_src *ks, cut_compiled *bins, int n)
+{
+    cut_err e = {{0}};
+    for (int i = 0; i < n; i++) {
+        cut_compile_opts o;
+        cut_compile_opts_default(&o);
+        o.sm_major = g_info.sm_major;
+        o.sm_minor = g_info.sm_minor;
+        o.arch_suffix_a = ks[i].arch_a;
+        if (cut_compile_one(ks[i].src, "gemm_tc.cu", &o, &bins[i], &e) != 0)
+            fail_msg("compile: %s", e.msg);
+        if (!bins[i].ok)
+            fail_msg("candidate %d does not compile: %.400s", i, bins[i].log);
+    }
+}
+
+/* Measures NCAND random schedules of template tpl on g (plus a planted wrong one for wgmma). Returns how many
+ * were measured (0 when the template does not apply). */
+static int run_one(cut_runner *r, int tpl, const cut_gemm *g, uint64_t seed)
+{
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    d.sm_major = g_info.sm_major;
+    d.sm_minor = g_info.sm_minor;
+    const cut_gemm_template *t = cut_gemm_template_get(tpl);
+    cut_err e = {{0}};
+    if (!t->applies(g, &d, &e)) {
+        printf("  %-5s %s %s: skipped (%s)\n", t->name, cut_dtype_name(g->dtype), cut_gemm_layout_name(g->layout),
+               e.msg);
+        return 0;
+    }
+    if (r->prepare_gemm(r, g, seed, &e) != 0)
+        fail_msg("prepare_gemm: %s", e.msg);
+    const int plant = tpl == CUT_GEMM_TPL_WGMMA;
+    const int n = NCAND + 2 * plant;
+    cut_kernel_src ks[NCAND + 2];
+    cut_compiled bins[NCAND + 2];
+    cut_rng rng;
+    cut_rng_seed(&rng, seed);
+    for (int i = 0; i < NCAND; i++) {
+        cut_sched s;
+        if (cut_gemm_sched_sample_valid(g, &d, tpl, &rng, &s, 1000, &e) != 0)
+            fail_msg("sampling: %s", e.msg);
+        if (cut_codegen_gemm(g, &s, &ks[i], &e) != 0)
+            fail_msg("codegen: %s", e.msg);
+    }
+    if (plant) {
+        ks[NCAND] = ks[0];
+        ks[NCAND].src = strdup(ks[0].src);
+        char *p = strstr(ks[NCAND].src, "p, 1, 1");
+        assert_non_null(p);
+        memcpy(p, "p,-1, 1", 7); /* imm-scale-a = -1: C = -A.B */
+        ks[NCAND + 1] = ks[1];
+        ks[NCAND + 1].src = strdup(ks[1].src);
+    }
+    compile_all(ks, bins, n);
+    cut_candidate c[NCAND + 2];
+    for (int i = 0; i < n; i++)
+        c[i] = (cut_candidate){.ks = &ks[i], .bin = &bins[i]};
+    cut_result res[NCAND + 2];
+    if (r->measure(r, c, n, res, &e) != 0)
+        fail_msg("measure: %s", e.msg);
+    const double tol = cut_gemm_tolerance(g->dtype);
+    for (int i = 0; i < n; i++) {
+        const char *sched = strstr(ks[i].src, "// schedule: ");
+        printf("  %-5s %s %s #%d %-13s %8.4f ms rel.err %.3g  %.*s%s\n", t->name, cut_dtype_name(g->dtype),
+               cut_gemm_layout_name(g->layout), i, cut_status_name(res[i].status), res[i].median_ms,
+               res[i].max_abs_err, sched ? (int)(strchr(sched, '\n') - sched) - 13 : 0, sched ? sched + 13 : "",
+               plant && i == NCAND ? "  (planted wrong kernel)" : "");
+        if (plant && i == NCAND) {
+            assert_int_equal(res[i].status, CUT_ST_WRONG_RESULT);
+            continue;
+        }
+        if (res[i].status != CUT_ST_OK)
+            fail_msg("candidate %d: %s %s", i, cut_status_name(res[i].status), res[i].error);
+        assert_true(res[i].max_abs_err <= tol);
+        assert_true(res[i].median_ms > 0);
+    }
+    for (int i = 0; i < n; i++) {
+        cut_compiled_free(&bins[i]);
+        cut_kernel_src_free(&ks[i]);
+    }
+    return n;
+}
+
+static void test_tensor_core_templates(void **state)
+{
+    (void)state;
+    cut_timing t;
+    cut_timing_default(&t);
+    t.min_total_ms = 2.0;
+    cut_err e = {{0}};
+    cut_runner *r = cut_runner_gpu_new(0, getenv("CUTUNE_BIN"), &t, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new: %s", e.msg);
+    const int tpls[] = {CUT_GEMM_TPL_MMA, CUT_GEMM_TPL_WGMMA};
+    const cut_dtype dts[] = {CUT_DT_FP16, CUT_DT_BF16, CUT_DT_TF32};
+    int measured = 0;
+    uint64_t seed = 600;
+    for (size_t a = 0; a < CUT_ARRAY_LEN(tpls); a++)
+        for (size_t b = 0; b < CUT_ARRAY_LEN(dts); b++)
+            for (int l = 0; l < 2; l++) {
+                const cut_gemm g = {520, 392, 264, (cut_gemm_layout)l, dts[b]};
+                measured += run_one(r, tpls[a], &g, seed++);
+            }
+    printf("  %d tensor-core candidates measured\n", measured);
+    assert_true(measured >= 5 * NCAND);
+    cut_runner_free(r);
+}
+
+int main(void)
+{
+    int code = tu_gpu_start(&g_info);
+    if (code >= 0)
+        return code;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tensor_core_templates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
