@@ -82,6 +82,17 @@ static char *result_json(const cut_gemm *g, const cut_gpu_info *info, const cut_
     cJSON_AddNumberToObject(j, "enumerated", v->enumerated);
     cJSON_AddBoolToObject(j, "budget_hit", v->budget_hit);
     cJSON_AddStringToObject(j, "note", v->note);
+    /* what cutune report --gemm reads: the best valid vendor kernel (null when none was valid) */
+    const int ok = v->valid > 0 && v->best.res.status == CUT_ST_OK;
+    if (ok) {
+        cJSON_AddNumberToObject(j, "ms", v->best.res.median_ms);
+        cJSON_AddNumberToObject(j, "tflops", tflops(g, v->best.res.median_ms));
+        cJSON_AddStringToObject(j, "algo", v->best.config);
+    } else {
+        cJSON_AddNullToObject(j, "ms");
+        cJSON_AddNullToObject(j, "tflops");
+        cJSON_AddNullToObject(j, "algo");
+    }
     cJSON_AddItemToObject(j, "best", entry_json(g, &v->best));
     cJSON *top = cJSON_AddArrayToObject(j, "top");
     for (int i = 0; i < v->ntop; i++)
