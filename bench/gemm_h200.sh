@@ -25,7 +25,7 @@ SHAPES=${1:-"1024x2048x3072 1024x1024x2048 4096x4096x4096 8192x8192x8192 7384x73
 RESULT=${2:-bench/results/gemm_h200.json}
 WORK=${3:-bench_work/gemm_h200}
 TG=${CUTUNE_GEMM_T_GENERIC:-48}
-TT=${CUTUNE_GEMM_T_TEMPLATE:-96}
+TT=${CUTUNE_GEMM_T_TEMPLATE:-128}
 TTARGET=${CUTUNE_GEMM_T_TARGET:-256}
 BUDGET=${CUTUNE_GEMM_BUDGET:-60}
 VBUDGET=${CUTUNE_GEMM_VENDOR_BUDGET:-15}
@@ -41,9 +41,10 @@ cd "$WORK"
 : > timing.jsonl
 run() { # label, command...: runs it, logs its wall time
   local label=$1; shift
-  local t0; t0=$(date +%s.%N)
+  local t0; t0=$(date +%s%N)
   if ! "$@" >> bench.log 2>&1; then echo "FAILED: $*" | tee -a bench.log >&2; fi
-  printf '{"what":"%s","wall_s":%.2f}\n' "$label" "$(echo "$(date +%s.%N) - $t0" | bc)" >> timing.jsonl
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  printf '{"what":"%s","wall_s":%d.%03d}\n' "$label" $((ms / 1000)) $((ms % 1000)) >> timing.jsonl
 }
 for shape in $SHAPES; do
   IFS=x read -r m n k <<< "$shape"
