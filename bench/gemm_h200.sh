@@ -9,8 +9,8 @@
 #              cp.async + mma.sync and the Hopper TMA + wgmma templates;
 #   then `cutune report --gemm` (report/gemm.md, report/gemm.json) and the JSON of the issue with the GPU, driver,
 #   clocks and the exact command.
-# Every candidate and every vendor algorithm is checked (relative Frobenius error against cuBLAS DGEMM of the same
-# rounded inputs, NaN poison) and timed by the same worker routine (CUDA events, L2 flush, median).
+# Every candidate and every vendor algorithm is checked (relative Frobenius error against a double reference of the
+# same rounded inputs: CPU up to 2^32 FLOP, cuBLAS DGEMM in the worker beyond; NaN poison) and timed by the same worker routine (CUDA events, L2 flush, median).
 # usage: bench/gemm_h200.sh "SHAPES" RESULT_JSON [WORKDIR]   SHAPES: "MxNxK ..." (default: the issue's six)
 # Env: CUTUNE_GEMM_T_GENERIC, CUTUNE_GEMM_T_TEMPLATE (trials per row), CUTUNE_GEMM_T_TARGET (trials of the generic
 # fp32 4096^3 rows, the issue's SIMT target), CUTUNE_GEMM_BUDGET (seconds per tune), CUTUNE_GEMM_VENDOR_BUDGET,
@@ -80,8 +80,9 @@ doc = {"bench": "gemm_h200", "gpu": d.get("name"), "gpu_uuid": d.get("uuid"), "d
        "power_limit_w": d.get("power_limit_w"), "command": command,
        "method": "per row: vendor = best valid of cuBLAS GemmEx, cuBLASLt heuristic and enumerated algorithms; "
                  "generic = best valid SIMT kernel found by cutune tune --tpl simt; template = best valid mma/wgmma "
-                 "kernel found by cutune tune --tpl mma,wgmma; all checked against cuBLAS DGEMM of the rounded "
-                 "inputs and timed by the same worker routine (CUDA events, L2 flush, median)",
+                 "kernel found by cutune tune --tpl mma,wgmma (none for fp32); all checked against a double reference "
+                 "of the rounded inputs (CPU up to 2^32 FLOP, cuBLAS DGEMM in the worker beyond) and timed by the "
+                 "same worker routine (CUDA events, L2 flush, median)",
        "timing": [json.loads(l) for l in open(timing_path) if l.strip()],
        "rows": rep["rows"]}
 json.dump(doc, open(out, "w"), indent=1)
