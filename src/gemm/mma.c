@@ -42,26 +42,7 @@ static const int v_cpw[] = {4, 8, 16};
 #define REGS_MARGIN 8
 #define REGS_MARGIN_512 16
 
-static int imax(int a, int b) { return a > b ? a : b; }
-static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-static int next_pow2(int x)
-{
-    int p = 1;
-    while (p < x && p < (1 << 30))
-        p *= 2;
-    return p;
-}
-
-static int in_set(const int *vals, int n, int v)
-{
-    for (int i = 0; i < n; i++)
-        if (vals[i] == v)
-            return 1;
-    return 0;
-}
-#define IN(v, x) in_set(v, (int)CUT_ARRAY_LEN(v), x)
 
 static int is_16bit(cut_dtype d) { return d == CUT_DT_FP16 || d == CUT_DT_BF16; }
 static int elem_bytes(cut_dtype d) { return is_16bit(d) ? 2 : 4; }
@@ -109,33 +90,33 @@ int cut_gemm_mma_smem_limit(const cut_devlimits *d)
 void cut_gemm_mma_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_mma_geom *out)
 {
     const int *k = s->k;
-    const int bm = clampi(k[CUT_GM_BM], 16, 1024), bn = clampi(k[CUT_GM_BN], 16, 1024);
-    const int bk = clampi(k[CUT_GM_BK], 8, 1024), wm = clampi(k[CUT_GM_WM], 16, 1024);
-    const int wn = clampi(k[CUT_GM_WN], 16, 1024), stages = clampi(k[CUT_GM_STAGES], 1, 16);
+    const int bm = cut_clampi(k[CUT_GM_BM], 16, 1024), bn = cut_clampi(k[CUT_GM_BN], 16, 1024);
+    const int bk = cut_clampi(k[CUT_GM_BK], 8, 1024), wm = cut_clampi(k[CUT_GM_WM], 16, 1024);
+    const int wn = cut_clampi(k[CUT_GM_WN], 16, 1024), stages = cut_clampi(k[CUT_GM_STAGES], 1, 16);
     memset(out, 0, sizeof *out);
     out->elem = elem_bytes(g->dtype);
     out->kstep = is_16bit(g->dtype) ? 16 : 8;
-    out->warps_m = imax(bm / wm, 1);
-    out->warps_n = imax(bn / wn, 1);
+    out->warps_m = cut_imax(bm / wm, 1);
+    out->warps_n = cut_imax(bn / wn, 1);
     out->threads = 32 * out->warps_m * out->warps_n;
-    out->mi = imax(wm / 16, 1);
-    out->ni = imax(wn / 8, 1);
+    out->mi = cut_imax(wm / 16, 1);
+    out->ni = cut_imax(wn / 8, 1);
     out->a_row_bytes = bk * out->elem;
     out->b_rows = g->layout == CUT_GEMM_NT ? bn : bk;
     out->b_row_bytes = (g->layout == CUT_GEMM_NT ? bk : bn) * out->elem;
     out->stage_bytes = bm * out->a_row_bytes + out->b_rows * out->b_row_bytes;
     out->smem_bytes = stages * out->stage_bytes;
-    const int cpw = clampi(k[CUT_GM_CPW], 4, 16);
-    out->copies = ceil_div(bm * out->a_row_bytes / cpw, out->threads) +
-                  ceil_div(out->b_rows * out->b_row_bytes / cpw, out->threads);
+    const int cpw = cut_clampi(k[CUT_GM_CPW], 4, 16);
+    out->copies = cut_ceil_div(bm * out->a_row_bytes / cpw, out->threads) +
+                  cut_ceil_div(out->b_rows * out->b_row_bytes / cpw, out->threads);
     out->acc = out->mi * out->ni * 4;
     /* accumulators + two k steps of fragments (A: 4 per m16 tile, B: 2 per n8 tile) + an address per cp.async
      * (ptxas keeps them across the loop) + tf32's rounded fragment copies + the rest. Checked against ptxas on
      * random sm_90 compiles (tests/test_gemm_mma.c prints the range of actual / estimated). */
     out->regs_est = out->acc + 2 * (4 * out->mi + 2 * out->ni) + out->copies + (out->elem == 4 ? 16 : 0) +
                     REGS_OTHER;
-    out->tiles_m = ceil_div(imax(g->m, 1), bm);
-    out->tiles_n = ceil_div(imax(g->n, 1), bn);
+    out->tiles_m = cut_ceil_div(cut_imax(g->m, 1), bm);
+    out->tiles_n = cut_ceil_div(cut_imax(g->n, 1), bn);
     out->grid[0] = (unsigned)out->tiles_n;
     out->grid[1] = (unsigned)out->tiles_m;
     out->grid[2] = 1;
@@ -188,7 +169,7 @@ static void mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sc
     default: k[which] = STEP(r, v_cpw, k[which]); break;
     }
     /* keep the schedule on the dtype's lists and within the alignment */
-    if (is_16bit(g->dtype) ? !IN(v_bk16, k[CUT_GM_BK]) : !IN(v_bk32, k[CUT_GM_BK]))
+    if (is_16bit(g->dtype) ? !CUT_IN(v_bk16, k[CUT_GM_BK]) : !CUT_IN(v_bk32, k[CUT_GM_BK]))
         k[CUT_GM_BK] = is_16bit(g->dtype) ? v_bk16[0] : v_bk32[0];
     const int max = cut_gemm_mma_max_cpw(g);
     if (max > 0 && k[CUT_GM_CPW] > max)
@@ -215,10 +196,10 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
 static int check_knob_lists(const cut_gemm *g, const cut_sched *s, cut_err *e)
 {
     const int *k = s->k;
-    const int bk_ok = is_16bit(g->dtype) ? IN(v_bk16, k[CUT_GM_BK]) : IN(v_bk32, k[CUT_GM_BK]);
-    if (IN(v_bm, k[CUT_GM_BM]) && IN(v_bn, k[CUT_GM_BN]) && bk_ok && IN(v_wm, k[CUT_GM_WM]) &&
-        IN(v_wn, k[CUT_GM_WN]) && IN(v_stages, k[CUT_GM_STAGES]) && IN(v_swizzle, k[CUT_GM_SWIZZLE]) &&
-        IN(v_group_m, k[CUT_GM_GROUP_M]) && IN(v_cpw, k[CUT_GM_CPW]))
+    const int bk_ok = is_16bit(g->dtype) ? CUT_IN(v_bk16, k[CUT_GM_BK]) : CUT_IN(v_bk32, k[CUT_GM_BK]);
+    if (CUT_IN(v_bm, k[CUT_GM_BM]) && CUT_IN(v_bn, k[CUT_GM_BN]) && bk_ok && CUT_IN(v_wm, k[CUT_GM_WM]) &&
+        CUT_IN(v_wn, k[CUT_GM_WN]) && CUT_IN(v_stages, k[CUT_GM_STAGES]) && CUT_IN(v_swizzle, k[CUT_GM_SWIZZLE]) &&
+        CUT_IN(v_group_m, k[CUT_GM_GROUP_M]) && CUT_IN(v_cpw, k[CUT_GM_CPW]))
         return 0;
     char desc[256];
     cut_gemm_mma_describe(s, desc, sizeof desc);
@@ -290,8 +271,8 @@ static int check(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, 
                            gm.regs_est, gm.acc, k[CUT_GM_WM], k[CUT_GM_WN], gm.threads, cap, margin);
     /* Tiles may overhang the GEMM (cp.async zero-fills, stores are guarded) but not by more than the next power
      * of two (or the smallest tile, so that small problems keep some schedules). */
-    if (k[CUT_GM_BM] > imax(next_pow2(g->m), 64) || k[CUT_GM_BN] > imax(next_pow2(g->n), 64) ||
-        k[CUT_GM_BK] > imax(next_pow2(g->k), is_16bit(g->dtype) ? 32 : 16))
+    if (k[CUT_GM_BM] > cut_imax(cut_next_pow2(g->m), 64) || k[CUT_GM_BN] > cut_imax(cut_next_pow2(g->n), 64) ||
+        k[CUT_GM_BK] > cut_imax(cut_next_pow2(g->k), is_16bit(g->dtype) ? 32 : 16))
         return cut_err_set(e, "block tile %dx%dx%d far exceeds the GEMM %dx%dx%d", k[CUT_GM_BM], k[CUT_GM_BN],
                            k[CUT_GM_BK], g->m, g->n, g->k);
     return 0;
@@ -302,9 +283,9 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
     cut_gemm_mma_geom mg;
     cut_gemm_mma_geometry(g, s, &mg);
     *out = (cut_gemm_geom){
-        .bm = clampi(s->k[CUT_GM_BM], 16, 1024), .bn = clampi(s->k[CUT_GM_BN], 16, 1024),
-        .bk = clampi(s->k[CUT_GM_BK], 8, 1024), .threads = mg.threads,
-        .stages = clampi(s->k[CUT_GM_STAGES], 1, 16), .smem_bytes = mg.smem_bytes, .regs_est = mg.regs_est,
+        .bm = cut_clampi(s->k[CUT_GM_BM], 16, 1024), .bn = cut_clampi(s->k[CUT_GM_BN], 16, 1024),
+        .bk = cut_clampi(s->k[CUT_GM_BK], 8, 1024), .threads = mg.threads,
+        .stages = cut_clampi(s->k[CUT_GM_STAGES], 1, 16), .smem_bytes = mg.smem_bytes, .regs_est = mg.regs_est,
         .elem_bytes = mg.elem, .tensor_cores = 1,
     };
     memcpy(out->grid, mg.grid, sizeof out->grid);

@@ -32,26 +32,7 @@ static const int v_unroll[] = {1, 2, 4, 8, 16, 32};
 /* Global loads staged in registers per thread per k tile (A and B). */
 #define MAX_STAGED 32
 
-static int imax(int a, int b) { return a > b ? a : b; }
-static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-static int next_pow2(int x)
-{
-    int p = 1;
-    while (p < x && p < (1 << 30))
-        p *= 2;
-    return p;
-}
-
-static int in_set(const int *vals, int n, int v)
-{
-    for (int i = 0; i < n; i++)
-        if (vals[i] == v)
-            return 1;
-    return 0;
-}
-#define IN(v, x) in_set(v, (int)CUT_ARRAY_LEN(v), x)
 
 const char *cut_gemm_simt_knob_name(int knob)
 {
@@ -91,15 +72,15 @@ static int max_vec(const cut_gemm *g)
 void cut_gemm_simt_geometry(const cut_gemm *g, const cut_gemm_sched *s, cut_gemm_simt_geom *out)
 {
     const int *k = s->k;
-    int bm = clampi(k[CUT_GS_BM], 1, 1024), bn = clampi(k[CUT_GS_BN], 1, 1024), bk = clampi(k[CUT_GS_BK], 1, 1024);
-    int tm = clampi(k[CUT_GS_TM], 1, 64), tn = clampi(k[CUT_GS_TN], 1, 64), vec = clampi(k[CUT_GS_VEC], 1, 4);
-    int dbuf = clampi(k[CUT_GS_DBUF], 0, 1), pad = clampi(k[CUT_GS_PAD], 0, 64);
-    int unroll = clampi(k[CUT_GS_UNROLL], 1, 1024);
-    out->ty = imax(bm / tm, 1);
-    out->tx = imax(bn / tn, 1);
+    int bm = cut_clampi(k[CUT_GS_BM], 1, 1024), bn = cut_clampi(k[CUT_GS_BN], 1, 1024), bk = cut_clampi(k[CUT_GS_BK], 1, 1024);
+    int tm = cut_clampi(k[CUT_GS_TM], 1, 64), tn = cut_clampi(k[CUT_GS_TN], 1, 64), vec = cut_clampi(k[CUT_GS_VEC], 1, 4);
+    int dbuf = cut_clampi(k[CUT_GS_DBUF], 0, 1), pad = cut_clampi(k[CUT_GS_PAD], 0, 64);
+    int unroll = cut_clampi(k[CUT_GS_UNROLL], 1, 1024);
+    out->ty = cut_imax(bm / tm, 1);
+    out->tx = cut_imax(bn / tn, 1);
     out->threads = out->ty * out->tx;
-    out->a_per = ceil_div(bm * bk / vec, out->threads);
-    out->b_per = ceil_div(bn * bk / vec, out->threads);
+    out->a_per = cut_ceil_div(bm * bk / vec, out->threads);
+    out->b_per = cut_ceil_div(bn * bk / vec, out->threads);
     out->smem_bytes = 4 * (1 + dbuf) * bk * (bm + bn + 2 * pad);
     out->staged = (out->a_per + out->b_per) * vec;
     /* accumulators + fragments + staged loads (x2 with double buffering: the prefetched tile stays live across
@@ -107,8 +88,8 @@ void cut_gemm_simt_geometry(const cut_gemm *g, const cut_gemm_sched *s, cut_gemm
      * schedules (more where few threads leave it 255 registers to fill). */
     out->regs_est = tm * tn + tm + tn + (dbuf ? 2 : 1) * out->staged + out->a_per + out->b_per + 24;
     out->unrolled_fmas = (unroll < bk ? unroll : bk) * tm * tn;
-    out->grid[0] = (unsigned)ceil_div(imax(g->n, 1), bn);
-    out->grid[1] = (unsigned)ceil_div(imax(g->m, 1), bm);
+    out->grid[0] = (unsigned)cut_ceil_div(cut_imax(g->n, 1), bn);
+    out->grid[1] = (unsigned)cut_ceil_div(cut_imax(g->m, 1), bm);
     out->grid[2] = 1;
 }
 
@@ -158,9 +139,9 @@ void cut_gemm_simt_mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r,
 static int check_knob_lists(const cut_gemm_sched *s, cut_err *e)
 {
     const int *k = s->k;
-    if (IN(v_bm, k[CUT_GS_BM]) && IN(v_bn, k[CUT_GS_BN]) && IN(v_bk, k[CUT_GS_BK]) && IN(v_tm, k[CUT_GS_TM]) &&
-        IN(v_tn, k[CUT_GS_TN]) && IN(v_vec, k[CUT_GS_VEC]) && IN(v_dbuf, k[CUT_GS_DBUF]) &&
-        IN(v_pad, k[CUT_GS_PAD]) && IN(v_unroll, k[CUT_GS_UNROLL]))
+    if (CUT_IN(v_bm, k[CUT_GS_BM]) && CUT_IN(v_bn, k[CUT_GS_BN]) && CUT_IN(v_bk, k[CUT_GS_BK]) && CUT_IN(v_tm, k[CUT_GS_TM]) &&
+        CUT_IN(v_tn, k[CUT_GS_TN]) && CUT_IN(v_vec, k[CUT_GS_VEC]) && CUT_IN(v_dbuf, k[CUT_GS_DBUF]) &&
+        CUT_IN(v_pad, k[CUT_GS_PAD]) && CUT_IN(v_unroll, k[CUT_GS_UNROLL]))
         return 0;
     char desc[256];
     cut_gemm_simt_describe(s, desc, sizeof desc);
@@ -207,8 +188,8 @@ int cut_gemm_simt_check(const cut_gemm *g, const cut_gemm_sched *s, const cut_de
         return cut_err_set(e, "%d bytes of shared memory (limit %d)", gm.smem_bytes, d->max_smem_per_block);
     /* Tiles may overhang the GEMM (guards handle tails) but not by more than the next power of two (or the
      * smallest tile, so that small problems keep some schedules). */
-    if (k[CUT_GS_BM] > imax(next_pow2(g->m), 16) || k[CUT_GS_BN] > imax(next_pow2(g->n), 32) ||
-        k[CUT_GS_BK] > imax(next_pow2(g->k), 4))
+    if (k[CUT_GS_BM] > cut_imax(cut_next_pow2(g->m), 16) || k[CUT_GS_BN] > cut_imax(cut_next_pow2(g->n), 32) ||
+        k[CUT_GS_BK] > cut_imax(cut_next_pow2(g->k), 4))
         return cut_err_set(e, "block tile %dx%dx%d far exceeds the GEMM %dx%dx%d", k[CUT_GS_BM], k[CUT_GS_BN],
                            k[CUT_GS_BK], g->m, g->n, g->k);
     /* Few threads for a large tile: each thread stages many loads per k tile (spills at 255 registers). */
@@ -254,8 +235,8 @@ static void simt_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *
     cut_gemm_simt_geom sg;
     cut_gemm_simt_geometry(g, s, &sg);
     *out = (cut_gemm_geom){
-        .bm = clampi(s->k[CUT_GS_BM], 1, 1024), .bn = clampi(s->k[CUT_GS_BN], 1, 1024),
-        .bk = clampi(s->k[CUT_GS_BK], 1, 1024), .threads = sg.threads, .stages = 1 + clampi(s->k[CUT_GS_DBUF], 0, 1),
+        .bm = cut_clampi(s->k[CUT_GS_BM], 1, 1024), .bn = cut_clampi(s->k[CUT_GS_BN], 1, 1024),
+        .bk = cut_clampi(s->k[CUT_GS_BK], 1, 1024), .threads = sg.threads, .stages = 1 + cut_clampi(s->k[CUT_GS_DBUF], 0, 1),
         .smem_bytes = sg.smem_bytes, .regs_est = sg.regs_est, .elem_bytes = (int)cut_dtype_size(g->dtype), .tensor_cores = 0,
     };
     memcpy(out->grid, sg.grid, sizeof out->grid);

@@ -52,15 +52,6 @@ static const int v_cl[] = {1, 2};
 #define SWZ 128                /* swizzle span in bytes: one row of a tile */
 #define MAX_ACC 160            /* accumulators per consumer thread (registers after setmaxnreg: 232/240) */
 
-static int in_set(const int *v, int n, int x)
-{
-    for (int i = 0; i < n; i++)
-        if (v[i] == x)
-            return 1;
-    return 0;
-}
-#define IN(v, x) in_set(v, (int)CUT_ARRAY_LEN(v), x)
-
 static const char *knob_name(int knob) { return knob >= 0 && knob < K_N ? knob_names[knob] : "?"; }
 
 static int elem_bytes(const cut_gemm *g) { return (int)cut_dtype_size(g->dtype); }
@@ -144,8 +135,8 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
     if (g->m <= 0 || g->n <= 0 || g->k <= 0)
         return cut_err_set(e, "wgmma: sizes must be positive (M=%d N=%d K=%d)", g->m, g->n, g->k);
     const int *k = s->k;
-    if (!IN(v_bn, k[K_BN]) || !IN(v_mi, k[K_MI]) || !IN(v_nc, k[K_NC]) || !IN(v_st, k[K_ST]) ||
-        !IN(v_waitd, k[K_WAITD]) || !IN(v_gm, k[K_GM]) || !IN(v_cl, k[K_CL]))
+    if (!CUT_IN(v_bn, k[K_BN]) || !CUT_IN(v_mi, k[K_MI]) || !CUT_IN(v_nc, k[K_NC]) || !CUT_IN(v_st, k[K_ST]) ||
+        !CUT_IN(v_waitd, k[K_WAITD]) || !CUT_IN(v_gm, k[K_GM]) || !CUT_IN(v_cl, k[K_CL]))
         return cut_err_set(e, "wgmma: a knob is off its list (bn=%d mi=%d nc=%d st=%d waitd=%d gm=%d cl=%d)", k[K_BN],
                            k[K_MI], k[K_NC], k[K_ST], k[K_WAITD], k[K_GM], k[K_CL]);
     const int eb = elem_bytes(g);

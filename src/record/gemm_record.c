@@ -248,15 +248,9 @@ static int parse_obj(const cJSON *root, cut_gemm_record *r, cut_err *e)
 
 int cut_gemm_record_parse(const char *line, size_t len, cut_gemm_record *r, cut_err *e)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(line, len, &end, 0);
+    cJSON *root = cut_rec_parse_line(line, len, e);
     if (!root)
-        return cut_err_set(e, "record is not valid JSON");
-    for (const char *p = end; p && p < line + len; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n' && *p != 0) {
-            cJSON_Delete(root);
-            return cut_err_set(e, "record has trailing text after the JSON object (byte %ld)", (long)(p - line) + 1);
-        }
+        return -1;
     cut_gemm_record tmp;
     memset(&tmp, 0, sizeof tmp);
     int rc = parse_obj(root, &tmp, e);

@@ -21,5 +21,8 @@ int cut_rec_get_num(const cJSON *o, const char *prefix, const char *key, double 
 int cut_rec_get_opt_num(const cJSON *o, const char *key, double *out, cut_err *e);
 int cut_rec_get_str(const cJSON *o, const char *prefix, const char *key, char *buf, size_t n, cut_err *e);
 void cut_rec_copy_utf8_trunc(char *buf, size_t n, const char *s);
+/* One record line: a JSON value of line[0..len) with nothing after it but white space. The root (caller frees with
+ * cJSON_Delete), or NULL with "record is not valid JSON (error near byte N)" or "record has trailing text ..." in e. */
+cJSON *cut_rec_parse_line(const char *line, size_t len, cut_err *e);
 
 #endif

@@ -348,7 +348,7 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
     return 0;
 }
 
-int cut_record_parse(const char *line, size_t len, cut_record *r, cut_err *e)
+cJSON *cut_rec_parse_line(const char *line, size_t len, cut_err *e)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(line, len, &end, 0);
@@ -356,14 +356,25 @@ int cut_record_parse(const char *line, size_t len, cut_record *r, cut_err *e)
         const char *at = cJSON_GetErrorPtr();
         long off = (at && at >= line && at <= line + len) ? (long)(at - line) : -1;
         if (off >= 0)
-            return cut_err_set(e, "record is not valid JSON (error near byte %ld)", off + 1);
-        return cut_err_set(e, "record is not valid JSON");
+            cut_err_set(e, "record is not valid JSON (error near byte %ld)", off + 1);
+        else
+            cut_err_set(e, "record is not valid JSON");
+        return NULL;
     }
     for (const char *p = end; p && p < line + len; p++)
         if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n' && *p != 0) {
             cJSON_Delete(root);
-            return cut_err_set(e, "record has trailing text after the JSON object (byte %ld)", (long)(p - line) + 1);
+            cut_err_set(e, "record has trailing text after the JSON object (byte %ld)", (long)(p - line) + 1);
+            return NULL;
         }
+    return root;
+}
+
+int cut_record_parse(const char *line, size_t len, cut_record *r, cut_err *e)
+{
+    cJSON *root = cut_rec_parse_line(line, len, e);
+    if (!root)
+        return -1;
     cut_record tmp;
     memset(&tmp, 0, sizeof tmp);
     int rc = parse_obj(root, &tmp, e);

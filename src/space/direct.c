@@ -77,14 +77,6 @@ static void mutate(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
     }
 }
 
-static int next_pow2(int x)
-{
-    int p = 1;
-    while (p < x)
-        p *= 2;
-    return p;
-}
-
 void cut_direct_geometry(const cut_conv *c, const cut_sched *s, cut_direct_geom *g)
 {
     const int *k = s->k;
@@ -131,7 +123,7 @@ static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, 
     if (k[CUT_D_ROW] % k[CUT_D_VEC] != 0 || g.ow % k[CUT_D_VEC] != 0)
         return cut_err_set(e, "vec=%d needs row (%d) and OW (%d) divisible by it", k[CUT_D_VEC], k[CUT_D_ROW], g.ow);
     /* Tiles may overhang the output (guards handle tails) but not by more than the next power of two. */
-    if (g.bco > next_pow2(c->co) || g.boh > next_pow2(g.oh) || g.bow > next_pow2(g.ow))
+    if (g.bco > cut_next_pow2(c->co) || g.boh > cut_next_pow2(g.oh) || g.bow > cut_next_pow2(g.ow))
         return cut_err_set(e, "block tile %dx%dx%d far exceeds the output %dx%dx%d", g.bco, g.boh, g.bow, c->co, g.oh,
                            g.ow);
     if (g.smem_bytes > d->max_smem_per_block)

@@ -44,17 +44,7 @@ static int applies(const cut_conv *c)
     return 1;
 }
 
-static int next_pow2(int x)
-{
-    int p = 1;
-    while (p < x)
-        p *= 2;
-    return p;
-}
-
-static int imax(int a, int b) { return a > b ? a : b; }
 static int imin(int a, int b) { return a < b ? a : b; }
-static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* A lane arrangement that fits the thread grid: WLM lanes along M and 32/WLM along N, WLM <= TY, 32/WLM <= TX. */
 static int pick_wlm(cut_rng *r, int ty, int tx)
@@ -101,7 +91,7 @@ static void mutate(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
     case CUT_G_BK: k[which] = STEP(r, v_bk, k[which]); break;
     case CUT_G_TM: k[which] = STEP(r, v_tm, k[which]); break;
     case CUT_G_TN: k[which] = STEP(r, v_tn, k[which]); break;
-    case CUT_G_WLM: k[which] = pick_wlm(r, k[CUT_G_BM] / imax(k[CUT_G_TM], 1), k[CUT_G_BN] / imax(k[CUT_G_TN], 1));
+    case CUT_G_WLM: k[which] = pick_wlm(r, k[CUT_G_BM] / cut_imax(k[CUT_G_TM], 1), k[CUT_G_BN] / cut_imax(k[CUT_G_TN], 1));
         break;
     case CUT_G_STAGES: k[which] = k[which] == 1 ? 2 : 1; break;
     case CUT_G_VA: k[which] = k[which] == 1 ? 4 : 1; break;
@@ -112,8 +102,8 @@ static void mutate(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
     default: k[which] = STEP(r, v_splitk, k[which]); break;
     }
     /* Keep the lane arrangement consistent with a changed thread grid where one exists. */
-    int ty = k[CUT_G_BM] / imax(k[CUT_G_TM], 1), tx = k[CUT_G_BN] / imax(k[CUT_G_TN], 1);
-    if (which != CUT_G_WLM && (k[CUT_G_WLM] > ty || 32 / imax(k[CUT_G_WLM], 1) > tx))
+    int ty = k[CUT_G_BM] / cut_imax(k[CUT_G_TM], 1), tx = k[CUT_G_BN] / cut_imax(k[CUT_G_TN], 1);
+    if (which != CUT_G_WLM && (k[CUT_G_WLM] > ty || 32 / cut_imax(k[CUT_G_WLM], 1) > tx))
         k[CUT_G_WLM] = pick_wlm(r, ty, tx);
     if (k[CUT_G_UNROLL] > k[CUT_G_BK])
         k[CUT_G_UNROLL] = k[CUT_G_BK];
@@ -124,10 +114,10 @@ void cut_igemm_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_geom *g
     /* Knobs clamped to a sane range so that any schedule (also an invalid one: check() rejects it afterwards,
      * and cost-model features are computed from unchecked ones) gives finite, overflow-free numbers. */
     const int *k = s->k;
-    int bm = clampi(k[CUT_G_BM], 1, 1024), bn = clampi(k[CUT_G_BN], 1, 1024), bk = clampi(k[CUT_G_BK], 1, 1024);
-    int tm = clampi(k[CUT_G_TM], 1, 64), tn = clampi(k[CUT_G_TN], 1, 64), va = clampi(k[CUT_G_VA], 1, 4);
-    int split = clampi(k[CUT_G_SPLITK], 1, 1024), stages = clampi(k[CUT_G_STAGES], 1, 4);
-    int pad = clampi(k[CUT_G_PAD], 0, 64), unroll = clampi(k[CUT_G_UNROLL], 1, 1024);
+    int bm = cut_clampi(k[CUT_G_BM], 1, 1024), bn = cut_clampi(k[CUT_G_BN], 1, 1024), bk = cut_clampi(k[CUT_G_BK], 1, 1024);
+    int tm = cut_clampi(k[CUT_G_TM], 1, 64), tn = cut_clampi(k[CUT_G_TN], 1, 64), va = cut_clampi(k[CUT_G_VA], 1, 4);
+    int split = cut_clampi(k[CUT_G_SPLITK], 1, 1024), stages = cut_clampi(k[CUT_G_STAGES], 1, 4);
+    int pad = cut_clampi(k[CUT_G_PAD], 0, 64), unroll = cut_clampi(k[CUT_G_UNROLL], 1, 1024);
     g->oh = cut_conv_oh(c);
     g->ow = cut_conv_ow(c);
     g->gm = c->co;
@@ -136,7 +126,7 @@ void cut_igemm_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_geom *g
     g->ty = bm / tm;
     g->tx = bn / tn;
     g->threads = g->ty * g->tx;
-    int nt = imax(g->threads, 1);
+    int nt = cut_imax(g->threads, 1);
     g->ktiles = CUT_CEIL_DIV(g->gk, bk);
     g->kps = CUT_CEIL_DIV(g->ktiles, split);
     g->a_per = CUT_CEIL_DIV(bm * bk / va, nt);
@@ -158,22 +148,14 @@ void cut_igemm_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_geom *g
     g->grid[2] = (unsigned)split;
 }
 
-static int in_set(const int *vals, int n, int v)
-{
-    for (int i = 0; i < n; i++)
-        if (vals[i] == v)
-            return 1;
-    return 0;
-}
-#define IN(v, x) in_set(v, (int)CUT_ARRAY_LEN(v), x)
 
 static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, cut_err *e)
 {
     const int *k = s->k;
-    if (!IN(v_bm, k[CUT_G_BM]) || !IN(v_bn, k[CUT_G_BN]) || !IN(v_bk, k[CUT_G_BK]) || !IN(v_tm, k[CUT_G_TM]) ||
-        !IN(v_tn, k[CUT_G_TN]) || !IN(v_wlm, k[CUT_G_WLM]) || !IN(v_stages, k[CUT_G_STAGES]) ||
-        !IN(v_va, k[CUT_G_VA]) || !IN(v_pad, k[CUT_G_PAD]) || !IN(v_unroll, k[CUT_G_UNROLL]) ||
-        !IN(v_splitk, k[CUT_G_SPLITK]) || !IN(v_minb, k[CUT_G_MINB]) || !IN(v_ktab, k[CUT_G_KTAB])) {
+    if (!CUT_IN(v_bm, k[CUT_G_BM]) || !CUT_IN(v_bn, k[CUT_G_BN]) || !CUT_IN(v_bk, k[CUT_G_BK]) || !CUT_IN(v_tm, k[CUT_G_TM]) ||
+        !CUT_IN(v_tn, k[CUT_G_TN]) || !CUT_IN(v_wlm, k[CUT_G_WLM]) || !CUT_IN(v_stages, k[CUT_G_STAGES]) ||
+        !CUT_IN(v_va, k[CUT_G_VA]) || !CUT_IN(v_pad, k[CUT_G_PAD]) || !CUT_IN(v_unroll, k[CUT_G_UNROLL]) ||
+        !CUT_IN(v_splitk, k[CUT_G_SPLITK]) || !CUT_IN(v_minb, k[CUT_G_MINB]) || !CUT_IN(v_ktab, k[CUT_G_KTAB])) {
         for (int i = 0; i < CUT_G_NKNOBS; i++)
             if (k[i] < 0 || (k[i] == 0 && i != CUT_G_PAD && i != CUT_G_MINB && i != CUT_G_KTAB))
                 return cut_err_set(e, "knob %s=%d out of range", knob_names[i], k[i]);
@@ -201,8 +183,8 @@ static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, 
                            MAX_KTAB_BYTES);
     /* Tiles may overhang the GEMM (guards handle tails) but not by more than the next power of two (or the
      * smallest tile, so that small problems keep some schedules). */
-    if (k[CUT_G_BM] > imax(next_pow2(g.gm), 16) || k[CUT_G_BN] > imax(next_pow2(g.gn), 32) ||
-        k[CUT_G_BK] > imax(next_pow2(g.gk), 4))
+    if (k[CUT_G_BM] > cut_imax(cut_next_pow2(g.gm), 16) || k[CUT_G_BN] > cut_imax(cut_next_pow2(g.gn), 32) ||
+        k[CUT_G_BK] > cut_imax(cut_next_pow2(g.gk), 4))
         return cut_err_set(e, "block tile %dx%dx%d far exceeds the GEMM %dx%dx%d", k[CUT_G_BM], k[CUT_G_BN],
                            k[CUT_G_BK], g.gm, g.gn, g.gk);
     if (g.smem_bytes > d->max_smem_per_block)
@@ -224,7 +206,7 @@ static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, 
     /* Code size: the unrolled part of the BK loop is unroll*TM*TN FMAs plus its shared-memory loads. */
     if (g.unrolled_fmas > MAX_UNROLLED_FMAS)
         return cut_err_set(e, "unrolled body of %d FMAs exceeds %d", g.unrolled_fmas, MAX_UNROLLED_FMAS);
-    int blocks = imax(k[CUT_G_MINB], 1);
+    int blocks = cut_imax(k[CUT_G_MINB], 1);
     if (g.regs_est > d->max_regs_per_thread || (long)g.regs_est * g.threads * blocks > d->max_regs_per_block)
         return cut_err_set(e, "about %d registers per thread x %d threads x %d blocks exceed the register file",
                            g.regs_est, g.threads, blocks);

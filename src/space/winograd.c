@@ -93,26 +93,16 @@ static const int v_minb[] = {0, 1, 2};
 
 static int applies(const cut_conv *c) { return c->kh == 3 && c->kw == 3 && c->stride == 1; }
 
-static int next_pow2(int x)
-{
-    int p = 1;
-    while (p < x)
-        p *= 2;
-    return p;
-}
-
-static int imax(int a, int b) { return a > b ? a : b; }
-static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* Largest block tile worth having: tiles may overhang CO, the tile count and CI (guards handle the tails), but
  * not by more than the next power of two (or the smallest value, so that small problems keep schedules). */
-static int max_bco(const cut_conv *c) { return imax(next_pow2(c->co), 8); }
+static int max_bco(const cut_conv *c) { return cut_imax(cut_next_pow2(c->co), 8); }
 static int max_bt(const cut_conv *c, int m)
 {
     int th = CUT_CEIL_DIV(cut_conv_oh(c), m), tw = CUT_CEIL_DIV(cut_conv_ow(c), m);
-    return imax(next_pow2(c->n * th * tw), 4);
+    return cut_imax(cut_next_pow2(c->n * th * tw), 4);
 }
-static int max_bc(const cut_conv *c) { return next_pow2(c->ci); }
+static int max_bc(const cut_conv *c) { return cut_next_pow2(c->ci); }
 
 void cut_winograd_geometry(const cut_conv *c, const cut_sched *s, cut_wino_geom *g)
 {
@@ -122,17 +112,17 @@ void cut_winograd_geometry(const cut_conv *c, const cut_sched *s, cut_wino_geom 
     g->m = k[CUT_W_M] >= 4 ? 4 : 2;
     g->alpha = g->m + 2;
     g->a2 = g->alpha * g->alpha;
-    int bco = clampi(k[CUT_W_BCO], 1, 1024), bt = clampi(k[CUT_W_BT], 1, 1024), bc = clampi(k[CUT_W_BC], 1, 1024);
-    int rco = clampi(k[CUT_W_RCO], 1, 64), rt = clampi(k[CUT_W_RT], 1, 64), rxi = clampi(k[CUT_W_RXI], 1, 64);
-    int pad = clampi(k[CUT_W_PAD], 0, 64), unroll = clampi(k[CUT_W_UNROLL], 1, 1024);
+    int bco = cut_clampi(k[CUT_W_BCO], 1, 1024), bt = cut_clampi(k[CUT_W_BT], 1, 1024), bc = cut_clampi(k[CUT_W_BC], 1, 1024);
+    int rco = cut_clampi(k[CUT_W_RCO], 1, 64), rt = cut_clampi(k[CUT_W_RT], 1, 64), rxi = cut_clampi(k[CUT_W_RXI], 1, 64);
+    int pad = cut_clampi(k[CUT_W_PAD], 0, 64), unroll = cut_clampi(k[CUT_W_UNROLL], 1, 1024);
     g->oh = cut_conv_oh(c);
     g->ow = cut_conv_ow(c);
     g->tiles_h = CUT_CEIL_DIV(g->oh, g->m);
     g->tiles_w = CUT_CEIL_DIV(g->ow, g->m);
     g->tiles = c->n * g->tiles_h * g->tiles_w;
-    g->tco = imax(bco / rco, 1);
-    g->tt = imax(bt / rt, 1);
-    g->xg = imax(g->a2 / rxi, 1);
+    g->tco = cut_imax(bco / rco, 1);
+    g->tt = cut_imax(bt / rt, 1);
+    g->xg = cut_imax(g->a2 / rxi, 1);
     g->threads = g->xg * g->tco * g->tt;
     g->vco = rco < 4 ? rco : 4;
     g->vt = rt < 4 ? rt : 4;
@@ -155,14 +145,14 @@ void cut_winograd_geometry(const cut_conv *c, const cut_sched *s, cut_wino_geom 
         }
     g->passes = CUT_CEIL_DIV(rco, g->epi) * CUT_CEIL_DIV(rt, g->epj);
     g->epi_floats = g->a2 * g->tco * g->epi * g->tt * g->epj;
-    g->smem_bytes = 4 * imax(g->stage_floats, g->epi_floats);
+    g->smem_bytes = 4 * cut_imax(g->stage_floats, g->epi_floats);
     g->acc = rxi * rco * rt;
     /* accumulators + live transform values (the slots' patches and their partial transforms while staging; with
      * prefetching half as much again for the next chunk's raw values) or operand fragments + addressing. Against
      * ptxas (sm_90, 60 random valid schedules): mostly within 20%; where the launch bound caps registers below the
      * estimate ptxas fits them without spilling (test_winograd prints both for the large tiles). */
     int stage_live = g->ipt * g->a2 * (k[CUT_W_PF] ? 3 : 2) / 2 + 2 * g->alpha;
-    g->regs_est = g->acc + imax(rco + rt, stage_live) + 24;
+    g->regs_est = g->acc + cut_imax(rco + rt, stage_live) + 24;
     g->unrolled_fmas = (unroll < bc ? unroll : bc) * g->acc;
     g->grid[0] = (unsigned)CUT_CEIL_DIV(g->tiles, bt);
     g->grid[1] = (unsigned)CUT_CEIL_DIV(c->co, bco);
@@ -259,13 +249,6 @@ static void mutate(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
         k[CUT_W_UNROLL] = k[CUT_W_BC];
 }
 
-static int in_set(const int *vals, int n, int v)
-{
-    for (int i = 0; i < n; i++)
-        if (vals[i] == v)
-            return 1;
-    return 0;
-}
 
 /* Registers per thread that a block of `threads` can have with `blocks` blocks resident per SM: each of the SM's
  * 4 sub-partitions holds a quarter of the register file for its share of the warps, in units of 8 registers per
@@ -287,7 +270,7 @@ static int check_knob_sets(const int *k, cut_err *e)
         (int)CUT_ARRAY_LEN(v_unroll), (int)CUT_ARRAY_LEN(v_pf), (int)CUT_ARRAY_LEN(v_minb),
     };
     for (int i = 0; i < CUT_W_NKNOBS; i++)
-        if (!in_set(sets[i], lens[i], k[i])) {
+        if (!cut_in_set(sets[i], lens[i], k[i])) {
             if (i == CUT_W_M)
                 return cut_err_set(e, "knob m=%d: F(m x m, 3x3) exists for m = 2 and 4", k[i]);
             return cut_err_set(e, "knob %s=%d is not one of its allowed values", knob_names[i], k[i]);
@@ -325,7 +308,7 @@ static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, 
         return cut_err_set(e, "unrolled body of %d FMAs exceeds %d", g.unrolled_fmas, MAX_UNROLLED_FMAS);
     if (g.grid[1] > 65535u)
         return cut_err_set(e, "grid of %u co blocks exceeds 65535", g.grid[1]);
-    int blocks = imax(k[CUT_W_MINB], 1), cap = regs_cap(d, g.threads, blocks);
+    int blocks = cut_imax(k[CUT_W_MINB], 1), cap = regs_cap(d, g.threads, blocks);
     if (g.regs_est > cap)
         return cut_err_set(e, "about %d registers per thread exceed the %d that %d threads x %d blocks can have",
                            g.regs_est, cap, g.threads, blocks);
