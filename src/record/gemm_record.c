@@ -88,18 +88,6 @@ static void add_workload(cJSON *root, const cut_gemm *g)
     cJSON_AddStringToObject(wl, "dtype", cut_dtype_name(g->dtype));
 }
 
-static void add_env(cJSON *root, const cut_measure_env *env)
-{
-    cut_rec_add_str(root, "backend", env->backend);
-    cJSON *gpu = cJSON_AddObjectToObject(root, "gpu");
-    cut_rec_add_str(gpu, "name", env->gpu_name);
-    cut_rec_add_str(gpu, "uuid", env->gpu_uuid);
-    cut_rec_add_str(gpu, "driver", env->driver_string);
-    cJSON_AddNumberToObject(gpu, "driver_version", env->driver_version);
-    cJSON_AddNumberToObject(gpu, "sm_clock_mhz", env->sm_clock_mhz);
-    cut_rec_add_num(gpu, "power_limit_w", env->power_limit_w);
-}
-
 void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
 {
     cJSON *root = cJSON_CreateObject();
@@ -131,7 +119,7 @@ void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
     cut_rec_add_num(root, "compile_ms", r->compile_ms);
     cJSON_AddNumberToObject(root, "regs", r->regs);
     cJSON_AddNumberToObject(root, "spills", r->spills);
-    add_env(root, &r->env);
+    cut_rec_add_env(root, &r->env);
     cut_rec_add_str(root, "ts", r->ts);
     char *txt = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
@@ -164,43 +152,6 @@ static int parse_workload(const cJSON *root, cut_gemm *g, cut_err *e)
     if (cut_gemm_layout_parse(layout, &g->layout, e) != 0 || cut_dtype_parse(dtype, &g->dtype, e) != 0 ||
         cut_gemm_validate(g, e) != 0)
         return cut_err_wrap(e, "record field 'workload'");
-    return 0;
-}
-
-static int parse_env(const cJSON *root, cut_measure_env *env, cut_err *e)
-{
-    if (cut_rec_get_str(root, "", "backend", env->backend, sizeof env->backend, e) != 0)
-        return -1;
-    const cJSON *gpu = cut_rec_field(root, "", "gpu", e);
-    if (!gpu)
-        return -1;
-    if (!cJSON_IsObject(gpu))
-        return cut_err_set(e, "record field 'gpu' must be an object");
-    if (cut_rec_get_str(gpu, "gpu.", "name", env->gpu_name, sizeof env->gpu_name, e) != 0 ||
-        cut_rec_get_str(gpu, "gpu.", "uuid", env->gpu_uuid, sizeof env->gpu_uuid, e) != 0 ||
-        cut_rec_get_str(gpu, "gpu.", "driver", env->driver_string, sizeof env->driver_string, e) != 0 ||
-        cut_rec_get_int(gpu, "gpu.", "driver_version", &env->driver_version, e) != 0 ||
-        cut_rec_get_int(gpu, "gpu.", "sm_clock_mhz", &env->sm_clock_mhz, e) != 0 ||
-        cut_rec_get_num(gpu, "gpu.", "power_limit_w", 0, &env->power_limit_w, e) != 0)
-        return -1;
-    return 0;
-}
-
-static int parse_status(const cJSON *root, cut_gemm_record *r, cut_err *e)
-{
-    char st[32];
-    if (cut_rec_get_str(root, "", "status", st, sizeof st, e) != 0)
-        return -1;
-    int sv = cut_status_from_name(st);
-    if (sv < 0)
-        return cut_err_set(e, "record field 'status' has the unknown value '%s'", st);
-    r->status = (cut_status)sv;
-    const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
-    if (err) {
-        if (!cJSON_IsString(err) || !err->valuestring)
-            return cut_err_set(e, "record field 'error' must be a string");
-        cut_rec_copy_utf8_trunc(r->error, sizeof r->error, err->valuestring);
-    }
     return 0;
 }
 
@@ -241,7 +192,7 @@ static int parse_obj(const cJSON *root, cut_gemm_record *r, cut_err *e)
         return -1;
     if (cut_gemm_sched_from_cjson(sched, &r->sched, e) != 0)
         return cut_err_wrap(e, "record field 'sched'");
-    if (parse_status(root, r, e) != 0 || parse_numbers(root, r, e) != 0 || parse_env(root, &r->env, e) != 0)
+    if (cut_rec_get_status(root, &r->status, r->error, sizeof r->error, e) != 0 || parse_numbers(root, r, e) != 0 || cut_rec_get_env(root, &r->env, e) != 0)
         return -1;
     return cut_rec_get_str(root, "", "ts", r->ts, sizeof r->ts, e);
 }

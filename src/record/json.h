@@ -6,6 +6,7 @@
 #define CUTUNE_RECORD_JSON_H
 
 #include "cutune/common.h"
+#include "cutune/measure.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
@@ -24,5 +25,10 @@ void cut_rec_copy_utf8_trunc(char *buf, size_t n, const char *s);
 /* One record line: a JSON value of line[0..len) with nothing after it but white space. The root (caller frees with
  * cJSON_Delete), or NULL with "record is not valid JSON (error near byte N)" or "record has trailing text ..." in e. */
 cJSON *cut_rec_parse_line(const char *line, size_t len, cut_err *e);
+/* "backend" and the "gpu" object {name, uuid, driver, driver_version, sm_clock_mhz, power_limit_w} of a record. */
+void cut_rec_add_env(cJSON *root, const cut_measure_env *env);
+int cut_rec_get_env(const cJSON *root, cut_measure_env *env, cut_err *e);
+/* "status" (a cut_status name) and the optional "error" string (truncated into err_buf). */
+int cut_rec_get_status(const cJSON *root, cut_status *status, char *err_buf, size_t err_len, cut_err *e);
 
 #endif

@@ -144,15 +144,7 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
     cut_rec_add_num(root, "compile_ms", r->compile_ms);
     cJSON_AddNumberToObject(root, "regs", r->regs);
     cJSON_AddNumberToObject(root, "spills", r->spills);
-    cut_rec_add_str(root, "backend", r->env.backend);
-
-    cJSON *gpu = cJSON_AddObjectToObject(root, "gpu");
-    cut_rec_add_str(gpu, "name", r->env.gpu_name);
-    cut_rec_add_str(gpu, "uuid", r->env.gpu_uuid);
-    cut_rec_add_str(gpu, "driver", r->env.driver_string);
-    cJSON_AddNumberToObject(gpu, "driver_version", r->env.driver_version);
-    cJSON_AddNumberToObject(gpu, "sm_clock_mhz", r->env.sm_clock_mhz);
-    cut_rec_add_num(gpu, "power_limit_w", r->env.power_limit_w);
+    cut_rec_add_env(root, &r->env);
     cut_rec_add_str(root, "ts", r->ts);
     /* Optional (absent when not measured, so logs without energy are unchanged byte for byte). */
     if (r->energy_mj > 0)
@@ -305,19 +297,8 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
     if (cut_sched_from_cjson(sched, &r->sched, e) != 0)
         return cut_err_wrap(e, "record field 'sched'");
 
-    char st[32];
-    if (cut_rec_get_str(root, "", "status", st, sizeof st, e) != 0)
+    if (cut_rec_get_status(root, &r->status, r->error, sizeof r->error, e) != 0)
         return -1;
-    int sv = cut_status_from_name(st);
-    if (sv < 0)
-        return cut_err_set(e, "record field 'status' has the unknown value '%s'", st);
-    r->status = (cut_status)sv;
-    const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
-    if (err) {
-        if (!cJSON_IsString(err) || !err->valuestring)
-            return cut_err_set(e, "record field 'error' must be a string");
-        cut_rec_copy_utf8_trunc(r->error, sizeof r->error, err->valuestring);
-    }
 
     if (cut_rec_get_num(root, "", "median_ms", -1, &r->median_ms, e) != 0 || cut_rec_get_num(root, "", "min_ms", -1, &r->min_ms, e) != 0 ||
         cut_rec_get_num(root, "", "max_ms", -1, &r->max_ms, e) != 0 || cut_rec_get_int(root, "", "repeats", &r->repeats, e) != 0 ||
@@ -325,26 +306,62 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
         cut_rec_get_num(root, "", "compile_ms", -1, &r->compile_ms, e) != 0 || cut_rec_get_int(root, "", "regs", &r->regs, e) != 0 ||
         cut_rec_get_int(root, "", "spills", &r->spills, e) != 0)
         return -1;
-    if (cut_rec_get_str(root, "", "backend", r->env.backend, sizeof r->env.backend, e) != 0)
-        return -1;
-
-    const cJSON *gpu = cut_rec_field(root, "", "gpu", e);
-    if (!gpu)
-        return -1;
-    if (!cJSON_IsObject(gpu))
-        return cut_err_set(e, "record field 'gpu' must be an object");
-    if (cut_rec_get_str(gpu, "gpu.", "name", r->env.gpu_name, sizeof r->env.gpu_name, e) != 0 ||
-        cut_rec_get_str(gpu, "gpu.", "uuid", r->env.gpu_uuid, sizeof r->env.gpu_uuid, e) != 0 ||
-        cut_rec_get_str(gpu, "gpu.", "driver", r->env.driver_string, sizeof r->env.driver_string, e) != 0 ||
-        cut_rec_get_int(gpu, "gpu.", "driver_version", &r->env.driver_version, e) != 0 ||
-        cut_rec_get_int(gpu, "gpu.", "sm_clock_mhz", &r->env.sm_clock_mhz, e) != 0 ||
-        cut_rec_get_num(gpu, "gpu.", "power_limit_w", 0, &r->env.power_limit_w, e) != 0)
+    if (cut_rec_get_env(root, &r->env, e) != 0)
         return -1;
     if (cut_rec_get_str(root, "", "ts", r->ts, sizeof r->ts, e) != 0)
         return -1;
     if (cut_rec_get_opt_num(root, "energy_mj", &r->energy_mj, e) != 0 || cut_rec_get_opt_num(root, "edp", &r->edp, e) != 0 ||
         cut_rec_get_opt_num(root, "power_w", &r->power_w, e) != 0)
         return -1;
+    return 0;
+}
+
+void cut_rec_add_env(cJSON *root, const cut_measure_env *env)
+{
+    cut_rec_add_str(root, "backend", env->backend);
+    cJSON *gpu = cJSON_AddObjectToObject(root, "gpu");
+    cut_rec_add_str(gpu, "name", env->gpu_name);
+    cut_rec_add_str(gpu, "uuid", env->gpu_uuid);
+    cut_rec_add_str(gpu, "driver", env->driver_string);
+    cJSON_AddNumberToObject(gpu, "driver_version", env->driver_version);
+    cJSON_AddNumberToObject(gpu, "sm_clock_mhz", env->sm_clock_mhz);
+    cut_rec_add_num(gpu, "power_limit_w", env->power_limit_w);
+}
+
+int cut_rec_get_env(const cJSON *root, cut_measure_env *env, cut_err *e)
+{
+    if (cut_rec_get_str(root, "", "backend", env->backend, sizeof env->backend, e) != 0)
+        return -1;
+    const cJSON *gpu = cut_rec_field(root, "", "gpu", e);
+    if (!gpu)
+        return -1;
+    if (!cJSON_IsObject(gpu))
+        return cut_err_set(e, "record field 'gpu' must be an object");
+    if (cut_rec_get_str(gpu, "gpu.", "name", env->gpu_name, sizeof env->gpu_name, e) != 0 ||
+        cut_rec_get_str(gpu, "gpu.", "uuid", env->gpu_uuid, sizeof env->gpu_uuid, e) != 0 ||
+        cut_rec_get_str(gpu, "gpu.", "driver", env->driver_string, sizeof env->driver_string, e) != 0 ||
+        cut_rec_get_int(gpu, "gpu.", "driver_version", &env->driver_version, e) != 0 ||
+        cut_rec_get_int(gpu, "gpu.", "sm_clock_mhz", &env->sm_clock_mhz, e) != 0 ||
+        cut_rec_get_num(gpu, "gpu.", "power_limit_w", 0, &env->power_limit_w, e) != 0)
+        return -1;
+    return 0;
+}
+
+int cut_rec_get_status(const cJSON *root, cut_status *status, char *err_buf, size_t err_len, cut_err *e)
+{
+    char st[32];
+    if (cut_rec_get_str(root, "", "status", st, sizeof st, e) != 0)
+        return -1;
+    int sv = cut_status_from_name(st);
+    if (sv < 0)
+        return cut_err_set(e, "record field 'status' has the unknown value '%s'", st);
+    *status = (cut_status)sv;
+    const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (err) {
+        if (!cJSON_IsString(err) || !err->valuestring)
+            return cut_err_set(e, "record field 'error' must be a string");
+        cut_rec_copy_utf8_trunc(err_buf, err_len, err->valuestring);
+    }
     return 0;
 }
 
