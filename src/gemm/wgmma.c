@@ -141,7 +141,8 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
                            k[K_MI], k[K_NC], k[K_ST], k[K_WAITD], k[K_GM], k[K_CL]);
     const int eb = elem_bytes(g);
     if (((long)g->k * eb) % 16 != 0)
-        return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: K=%d x %d bytes is not a multiple of 16", g->k, eb);
+        return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: K=%d x %d bytes is not a multiple of 16", g->k,
+                           eb);
     if (g->layout == CUT_GEMM_NN && ((long)g->n * eb) % 16 != 0)
         return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: N=%d x %d bytes (B's rows) is not a multiple of "
                               "16", g->n, eb);
@@ -226,7 +227,7 @@ static const char wg_body[] =
     "%3}], [%4];\"\n"
     "                 :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n"
     "}\n"
-    "/* the same box written to the same offset in every block of the cluster in mask, completing on each one's bar */\n"
+    "/* the same box to the same offset in every block of the cluster in mask, completing on each one's bar */\n"
     "static __device__ __forceinline__ void tma_load_mc(unsigned dst, const cut_tmap *map, int c0, int c1, unsigned "
     "bar, unsigned short mask)\n"
     "{\n"

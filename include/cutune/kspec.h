@@ -1,0 +1,117 @@
+/* cutune — kernel specs for the MCGS optimizer (issue 7, seed 002): a user's CUDA kernel, its launch configuration as
+ * integer expressions over sizes and tunables, its IO contract and tolerance, read from kernels/NAME.json.
+ *
+ *   {"name": "softmax_row", "language": "cuda",
+ *    "source": "..." | "source_path": "softmax_row.cu" (relative to the spec's folder),
+ *    "entry": "softmax_row",
+ *    "sizes": {"ROWS": 4096, "COLS": 1024},
+ *    "tunables": {"BLOCK": [128, 256, 512]},                 first value: the baseline's
+ *    "launch": {"grid": ["ROWS"], "block": ["BLOCK"], "smem": "BLOCK * 4"},   1 to 3 entries; smem optional
+ *    "inputs":  [{"name": "x", "dtype": "f32", "shape": ["ROWS", "COLS"], "init": "randn", "seed": 1}],
+ *    "outputs": [{"name": "y", "dtype": "f32", "shape": ["ROWS", "COLS"]}],
+ *    "scalars": [{"name": "cols", "dtype": "i32", "value": "COLS"}],
+ *    "args": ["x", "y", "cols"],                              the kernel's parameters in order
+ *    "tolerance": {"atol": 1e-5, "rtol": 1e-4}}
+ *
+ * Expressions: integers, names of sizes and tunables, + - * / % (integer, C semantics, checked for overflow and
+ * division by zero), parentheses, unary minus, min(a, b), max(a, b), cdiv(a, b) = ceil(a / b). A JSON number may
+ * stand for a constant expression. Init: randn, uniform (in [lo, hi), default [-1, 1)), zeros, ones, full (value),
+ * arange. Dtypes: f32, f64, f16, bf16, i32, i64, u8. Every error is one sentence naming the field
+ * ("inputs[0].dtype: unknown dtype 'f8' ..."). */
+#ifndef CUTUNE_KSPEC_H
+#define CUTUNE_KSPEC_H
+
+#include "cutune/common.h"
+
+#include <stddef.h>
+
+#define CUT_KS_NAME 64
+#define CUT_KS_EXPR 256
+#define CUT_KS_MAX_VARS 32   /* sizes + tunables */
+#define CUT_KS_MAX_VALUES 32 /* values of one tunable */
+#define CUT_KS_MAX_TENSORS 16
+#define CUT_KS_MAX_DIMS 6
+#define CUT_KS_MAX_ARGS 32
+
+/* ---- expressions ---- */
+
+typedef struct cut_ks_var {
+    char name[CUT_KS_NAME];
+    long long value;
+} cut_ks_var;
+
+/* Evaluates expr with the given variables. 0, or -1 with a sentence naming the position ("at 'x' (byte 5): unknown
+ * name"). */
+int cut_ks_eval(const char *expr, const cut_ks_var *vars, int nvars, long long *out, cut_err *e);
+
+/* ---- the spec ---- */
+
+typedef enum cut_ks_dtype { CUT_KS_F32, CUT_KS_F64, CUT_KS_F16, CUT_KS_BF16, CUT_KS_I32, CUT_KS_I64, CUT_KS_U8,
+                            CUT_KS_DTYPE_COUNT } cut_ks_dtype;
+typedef enum cut_ks_init { CUT_KS_RANDN, CUT_KS_UNIFORM, CUT_KS_ZEROS, CUT_KS_ONES, CUT_KS_FULL, CUT_KS_ARANGE,
+                           CUT_KS_INIT_COUNT } cut_ks_init;
+
+const char *cut_ks_dtype_name(cut_ks_dtype d);
+size_t cut_ks_dtype_size(cut_ks_dtype d);
+
+typedef struct cut_ks_tensor {
+    char name[CUT_KS_NAME];
+    cut_ks_dtype dtype;
+    int ndims;
+    char shape[CUT_KS_MAX_DIMS][CUT_KS_EXPR];
+    cut_ks_init init;        /* inputs; outputs are poisoned before each run */
+    double lo, hi, fill;     /* uniform range, full's value */
+    unsigned long long seed;
+} cut_ks_tensor;
+
+typedef struct cut_ks_scalar {
+    char name[CUT_KS_NAME];
+    cut_ks_dtype dtype;
+    char value[CUT_KS_EXPR];
+} cut_ks_scalar;
+
+typedef struct cut_ks_tunable {
+    char name[CUT_KS_NAME];
+    int nvalues;
+    long long values[CUT_KS_MAX_VALUES];
+} cut_ks_tunable;
+
+typedef struct cut_kspec {
+    char name[CUT_KS_NAME];
+    char entry[CUT_KS_NAME];
+    char *source;              /* owned */
+    char source_path[1024];    /* "" when inline */
+    int nsizes;
+    cut_ks_var sizes[CUT_KS_MAX_VARS];
+    int ntunables;
+    cut_ks_tunable tunables[CUT_KS_MAX_VARS];
+    int ngrid, nblock;
+    char grid[3][CUT_KS_EXPR], block[3][CUT_KS_EXPR], smem[CUT_KS_EXPR];
+    int ninputs, noutputs, nscalars;
+    cut_ks_tensor inputs[CUT_KS_MAX_TENSORS], outputs[CUT_KS_MAX_TENSORS];
+    cut_ks_scalar scalars[CUT_KS_MAX_TENSORS];
+    int nargs;
+    char args[CUT_KS_MAX_ARGS][CUT_KS_NAME];
+    double atol, rtol;
+} cut_kspec;
+
+/* A launch and buffer sizes resolved for one choice of tunables. */
+typedef struct cut_ks_launch {
+    unsigned grid[3], block[3];
+    unsigned smem;
+    size_t in_elems[CUT_KS_MAX_TENSORS], out_elems[CUT_KS_MAX_TENSORS];
+} cut_ks_launch;
+
+/* Parses a spec from JSON text; source_path is read relative to base_dir (NULL: the current folder). Checks every
+ * field, then resolves the baseline (each tunable's first value): shapes >= 1, grid and block >= 1, at most 1024
+ * threads per block, the entry defined in the source as a __global__ function, args naming each tensor and scalar
+ * exactly once. 0, or -1 with one sentence naming the field. Caller frees out with cut_kspec_free (also on failure). */
+int cut_kspec_parse(const char *json, size_t len, const char *base_dir, cut_kspec *out, cut_err *e);
+/* Reads and parses a spec file ("<path>: <sentence>" on failure). */
+int cut_kspec_load(const char *path, cut_kspec *out, cut_err *e);
+void cut_kspec_free(cut_kspec *k);
+
+/* The launch and buffer sizes for tunable values vals[0..ntunables) (NULL: each tunable's first value). */
+int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);
+
+#endif

@@ -1,0 +1,511 @@
+/* cutune — kernel specs (include/cutune/kspec.h): JSON -> cut_kspec with every field checked, and the launch
+ * resolved for a choice of tunables. */
+#include "cutune/kspec.h"
+#include "cutune/util.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const dtype_names[CUT_KS_DTYPE_COUNT] = {"f32", "f64", "f16", "bf16", "i32", "i64", "u8"};
+static const size_t dtype_sizes[CUT_KS_DTYPE_COUNT] = {4, 8, 2, 2, 4, 8, 1};
+static const char *const init_names[CUT_KS_INIT_COUNT] = {"randn", "uniform", "zeros", "ones", "full", "arange"};
+
+const char *cut_ks_dtype_name(cut_ks_dtype d) { return d >= 0 && d < CUT_KS_DTYPE_COUNT ? dtype_names[d] : "?"; }
+size_t cut_ks_dtype_size(cut_ks_dtype d) { return d >= 0 && d < CUT_KS_DTYPE_COUNT ? dtype_sizes[d] : 0; }
+
+/* Error sentences quote the spec's own text: keep them on one line. */
+static int one_line(cut_err *e)
+{
+    for (char *c = e ? e->msg : NULL; c && *c; c++)
+        if ((unsigned char)*c < 32 || *c == 127)
+            *c = '?';
+    return -1;
+}
+
+static int is_ident(const char *s)
+{
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* A string member copied into buf, or -1 naming field (missing, not a string, too long). */
+static int get_str(const cJSON *o, const char *key, const char *field, char *buf, size_t n, cut_err *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v)
+        return cut_err_set(e, "%s: missing", field);
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return cut_err_set(e, "%s: must be a string", field);
+    if (strlen(v->valuestring) >= n)
+        return cut_err_set(e, "%s: longer than %zu characters", field, n - 1);
+    snprintf(buf, n, "%s", v->valuestring);
+    return 0;
+}
+
+static int get_ident(const cJSON *o, const char *key, const char *field, char *buf, size_t n, cut_err *e)
+{
+    if (get_str(o, key, field, buf, n, e) != 0)
+        return -1;
+    if (!is_ident(buf))
+        return cut_err_set(e, "%s: '%s' is not an identifier", field, buf);
+    return 0;
+}
+
+/* An expression: a string, or an integral JSON number. */
+static int get_expr(const cJSON *v, const char *field, char *buf, size_t n, cut_err *e)
+{
+    if (cJSON_IsNumber(v)) {
+        if (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9e15)
+            return cut_err_set(e, "%s: %g is not an integer", field, v->valuedouble);
+        snprintf(buf, n, "%.0f", v->valuedouble);
+        return 0;
+    }
+    if (!cJSON_IsString(v) || !v->valuestring || !*v->valuestring)
+        return cut_err_set(e, "%s: must be an integer or an expression string", field);
+    if (strlen(v->valuestring) >= n)
+        return cut_err_set(e, "%s: expression longer than %zu characters", field, n - 1);
+    snprintf(buf, n, "%s", v->valuestring);
+    return 0;
+}
+
+static int get_dtype(const cJSON *o, const char *field, cut_ks_dtype *d, cut_err *e)
+{
+    char s[16], f[96];
+    snprintf(f, sizeof f, "%s.dtype", field);
+    if (get_str(o, "dtype", f, s, sizeof s, e) != 0)
+        return -1;
+    for (int i = 0; i < CUT_KS_DTYPE_COUNT; i++)
+        if (!strcmp(s, dtype_names[i])) {
+            *d = (cut_ks_dtype)i;
+            return 0;
+        }
+    return cut_err_set(e, "%s: unknown dtype '%s' (f32, f64, f16, bf16, i32, i64, u8)", f, s);
+}
+
+static int get_init(const cJSON *o, const char *field, cut_ks_tensor *t, cut_err *e)
+{
+    char s[16], f[96];
+    snprintf(f, sizeof f, "%s.init", field);
+    t->init = CUT_KS_RANDN;
+    t->lo = -1.0, t->hi = 1.0;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "init");
+    if (v) {
+        if (get_str(o, "init", f, s, sizeof s, e) != 0)
+            return -1;
+        int found = -1;
+        for (int i = 0; i < CUT_KS_INIT_COUNT; i++)
+            if (!strcmp(s, init_names[i]))
+                found = i;
+        if (found < 0)
+            return cut_err_set(e, "%s: unknown init '%s' (randn, uniform, zeros, ones, full, arange)", f, s);
+        t->init = (cut_ks_init)found;
+    }
+    const char *nums[] = {"lo", "hi", "value", "seed"};
+    double *dst[] = {&t->lo, &t->hi, &t->fill, NULL};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, nums[i]);
+        if (!x)
+            continue;
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+            return cut_err_set(e, "%s.%s: must be a finite number", field, nums[i]);
+        if (dst[i])
+            *dst[i] = x->valuedouble;
+        else if (x->valuedouble < 0 || x->valuedouble != floor(x->valuedouble) || x->valuedouble > 9e15)
+            return cut_err_set(e, "%s.seed: must be an integer from 0 to 9e15", field);
+        else
+            t->seed = (unsigned long long)x->valuedouble;
+    }
+    if (t->init == CUT_KS_UNIFORM && !(t->lo < t->hi))
+        return cut_err_set(e, "%s: uniform needs lo < hi (%g, %g)", field, t->lo, t->hi);
+    if (t->init == CUT_KS_FULL && !cJSON_GetObjectItemCaseSensitive(o, "value"))
+        return cut_err_set(e, "%s: init 'full' needs a \"value\"", field);
+    return 0;
+}
+
+static int get_tensors(const cJSON *root, const char *key, int is_input, cut_ks_tensor *ts, int *n, cut_err *e)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key);
+    *n = 0;
+    if (!arr)
+        return is_input ? 0 : cut_err_set(e, "%s: missing (a kernel needs at least one output)", key);
+    if (!cJSON_IsArray(arr))
+        return cut_err_set(e, "%s: must be an array", key);
+    if (cJSON_GetArraySize(arr) > CUT_KS_MAX_TENSORS)
+        return cut_err_set(e, "%s: more than %d tensors", key, CUT_KS_MAX_TENSORS);
+    if (!is_input && cJSON_GetArraySize(arr) == 0)
+        return cut_err_set(e, "%s: empty (a kernel needs at least one output)", key);
+    const cJSON *o;
+    cJSON_ArrayForEach(o, arr) {
+        cut_ks_tensor *t = &ts[*n];
+        char f[64], fs[96];
+        snprintf(f, sizeof f, "%s[%d]", key, *n);
+        memset(t, 0, sizeof *t);
+        if (!cJSON_IsObject(o))
+            return cut_err_set(e, "%s: must be an object", f);
+        snprintf(fs, sizeof fs, "%s.name", f);
+        if (get_ident(o, "name", fs, t->name, sizeof t->name, e) != 0 || get_dtype(o, f, &t->dtype, e) != 0)
+            return -1;
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(o, "shape");
+        if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) < 1 || cJSON_GetArraySize(shape) > CUT_KS_MAX_DIMS)
+            return cut_err_set(e, "%s.shape: must be an array of 1 to %d dimensions", f, CUT_KS_MAX_DIMS);
+        const cJSON *d;
+        cJSON_ArrayForEach(d, shape) {
+            snprintf(fs, sizeof fs, "%s.shape[%d]", f, t->ndims);
+            if (get_expr(d, fs, t->shape[t->ndims], CUT_KS_EXPR, e) != 0)
+                return -1;
+            t->ndims++;
+        }
+        if (is_input && get_init(o, f, t, e) != 0)
+            return -1;
+        (*n)++;
+    }
+    return 0;
+}
+
+static int get_vars(const cJSON *root, cut_kspec *k, cut_err *e)
+{
+    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(root, "sizes"), *v;
+    if (sizes && !cJSON_IsObject(sizes))
+        return cut_err_set(e, "sizes: must be an object of name -> integer");
+    cJSON_ArrayForEach(v, sizes) {
+        if (k->nsizes >= CUT_KS_MAX_VARS)
+            return cut_err_set(e, "sizes: more than %d", CUT_KS_MAX_VARS);
+        if (!is_ident(v->string) || strlen(v->string) >= CUT_KS_NAME)
+            return cut_err_set(e, "sizes: '%s' is not an identifier", v->string);
+        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
+            v->valuedouble > 1e12)
+            return cut_err_set(e, "sizes.%s: must be an integer from 1 to 1e12", v->string);
+        snprintf(k->sizes[k->nsizes].name, CUT_KS_NAME, "%s", v->string);
+        k->sizes[k->nsizes++].value = (long long)v->valuedouble;
+    }
+    const cJSON *tun = cJSON_GetObjectItemCaseSensitive(root, "tunables");
+    if (tun && !cJSON_IsObject(tun))
+        return cut_err_set(e, "tunables: must be an object of name -> list of integers");
+    cJSON_ArrayForEach(v, tun) {
+        if (k->ntunables >= CUT_KS_MAX_VARS || k->nsizes + k->ntunables >= CUT_KS_MAX_VARS)
+            return cut_err_set(e, "tunables: more than %d sizes and tunables", CUT_KS_MAX_VARS);
+        cut_ks_tunable *t = &k->tunables[k->ntunables];
+        if (!is_ident(v->string) || strlen(v->string) >= CUT_KS_NAME)
+            return cut_err_set(e, "tunables: '%s' is not an identifier", v->string);
+        snprintf(t->name, CUT_KS_NAME, "%s", v->string);
+        if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 || cJSON_GetArraySize(v) > CUT_KS_MAX_VALUES)
+            return cut_err_set(e, "tunables.%s: must be a list of 1 to %d integers", t->name, CUT_KS_MAX_VALUES);
+        const cJSON *x;
+        cJSON_ArrayForEach(x, v) {
+            if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || fabs(x->valuedouble) > 1e12)
+                return cut_err_set(e, "tunables.%s[%d]: must be an integer", t->name, t->nvalues);
+            t->values[t->nvalues++] = (long long)x->valuedouble;
+        }
+        k->ntunables++;
+    }
+    /* one namespace */
+    for (int i = 0; i < k->nsizes + k->ntunables; i++)
+        for (int j = i + 1; j < k->nsizes + k->ntunables; j++) {
+            const char *a = i < k->nsizes ? k->sizes[i].name : k->tunables[i - k->nsizes].name;
+            const char *b = j < k->nsizes ? k->sizes[j].name : k->tunables[j - k->nsizes].name;
+            if (!strcmp(a, b))
+                return cut_err_set(e, "%s: '%s' is both a size and a tunable", j < k->nsizes ? "sizes" : "tunables", a);
+        }
+    return 0;
+}
+
+static int get_launch(const cJSON *root, cut_kspec *k, cut_err *e)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(root, "launch");
+    if (!cJSON_IsObject(l))
+        return cut_err_set(e, "launch: missing or not an object {\"grid\": [...], \"block\": [...]}");
+    const char *keys[2] = {"grid", "block"};
+    for (int w = 0; w < 2; w++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(l, keys[w]);
+        char(*dst)[CUT_KS_EXPR] = w ? k->block : k->grid;
+        int *n = w ? &k->nblock : &k->ngrid;
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 || cJSON_GetArraySize(a) > 3)
+            return cut_err_set(e, "launch.%s: must be an array of 1 to 3 expressions", keys[w]);
+        const cJSON *x;
+        cJSON_ArrayForEach(x, a) {
+            char f[48];
+            snprintf(f, sizeof f, "launch.%s[%d]", keys[w], *n);
+            if (get_expr(x, f, dst[*n], CUT_KS_EXPR, e) != 0)
+                return -1;
+            (*n)++;
+        }
+    }
+    const cJSON *sm = cJSON_GetObjectItemCaseSensitive(l, "smem");
+    if (!sm)
+        snprintf(k->smem, sizeof k->smem, "0");
+    else if (get_expr(sm, "launch.smem", k->smem, sizeof k->smem, e) != 0)
+        return -1;
+    return 0;
+}
+
+static int get_scalars_args_tol(const cJSON *root, cut_kspec *k, cut_err *e)
+{
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "scalars"), *o;
+    if (sc && (!cJSON_IsArray(sc) || cJSON_GetArraySize(sc) > CUT_KS_MAX_TENSORS))
+        return cut_err_set(e, "scalars: must be an array of at most %d", CUT_KS_MAX_TENSORS);
+    cJSON_ArrayForEach(o, sc) {
+        cut_ks_scalar *s = &k->scalars[k->nscalars];
+        char f[48], fs[64];
+        snprintf(f, sizeof f, "scalars[%d]", k->nscalars);
+        snprintf(fs, sizeof fs, "%s.name", f);
+        if (!cJSON_IsObject(o))
+            return cut_err_set(e, "%s: must be an object", f);
+        if (get_ident(o, "name", fs, s->name, sizeof s->name, e) != 0 || get_dtype(o, f, &s->dtype, e) != 0)
+            return -1;
+        snprintf(fs, sizeof fs, "%s.value", f);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "value");
+        if (!v)
+            return cut_err_set(e, "%s: missing", fs);
+        if (get_expr(v, fs, s->value, sizeof s->value, e) != 0)
+            return -1;
+        k->nscalars++;
+    }
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
+    if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > CUT_KS_MAX_ARGS)
+        return cut_err_set(e, "args: missing or not an array of the kernel's parameter names (at most %d)",
+                           CUT_KS_MAX_ARGS);
+    cJSON_ArrayForEach(o, args) {
+        char f[32];
+        snprintf(f, sizeof f, "args[%d]", k->nargs);
+        if (!cJSON_IsString(o) || !is_ident(o->valuestring) || strlen(o->valuestring) >= CUT_KS_NAME)
+            return cut_err_set(e, "%s: must be the name of an input, output or scalar", f);
+        snprintf(k->args[k->nargs++], CUT_KS_NAME, "%s", o->valuestring);
+    }
+    k->atol = 1e-5, k->rtol = 1e-5;
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+    if (tol) {
+        if (!cJSON_IsObject(tol))
+            return cut_err_set(e, "tolerance: must be an object {\"atol\": a, \"rtol\": r}");
+        const char *keys[2] = {"atol", "rtol"};
+        double *dst[2] = {&k->atol, &k->rtol};
+        for (int i = 0; i < 2; i++) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(tol, keys[i]);
+            if (!x)
+                continue;
+            if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0)
+                return cut_err_set(e, "tolerance.%s: must be a finite number >= 0", keys[i]);
+            *dst[i] = x->valuedouble;
+        }
+    }
+    return 0;
+}
+
+static int get_source(const cJSON *root, const char *base_dir, cut_kspec *k, cut_err *e)
+{
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(root, "source_path");
+    if (!!src == !!path)
+        return cut_err_set(e, "source: give exactly one of \"source\" (inline CUDA C) and \"source_path\"");
+    if (src) {
+        if (!cJSON_IsString(src) || !src->valuestring || !*src->valuestring)
+            return cut_err_set(e, "source: must be a non-empty string");
+        k->source = cut_xstrdup(src->valuestring);
+        return 0;
+    }
+    if (get_str(root, "source_path", "source_path", k->source_path, sizeof k->source_path, e) != 0)
+        return -1;
+    char full[2048];
+    if (k->source_path[0] == '/' || !base_dir)
+        snprintf(full, sizeof full, "%s", k->source_path);
+    else if (cut_path_join(full, sizeof full, base_dir, k->source_path, e) != 0)
+        return -1;
+    size_t len = 0;
+    if (cut_read_file(full, &k->source, &len, e) != 0)
+        return cut_err_wrap(e, "source_path");
+    if (strlen(k->source) != len)
+        return cut_err_set(e, "source_path: '%s' contains a NUL byte", full);
+    return 0;
+}
+
+/* The entry must be defined in the source: "__global__" before "entry(" with only a return type and qualifiers in
+ * between. */
+static int check_entry(const cut_kspec *k, cut_err *e)
+{
+    const size_t n = strlen(k->entry);
+    for (const char *p = strstr(k->source, k->entry); p; p = strstr(p + 1, k->entry)) {
+        const char *q = p + n;
+        if (p > k->source && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        while (*q == ' ' || *q == '\t' || *q == '\n')
+            q++;
+        if (*q != '(')
+            continue;
+        const char *g = p;
+        int lines = 0;
+        while (g > k->source && lines < 3 && (size_t)(p - g) < 200) {
+            g--;
+            lines += *g == '\n' || *g == ';' || *g == '}';
+        }
+        char head[256];
+        snprintf(head, sizeof head, "%.*s", (int)(p - g), g);
+        if (strstr(head, "__global__"))
+            return 0;
+    }
+    return cut_err_set(e, "entry: no __global__ function '%s' defined in the source", k->entry);
+}
+
+/* Every arg names one tensor or scalar, and each of them is passed exactly once. */
+static int check_args(const cut_kspec *k, cut_err *e)
+{
+    const cut_ks_tensor *groups[2] = {k->inputs, k->outputs};
+    const int counts[2] = {k->ninputs, k->noutputs};
+    int total = k->nscalars;
+    for (int g = 0; g < 2; g++) {
+        total += counts[g];
+        for (int i = 0; i < counts[g]; i++) {
+            int uses = 0;
+            for (int a = 0; a < k->nargs; a++)
+                uses += !strcmp(k->args[a], groups[g][i].name);
+            if (uses != 1)
+                return cut_err_set(e, "args: %s '%s' is passed %d times (once expected)", g ? "output" : "input",
+                                   groups[g][i].name, uses);
+        }
+    }
+    for (int i = 0; i < k->nscalars; i++) {
+        int uses = 0;
+        for (int a = 0; a < k->nargs; a++)
+            uses += !strcmp(k->args[a], k->scalars[i].name);
+        if (uses != 1)
+            return cut_err_set(e, "args: scalar '%s' is passed %d times (once expected)", k->scalars[i].name, uses);
+    }
+    if (k->nargs != total)
+        return cut_err_set(e, "args: %d names for %d inputs, outputs and scalars (an unknown name?)", k->nargs, total);
+    return 0;
+}
+
+static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);
+
+int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e)
+{
+    return resolve(k, vals, out, e) == 0 ? 0 : one_line(e);
+}
+
+static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e)
+{
+    cut_ks_var vars[CUT_KS_MAX_VARS];
+    int nv = 0;
+    for (int i = 0; i < k->nsizes; i++)
+        vars[nv++] = k->sizes[i];
+    for (int i = 0; i < k->ntunables; i++) {
+        snprintf(vars[nv].name, CUT_KS_NAME, "%s", k->tunables[i].name);
+        vars[nv++].value = vals ? vals[i] : k->tunables[i].values[0];
+    }
+    memset(out, 0, sizeof *out);
+    long long x, threads = 1;
+    for (int d = 0; d < 3; d++) {
+        char f[32];
+        for (int w = 0; w < 2; w++) {
+            const int n = w ? k->nblock : k->ngrid;
+            snprintf(f, sizeof f, "launch.%s[%d]", w ? "block" : "grid", d);
+            if (d >= n) {
+                (w ? out->block : out->grid)[d] = 1;
+                continue;
+            }
+            if (cut_ks_eval(w ? k->block[d] : k->grid[d], vars, nv, &x, e) != 0)
+                return cut_err_wrap(e, "%s", f);
+            if (x < 1 || x > (w ? 1024 : 2147483647LL))
+                return cut_err_set(e, "%s: '%s' is %lld (allowed 1 to %d)", f, w ? k->block[d] : k->grid[d], x,
+                                   w ? 1024 : 2147483647);
+            (w ? out->block : out->grid)[d] = (unsigned)x;
+        }
+        threads *= out->block[d];
+    }
+    if (threads > 1024)
+        return cut_err_set(e, "launch.block: %lld threads per block (at most 1024)", threads);
+    if (cut_ks_eval(k->smem, vars, nv, &x, e) != 0)
+        return cut_err_wrap(e, "launch.smem");
+    if (x < 0 || x > 232448)
+        return cut_err_set(e, "launch.smem: '%s' is %lld bytes (allowed 0 to 232448)", k->smem, x);
+    out->smem = (unsigned)x;
+    const cut_ks_tensor *groups[2] = {k->inputs, k->outputs};
+    const int counts[2] = {k->ninputs, k->noutputs};
+    for (int g = 0; g < 2; g++)
+        for (int i = 0; i < counts[g]; i++) {
+            size_t elems = 1;
+            for (int d = 0; d < groups[g][i].ndims; d++) {
+                char f[64];
+                snprintf(f, sizeof f, "%s[%d].shape[%d]", g ? "outputs" : "inputs", i, d);
+                if (cut_ks_eval(groups[g][i].shape[d], vars, nv, &x, e) != 0)
+                    return cut_err_wrap(e, "%s", f);
+                if (x < 1 || (size_t)x > ((size_t)1 << 34) / elems)
+                    return cut_err_set(e, "%s: '%s' is %lld (a tensor needs 1 to 2^34 elements)", f,
+                                       groups[g][i].shape[d], x);
+                elems *= (size_t)x;
+            }
+            (g ? out->out_elems : out->in_elems)[i] = elems;
+        }
+    for (int i = 0; i < k->nscalars; i++)
+        if (cut_ks_eval(k->scalars[i].value, vars, nv, &x, e) != 0)
+            return cut_err_wrap(e, "scalars[%d].value", i);
+    return 0;
+}
+
+static int parse_root(const cJSON *root, const char *base_dir, cut_kspec *k, cut_err *e)
+{
+    char lang[16];
+    if (!cJSON_IsObject(root))
+        return cut_err_set(e, "a kernel spec must be a JSON object");
+    if (get_ident(root, "name", "name", k->name, sizeof k->name, e) != 0 ||
+        get_str(root, "language", "language", lang, sizeof lang, e) != 0)
+        return -1;
+    if (strcmp(lang, "cuda") != 0)
+        return cut_err_set(e, "language: '%s' is not supported (cuda)", lang);
+    if (get_ident(root, "entry", "entry", k->entry, sizeof k->entry, e) != 0 || get_source(root, base_dir, k, e) != 0 ||
+        get_vars(root, k, e) != 0 || get_launch(root, k, e) != 0 ||
+        get_tensors(root, "inputs", 1, k->inputs, &k->ninputs, e) != 0 ||
+        get_tensors(root, "outputs", 0, k->outputs, &k->noutputs, e) != 0 || get_scalars_args_tol(root, k, e) != 0)
+        return -1;
+    cut_ks_launch l;
+    if (check_entry(k, e) != 0 || check_args(k, e) != 0 || cut_kspec_resolve(k, NULL, &l, e) != 0)
+        return -1;
+    return 0;
+}
+
+int cut_kspec_parse(const char *json, size_t len, const char *base_dir, cut_kspec *k, cut_err *e)
+{
+    memset(k, 0, sizeof *k);
+    cJSON *root = cJSON_ParseWithLength(json, len);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = (at && at >= json && at <= json + len) ? (long)(at - json) : -1;
+        return cut_err_set(e, "not valid JSON (error near byte %ld)", off + 1);
+    }
+    int rc = parse_root(root, base_dir, k, e);
+    cJSON_Delete(root);
+    return rc == 0 ? 0 : one_line(e);
+}
+
+int cut_kspec_load(const char *path, cut_kspec *k, cut_err *e)
+{
+    memset(k, 0, sizeof *k);
+    char *text = NULL;
+    size_t len = 0;
+    if (cut_read_file(path, &text, &len, e) != 0)
+        return -1;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    int rc = cut_kspec_parse(text, len, slash ? dir : ".", k, e);
+    free(text);
+    if (rc != 0)
+        cut_err_wrap(e, "%s", path);
+    return rc;
+}
+
+void cut_kspec_free(cut_kspec *k)
+{
+    if (!k)
+        return;
+    free(k->source);
+    k->source = NULL;
+}

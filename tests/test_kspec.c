@@ -1,0 +1,184 @@
+/* Kernel specs for the MCGS optimizer (issue 7): the launch-expression evaluator (precedence, functions, names, and
+ * its errors), the suite's row-softmax spec loaded and resolved, and malformed specs refused with a sentence naming
+ * the field (bad JSON, unknown dtype, shape or launch naming an unknown size, missing entry point, args mismatch). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cutune/kspec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cut_ks_var vars[] = {{"ROWS", 4096}, {"COLS", 1000}, {"BLOCK", 256}};
+
+static long long ev(const char *s)
+{
+    long long x = -999;
+    cut_err e = {{0}};
+    if (cut_ks_eval(s, vars, 3, &x, &e) != 0)
+        fail_msg("'%s': %s", s, e.msg);
+    return x;
+}
+
+static void ev_fails(const char *s, const char *words)
+{
+    long long x = 12345;
+    cut_err e = {{0}};
+    assert_int_equal(cut_ks_eval(s, vars, 3, &x, &e), -1);
+    assert_int_equal(x, 12345); /* nothing written */
+    if (!strstr(e.msg, words))
+        fail_msg("'%s': '%s' does not say '%s'", s, e.msg, words);
+}
+
+static void test_eval(void **state)
+{
+    (void)state;
+    assert_int_equal(ev("2 + 3 * 4"), 14);
+    assert_int_equal(ev("(2 + 3) * 4"), 20);
+    assert_int_equal(ev("-3 + 10"), 7);
+    assert_int_equal(ev("--3"), 3);
+    assert_int_equal(ev("7 / 2"), 3);
+    assert_int_equal(ev("-7 / 2"), -3); /* C semantics */
+    assert_int_equal(ev("7 % 3"), 1);
+    assert_int_equal(ev("10 - 2 - 3"), 5); /* left to right */
+    assert_int_equal(ev("cdiv(COLS, BLOCK)"), 4);
+    assert_int_equal(ev("min(BLOCK, 64) * 2 + max(1, ROWS / 1024)"), 132);
+    assert_int_equal(ev("BLOCK*4"), 1024);
+    assert_int_equal(ev(" 42 "), 42);
+    ev_fails("1 / 0", "division by zero");
+    ev_fails("5 % (BLOCK - 256)", "division by zero");
+    ev_fails("cdiv(4, 0)", "cdiv");
+    ev_fails("FOO + 1", "unknown name");
+    ev_fails("sqrt(4, 2)", "unknown function");
+    ev_fails("2 +", "at its end");
+    ev_fails("3 4", "unexpected text");
+    ev_fails("(1 + 2", "expected ')'");
+    ev_fails("min(1)", "expected ','");
+    ev_fails("9223372036854775807 + 1", "overflow");
+    ev_fails("99999999999999999999", "too large");
+    ev_fails("4096 * 4096 * 4096 * 4096 * 4096 * 4096", "overflow");
+    ev_fails("", "expected a number");
+    char deep[400] = "";
+    for (int i = 0; i < 100; i++)
+        strcat(deep, "(");
+    strcat(deep, "1");
+    for (int i = 0; i < 100; i++)
+        strcat(deep, ")");
+    ev_fails(deep, "nesting too deep");
+}
+
+static char *suite_path(const char *file)
+{
+    const char *fx = getenv("CUTUNE_FIXTURES");
+    assert_non_null(fx);
+    char *p = malloc(strlen(fx) + strlen(file) + 32);
+    sprintf(p, "%s/../../kernels/%s", fx, file);
+    return p;
+}
+
+static void test_suite_softmax(void **state)
+{
+    (void)state;
+    char *path = suite_path("softmax_row.json");
+    cut_kspec k;
+    cut_err e = {{0}};
+    if (cut_kspec_load(path, &k, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_string_equal(k.name, "softmax_row");
+    assert_string_equal(k.entry, "softmax_row");
+    assert_non_null(strstr(k.source, "__global__ void softmax_row("));
+    assert_int_equal(k.ntunables, 1);
+    assert_int_equal(k.tunables[0].nvalues, 5);
+    assert_int_equal(k.ninputs, 1);
+    assert_int_equal(k.noutputs, 1);
+    assert_int_equal(k.inputs[0].init, CUT_KS_RANDN);
+    assert_int_equal(k.inputs[0].seed, 1);
+    assert_true(k.atol == 1e-6 && k.rtol == 1e-4);
+    cut_ks_launch l;
+    assert_int_equal(cut_kspec_resolve(&k, NULL, &l, &e), 0); /* the baseline: BLOCK = 128 */
+    assert_int_equal(l.grid[0], 4096);
+    assert_int_equal(l.block[0], 128);
+    assert_int_equal(l.grid[1] * l.grid[2] * l.block[1] * l.block[2], 1);
+    assert_int_equal(l.smem, 512);
+    assert_int_equal(l.in_elems[0], 4096u * 1024u);
+    const long long big = 1024, too_big = 2048;
+    assert_int_equal(cut_kspec_resolve(&k, &big, &l, &e), 0);
+    assert_int_equal(l.block[0], 1024);
+    assert_int_equal(cut_kspec_resolve(&k, &too_big, &l, &e), -1);
+    assert_non_null(strstr(e.msg, "launch.block[0]"));
+    cut_kspec_free(&k);
+    free(path);
+}
+
+/* The softmax spec as text with one replacement; must be refused naming `words`. */
+static const char base[] =
+    "{\"name\": \"k\", \"language\": \"cuda\", \"entry\": \"k\","
+    " \"source\": \"extern \\\"C\\\" __global__ void k(const float *x, float *y, int n) { }\","
+    " \"sizes\": {\"N\": 1000}, \"tunables\": {\"BLOCK\": [128, 256]},"
+    " \"launch\": {\"grid\": [\"cdiv(N, BLOCK)\"], \"block\": [\"BLOCK\"]},"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\"], \"init\": \"uniform\"}],"
+    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"
+    " \"scalars\": [{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}],"
+    " \"args\": [\"x\", \"y\", \"n\"], \"tolerance\": {\"atol\": 1e-6, \"rtol\": 1e-5}}";
+
+static void refused(const char *from, const char *to, const char *words)
+{
+    char text[4096];
+    const char *at = strstr(base, from);
+    if (!at)
+        fail_msg("'%s' is not in the base spec", from);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
+    cut_kspec k;
+    cut_err e = {{0}};
+    int rc = cut_kspec_parse(text, strlen(text), NULL, &k, &e);
+    cut_kspec_free(&k);
+    if (rc == 0)
+        fail_msg("accepted with '%s' -> '%s'", from, to);
+    if (!strstr(e.msg, words))
+        fail_msg("'%s' -> '%s': '%s' does not name '%s'", from, to, e.msg, words);
+    printf("  refused: %s\n", e.msg);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    cut_kspec k;
+    cut_err e = {{0}};
+    assert_int_equal(cut_kspec_parse(base, strlen(base), NULL, &k, &e), 0);
+    assert_int_equal(k.inputs[0].init, CUT_KS_UNIFORM);
+    cut_kspec_free(&k);
+    refused("{\"name\"", "{{\"name\"", "not valid JSON");
+    refused("\"dtype\": \"f32\", \"shape\": [\"N\"], \"init\"", "\"dtype\": \"f8\", \"shape\": [\"N\"], \"init\"",
+            "inputs[0].dtype: unknown dtype 'f8'");
+    refused("\"shape\": [\"N\"]}]", "\"shape\": [\"M\"]}]", "outputs[0].shape[0]");
+    refused("\"grid\": [\"cdiv(N, BLOCK)\"]", "\"grid\": [\"cdiv(N, THREADS)\"]", "launch.grid[0]");
+    refused("\"block\": [\"BLOCK\"]", "\"block\": [\"BLOCK * 16\"]", "launch.block[0]");
+    refused("\"entry\": \"k\"", "\"entry\": \"kernel\"", "entry: no __global__ function 'kernel'");
+    refused("\"entry\": \"k\"", "\"entry\": \"1k\"", "entry: '1k' is not an identifier");
+    refused("\"args\": [\"x\", \"y\", \"n\"]", "\"args\": [\"x\", \"y\"]", "args: scalar 'n' is passed 0 times");
+    refused("\"args\": [\"x\", \"y\", \"n\"]", "\"args\": [\"x\", \"y\", \"n\", \"z\"]", "args: 4 names");
+    refused("\"language\": \"cuda\"", "\"language\": \"triton\"", "language: 'triton'");
+    refused("\"init\": \"uniform\"", "\"init\": \"gauss\"", "inputs[0].init: unknown init 'gauss'");
+    refused("\"init\": \"uniform\"", "\"init\": \"full\"", "needs a \"value\"");
+    refused("\"tunables\": {\"BLOCK\": [128, 256]}", "\"tunables\": {\"BLOCK\": []}", "tunables.BLOCK");
+    refused("\"tunables\": {\"BLOCK\": [128, 256]}", "\"tunables\": {\"N\": [1], \"BLOCK\": [128]}",
+            "both a size and a tunable");
+    refused("\"sizes\": {\"N\": 1000}", "\"sizes\": {\"N\": -5}", "sizes.N");
+    refused("\"atol\": 1e-6", "\"atol\": -1", "tolerance.atol");
+    refused("\"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],", "", "outputs: missing");
+    refused("\"source\": \"extern", "\"source_path\": \"/nonexistent/k.cu\", \"x\": \"extern", "source_path");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_eval),
+        cmocka_unit_test(test_suite_softmax),
+        cmocka_unit_test(test_malformed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
