@@ -291,31 +291,18 @@ static const char igemm_tail[] =
     "    }\n"
     "}\n";
 
-/* Appends text with every line that is not a preprocessor directive indented by `extra` more spaces. */
-static void append_indented(cut_buf *b, const char *text, int extra)
-{
-    for (const char *p = text; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
-        if (*p != '#' && *p != '\n')
-            cut_buf_printf(b, "%*s", extra, "");
-        cut_buf_append(b, p, len);
-        p += len;
-    }
-}
-
 /* { const int ktl = <tile>; load } at nesting depth (4 spaces each) depth >= 1. */
 static void emit_load(cut_buf *b, const char *tile, int depth)
 {
     cut_buf_printf(b, "%*s{\n%*sconst int ktl = %s;\n", 4 * depth, "", 4 * depth + 4, "", tile);
-    append_indented(b, igemm_load, 4 * depth - 4);
+    cut_emit_indented(b, igemm_load, 4 * depth - 4);
     cut_buf_printf(b, "%*s}\n", 4 * depth, "");
 }
 
 static void emit_store(cut_buf *b, const char *buf, int depth)
 {
     cut_buf_printf(b, "%*s{\n%*sconst int sb = %s;\n", 4 * depth, "", 4 * depth + 4, "", buf);
-    append_indented(b, igemm_store, 4 * depth - 4);
+    cut_emit_indented(b, igemm_store, 4 * depth - 4);
     cut_buf_printf(b, "%*s}\n", 4 * depth, "");
 }
 

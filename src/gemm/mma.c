@@ -47,12 +47,6 @@ static const int v_cpw[] = {4, 8, 16};
 static int is_16bit(cut_dtype d) { return d == CUT_DT_FP16 || d == CUT_DT_BF16; }
 static int elem_bytes(cut_dtype d) { return is_16bit(d) ? 2 : 4; }
 
-static const char *dtype_name(cut_dtype d)
-{
-    static const char *const names[CUT_DT_COUNT] = {"fp32", "tf32", "fp16", "bf16"};
-    return d >= 0 && d < CUT_DT_COUNT ? names[d] : "an unknown dtype";
-}
-
 const char *cut_gemm_mma_knob_name(int knob) { return knob >= 0 && knob < CUT_GM_NKNOBS ? knob_names[knob] : "?"; }
 
 void cut_gemm_mma_describe(const cut_sched *s, char *buf, size_t n)
@@ -62,11 +56,6 @@ void cut_gemm_mma_describe(const cut_sched *s, char *buf, size_t n)
         off += (size_t)snprintf(buf + off, n - off, " %s=%d", knob_names[i], s->k[i]);
 }
 
-void cut_gemm_mma_workload_name(const cut_gemm *g, char *buf, size_t n)
-{
-    snprintf(buf, n, "gemm_%s_%s_M_%d_N_%d_K_%d", g->layout == CUT_GEMM_NT ? "nt" : "nn", dtype_name(g->dtype),
-             g->m, g->n, g->k);
-}
 
 int cut_gemm_mma_max_cpw(const cut_gemm *g)
 {
@@ -183,7 +172,7 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
     if (g->dtype != CUT_DT_FP16 && g->dtype != CUT_DT_BF16 && g->dtype != CUT_DT_TF32)
         return cut_err_set(why, "the mma template computes fp16, bf16 and tf32 inputs only (dtype %s; fp32 is the "
                                 "SIMT template's)",
-                           dtype_name(g->dtype)),
+                           cut_dtype_name(g->dtype)),
                0;
     if (d && d->sm_major < 8)
         return cut_err_set(why, "the mma template needs sm_80 or later (cp.async, ldmatrix, bf16/tf32 mma.sync); "
@@ -205,7 +194,7 @@ static int check_knob_lists(const cut_gemm *g, const cut_sched *s, cut_err *e)
     cut_gemm_mma_describe(s, desc, sizeof desc);
     return cut_err_set(e, "a knob is not one of its allowed values for %s (%s; bk is 32 or 64 for fp16/bf16, "
                           "16 or 32 for tf32)",
-                       dtype_name(g->dtype), desc);
+                       cut_dtype_name(g->dtype), desc);
 }
 
 int cut_gemm_mma_check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
@@ -230,12 +219,12 @@ int cut_gemm_mma_check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
         return cut_err_set(e, "cp.async copies at least 4 bytes: the rows of A (K=%d) and of B (%s=%d) of %s must "
                               "be a multiple of 4 bytes",
                            g->k, g->layout == CUT_GEMM_NT ? "K" : "N", g->layout == CUT_GEMM_NT ? g->k : g->n,
-                           dtype_name(g->dtype));
+                           cut_dtype_name(g->dtype));
     if (k[CUT_GM_CPW] > max || k[CUT_GM_CPW] < elem_bytes(g->dtype))
         return cut_err_set(e, "cp.async width %d bytes needs the rows of A (K=%d) and of B (%s=%d) aligned to it "
                               "(%d bytes at most here, and at least one %s element)",
                            k[CUT_GM_CPW], g->k, g->layout == CUT_GEMM_NT ? "K" : "N",
-                           g->layout == CUT_GEMM_NT ? g->k : g->n, max, dtype_name(g->dtype));
+                           g->layout == CUT_GEMM_NT ? g->k : g->n, max, cut_dtype_name(g->dtype));
     return 0;
 }
 

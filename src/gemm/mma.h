@@ -55,8 +55,7 @@ static inline int cut_gemm_mma_swz(int row, int chunk, int cpr, int swizzle)
     return cpr >= 8 ? chunk ^ (row & 7) : chunk ^ ((row >> 1) & 3);
 }
 
-/* "gemm_nn_fp16_M_..." (local: the workload functions live in src/workload/gemm.c). */
-void cut_gemm_mma_workload_name(const cut_gemm *g, char *buf, size_t n);
+/* "mma bm=128 bn=256 ..." */
 void cut_gemm_mma_describe(const cut_sched *s, char *buf, size_t n);
 
 int cut_codegen_gemm_mma(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e);

@@ -9,7 +9,5 @@
  * vector width allowed by the rows' alignment, unroll <= BK. 0, or -1 with a sentence. */
 int cut_gemm_simt_check_shape(const cut_gemm *g, const cut_gemm_sched *s, cut_err *e);
 
-/* "gemm_nn_fp32_M_37_N_45_K_29" (local: the workload functions live in src/workload/gemm.c). */
-void cut_gemm_simt_workload_name(const cut_gemm *g, char *buf, size_t n);
 
 #endif

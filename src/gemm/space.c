@@ -46,18 +46,6 @@ void cut_gemm_simt_describe(const cut_gemm_sched *s, char *buf, size_t n)
         off += (size_t)snprintf(buf + off, n - off, " %s=%d", knob_names[i], s->k[i]);
 }
 
-static const char *dtype_name(cut_dtype d)
-{
-    static const char *const names[CUT_DT_COUNT] = {"fp32", "tf32", "fp16", "bf16"};
-    return d >= 0 && d < CUT_DT_COUNT ? names[d] : "an unknown dtype";
-}
-
-void cut_gemm_simt_workload_name(const cut_gemm *g, char *buf, size_t n)
-{
-    const char *dt = dtype_name(g->dtype);
-    snprintf(buf, n, "gemm_%s_%s_M_%d_N_%d_K_%d", g->layout == CUT_GEMM_NT ? "nt" : "nn", dt, g->m, g->n, g->k);
-}
-
 /* Largest vector width the rows of A and B allow: A's rows are K long; B's rows are N long (NN) or K long (NT).
  * Every row then starts on a vector boundary (the buffers themselves are at least 16-byte aligned). */
 static int max_vec(const cut_gemm *g)
@@ -72,8 +60,10 @@ static int max_vec(const cut_gemm *g)
 void cut_gemm_simt_geometry(const cut_gemm *g, const cut_gemm_sched *s, cut_gemm_simt_geom *out)
 {
     const int *k = s->k;
-    int bm = cut_clampi(k[CUT_GS_BM], 1, 1024), bn = cut_clampi(k[CUT_GS_BN], 1, 1024), bk = cut_clampi(k[CUT_GS_BK], 1, 1024);
-    int tm = cut_clampi(k[CUT_GS_TM], 1, 64), tn = cut_clampi(k[CUT_GS_TN], 1, 64), vec = cut_clampi(k[CUT_GS_VEC], 1, 4);
+    int bm = cut_clampi(k[CUT_GS_BM], 1, 1024), bn = cut_clampi(k[CUT_GS_BN], 1, 1024),
+        bk = cut_clampi(k[CUT_GS_BK], 1, 1024);
+    int tm = cut_clampi(k[CUT_GS_TM], 1, 64), tn = cut_clampi(k[CUT_GS_TN], 1, 64),
+        vec = cut_clampi(k[CUT_GS_VEC], 1, 4);
     int dbuf = cut_clampi(k[CUT_GS_DBUF], 0, 1), pad = cut_clampi(k[CUT_GS_PAD], 0, 64);
     int unroll = cut_clampi(k[CUT_GS_UNROLL], 1, 1024);
     out->ty = cut_imax(bm / tm, 1);
@@ -139,9 +129,9 @@ void cut_gemm_simt_mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r,
 static int check_knob_lists(const cut_gemm_sched *s, cut_err *e)
 {
     const int *k = s->k;
-    if (CUT_IN(v_bm, k[CUT_GS_BM]) && CUT_IN(v_bn, k[CUT_GS_BN]) && CUT_IN(v_bk, k[CUT_GS_BK]) && CUT_IN(v_tm, k[CUT_GS_TM]) &&
-        CUT_IN(v_tn, k[CUT_GS_TN]) && CUT_IN(v_vec, k[CUT_GS_VEC]) && CUT_IN(v_dbuf, k[CUT_GS_DBUF]) &&
-        CUT_IN(v_pad, k[CUT_GS_PAD]) && CUT_IN(v_unroll, k[CUT_GS_UNROLL]))
+    if (CUT_IN(v_bm, k[CUT_GS_BM]) && CUT_IN(v_bn, k[CUT_GS_BN]) && CUT_IN(v_bk, k[CUT_GS_BK]) &&
+        CUT_IN(v_tm, k[CUT_GS_TM]) && CUT_IN(v_tn, k[CUT_GS_TN]) && CUT_IN(v_vec, k[CUT_GS_VEC]) &&
+        CUT_IN(v_dbuf, k[CUT_GS_DBUF]) && CUT_IN(v_pad, k[CUT_GS_PAD]) && CUT_IN(v_unroll, k[CUT_GS_UNROLL]))
         return 0;
     char desc[256];
     cut_gemm_simt_describe(s, desc, sizeof desc);
@@ -236,8 +226,9 @@ static void simt_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *
     cut_gemm_simt_geometry(g, s, &sg);
     *out = (cut_gemm_geom){
         .bm = cut_clampi(s->k[CUT_GS_BM], 1, 1024), .bn = cut_clampi(s->k[CUT_GS_BN], 1, 1024),
-        .bk = cut_clampi(s->k[CUT_GS_BK], 1, 1024), .threads = sg.threads, .stages = 1 + cut_clampi(s->k[CUT_GS_DBUF], 0, 1),
-        .smem_bytes = sg.smem_bytes, .regs_est = sg.regs_est, .elem_bytes = (int)cut_dtype_size(g->dtype), .tensor_cores = 0,
+        .bk = cut_clampi(s->k[CUT_GS_BK], 1, 1024), .threads = sg.threads,
+        .stages = 1 + cut_clampi(s->k[CUT_GS_DBUF], 0, 1), .smem_bytes = sg.smem_bytes, .regs_est = sg.regs_est,
+        .elem_bytes = (int)cut_dtype_size(g->dtype), .tensor_cores = 0,
     };
     memcpy(out->grid, sg.grid, sizeof out->grid);
 }

@@ -91,7 +91,8 @@ static void mutate(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
     case CUT_G_BK: k[which] = STEP(r, v_bk, k[which]); break;
     case CUT_G_TM: k[which] = STEP(r, v_tm, k[which]); break;
     case CUT_G_TN: k[which] = STEP(r, v_tn, k[which]); break;
-    case CUT_G_WLM: k[which] = pick_wlm(r, k[CUT_G_BM] / cut_imax(k[CUT_G_TM], 1), k[CUT_G_BN] / cut_imax(k[CUT_G_TN], 1));
+    case CUT_G_WLM:
+        k[which] = pick_wlm(r, k[CUT_G_BM] / cut_imax(k[CUT_G_TM], 1), k[CUT_G_BN] / cut_imax(k[CUT_G_TN], 1));
         break;
     case CUT_G_STAGES: k[which] = k[which] == 1 ? 2 : 1; break;
     case CUT_G_VA: k[which] = k[which] == 1 ? 4 : 1; break;
@@ -114,7 +115,8 @@ void cut_igemm_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_geom *g
     /* Knobs clamped to a sane range so that any schedule (also an invalid one: check() rejects it afterwards,
      * and cost-model features are computed from unchecked ones) gives finite, overflow-free numbers. */
     const int *k = s->k;
-    int bm = cut_clampi(k[CUT_G_BM], 1, 1024), bn = cut_clampi(k[CUT_G_BN], 1, 1024), bk = cut_clampi(k[CUT_G_BK], 1, 1024);
+    int bm = cut_clampi(k[CUT_G_BM], 1, 1024), bn = cut_clampi(k[CUT_G_BN], 1, 1024),
+        bk = cut_clampi(k[CUT_G_BK], 1, 1024);
     int tm = cut_clampi(k[CUT_G_TM], 1, 64), tn = cut_clampi(k[CUT_G_TN], 1, 64), va = cut_clampi(k[CUT_G_VA], 1, 4);
     int split = cut_clampi(k[CUT_G_SPLITK], 1, 1024), stages = cut_clampi(k[CUT_G_STAGES], 1, 4);
     int pad = cut_clampi(k[CUT_G_PAD], 0, 64), unroll = cut_clampi(k[CUT_G_UNROLL], 1, 1024);
@@ -152,10 +154,11 @@ void cut_igemm_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_geom *g
 static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, cut_err *e)
 {
     const int *k = s->k;
-    if (!CUT_IN(v_bm, k[CUT_G_BM]) || !CUT_IN(v_bn, k[CUT_G_BN]) || !CUT_IN(v_bk, k[CUT_G_BK]) || !CUT_IN(v_tm, k[CUT_G_TM]) ||
-        !CUT_IN(v_tn, k[CUT_G_TN]) || !CUT_IN(v_wlm, k[CUT_G_WLM]) || !CUT_IN(v_stages, k[CUT_G_STAGES]) ||
-        !CUT_IN(v_va, k[CUT_G_VA]) || !CUT_IN(v_pad, k[CUT_G_PAD]) || !CUT_IN(v_unroll, k[CUT_G_UNROLL]) ||
-        !CUT_IN(v_splitk, k[CUT_G_SPLITK]) || !CUT_IN(v_minb, k[CUT_G_MINB]) || !CUT_IN(v_ktab, k[CUT_G_KTAB])) {
+    if (!CUT_IN(v_bm, k[CUT_G_BM]) || !CUT_IN(v_bn, k[CUT_G_BN]) || !CUT_IN(v_bk, k[CUT_G_BK]) ||
+        !CUT_IN(v_tm, k[CUT_G_TM]) || !CUT_IN(v_tn, k[CUT_G_TN]) || !CUT_IN(v_wlm, k[CUT_G_WLM]) ||
+        !CUT_IN(v_stages, k[CUT_G_STAGES]) || !CUT_IN(v_va, k[CUT_G_VA]) || !CUT_IN(v_pad, k[CUT_G_PAD]) ||
+        !CUT_IN(v_unroll, k[CUT_G_UNROLL]) || !CUT_IN(v_splitk, k[CUT_G_SPLITK]) || !CUT_IN(v_minb, k[CUT_G_MINB]) ||
+        !CUT_IN(v_ktab, k[CUT_G_KTAB])) {
         for (int i = 0; i < CUT_G_NKNOBS; i++)
             if (k[i] < 0 || (k[i] == 0 && i != CUT_G_PAD && i != CUT_G_MINB && i != CUT_G_KTAB))
                 return cut_err_set(e, "knob %s=%d out of range", knob_names[i], k[i]);

@@ -112,8 +112,10 @@ void cut_winograd_geometry(const cut_conv *c, const cut_sched *s, cut_wino_geom 
     g->m = k[CUT_W_M] >= 4 ? 4 : 2;
     g->alpha = g->m + 2;
     g->a2 = g->alpha * g->alpha;
-    int bco = cut_clampi(k[CUT_W_BCO], 1, 1024), bt = cut_clampi(k[CUT_W_BT], 1, 1024), bc = cut_clampi(k[CUT_W_BC], 1, 1024);
-    int rco = cut_clampi(k[CUT_W_RCO], 1, 64), rt = cut_clampi(k[CUT_W_RT], 1, 64), rxi = cut_clampi(k[CUT_W_RXI], 1, 64);
+    int bco = cut_clampi(k[CUT_W_BCO], 1, 1024), bt = cut_clampi(k[CUT_W_BT], 1, 1024),
+        bc = cut_clampi(k[CUT_W_BC], 1, 1024);
+    int rco = cut_clampi(k[CUT_W_RCO], 1, 64), rt = cut_clampi(k[CUT_W_RT], 1, 64),
+        rxi = cut_clampi(k[CUT_W_RXI], 1, 64);
     int pad = cut_clampi(k[CUT_W_PAD], 0, 64), unroll = cut_clampi(k[CUT_W_UNROLL], 1, 1024);
     g->oh = cut_conv_oh(c);
     g->ow = cut_conv_ow(c);
