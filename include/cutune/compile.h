@@ -15,6 +15,7 @@ typedef struct cut_compile_opts {
     const char *cache_dir;  /* NULL: no disk cache. Else <cache_dir>/<hash>.cubin + .json */
     int nthreads;           /* pool size; <= 0: number of online CPUs */
     const char *extra_opts; /* space-separated extra NVRTC options, or NULL */
+    int want_ptx;           /* 1: also keep the PTX (cut_compiled.ptx); a cache entry without it is a miss */
 } cut_compile_opts;
 
 typedef struct cut_compiled {
@@ -22,6 +23,7 @@ typedef struct cut_compiled {
     char *cubin;       /* owned */
     size_t cubin_size;
     char *log;         /* owned, NUL-terminated NVRTC log (may be empty, never NULL after compile) */
+    char *ptx;         /* owned PTX text when the options asked for it (want_ptx) and it compiled, else NULL */
     int regs;          /* registers per thread, -1 if unknown */
     int spill_stores;  /* bytes, -1 if unknown */
     int spill_loads;   /* bytes, -1 if unknown */

@@ -8,7 +8,7 @@
  *    "tunables": {"BLOCK": [128, 256, 512]},                 first value: the baseline's
  *    "launch": {"grid": ["ROWS"], "block": ["BLOCK"], "smem": "BLOCK * 4"},   1 to 3 entries; smem optional
  *    "inputs":  [{"name": "x", "dtype": "f32", "shape": ["ROWS", "COLS"], "init": "randn", "seed": 1}],
- *    "outputs": [{"name": "y", "dtype": "f32", "shape": ["ROWS", "COLS"]}],
+ *    "outputs": [{"name": "y", "dtype": "f32", "shape": ["ROWS", "COLS"]}],      "accumulate": true optional
  *    "scalars": [{"name": "cols", "dtype": "i32", "value": "COLS"}],
  *    "args": ["x", "y", "cols"],                              the kernel's parameters in order
  *    "tolerance": {"atol": 1e-5, "rtol": 1e-4}}
@@ -62,6 +62,8 @@ typedef struct cut_ks_tensor {
     cut_ks_init init;        /* inputs; outputs are poisoned before each run */
     double lo, hi, fill;     /* uniform range, full's value */
     unsigned long long seed;
+    int accumulate;          /* outputs: "accumulate": true, the kernel adds into it (atomics): cleared to zero
+                                before each checked run instead of poisoned */
 } cut_ks_tensor;
 
 typedef struct cut_ks_scalar {
@@ -100,6 +102,7 @@ typedef struct cut_ks_launch {
     unsigned grid[3], block[3];
     unsigned smem;
     size_t in_elems[CUT_KS_MAX_TENSORS], out_elems[CUT_KS_MAX_TENSORS];
+    long long scalars[CUT_KS_MAX_TENSORS]; /* each scalar's value */
 } cut_ks_launch;
 
 /* Parses a spec from JSON text; source_path is read relative to base_dir (NULL: the current folder). Checks every
@@ -110,6 +113,10 @@ int cut_kspec_parse(const char *json, size_t len, const char *base_dir, cut_kspe
 /* Reads and parses a spec file ("<path>: <sentence>" on failure). */
 int cut_kspec_load(const char *path, cut_kspec *out, cut_err *e);
 void cut_kspec_free(cut_kspec *k);
+
+/* Sets size name to value (an override of the spec's, e.g. a smaller problem for emulation) and checks that the
+ * baseline still resolves. 0, or -1 with a sentence. */
+int cut_kspec_set_size(cut_kspec *k, const char *name, long long value, cut_err *e);
 
 /* The launch and buffer sizes for tunable values vals[0..ntunables) (NULL: each tunable's first value). */
 int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);

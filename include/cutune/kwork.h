@@ -28,6 +28,8 @@
 typedef struct cut_kw_buf {
     char name[CUT_KS_NAME];
     int is_output;
+    int zero_init;       /* outputs the kernel accumulates into: cleared to zero before each checked run (and
+                            each timed run is then not checked) instead of poisoned */
     cut_ks_dtype dtype;
     size_t elems;
     const void *data[2]; /* inputs: contents of set 0 and set 1 (elems * cut_ks_dtype_size bytes each, not owned);

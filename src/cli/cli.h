@@ -11,5 +11,6 @@ int cut_cmd_baseline(int argc, char **argv);
 int cut_cmd_export(int argc, char **argv);
 int cut_cmd_clean(int argc, char **argv);
 int cut_cmd_energy(int argc, char **argv);
+int cut_cmd_optimize(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const subcommand commands[] = {
     {"report", cut_cmd_report, "tuningresults/ -> performance/ (one integer GFLOP/s per line)"},
     {"export", cut_cmd_export, "tuningresults/ -> kernels/: kernels, launchers, driver, CMakeLists.txt, metadata CSV"},
     {"energy", cut_cmd_energy, "time + energy of each representative under power caps (NVML) -> kernel_outputs/"},
+    {"optimize", cut_cmd_optimize, "MCGS over transformation moves of a user's CUDA kernel (kernels/*.json specs)"},
     {"clean", cut_cmd_clean, "remove what export generated (kernels/, its build/, metadata; never tuning data)"},
 };
 

@@ -92,6 +92,13 @@ int cut_cache_load(const char *dir, uint64_t key, cut_compiled *out)
     out->stack_frame = stack;
     out->compile_ms = 0;
     out->cache_hit = 1;
+    char ppath[4096];
+    size_t plen = 0;
+    free(out->ptx);
+    out->ptx = NULL;
+    if (cut_cache_path(dir, key, ".ptx", ppath, sizeof ppath, NULL) == 0 && cut_path_exists(ppath) &&
+        cut_read_file(ppath, &out->ptx, &plen, NULL) != 0)
+        out->ptx = NULL;
     out->key = key;
     hit = 1;
 done:
@@ -131,6 +138,9 @@ int cut_cache_store(const char *dir, uint64_t key, const char *opts, const cut_c
 
     pthread_mutex_lock(&cache_store_mu);
     int rc = cut_write_file_atomic(cpath, c->cubin, c->cubin_size, e);
+    char ppath[4096];
+    if (rc == 0 && c->ptx && (rc = cut_cache_path(dir, key, ".ptx", ppath, sizeof ppath, e)) == 0)
+        rc = cut_write_file_atomic(ppath, c->ptx, strlen(c->ptx), e); /* before the sidecar: a hit finds it */
     if (rc == 0)
         rc = cut_write_file_atomic(jpath, text, strlen(text), e);
     pthread_mutex_unlock(&cache_store_mu);

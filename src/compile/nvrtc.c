@@ -192,7 +192,8 @@ static void compiled_reset(cut_compiled *out)
 
 /* Runs NVRTC. Fills out->ok, cubin, log, compile_ms. Returns -1 only when NVRTC itself fails (not for a program
  * that does not compile). */
-static int nvrtc_compile(const char *src, const char *name, const opt_list *l, cut_compiled *out, cut_err *e)
+static int nvrtc_compile(const char *src, const char *name, const opt_list *l, int want_ptx, cut_compiled *out,
+                         cut_err *e)
 {
     nvrtcProgram prog = NULL;
     int rc = -1;
@@ -220,6 +221,13 @@ static int nvrtc_compile(const char *src, const char *name, const opt_list *l, c
         NVRTC_CHECK(nvrtcGetCUBIN(prog, out->cubin), e);
         out->cubin_size = n;
         out->ok = 1;
+        if (want_ptx) {
+            size_t pn = 0;
+            NVRTC_CHECK(nvrtcGetPTXSize(prog, &pn), e);
+            out->ptx = cut_xmalloc(pn + 1);
+            NVRTC_CHECK(nvrtcGetPTX(prog, out->ptx), e);
+            out->ptx[pn] = 0;
+        }
     } else if (cr == NVRTC_ERROR_COMPILATION) {
         out->ok = 0; /* a candidate's failure: the log says why */
     } else {
@@ -238,7 +246,9 @@ fail:
     out->compile_ms = (cut_now_s() - t0) * 1e3;
     if (rc != 0) {
         free(out->cubin);
+        free(out->ptx);
         out->cubin = NULL;
+        out->ptx = NULL;
         out->cubin_size = 0;
         out->ok = 0;
     }
@@ -266,12 +276,17 @@ int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o
             goto done;
         }
         if (cut_cache_load(o->cache_dir, out->key, out)) {
-            rc = 0;
-            goto done;
+            if (!o->want_ptx || out->ptx) {
+                rc = 0;
+                goto done;
+            }
+            cut_compiled_free(out); /* cached without its PTX: compile again */
+            compiled_reset(out);
+            out->key = compile_key(src, &l, version);
         }
     }
 
-    if (nvrtc_compile(src, name ? name : CUT_DEFAULT_PROGRAM_NAME, &l, out, e) != 0)
+    if (nvrtc_compile(src, name ? name : CUT_DEFAULT_PROGRAM_NAME, &l, o->want_ptx, out, e) != 0)
         goto done;
     cut_parse_ptxas_info(out->log, out);
     if (out->ok && o->cache_dir && o->cache_dir[0] && cut_cache_store(o->cache_dir, out->key, l.joined.data, out, e))
@@ -329,8 +344,10 @@ void cut_compiled_free(cut_compiled *c)
         return;
     free(c->cubin);
     free(c->log);
+    free(c->ptx);
     c->cubin = NULL;
     c->log = NULL;
+    c->ptx = NULL;
     c->cubin_size = 0;
     c->ok = 0;
 }

@@ -165,6 +165,10 @@ static int get_tensors(const cJSON *root, const char *key, int is_input, cut_ks_
         }
         if (is_input && get_init(o, f, t, e) != 0)
             return -1;
+        const cJSON *acc = cJSON_GetObjectItemCaseSensitive(o, "accumulate");
+        if (acc && (is_input || !cJSON_IsBool(acc)))
+            return cut_err_set(e, "%s.accumulate: %s", f, is_input ? "only outputs accumulate" : "must be true or false");
+        t->accumulate = cJSON_IsTrue(acc);
         (*n)++;
     }
     return 0;
@@ -442,9 +446,11 @@ static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out
             }
             (g ? out->out_elems : out->in_elems)[i] = elems;
         }
-    for (int i = 0; i < k->nscalars; i++)
+    for (int i = 0; i < k->nscalars; i++) {
         if (cut_ks_eval(k->scalars[i].value, vars, nv, &x, e) != 0)
             return cut_err_wrap(e, "scalars[%d].value", i);
+        out->scalars[i] = x;
+    }
     return 0;
 }
 
@@ -500,6 +506,22 @@ int cut_kspec_load(const char *path, cut_kspec *k, cut_err *e)
     if (rc != 0)
         cut_err_wrap(e, "%s", path);
     return rc;
+}
+
+int cut_kspec_set_size(cut_kspec *k, const char *name, long long value, cut_err *e)
+{
+    for (int i = 0; i < k->nsizes; i++)
+        if (strcmp(k->sizes[i].name, name) == 0) {
+            const long long old = k->sizes[i].value;
+            k->sizes[i].value = value;
+            cut_ks_launch l;
+            if (cut_kspec_resolve(k, NULL, &l, e) != 0) {
+                k->sizes[i].value = old;
+                return cut_err_wrap(e, "size %s=%lld", name, value);
+            }
+            return 0;
+        }
+    return cut_err_set(e, "size '%s': the spec '%s' has no such size", name, k->name);
 }
 
 void cut_kspec_free(cut_kspec *k)

@@ -1,0 +1,325 @@
+/* cutune optimize — the MCGS kernel optimizer of seed 002 over kernel specs (kernels/NAME.json). */
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cutune/emu.h"
+#include "cutune/gpu.h"
+#include "cutune/measure.h"
+#include "cutune/optimize.h"
+#include "cutune/util.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SPECS 64
+#define MAX_SIZES 16
+
+static const char usage_text[] =
+    "usage: cutune optimize --input FILE|DIR [options]\n"
+    "  --input P            a kernel spec (kernels/NAME.json) or a folder of them\n"
+    "  --outdir D           results: D/kernels/_NAME/..., D/global_tactic_graph.json, D/summary.json (out)\n"
+    "  --gpus 0,1           one measurement worker per GPU, variants measured in parallel (0)\n"
+    "  --budget-builds N    variants built per kernel (50)\n"
+    "  --min-pred-gain G    prune moves whose predicted gain is below G (0.02)\n"
+    "  --ncu-every N        Nsight Compute priors every N visits (0: off; priors are a later issue)\n"
+    "  --no-llm             rule-based moves only (the LLM generator is a later issue: rules are used either way)\n"
+    "  --resume             continue D/kernels/_NAME/search_state.json without re-running the baseline\n"
+    "  --seed S             seed of the root's Dirichlet noise (1)\n"
+    "  --backend B          cuda, emu (host emulation: CPU times) or auto (cuda when a GPU is found) (auto)\n"
+    "  --sizes N=V,...      override spec sizes (e.g. a small problem for emulation)\n"
+    "  --timeout S          per variant: a hung kernel is killed after S seconds (10)\n"
+    "  --quiet              no per-variant lines\n"
+    "Environment: COMPILE_CACHE_DIR (default /tmp/kernel_compile_cache).\n";
+
+typedef struct opt_cli {
+    const char *input, *backend, *sizes;
+    cut_opt_opts o;
+    int gpus[16], ngpus;
+    double timeout_s;
+} opt_cli;
+
+static int parse_gpus(const char *s, opt_cli *c, cut_err *e)
+{
+    c->ngpus = 0;
+    for (const char *p = s; *p;) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 255 || (*end && *end != ','))
+            return cut_err_set(e, "--gpus: '%s' is not a list of GPU indices like 0,1", s);
+        if (c->ngpus == (int)CUT_ARRAY_LEN(c->gpus))
+            return cut_err_set(e, "--gpus: more than %d GPUs", (int)CUT_ARRAY_LEN(c->gpus));
+        for (int i = 0; i < c->ngpus; i++)
+            if (c->gpus[i] == v)
+                return cut_err_set(e, "--gpus: GPU %ld listed twice", v);
+        c->gpus[c->ngpus++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return c->ngpus ? 0 : cut_err_set(e, "--gpus: empty list");
+}
+
+static int parse_double(const char *opt, const char *s, double lo, double hi, double *out, cut_err *e)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < lo || v > hi)
+        return cut_err_set(e, "%s: '%s' is not a number in [%g, %g]", opt, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
+{
+    memset(c, 0, sizeof *c);
+    cut_opt_opts_default(&c->o);
+    c->backend = "auto";
+    c->timeout_s = 10;
+    c->gpus[0] = 0;
+    c->ngpus = 1;
+    int ncu = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int rc = 0, iv = 0;
+        if (!strcmp(a, "--input"))
+            rc = cut_arg_str(argc, argv, &i, &c->input, e);
+        else if (!strcmp(a, "--outdir"))
+            rc = cut_arg_str(argc, argv, &i, &c->o.outdir, e);
+        else if (!strcmp(a, "--gpus"))
+            rc = cut_arg_str(argc, argv, &i, &v, e) || parse_gpus(v, c, e);
+        else if (!strcmp(a, "--budget-builds"))
+            rc = cut_arg_int(argc, argv, &i, 1, 100000, &c->o.budget_builds, e);
+        else if (!strcmp(a, "--min-pred-gain"))
+            rc = cut_arg_str(argc, argv, &i, &v, e) || parse_double(a, v, -1.0, 10.0, &c->o.min_pred_gain, e);
+        else if (!strcmp(a, "--ncu-every"))
+            rc = cut_arg_int(argc, argv, &i, 0, 1000000, &ncu, e);
+        else if (!strcmp(a, "--no-llm"))
+            continue;
+        else if (!strcmp(a, "--resume"))
+            c->o.resume = 1;
+        else if (!strcmp(a, "--seed")) {
+            rc = cut_arg_int(argc, argv, &i, 0, 2147483647, &iv, e);
+            c->o.seed = (uint64_t)iv;
+        } else if (!strcmp(a, "--backend"))
+            rc = cut_arg_str(argc, argv, &i, &c->backend, e);
+        else if (!strcmp(a, "--sizes"))
+            rc = cut_arg_str(argc, argv, &i, &c->sizes, e);
+        else if (!strcmp(a, "--timeout"))
+            rc = cut_arg_str(argc, argv, &i, &v, e) || parse_double(a, v, 0.1, 3600, &c->timeout_s, e);
+        else if (!strcmp(a, "--quiet"))
+            c->o.quiet = 1;
+        else
+            return cut_err_set(e, "unknown option '%s'", a);
+        if (rc)
+            return -1;
+    }
+    if (!c->input)
+        return cut_err_set(e, "--input is required (a kernel spec or a folder of them)");
+    if (ncu > 0)
+        return cut_err_set(e, "--ncu-every %d: Nsight Compute priors are not built yet (a later issue); use 0", ncu);
+    if (strcmp(c->backend, "auto") && strcmp(c->backend, "cuda") && strcmp(c->backend, "emu"))
+        return cut_err_set(e, "--backend: '%s' is not cuda, emu or auto", c->backend);
+    return 0;
+}
+
+/* Applies --sizes to one spec: each N=V whose N the spec has. */
+static int apply_sizes(const char *sizes, cut_kspec *k, cut_err *e)
+{
+    if (!sizes)
+        return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", sizes);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        char *end = NULL;
+        long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+        if (!eq || end == eq + 1 || *end)
+            return cut_err_set(e, "--sizes: '%s' is not NAME=VALUE", tok);
+        *eq = 0;
+        int has = 0;
+        for (int i = 0; i < k->nsizes; i++)
+            has |= strcmp(k->sizes[i].name, tok) == 0;
+        if (has && cut_kspec_set_size(k, tok, v, e) != 0)
+            return cut_err_wrap(e, "--sizes");
+    }
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The spec files of --input: the file, or every *.json of the folder in name order. */
+static int spec_paths(const char *input, char **paths, int *n, cut_err *e)
+{
+    struct stat st;
+    *n = 0;
+    if (stat(input, &st) != 0)
+        return cut_err_set(e, "--input: '%s' does not exist", input);
+    if (!S_ISDIR(st.st_mode)) {
+        paths[(*n)++] = cut_xstrdup(input);
+        return 0;
+    }
+    DIR *d = opendir(input);
+    if (!d)
+        return cut_err_set(e, "--input: cannot open folder '%s'", input);
+    struct dirent *de;
+    while ((de = readdir(d)) && *n < MAX_SPECS) {
+        const size_t len = strlen(de->d_name);
+        if (len > 5 && strcmp(de->d_name + len - 5, ".json") == 0) {
+            char p[2048];
+            snprintf(p, sizeof p, "%s/%s", input, de->d_name);
+            paths[(*n)++] = cut_xstrdup(p);
+        }
+    }
+    closedir(d);
+    qsort(paths, (size_t)*n, sizeof *paths, cmp_str);
+    return *n ? 0 : cut_err_set(e, "--input: no *.json kernel spec in '%s'", input);
+}
+
+/* One runner per --gpus entry: GPU workers, or emulators (auto falls back to them without a GPU, saying so). */
+static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, cut_err *e)
+{
+    cut_err ge = {{0}};
+    const int count = strcmp(c->backend, "emu") ? cut_gpu_init(&ge) : -1;
+    if (!strcmp(c->backend, "cuda") && count < 1)
+        return cut_err_set(e, "--backend cuda: no usable GPU: %s", count < 0 ? ge.msg : "the driver reports none");
+    cut_timing t;
+    cut_timing_default(&t);
+    t.timeout_s = c->timeout_s;
+    if (count >= 1) {
+        cut_gpu_info info;
+        if (cut_gpu_query(c->gpus[0], &info, e) != 0)
+            return -1;
+        c->o.sm_major = info.sm_major;
+        c->o.sm_minor = info.sm_minor;
+        snprintf(gpu_name, gn, "%s", info.name);
+        t.flush_l2 = 1;
+        for (int i = 0; i < c->ngpus; i++)
+            if (!(r[i] = cut_runner_gpu_new(c->gpus[i], NULL, &t, e)))
+                return cut_err_wrap(e, "GPU %d", c->gpus[i]);
+        return 0;
+    }
+    if (!strcmp(c->backend, "auto"))
+        fprintf(stderr, "cutune optimize: no GPU found (%s): running on the host emulator instead; variants are "
+                        "compiled with NVRTC for sm_%d%d and checked, but times are CPU times\n",
+                ge.msg, c->o.sm_major, c->o.sm_minor);
+    snprintf(gpu_name, gn, "host-emulation");
+    t.warmup = 0;
+    t.min_repeats = t.max_repeats = 3;
+    t.min_total_ms = 0;
+    for (int i = 0; i < c->ngpus; i++)
+        if (!(r[i] = cut_runner_emu_new(NULL, &t, e)))
+            return -1;
+    return 0;
+}
+
+static void add_summary(cJSON *arr, const cut_opt_summary *s)
+{
+    cJSON *k = cJSON_CreateObject();
+    cJSON_AddStringToObject(k, "name", s->name);
+    cJSON_AddNumberToObject(k, "baseline_ms", s->baseline_ms);
+    cJSON_AddNumberToObject(k, "best_ms", s->best_ms);
+    cJSON_AddNumberToObject(k, "speedup", s->speedup);
+    cJSON_AddNumberToObject(k, "builds", s->builds);
+    cJSON_AddStringToObject(k, "best_variant", s->best_id);
+    cJSON *m = cJSON_AddArrayToObject(k, "best_moves");
+    for (int i = 0; i < s->nbest_moves; i++)
+        cJSON_AddItemToArray(m, cJSON_CreateString(s->best_moves[i]));
+    cJSON_AddNumberToObject(k, "measured", s->measured);
+    cJSON_AddNumberToObject(k, "failed", s->failed);
+    cJSON_AddNumberToObject(k, "transpositions", s->transpositions);
+    cJSON_AddItemToArray(arr, k);
+}
+
+int cut_cmd_optimize(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(usage_text, stdout);
+        return CUT_EXIT_OK;
+    }
+    opt_cli c;
+    cut_err e = {{0}};
+    if (parse_cli(argc, argv, &c, &e) != 0) {
+        fprintf(stderr, "cutune optimize: %s\n%s", e.msg, usage_text);
+        return CUT_EXIT_USAGE;
+    }
+    char *paths[MAX_SPECS];
+    int np = 0, bad = 0;
+    if (spec_paths(c.input, paths, &np, &e) != 0) {
+        fprintf(stderr, "cutune optimize: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
+    }
+    cut_kspec *specs = cut_xcalloc((size_t)np, sizeof *specs);
+    for (int i = 0; i < np; i++)
+        if (cut_kspec_load(paths[i], &specs[i], &e) != 0 || apply_sizes(c.sizes, &specs[i], &e) != 0) {
+            fprintf(stderr, "cutune optimize: %s\n", e.msg);
+            bad++;
+        }
+    int code = CUT_EXIT_USAGE;
+    cut_runner *runners[16] = {0};
+    char gpu_name[128] = "";
+    cut_cand_gen *gen = NULL;
+    cJSON *summary = NULL;
+    if (bad)
+        goto out;
+    code = CUT_EXIT_FAIL;
+    if (make_runners(&c, runners, gpu_name, sizeof gpu_name, &e) != 0) {
+        fprintf(stderr, "cutune optimize: %s\n", e.msg);
+        goto out;
+    }
+    const char *cache = getenv("COMPILE_CACHE_DIR");
+    c.o.compile_cache = cache && *cache ? cache : NULL;
+    gen = cut_rules_gen_new();
+    summary = cJSON_CreateObject();
+    cJSON_AddStringToObject(summary, "gpu", gpu_name);
+    cJSON_AddStringToObject(summary, "backend", runners[0]->env(runners[0])->backend);
+    cut_buf cmd;
+    cut_buf_init(&cmd);
+    for (int i = 0; i < argc; i++)
+        cut_buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
+    cJSON_AddStringToObject(summary, "command", cmd.data ? cmd.data : "");
+    cut_buf_free(&cmd);
+    cJSON *arr = cJSON_AddArrayToObject(summary, "kernels");
+    double log_sum = 0;
+    int done = 0, failed = 0;
+    for (int i = 0; i < np; i++) {
+        cut_opt_summary s;
+        printf("== %s (%s, budget %d builds, %d worker%s)\n", specs[i].name, gpu_name, c.o.budget_builds, c.ngpus,
+               c.ngpus == 1 ? "" : "s");
+        fflush(stdout);
+        if (cut_optimize_kernel(&c.o, &specs[i], runners, c.ngpus, gen, &s, &e) != 0) {
+            fprintf(stderr, "cutune optimize: %s: %s\n", specs[i].name, e.msg);
+            failed++;
+            continue;
+        }
+        printf("   best %s: %.4f ms vs baseline %.4f ms = %.2fx after %d builds (%d measured, %d failed, %d "
+               "transpositions)\n",
+               s.best_id, s.best_ms, s.baseline_ms, s.speedup, s.builds, s.measured, s.failed, s.transpositions);
+        add_summary(arr, &s);
+        log_sum += log(s.speedup);
+        done++;
+    }
+    if (done) {
+        cJSON_AddNumberToObject(summary, "geomean_speedup", exp(log_sum / done));
+        printf("geomean speedup over %d kernel%s: %.2fx\n", done, done == 1 ? "" : "s", exp(log_sum / done));
+    }
+    char path[2048];
+    snprintf(path, sizeof path, "%s/summary.json", c.o.outdir);
+    char *text = cJSON_Print(summary);
+    if (text && cut_write_file_atomic(path, text, strlen(text), &e) != 0)
+        fprintf(stderr, "cutune optimize: %s\n", e.msg);
+    free(text);
+    code = failed ? CUT_EXIT_FAIL : CUT_EXIT_OK;
+out:
+    cJSON_Delete(summary);
+    cut_cand_gen_free(gen);
+    for (int i = 0; i < 16; i++)
+        cut_runner_free(runners[i]);
+    for (int i = 0; i < np; i++) {
+        cut_kspec_free(&specs[i]);
+        free(paths[i]);
+    }
+    free(specs);
+    return code;
+}

@@ -1,0 +1,408 @@
+/* The MCGS optimizer's parts (issue 7): PUCT, progressive widening, root Dirichlet noise (deterministic for a seed),
+ * selection with virtual loss and backup, transposition detection by normalised PTX, diffs applied with GNU patch,
+ * materialised states, and every rule on every suite kernel: the rewrite is what the rule promises, and the result
+ * still compiles with NVRTC for sm_90. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cutune/compile.h"
+#include "cutune/optimize.h"
+#include "cutune/util.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const suite[] = {"softmax_row", "layernorm", "reduce_sum", "transpose", "sgemm_naive",
+                                    "conv2d_naive"};
+
+static void load_suite(const char *name, cut_kspec *k)
+{
+    const char *fx = getenv("CUTUNE_FIXTURES");
+    char p[4096];
+    snprintf(p, sizeof p, "%s/../../kernels/%s.json", fx ? fx : "tests/fixtures", name);
+    cut_err e = {{0}};
+    if (cut_kspec_load(p, k, &e) != 0)
+        fail_msg("%s", e.msg);
+}
+
+/* ---- the search graph ---- */
+
+static void test_value_and_widening(void **state)
+{
+    (void)state;
+    assert_true(fabs(cut_mcgs_value(1.0) - 0.5) < 1e-12);
+    assert_true(fabs(cut_mcgs_value(2.0) - 2.0 / 3.0) < 1e-12);
+    assert_true(cut_mcgs_value(10.0) > cut_mcgs_value(2.0));
+    assert_true(cut_mcgs_value(0) == 0 && cut_mcgs_value(NAN) == 0 && cut_mcgs_value(-1) == 0);
+    cut_node n = {0};
+    const int want[] = {1, 2, 2, 2, 3}; /* ceil(sqrt(visits + 1)) */
+    for (int v = 0; v < 5; v++) {
+        n.visits = v;
+        assert_int_equal(cut_mcgs_widen_limit(&n), want[v]);
+    }
+    /* predicted gain: the rule's estimate alone, then pulled towards what was observed */
+    assert_true(fabs(cut_mcgs_pred_gain(0.1, 0, 0) - 0.1) < 1e-12);
+    assert_true(fabs(cut_mcgs_pred_gain(0.1, -0.6, 2) - (0.2 - 0.6) / 4) < 1e-12);
+}
+
+static void test_dirichlet_deterministic(void **state)
+{
+    (void)state;
+    double a[8], b[8], c[8];
+    cut_rng r1, r2, r3;
+    cut_rng_seed(&r1, 42);
+    cut_rng_seed(&r2, 42);
+    cut_rng_seed(&r3, 43);
+    cut_dirichlet(&r1, CUT_ROOT_NOISE_ALPHA, 8, a);
+    cut_dirichlet(&r2, CUT_ROOT_NOISE_ALPHA, 8, b);
+    cut_dirichlet(&r3, CUT_ROOT_NOISE_ALPHA, 8, c);
+    double sum = 0;
+    int differ = 0;
+    for (int i = 0; i < 8; i++) {
+        assert_true(a[i] >= 0 && a[i] <= 1);
+        assert_true(a[i] == b[i]);
+        differ |= a[i] != c[i];
+        sum += a[i];
+    }
+    assert_true(fabs(sum - 1) < 1e-9);
+    assert_true(differ);
+    /* alpha 0.3 is sparse: over many draws the largest share averages well above 1/8 */
+    double big = 0;
+    for (int t = 0; t < 200; t++) {
+        cut_dirichlet(&r1, 0.3, 8, a);
+        double m = 0;
+        for (int i = 0; i < 8; i++)
+            m = a[i] > m ? a[i] : m;
+        big += m / 200;
+    }
+    assert_true(big > 0.35);
+}
+
+static cut_proposal prop(cut_move m, const char *label, double gain)
+{
+    cut_proposal p = {0};
+    p.move = m;
+    snprintf(p.label, sizeof p.label, "%s", label);
+    p.pred_gain = gain;
+    return p;
+}
+
+/* A root with three proposals: priors normalised, noise mixed in once and the same for the same seed, the pruned
+ * proposal never selected. */
+static void test_root_edges_noise_prune(void **state)
+{
+    (void)state;
+    cut_proposal p[3] = {prop(CUT_MV_BLOCK_SIZES, "BLOCK 1 -> 2", 0.1), prop(CUT_MV_CACHE_CG, "cg", 0.3),
+                         prop(CUT_MV_MATH_FUSION, "fast", 0.01)};
+    const double pred[3] = {0.1, 0.3, 0.01};
+    double priors[2][3];
+    for (int run = 0; run < 2; run++) {
+        cut_mcgs g;
+        cut_mcgs_init(&g, 7);
+        cut_mcgs_add_node(&g, "baseline");
+        g.nodes[0].status = CUT_NODE_OK;
+        cut_mcgs_set_edges(&g, 0, p, pred, 3, 0.02);
+        const cut_node *r = &g.nodes[0];
+        assert_int_equal(r->nedges, 3);
+        assert_true(r->edges[2].pruned && r->edges[2].prior == 0);
+        assert_true(fabs(r->edges[0].prior + r->edges[1].prior - 1) < 1e-9);
+        for (int i = 0; i < 3; i++)
+            priors[run][i] = r->edges[i].prior;
+        /* without noise the priors would be 0.25 / 0.75: noise moved them */
+        assert_true(fabs(r->edges[0].prior - 0.25) > 1e-6);
+        int node, edge, path[8], plen;
+        assert_int_equal(cut_mcgs_select(&g, &node, &edge, path, &plen, 8), 0);
+        assert_int_equal(node, 0);
+        assert_true(edge == 0 || edge == 1);
+        assert_int_equal(r->edges[edge].child, -2); /* in flight */
+        assert_int_equal(r->virtual_loss, 1);
+        /* widening allows one child at 0 visits, but a pending child cannot be descended into: the root widens
+         * (a second worker gets the other open edge), and then nothing is left */
+        const int first = edge;
+        assert_int_equal(cut_mcgs_select(&g, &node, &edge, path, &plen, 8), 0);
+        assert_true(edge == 1 - first);
+        assert_int_equal(r->virtual_loss, 2);
+        assert_int_equal(cut_mcgs_select(&g, &node, &edge, path, &plen, 8), -1);
+        cut_mcgs_free(&g);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_true(priors[0][i] == priors[1][i]);
+}
+
+/* Backup along a path, PUCT preferring the better child, widening letting a second child in after visits. */
+static void test_select_backup_puct(void **state)
+{
+    (void)state;
+    cut_mcgs g;
+    cut_mcgs_init(&g, 1);
+    cut_mcgs_add_node(&g, "baseline");
+    g.nodes[0].status = CUT_NODE_OK;
+    g.nodes[0].visits = 1;
+    g.nodes[0].value_sum = 0.5;
+    g.noise_applied = 1; /* no noise: exact priors */
+    cut_proposal p[3] = {prop(CUT_MV_BLOCK_SIZES, "a", 0.2), prop(CUT_MV_BLOCK_SIZES, "b", 0.1),
+                         prop(CUT_MV_BLOCK_SIZES, "c", 0.1)};
+    const double pred[3] = {0.2, 0.1, 0.1};
+    cut_mcgs_set_edges(&g, 0, p, pred, 3, 0.02);
+    int node, edge, path[8], plen;
+    assert_int_equal(cut_mcgs_select(&g, &node, &edge, path, &plen, 8), 0);
+    assert_int_equal(edge, 0); /* highest prior first */
+    const int c = cut_mcgs_add_node(&g, "v0001");
+    g.nodes[c].status = CUT_NODE_OK;
+    g.nodes[c].visits = 1;
+    g.nodes[c].value_sum = cut_mcgs_value(3.0);
+    g.nodes[0].edges[0].child = c;
+    cut_mcgs_backup(&g, path, plen, edge, cut_mcgs_value(3.0));
+    assert_int_equal(g.nodes[0].visits, 2);
+    assert_int_equal(g.nodes[0].virtual_loss, 0);
+    assert_int_equal(g.nodes[0].edges[0].visits, 1);
+    /* visits 2: the root may have ceil(sqrt(3)) = 2 children: the next untried edge at the root */
+    assert_int_equal(cut_mcgs_select(&g, &node, &edge, path, &plen, 8), 0);
+    assert_int_equal(node, 0);
+    assert_true(edge == 1 || edge == 2);
+    cut_mcgs_backup(&g, path, plen, edge, 0.0); /* it failed */
+    g.nodes[0].edges[edge].child = cut_mcgs_add_node(&g, "v0002");
+    g.nodes[g.nodes[0].edges[edge].child].status = CUT_NODE_FAILED;
+    /* the good child's edges are not generated: selection descends into it and asks for them */
+    assert_int_equal(cut_mcgs_select(&g, &node, &edge, path, &plen, 8), 0);
+    assert_int_equal(node, c);
+    assert_int_equal(edge, -1);
+    assert_int_equal(plen, 2);
+    assert_int_equal(g.nodes[c].virtual_loss, 0); /* no loss taken when nothing was selected */
+    /* PUCT: a child of higher Q scores higher for equal prior and visits */
+    cut_edge e1 = {.child = c, .prior = 0.5, .visits = 1};
+    const int d = cut_mcgs_add_node(&g, "v0003");
+    g.nodes[d].status = CUT_NODE_OK;
+    g.nodes[d].visits = 1;
+    g.nodes[d].value_sum = cut_mcgs_value(1.1);
+    cut_edge e2 = {.child = d, .prior = 0.5, .visits = 1};
+    assert_true(cut_mcgs_puct(&g, &g.nodes[0], &e1) > cut_mcgs_puct(&g, &g.nodes[0], &e2));
+    /* and a larger prior raises an edge's score */
+    cut_edge e3 = e2;
+    e3.prior = 0.9;
+    assert_true(cut_mcgs_puct(&g, &g.nodes[0], &e3) > cut_mcgs_puct(&g, &g.nodes[0], &e2));
+    cut_mcgs_free(&g);
+}
+
+static void test_transposition_ptx(void **state)
+{
+    (void)state;
+    const char *a = "//\n// Generated by NVIDIA NVVM Compiler\n//\n.version 9.0\n.target sm_90\n\n.visible .entry k(\n"
+                    "\t.param .u64 k_param_0\n)\n{\n\tret;\n}\n";
+    const char *b = "// Compiler Build ID: other\n.version 9.0   \n.target sm_90 // comment\n.visible .entry k(\n"
+                    "  .param .u64 k_param_0\n)\n{\n\n\tret;\n}\n";
+    const char *c = ".version 9.0\n.target sm_90\n.visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\texit;\n}\n";
+    assert_true(cut_ptx_norm_hash(a) == cut_ptx_norm_hash(b));
+    assert_true(cut_ptx_norm_hash(a) != cut_ptx_norm_hash(c));
+    cut_mcgs g;
+    cut_mcgs_init(&g, 1);
+    const int n0 = cut_mcgs_add_node(&g, "baseline"), n1 = cut_mcgs_add_node(&g, "v0001");
+    g.nodes[n0].ptx_hash = cut_ptx_norm_hash(a);
+    g.nodes[n0].status = CUT_NODE_OK;
+    g.nodes[n1].ptx_hash = cut_ptx_norm_hash(c);
+    g.nodes[n1].status = CUT_NODE_FAILED; /* a failed state is not a transposition target */
+    assert_int_equal(cut_mcgs_find_ptx(&g, cut_ptx_norm_hash(b)), n0);
+    assert_int_equal(cut_mcgs_find_ptx(&g, cut_ptx_norm_hash(c)), -1);
+    cut_mcgs_free(&g);
+}
+
+/* Two sources that differ only in comments and names compile (NVRTC) to the same normalised PTX. */
+static void test_transposition_nvrtc(void **state)
+{
+    (void)state;
+    const char *s1 = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n";
+    const char *s2 = "// a comment\nextern \"C\" __global__ void k(float *data)\n{\n    /* doubled */\n"
+                     "    const unsigned t = threadIdx.x;\n    data[t] = data[t] * 2.0f;\n}\n";
+    cut_compile_opts o;
+    cut_compile_opts_default(&o);
+    o.want_ptx = 1;
+    cut_compiled c1, c2;
+    cut_err e = {{0}};
+    if (cut_compile_one(s1, "a.cu", &o, &c1, &e) != 0 || cut_compile_one(s2, "b.cu", &o, &c2, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_true(c1.ok && c2.ok && c1.ptx && c2.ptx);
+    assert_true(cut_ptx_norm_hash(c1.ptx) == cut_ptx_norm_hash(c2.ptx));
+    cut_compiled_free(&c1);
+    cut_compiled_free(&c2);
+}
+
+/* ---- states, diffs, patch ---- */
+
+static void test_materialise_roundtrip(void **state)
+{
+    (void)state;
+    cut_kspec k;
+    load_suite("sgemm_naive", &k);
+    const long long vals[3] = {32, 8, 4};
+    char *src = cut_kstate_materialise(&k, vals);
+    assert_non_null(strstr(src, "#define BX 32\n#define BY 8\n#define TM 4\n"));
+    long long back[3] = {0};
+    cut_err e = {{0}};
+    assert_int_equal(cut_kstate_tunables(&k, src, back, &e), 0);
+    assert_true(back[0] == 32 && back[1] == 8 && back[2] == 4);
+    /* a value outside the allowed list, a duplicate, a lost header: each refused with a sentence */
+    char *bad = cut_xstrdup(src);
+    memcpy(strstr(bad, "#define TM 4"), "#define TM 3", 12);
+    assert_int_equal(cut_kstate_tunables(&k, bad, back, &e), -1);
+    assert_non_null(strstr(e.msg, "TM"));
+    free(bad);
+    assert_int_equal(cut_kstate_tunables(&k, k.source, back, &e), -1);
+    assert_non_null(strstr(e.msg, "header"));
+    free(src);
+    cut_kspec_free(&k);
+}
+
+static void test_diff_patch(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir("optimize_diff");
+    assert_non_null(dir);
+    const char *a = "line one\nline two\nline three\n", *b = "line one\nline 2\nline three\nline four\n";
+    char *diff = NULL, *out = NULL;
+    cut_err e = {{0}};
+    if (cut_diff_unified(a, b, dir, &diff, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_non_null(strstr(diff, "--- a/kernel.cu"));
+    assert_non_null(strstr(diff, "+line 2"));
+    if (cut_patch_apply(a, diff, dir, &out, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_string_equal(out, b);
+    free(out);
+    /* the same diff on a source it does not fit: refused, patch's reason kept */
+    assert_int_equal(cut_patch_apply("something else\nentirely\n", diff, dir, &out, &e), -1);
+    assert_null(out);
+    assert_non_null(strstr(e.msg, "does not apply"));
+    /* garbage as a diff (what a broken LLM reply looks like) */
+    assert_int_equal(cut_patch_apply(a, "this is not a diff\n", dir, &out, &e), -1);
+    free(diff);
+    /* equal texts: an empty diff */
+    assert_int_equal(cut_diff_unified(a, a, dir, &diff, &e), 0);
+    assert_string_equal(diff, "");
+    free(diff);
+    free(dir);
+}
+
+/* ---- rules ---- */
+
+static void compiles(const char *src, const char *what)
+{
+    cut_compile_opts o;
+    cut_compile_opts_default(&o);
+    cut_compiled c;
+    cut_err e = {{0}};
+    if (cut_compile_one(src, "kernel.cu", &o, &c, &e) != 0)
+        fail_msg("%s: %s", what, e.msg);
+    if (!c.ok)
+        fail_msg("%s does not compile:\n%s\n----\n%s", what, c.log, src);
+    cut_compiled_free(&c);
+}
+
+static void test_rules_text(void **state)
+{
+    (void)state;
+    char *s = cut_rule_math_fusion("float f(float x) { return expf(x) + 1.0f / sqrtf(x + 1.0f); } // expf(\n");
+    assert_string_equal(s, "float f(float x) { return __expf(x) + rsqrtf(x + 1.0f); } // expf(\n");
+    free(s);
+    assert_null(cut_rule_math_fusion("float f(float x) { return x * 2; }"));
+    s = cut_rule_cache_cg("__global__ void k(const float *__restrict__ x, float *y) { y[0] = x[threadIdx.x] + x[1]; "
+                          "y[1] = __ldcg(&x[2]); }");
+    assert_string_equal(s, "__global__ void k(const float *__restrict__ x, float *y) { y[0] = __ldcg(&x[threadIdx.x]) "
+                           "+ __ldcg(&x[1]); y[1] = __ldcg(&x[2]); }");
+    free(s);
+    s = cut_rule_avoid_atomics("__global__ void k(float *o, float v) { atomicAdd(o, v * 2); }", 0);
+    assert_non_null(strstr(s, "auto _cut_v = (v * 2);"));
+    assert_non_null(strstr(s, "__shfl_down_sync"));
+    assert_non_null(strstr(s, "atomicAdd(o, _cut_v);"));
+    /* applied once: the aggregated atomic is not aggregated again */
+    assert_null(cut_rule_avoid_atomics(s, 0));
+    free(s);
+    /* an atomic whose result is used is not a statement: left alone */
+    assert_null(cut_rule_avoid_atomics("__global__ void k(int *o, int *r) { r[0] = atomicAdd(o, 1); }", 0));
+    s = cut_rule_pad_smem("__global__ void k() { __shared__ float t[32][32]; __shared__ float u[64]; }");
+    assert_string_equal(s, "__global__ void k() { __shared__ float t[32][32 + 1]; __shared__ float u[64]; }");
+    assert_null(cut_rule_pad_smem(s));
+    free(s);
+    assert_null(cut_rule_grouped_raster("__global__ void k(float *o) { o[blockIdx.x] = 0; }"));
+    assert_null(cut_rule_async_stage("__global__ void k(float *o) { o[0] = 1; }"));
+}
+
+/* Every rule that applies to a suite kernel gives a source NVRTC compiles; the rules expected for each kernel do
+ * apply. */
+static void test_rules_on_suite(void **state)
+{
+    (void)state;
+    int applied[CUT_MV_COUNT] = {0};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(suite); i++) {
+        cut_kspec k;
+        load_suite(suite[i], &k);
+        char *src = cut_kstate_materialise(&k, NULL);
+        compiles(src, suite[i]);
+        char *(*rules[])(const char *) = {cut_rule_cache_cg, cut_rule_math_fusion, cut_rule_pad_smem,
+                                          cut_rule_grouped_raster, cut_rule_async_stage};
+        const cut_move moves[] = {CUT_MV_CACHE_CG, CUT_MV_MATH_FUSION, CUT_MV_PAD_TAIL, CUT_MV_GROUPED,
+                                  CUT_MV_ASYNC_PIPELINE};
+        for (size_t r = 0; r < CUT_ARRAY_LEN(rules); r++) {
+            char *out = rules[r](src);
+            if (out) {
+                char what[128];
+                snprintf(what, sizeof what, "%s after %s", suite[i], cut_move_name(moves[r]));
+                compiles(out, what);
+                applied[moves[r]]++;
+                free(out);
+            }
+        }
+        for (int block = 0; block < 2; block++) {
+            char *out = cut_rule_avoid_atomics(src, block);
+            if (out) {
+                compiles(out, "avoid_atomics_reduce");
+                applied[CUT_MV_AVOID_ATOMICS]++;
+                free(out);
+            }
+        }
+        /* the generator: every proposal's diff applies to the state with patch */
+        char *dir = tu_tmpdir("optimize_rules");
+        cut_cand_gen *g = cut_rules_gen_new();
+        cut_proposal p[96];
+        cut_err e = {{0}};
+        const int np = g->propose(g->ctx, &k, src, dir, p, 96, &e);
+        if (np < 1)
+            fail_msg("%s: %d proposals (%s)", suite[i], np, e.msg);
+        for (int j = 0; j < np; j++) {
+            char *out = NULL;
+            if (cut_patch_apply(src, p[j].diff, dir, &out, &e) != 0)
+                fail_msg("%s: %s: %s", suite[i], p[j].label, e.msg);
+            assert_string_not_equal(out, src);
+            for (int q = 0; q < j; q++)
+                assert_string_not_equal(p[q].label, p[j].label);
+            free(out);
+            cut_proposal_free(&p[j]);
+        }
+        cut_cand_gen_free(g);
+        free(dir);
+        free(src);
+        cut_kspec_free(&k);
+    }
+    assert_true(applied[CUT_MV_CACHE_CG] == (int)CUT_ARRAY_LEN(suite)); /* every suite kernel reads const inputs */
+    assert_int_equal(applied[CUT_MV_MATH_FUSION], 2);                   /* softmax (expf), layernorm (1/sqrtf) */
+    assert_int_equal(applied[CUT_MV_AVOID_ATOMICS], 2);                 /* reduce_sum: warp and block variants */
+    assert_int_equal(applied[CUT_MV_GROUPED], 3);                       /* transpose, sgemm, conv2d: 2-D grids */
+    assert_int_equal(applied[CUT_MV_ASYNC_PIPELINE], 1);                /* conv2d's marked staging copy */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_value_and_widening), cmocka_unit_test(test_dirichlet_deterministic),
+        cmocka_unit_test(test_root_edges_noise_prune), cmocka_unit_test(test_select_backup_puct),
+        cmocka_unit_test(test_transposition_ptx), cmocka_unit_test(test_transposition_nvrtc),
+        cmocka_unit_test(test_materialise_roundtrip), cmocka_unit_test(test_diff_patch),
+        cmocka_unit_test(test_rules_text), cmocka_unit_test(test_rules_on_suite),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
