@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Malformed kernel specs and options: cutune optimize exits 2 with one sentence naming the field, before running
+# anything (no output folder is created).
+set -euo pipefail
+BIN=$1; DIR=$2
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+cp "$SRC/kernels/softmax_row.cu" .
+good=$(sed 's/"source_path": "softmax_row.cu"/"source_path": "softmax_row.cu"/' "$SRC/kernels/softmax_row.json")
+n=0
+expect() { # name, file content, words the message must contain
+  n=$((n + 1))
+  printf '%s' "$2" > "$1.json"
+  set +e; "$BIN" optimize --input "$1.json" --outdir out --backend emu > "$1.log" 2>&1; rc=$?; set -e
+  [ $rc -eq 2 ] || { cat "$1.log"; fail "$1: exit $rc, want 2"; }
+  grep -q -- "$3" "$1.log" || { cat "$1.log"; fail "$1: message does not say '$3'"; }
+  [ ! -e out ] || fail "$1: an output folder was created"
+}
+expect bad_json '{"name": "x", "language": "cuda",' "not valid JSON"
+expect unknown_dtype "$(echo "$good" | sed 's/"dtype": "f32", "shape": \["ROWS", "COLS"\], "init"/"dtype": "f8", "shape": ["ROWS", "COLS"], "init"/')" "inputs\[0\].dtype"
+expect shape_unknown_size "$(echo "$good" | sed 's/"shape": \["ROWS", "COLS"\]}\]/"shape": ["ROWS", "DEPTH"]}]/')" "outputs\[0\].shape\[1\]"
+expect launch_too_big "$(echo "$good" | sed 's/"block": \["BLOCK"\]/"block": ["BLOCK * 16"]/')" "launch.block"
+expect missing_entry "$(echo "$good" | sed 's/"entry": "softmax_row"/"entry": "softmax_rows"/')" "entry"
+expect args_mismatch "$(echo "$good" | sed 's/"args": \["x", "y", "cols"\]/"args": ["x", "y"]/')" "args"
+# options
+set +e
+"$BIN" optimize --input softmax_row.cu.nope > o1.log 2>&1; r1=$?
+"$BIN" optimize --input "$SRC/kernels" --ncu-every 5 > o2.log 2>&1; r2=$?
+"$BIN" optimize --input "$SRC/kernels" --gpus 0,x > o3.log 2>&1; r3=$?
+"$BIN" optimize --input "$SRC/kernels" --budget-builds 0 > o4.log 2>&1; r4=$?
+"$BIN" optimize --input "$SRC/kernels" --sizes ROWS=0 --backend emu > o5.log 2>&1; r5=$?
+set -e
+[ $r1 -eq 2 ] && grep -q "does not exist" o1.log || fail "missing input"
+[ $r2 -eq 2 ] && grep -q "ncu-every" o2.log || fail "--ncu-every"
+[ $r3 -eq 2 ] && grep -q -- "--gpus" o3.log || fail "--gpus"
+[ $r4 -eq 2 ] && grep -q -- "--budget-builds" o4.log || fail "--budget-builds"
+[ $r5 -eq 2 ] && grep -q "ROWS" o5.log || { cat o5.log; fail "--sizes ROWS=0"; }
+echo "$((n + 5)) passed, 0 failed"

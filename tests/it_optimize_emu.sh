@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# cutune optimize end to end on the host emulator: two suite kernels, 10 builds each, rules only. Checks seed 002's
+# layout (baseline/, variants/<id>/ with every file, best -> a finished variant or the baseline, trace.md,
+# events.jsonl, search_state.json, global_tactic_graph.json, summary.json) and that the graph the state file holds is
+# consistent with the variants on disk.
+set -euo pipefail
+BIN=$1; DIR=$2
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+mkdir specs
+cp "$SRC"/kernels/reduce_sum.* "$SRC"/kernels/softmax_row.* specs/
+export COMPILE_CACHE_DIR=$DIR/cache
+"$BIN" optimize --input specs --outdir out --backend emu --no-llm --budget-builds 10 --seed 3 \
+  --sizes N=8192,ROWS=16,COLS=256 > run.log 2>&1 || { cat run.log; fail "optimize exited $?"; }
+grep -q "geomean speedup over 2 kernels" run.log || { cat run.log; fail "no geomean line"; }
+python3 - out <<'PY' || fail "layout"
+import json, os, sys
+out = sys.argv[1]
+summary = json.load(open(f"{out}/summary.json"))
+assert [k["name"] for k in summary["kernels"]] == ["reduce_sum", "softmax_row"], summary
+g = json.load(open(f"{out}/global_tactic_graph.json"))
+assert sum(m["attempts"] for m in g["moves"].values()) == 20, g["moves"]
+for k in summary["kernels"]:
+    kd = f"{out}/kernels/_{k['name']}"
+    assert k["builds"] == 10, k
+    for f in ["control.json", "result.json", "kernel.cu", "kernel.ptx", "stdout.log", "stderr.log"]:
+        assert os.path.exists(f"{kd}/baseline/{f}"), f
+    variants = sorted(os.listdir(f"{kd}/variants"))
+    assert len(variants) == 10, variants
+    for v in variants:
+        for f in ["control.json", "result.json", "kernel.cu", "candidate.diff", "stdout.log", "stderr.log"]:
+            assert os.path.exists(f"{kd}/variants/{v}/{f}"), (v, f)
+        r = json.load(open(f"{kd}/variants/{v}/result.json"))
+        if r["status"] in ("OK", "TRANSPOSITION", "WRONG_RESULT"):
+            assert os.path.getsize(f"{kd}/variants/{v}/kernel.ptx") > 0
+        if r["status"] == "OK":
+            assert r["median_ms"] > 0 and r["speedup"] > 0
+    best = os.readlink(f"{kd}/best")
+    assert best == "baseline" or best.startswith("variants/v"), best
+    state = json.load(open(f"{kd}/search_state.json"))
+    ids = {n["id"] for n in state["nodes"]}
+    assert state["builds"] == 10
+    # every node but the root is a variant on disk, every expanded edge points at a node
+    assert ids - {"baseline"} <= set(variants), ids
+    children = 0
+    for n in state["nodes"]:
+        for e in n["edges"]:
+            if e["child"] is not None:
+                assert e["child"] in ids, e
+                children += 1
+    assert children == 10, children       # one expanded edge per build (transpositions point at old nodes)
+    ev = [json.loads(l) for l in open(f"{kd}/events.jsonl")]
+    assert ev[0]["event"] == "baseline" and ev[-1]["event"] == "done"
+    assert sum(e["event"] == "variant" for e in ev) == 10
+    assert "MCGS trace" in open(f"{kd}/trace.md").read()
+    print(k["name"], "speedup", round(k["speedup"], 2), "best", k["best_variant"], k["best_moves"])
+# the emulated reduction: aggregating the atomics is proposed first (highest predicted gain) and passes the check
+rs = f"{out}/kernels/_reduce_sum/variants"
+moves = [json.load(open(f"{rs}/{v}/control.json"))["move"] for v in sorted(os.listdir(rs))]
+assert "avoid_atomics_reduce" in moves, moves
+PY
+# a second run without --resume refuses to overwrite the search
+if "$BIN" optimize --input specs/reduce_sum.json --outdir out --backend emu --budget-builds 12 --sizes N=8192 \
+  > again.log 2>&1; then fail "a second run overwrote the search"; fi
+grep -q "pass --resume" again.log || { cat again.log; fail "no --resume hint"; }
+echo "1 passed, 0 failed"

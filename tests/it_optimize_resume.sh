@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SIGKILL cutune optimize mid-search, then --resume: no finished variant lost, unfinished ones removed, the baseline
+# not run again, the graph consistent, and the search reaches its budget.
+set -euo pipefail
+BIN=$1; DIR=$2
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+export COMPILE_CACHE_DIR=$DIR/cache
+KD=out/kernels/_softmax_row
+ARGS=(optimize --input "$SRC/kernels/softmax_row.json" --outdir out --backend emu --no-llm --budget-builds 14
+      --sizes ROWS=16,COLS=256 --seed 5)
+"$BIN" "${ARGS[@]}" > run1.log 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do
+  n=$(ls $KD/variants/*/result.json 2>/dev/null | wc -l)
+  [ "$n" -ge 4 ] && break
+  sleep 0.1
+done
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+[ -f $KD/search_state.json ] || fail "no state after the kill"
+ls -d $KD/variants/*/ > before_dirs.txt
+( for f in $KD/variants/*/result.json; do echo "$f $(md5sum < "$f")"; done ) > before_results.txt
+cp $KD/baseline/result.json baseline_before.json
+# a torn variant: a folder with control.json and no result (killed mid-build)
+mkdir -p $KD/variants/v9999 && echo '{}' > $KD/variants/v9999/control.json
+"$BIN" "${ARGS[@]}" --resume > run2.log 2>&1 || { cat run2.log; fail "resume exited $?"; }
+grep -q "resumed" run2.log || { cat run2.log; fail "did not resume"; }
+cmp -s baseline_before.json $KD/baseline/result.json || fail "the baseline was run again"
+[ ! -e $KD/variants/v9999 ] || fail "the unfinished variant folder was kept"
+while read -r f sum; do
+  [ -f "$f" ] || fail "finished variant $f lost"
+  [ "$(md5sum < "$f")" = "$sum" ] || fail "finished variant $f rewritten"
+done < before_results.txt
+python3 - $KD <<'PY' || fail "graph"
+import json, os, sys
+kd = sys.argv[1]
+state = json.load(open(f"{kd}/search_state.json"))
+variants = sorted(v for v in os.listdir(f"{kd}/variants"))
+assert state["builds"] == 14, state["builds"]
+assert len(variants) == 14, variants
+ids = {n["id"] for n in state["nodes"]}
+assert ids - {"baseline"} <= set(variants)
+edges = [e for n in state["nodes"] for e in n["edges"] if e["child"] is not None]
+assert len(edges) == 14, len(edges)
+assert all(e["child"] in ids for e in edges)
+for v in variants:
+    assert os.path.exists(f"{kd}/variants/{v}/result.json"), v
+ev = [json.loads(l) for l in open(f"{kd}/events.jsonl")]
+assert sum(e["event"] == "baseline" for e in ev) == 1
+assert any(e["event"] == "resume" for e in ev)
+print("resumed; variants", len(variants))
+PY
+echo "1 passed, 0 failed"
