@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The MCGS optimizer (issue 7, seed 002) on the kernel suite: `cutune optimize` over kernels/ with rule-based moves,
+# BUDGET builds per kernel, one worker per GPU of GPUS; every variant is checked (poisoned outputs, the baseline's
+# outputs on two input sets, again after timing) and timed by the worker (CUDA events, L2 flushed, median). Writes
+# RESULT_JSON in the issue's schema ({"gpu", "command", "kernels": [{name, baseline_ms, best_ms, speedup, builds,
+# best_moves}]}) with the driver, clocks, power limit and the geometric mean, and keeps the whole out/ folder
+# (variants, trace.md, events.jsonl, search_state.json, global_tactic_graph.json) under WORKDIR.
+# usage: bench/mcgs_h200.sh RESULT_JSON [WORKDIR]   Env: CUTUNE_MCGS_BUDGET (50), CUTUNE_MCGS_GPUS (0),
+# CUTUNE_MCGS_SEED (1), CUTUNE_MCGS_KERNELS (a folder or one spec; kernels).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/device_env.sh
+RESULT=${1:-bench/results/mcgs_h200.json}
+WORK=${2:-bench_work/mcgs_h200}
+BUDGET=${CUTUNE_MCGS_BUDGET:-50}
+GPUS=${CUTUNE_MCGS_GPUS:-0}
+SEED=${CUTUNE_MCGS_SEED:-1}
+KERNELS=$(cd "${CUTUNE_MCGS_KERNELS:-kernels}" 2>/dev/null && pwd || echo "$PWD/${CUTUNE_MCGS_KERNELS}")
+CUT=$(cd "$(dirname "$CUTUNE_BIN")" && pwd)/$(basename "$CUTUNE_BIN")
+mkdir -p "$WORK" "$(dirname "$RESULT")"
+RESULT=$(cd "$(dirname "$RESULT")" && pwd)/$(basename "$RESULT")
+cd "$WORK"
+rm -rf out
+export COMPILE_CACHE_DIR=$PWD/compile_cache
+"$CUT" devices --json > devices.json
+COMMAND="cutune optimize --input kernels --outdir out --gpus $GPUS --budget-builds $BUDGET --no-llm --seed $SEED"
+t0=$(date +%s)
+"$CUT" optimize --input "$KERNELS" --outdir out --gpus "$GPUS" --budget-builds "$BUDGET" --no-llm --seed "$SEED" \
+  2>&1 | tee optimize.log
+wall=$(( $(date +%s) - t0 ))
+python3 - out/summary.json devices.json "$RESULT" "$COMMAND" "$wall" <<'PY'
+import json, math, sys
+summary, devices, result, command, wall = sys.argv[1:6]
+s = json.load(open(summary))
+d = json.load(open(devices))
+dev = d["devices"][0] if isinstance(d, dict) and d.get("devices") else d
+kernels = [{k: x[k] for k in ("name", "baseline_ms", "best_ms", "speedup", "builds", "best_moves", "best_variant",
+                             "measured", "failed", "transpositions")} for x in s["kernels"]]
+geo = math.exp(sum(math.log(k["speedup"]) for k in kernels) / len(kernels)) if kernels else None
+out = {"gpu": s["gpu"], "device": dev, "backend": s["backend"], "command": command, "wall_s": int(wall),
+       "geomean_speedup": geo, "kernels": kernels}
+json.dump(out, open(result, "w"), indent=1)
+print(f"{'kernel':<14} {'baseline ms':>12} {'best ms':>10} {'speedup':>8} {'builds':>6}  best moves")
+for k in kernels:
+    print(f"{k['name']:<14} {k['baseline_ms']:>12.4f} {k['best_ms']:>10.4f} {k['speedup']:>8.2f} {k['builds']:>6}  "
+          + " > ".join(k["best_moves"]))
+print(f"geomean speedup {geo:.2f}x over {len(kernels)} kernels; wall {wall} s")
+PY
