@@ -302,16 +302,18 @@ static const char *parse_dsmem_decl(const char *p, cut_buf *type, char *name, si
                 return NULL; /* `extern __shared__ float a[], b[];` and the like */
             snprintf(name, name_len, "%s", type->data + last_word);
             type->len = last_word;
-            type->data[last_word] = '\0';
+            while (type->len > 0 && type->data[type->len - 1] == ' ')
+                type->len--;
+            type->data[type->len] = '\0';
             return end + 1;
         } else if (*q == '{' || *q == '(' || *q == '=') {
             return NULL;
-        } else {
-            if (*q == '\n' || *q == '\r' || *q == '\t')
+        } else if (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') {
+            if (type->len > 0 && type->data[type->len - 1] != ' ')
                 cut_buf_append(type, " ", 1);
-            else
-                cut_buf_append(type, q, 1);
             q++;
+        } else {
+            cut_buf_append(type, q++, 1);
         }
     }
     return NULL;
