@@ -96,8 +96,9 @@ static void test_typed_scalars(void **state)
 
 /* ---- dynamic shared memory ---- */
 
-/* Block sums through dynamic shared memory declared in the kernel and at file scope; a third kernel in the same
- * source has a static __shared__ array of the same name, which the rewrite must leave alone. */
+/* Block sums through dynamic shared memory declared in the kernel and at file scope (inside extern "C" { }, whose
+ * brace is not a function's); a third kernel in the same source has a static __shared__ array of the same name,
+ * which the rewrite must leave alone. */
 static const char *reduce_src =
     "extern \"C\" __global__ void block_sum(const float *x, float *out) {\n"
     "  extern __shared__ float red[];\n"
@@ -111,6 +112,7 @@ static const char *reduce_src =
     "  if (t == 0) out[blockIdx.x] = red[0];\n"
     "}\n"
     "__global__ void other(float *o) { __shared__ float red[32]; red[threadIdx.x] = 1.f; o[0] = red[0]; }\n"
+    "extern \"C\" {\n"
     "extern __shared__ float\n"
     "    file_red[];\n"
     "__global__ void block_sum_file(const float *x, float *out) {\n"
@@ -118,6 +120,7 @@ static const char *reduce_src =
     "  file_red[t] = x[blockIdx.x * blockDim.x + t];\n"
     "  __syncthreads();\n"
     "  if (t == 0) { float s = 0; for (unsigned i = 0; i < blockDim.x; i++) s += file_red[i]; out[blockIdx.x] = s; }\n"
+    "}\n"
     "}\n";
 
 static void test_dynamic_smem_reduction(void **state)

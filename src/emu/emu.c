@@ -12,6 +12,7 @@
 #include "cutune/emu.h"
 #include "cutune/util.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -328,15 +329,17 @@ static int count_lines(const char *from, const char *to)
 }
 
 /* Rewrites each `extern __shared__ T name[];` so that name points at the prelude's per-worker (so per-block)
- * buffer cut_emu_dsmem: inside a function as a local `T *const name`, at file scope as a macro (a namespace-scope
- * pointer would be initialized once, with the loading thread's buffer). Line numbers stay those of src. Returns
- * the new text (caller frees). */
+ * buffer cut_emu_dsmem: inside a function as a local `T *const name`, elsewhere (file scope, extern "C" { },
+ * namespaces) as a macro, since a namespace-scope pointer would be initialized once, with the loading thread's
+ * buffer. A function body is the outermost brace that follows a ')'. Line numbers stay those of src. Returns the
+ * new text (caller frees). */
 static char *rewrite_dynamic_smem(const char *src)
 {
     cut_buf out, type;
     cut_buf_init(&out);
     cut_buf_init(&type);
-    int depth = 0;
+    int depth = 0, fn_depth = -1; /* fn_depth: the depth outside the current function body, -1 outside any */
+    char last = 0;                /* the last character of code that is not blank */
     const char *copied = src;
     for (const char *p = src; *p;) {
         const char *q = skip_literal(p);
@@ -344,7 +347,13 @@ static char *rewrite_dynamic_smem(const char *src)
             p = q;
             continue;
         }
+        if (*p == '{' && fn_depth < 0 && last == ')')
+            fn_depth = depth;
         depth += (*p == '{') - (*p == '}');
+        if (*p == '}' && depth == fn_depth)
+            fn_depth = -1;
+        if (!isspace((unsigned char)*p))
+            last = *p;
         char name[128];
         type.len = 0;
         const char *after = NULL;
@@ -356,7 +365,7 @@ static char *rewrite_dynamic_smem(const char *src)
         }
         cut_buf_append(&out, copied, (size_t)(p - copied));
         int lines = count_lines(p, after);
-        if (depth > 0) {
+        if (fn_depth >= 0) {
             cut_buf_printf(&out, "%s *const %s = (%s *)cut_emu_dsmem;", type.data, name, type.data);
             for (int i = 0; i < lines; i++)
                 cut_buf_append(&out, "\n", 1);
