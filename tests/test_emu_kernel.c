@@ -73,6 +73,12 @@ static void test_typed_scalars(void **state)
     const unsigned g[3] = {1, 1, 1};
     assert_int_equal(cut_emu_launch(k, g, g, argv, 4, &e), -1);
     assert_non_null(strstr(e.msg, "cut_emu_launch_argv"));
+    unsigned sizes[8];
+    int is_ptr[8];
+    assert_int_equal(cut_emu_kernel_params(k, sizes, is_ptr, 8), 4);
+    assert_true(is_ptr[0] && is_ptr[1] && !is_ptr[2] && !is_ptr[3]);
+    assert_int_equal(sizes[2], 4);
+    assert_int_equal(sizes[3], 4);
     cut_emu_kernel_free(k);
     assert_int_equal(cut_emu_compile_call(saxpy_src, "bad name", work_dir, &k, &e), -1);
     assert_null(k);
@@ -352,6 +358,23 @@ static void test_runner_capture_then_check(void **state)
     c.smem = CUT_EMU_DSMEM_BYTES + 1;
     assert_int_equal(r->run_kernel(r, &c, &res, NULL, &e), 0);
     assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
+
+    /* arguments that do not match the kernel's parameters */
+    make_call(&c, good_src);
+    c.nargs = 3;
+    assert_int_equal(r->run_kernel(r, &c, &res, NULL, &e), 0);
+    assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res.error, "takes 4 parameters"));
+    make_call(&c, good_src);
+    c.args[3].size = 8;
+    assert_int_equal(r->run_kernel(r, &c, &res, NULL, &e), 0);
+    assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res.error, "argument 3 is a 8-byte scalar"));
+    make_call(&c, good_src);
+    c.args[2].buf = 0;
+    assert_int_equal(r->run_kernel(r, &c, &res, NULL, &e), 0);
+    assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res.error, "not a pointer"));
 
     /* a kernel work is not a conv workload, and a conv prepare replaces it */
     cut_result mres;

@@ -26,6 +26,9 @@ int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cu
  * nor a template) is called through a trampoline, launched with cut_emu_launch_argv. */
 int cut_emu_compile_call(const char *src, const char *entry, const char *work_dir, cut_emu_kernel **out,
                          cut_err *e);
+/* The parameters of a kernel from cut_emu_compile_call (0 for others): returns their count; for i < max (and
+ * i < 32), sizes[i] gets parameter i's size in bytes and is_ptr[i] whether it is a pointer. */
+int cut_emu_kernel_params(const cut_emu_kernel *k, unsigned *sizes, int *is_ptr, int max);
 /* Runs a kernel from cut_emu_compile with the given launch configuration and the (host) pointer arguments, in
  * order: up to 12 pointers (not for scalars: a float travels in another register than a pointer). */
 int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **args, int nargs,

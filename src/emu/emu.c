@@ -32,6 +32,7 @@ extern const char cut_emu_prelude_text[];
 extern char **environ;
 
 #define EMU_MAX_ARGS 12
+#define EMU_MAX_PARAMS 32 /* parameters described by cut_emu_kernel_params */
 #define EMU_MAX_THREADS 1024
 #define EMU_STACK_BYTES (256u * 1024u)
 #define EMU_CXX_FLAGS "-O1 -shared -fPIC -std=c++17 -w -fno-strict-aliasing -fno-math-errno"
@@ -55,6 +56,8 @@ struct cut_emu_kernel {
     emu_set3_fn set_thread, set_block;
     int has_sync; /* source mentions a barrier or warp function: run the block's threads as fibers */
     int typed;    /* entry is a cut_emu_compile_call trampoline taking one void **argv */
+    int nparams;  /* typed: the kernel's parameters, params[i] as cut_emu_params in the prelude describes them */
+    unsigned params[EMU_MAX_PARAMS];
     char so_path[1024];
 };
 
@@ -442,8 +445,23 @@ int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cu
     return rc;
 }
 
+/* Reads the typed kernel's parameter description from `cut_emu_params_<entry>` (appended by cut_emu_compile_call). */
+static int load_params(cut_emu_kernel *k, const char *entry, cut_err *e)
+{
+    char sym[128];
+    snprintf(sym, sizeof sym, "cut_emu_params_%s", entry);
+    void *f = dlsym(k->dl, sym);
+    if (!f)
+        return cut_err_set(e, "%s lacks the parameter description %s", k->so_path, sym);
+    unsigned (*describe)(unsigned *, unsigned);
+    memcpy(&describe, &f, sizeof f);
+    k->nparams = (int)describe(k->params, EMU_MAX_PARAMS);
+    return 0;
+}
+
 /* Appends the trampoline `cut_emu_call_<entry>(void **argv)`, which calls entry with *(P_i *)argv[i] for entry's
- * own parameter types P_i (cut_emu_invoke in the prelude deduces them). */
+ * own parameter types P_i (cut_emu_invoke in the prelude deduces them), and `cut_emu_params_<entry>`, which
+ * describes the P_i so that callers can check their arguments first. */
 int cut_emu_compile_call(const char *src, const char *entry, const char *work_dir, cut_emu_kernel **out, cut_err *e)
 {
     *out = NULL;
@@ -457,15 +475,33 @@ int cut_emu_compile_call(const char *src, const char *entry, const char *work_di
     cut_buf b;
     cut_buf_init(&b);
     cut_buf_printf(&b, "%s\nextern \"C\" __attribute__((visibility(\"default\"))) void cut_emu_call_%s(void **argv)\n"
-                       "{\n    cut_emu_invoke(%s, argv);\n}\n", text, entry, entry);
+                       "{\n    cut_emu_invoke(%s, argv);\n}\n"
+                       "extern \"C\" __attribute__((visibility(\"default\"))) unsigned cut_emu_params_%s(unsigned *s, "
+                       "unsigned max)\n{\n    return cut_emu_params(%s, s, max);\n}\n",
+                   text, entry, entry, entry, entry);
     free(text);
     char sym[128];
     snprintf(sym, sizeof sym, "cut_emu_call_%s", entry);
     int rc = compile_text(b.data, sym, source_has_sync(src), work_dir, out, e);
-    if (rc == 0)
-        (*out)->typed = 1;
     cut_buf_free(&b);
-    return rc;
+    if (rc != 0)
+        return -1;
+    if (load_params(*out, entry, e) != 0) {
+        cut_emu_kernel_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    (*out)->typed = 1;
+    return 0;
+}
+
+int cut_emu_kernel_params(const cut_emu_kernel *k, unsigned *sizes, int *is_ptr, int max)
+{
+    for (int i = 0; i < k->nparams && i < max && i < EMU_MAX_PARAMS; i++) {
+        sizes[i] = k->params[i] & 0x7fffffffu;
+        is_ptr[i] = (k->params[i] >> 31) != 0;
+    }
+    return k->nparams;
 }
 
 void cut_emu_kernel_free(cut_emu_kernel *k)

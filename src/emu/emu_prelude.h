@@ -74,6 +74,22 @@ template <class... P> static inline void cut_emu_invoke(void (*f)(P...), void **
 {
     cut_emu_invoke_seq(f, argv, typename cut_emu_make_seq<sizeof...(P)>::type());
 }
+/* Describes f's parameters for the runtime's check of a call's arguments: sizes[i] gets parameter i's size, with
+ * bit 31 set for a pointer. Returns the parameter count. */
+template <class T> struct cut_emu_is_ptr {
+    enum { v = 0 };
+};
+template <class T> struct cut_emu_is_ptr<T *> {
+    enum { v = 1 };
+};
+template <class... P> static inline unsigned cut_emu_params(void (*f)(P...), unsigned *sizes, unsigned max)
+{
+    (void)f;
+    const unsigned all[] = {0u, (unsigned)sizeof(P) | (cut_emu_is_ptr<P>::v ? 0x80000000u : 0u)...};
+    for (unsigned i = 0; i < sizeof...(P) && i < max; i++)
+        sizes[i] = all[i + 1];
+    return sizeof...(P);
+}
 
 /* ---- vector types ---- */
 #define CUT_EMU_VEC(T, N2, N3, N4, A2, A4)                                                                   \

@@ -544,6 +544,37 @@ static int kcall_refused(const cut_kcall *c, cut_result *res)
     return 0;
 }
 
+/* Arguments that do not match the kernel's parameters would make the trampoline read the wrong bytes, or past
+ * argv: a refused launch, as the status in res. 0 when they match. */
+static int kcall_mismatch(const cut_kwork *w, const cut_kcall *c, const cut_emu_kernel *k, cut_result *res)
+{
+    unsigned sizes[CUT_KW_MAX_ARGS];
+    int is_ptr[CUT_KW_MAX_ARGS];
+    int n = cut_emu_kernel_params(k, sizes, is_ptr, CUT_KW_MAX_ARGS);
+    if (n != c->nargs) {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "kernel %s takes %d parameters but the call passes %d arguments",
+                 c->entry, n, c->nargs);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const cut_kw_arg *a = &c->args[i];
+        if (a->buf >= 0 && !is_ptr[i]) {
+            res->status = CUT_ST_LAUNCH_ERROR;
+            snprintf(res->error, sizeof res->error, "argument %d is buffer '%s' but parameter %d of %s is not a "
+                     "pointer", i, w->bufs[a->buf].name, i, c->entry);
+            return -1;
+        }
+        if (a->buf < 0 && (is_ptr[i] || sizes[i] != a->size)) {
+            res->status = CUT_ST_LAUNCH_ERROR;
+            snprintf(res->error, sizeof res->error, "argument %d is a %u-byte scalar but parameter %d of %s is a "
+                     "%u-byte %s", i, a->size, i, c->entry, sizes[i], is_ptr[i] ? "pointer" : "value");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Set 0: check (or capture), time; set 1: check (or capture), as kwork.h describes. */
 static int emu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e)
 {
@@ -570,7 +601,7 @@ static int emu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cu
         return 0;
     }
     cut_kw_outputs *cap = capture ? outs : NULL;
-    if (kcall_checked(&run, 0, cap, res, "") == 0) {
+    if (kcall_mismatch(&er->kw, c, run.k, res) == 0 && kcall_checked(&run, 0, cap, res, "") == 0) {
         time_launches(&r->timing, launch_kcall, &run, res);
         if (res->status == CUT_ST_OK && kcall_checked(&run, 1, cap, res, "fresh inputs: ") != 0)
             res->median_ms = res->min_ms = res->max_ms = -1;
