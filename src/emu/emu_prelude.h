@@ -14,11 +14,11 @@
  * __syncthreads() parks the fiber until every live thread of the block has arrived; a thread that returns from
  * the kernel no longer counts (like an exited GPU thread), so early-return kernels do not deadlock.
  *
- * Dynamic shared memory: cut_emu_compile rewrites `extern __shared__ T name[];` into a pointer to (or, at file
- * scope, a macro for) cut_emu_dsmem, a thread_local buffer and so per block like __shared__.
- * Not emulated: inline PTX (asm), textures, cooperative groups, half precision. Warp functions (__shfl*_sync, __ballot_sync, __any_sync, __all_sync, __syncwarp) are
- * implemented with a per-warp barrier and assume that all (non-exited) lanes of the warp take part; the mask
- * argument is ignored. */
+ * Dynamic shared memory: cut_emu_compile rewrites `extern __shared__ T name[];` into a pointer to (or, outside a
+ * function, a macro for) cut_emu_dsmem, a thread_local buffer and so per block like __shared__.
+ * Not emulated: inline PTX (asm), textures, cooperative groups, half precision. Warp functions (__shfl*_sync,
+ * __ballot_sync, __any_sync, __all_sync, __syncwarp) are implemented with a per-warp barrier and assume that all
+ * (non-exited) lanes of the warp take part; the mask argument is ignored. */
 #ifndef CUT_EMU_PRELUDE_H
 #define CUT_EMU_PRELUDE_H
 

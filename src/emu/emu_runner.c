@@ -3,14 +3,16 @@
  *
  * A batch is host-compiled in parallel (one compiler per CPU, 32 candidates at a time), then run one by one.
  * Per candidate: inline PTX, or dynamic shared memory over the emulated 227 KiB -> CUT_ST_INVALID with the
- * reason (they cannot run here); host compile failure -> CUT_ST_COMPILE_ERROR with the compiler's first lines; launch refused (block
- * over 1024 threads, ...) -> CUT_ST_LAUNCH_ERROR; output poisoned with
- * NaN, one launch, compare (cut_conv_tolerance times the kernel's tol_scale) -> CUT_ST_WRONG_RESULT with the first mismatches; then timed
- * launches (the checked launch counts as the warm-up) and a second comparison. Emulated times say how fast the
- * host runs the code, not the GPU: they exist so the pipeline can be exercised end to end. A kernel that never
+ * reason (they cannot run here); host compile failure -> CUT_ST_COMPILE_ERROR with the compiler's first lines;
+ * launch refused (block over 1024 threads, ...) -> CUT_ST_LAUNCH_ERROR; output poisoned with NaN, one launch,
+ * compare (cut_conv_tolerance times the kernel's tol_scale) -> CUT_ST_WRONG_RESULT with the first mismatches; then
+ * timed launches (the checked launch counts as the warm-up) and a second comparison. Emulated times say how fast
+ * the host runs the code, not the GPU: they exist so the pipeline can be exercised end to end. A kernel that never
  * terminates cannot be stopped in-process, so timing.timeout_s is not enforced here.
- * User kernels (prepare_kernel/run_kernel, kwork.h) follow the same steps on host copies of the work's buffers,
- * called through cut_emu_compile_call so that scalars of any type arrive as the kernel expects them. */
+ * User kernels (prepare_kernel/run_kernel, kwork.h) run on host copies of the work's buffers, called through
+ * cut_emu_compile_call so that scalars of any type arrive as the kernel expects them: inline asm -> CUT_ST_INVALID;
+ * arguments that do not match the kernel's parameters -> CUT_ST_LAUNCH_ERROR; then check (or capture) on set 0,
+ * time on set 0 as above, check (or capture) on set 1. */
 #include "cutune/emu.h"
 #include "cutune/util.h"
 
