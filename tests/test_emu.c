@@ -622,7 +622,8 @@ static void test_runner_end_to_end(void **state)
         ksrc(good, 3, 1, 1, 64, 1),      ksrc(good, 1, 1, 1, 2048, 1),
     };
     ks[5].uses_inline_ptx = 1;
-    ks[6].smem_dynamic = 1024;
+    ks[0].smem_dynamic = 1024;                    /* emulated: a per-block buffer */
+    ks[6].smem_dynamic = CUT_EMU_DSMEM_BYTES + 1; /* more than that buffer */
     cut_candidate cands[NC];
     for (int i = 0; i < NC; i++)
         cands[i] = (cut_candidate){&ks[i], NULL};

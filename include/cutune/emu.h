@@ -6,7 +6,8 @@
  * Blocks run in parallel on a pool of OS threads; a block never leaves its OS thread, so thread_local __shared__
  * storage is per block. A block's CUDA threads run as fibers (user-level contexts) on that one OS thread and switch
  * at each __syncthreads, which is ~100x faster than one pthread per CUDA thread. Kernels without barriers skip
- * the fibers. Not emulated: dynamic extern __shared__, inline PTX, textures. */
+ * the fibers. Dynamic shared memory (extern __shared__ T name[];) is a per-block buffer of CUT_EMU_DSMEM_BYTES.
+ * Not emulated: inline PTX, textures. */
 #ifndef CUTUNE_EMU_H
 #define CUTUNE_EMU_H
 
@@ -15,12 +16,26 @@
 
 typedef struct cut_emu_kernel cut_emu_kernel;
 
+/* Bytes of dynamic shared memory a block may use: 227 KiB, an H100's or H200's per-block maximum. */
+#define CUT_EMU_DSMEM_BYTES (227u * 1024u)
+
 /* Compiles src with the host compiler ($CUTUNE_HOST_CXX, else c++) into a shared object under work_dir and loads
  * entry. Compile errors: returns -1 with the compiler's message in e. Caller frees with cut_emu_kernel_free. */
 int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cut_emu_kernel **out, cut_err *e);
-/* Runs the kernel with the given launch configuration and the (host) pointer arguments, in order. */
+/* Like cut_emu_compile, for arguments of any type: entry (a C identifier, extern "C" or not, neither overloaded
+ * nor a template) is called through a trampoline, launched with cut_emu_launch_argv. */
+int cut_emu_compile_call(const char *src, const char *entry, const char *work_dir, cut_emu_kernel **out,
+                         cut_err *e);
+/* The parameters of a kernel from cut_emu_compile_call (0 for others): returns their count; for i < max (and
+ * i < 32), sizes[i] gets parameter i's size in bytes and is_ptr[i] whether it is a pointer. */
+int cut_emu_kernel_params(const cut_emu_kernel *k, unsigned *sizes, int *is_ptr, int max);
+/* Runs a kernel from cut_emu_compile with the given launch configuration and the (host) pointer arguments, in
+ * order: up to 12 pointers (not for scalars: a float travels in another register than a pointer). */
 int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **args, int nargs,
                    cut_err *e);
+/* Runs a kernel from cut_emu_compile_call: argv[i] is the address of argument i, of the parameter's exact type
+ * (a buffer argument: the address of the pointer). */
+int cut_emu_launch_argv(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **argv, cut_err *e);
 void cut_emu_kernel_free(cut_emu_kernel *k);
 
 /* The emulation runner: validates against the CPU reference and times wall-clock on the CPU.

@@ -1,6 +1,7 @@
 /* cutune — host emulation of CUDA: compile generated CUDA C with the host C++ compiler and run it on the CPU.
  *
- * Compile: prelude (emu_prelude.h, embedded) + "#line 1 kernel.cu" + source -> <work_dir>/emu_<hash>.cpp ->
+ * Compile: prelude (emu_prelude.h, embedded) + "#line 1 kernel.cu" + source (dynamic shared memory declarations
+ * rewritten, see rewrite_dynamic_smem; cut_emu_compile_call appends a trampoline) -> <work_dir>/emu_<hash>.cpp ->
  * $CUTUNE_HOST_CXX (default c++; $CUTUNE_HOST_CXXFLAGS appended to the flags) -> <work_dir>/emu_<hash>.so
  * (renamed into place, so a cached .so is always complete) -> dlopen. The hash covers compiler, flags, prelude
  * and source, so the .so files are a cache; a damaged one is rebuilt.
@@ -11,6 +12,7 @@
 #include "cutune/emu.h"
 #include "cutune/util.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@ extern const char cut_emu_prelude_text[];
 extern char **environ;
 
 #define EMU_MAX_ARGS 12
+#define EMU_MAX_PARAMS 32 /* parameters described by cut_emu_kernel_params */
 #define EMU_MAX_THREADS 1024
 #define EMU_STACK_BYTES (256u * 1024u)
 #define EMU_CXX_FLAGS "-O1 -shared -fPIC -std=c++17 -w -fno-strict-aliasing -fno-math-errno"
@@ -52,6 +55,9 @@ struct cut_emu_kernel {
     emu_set_dims_fn set_dims;
     emu_set3_fn set_thread, set_block;
     int has_sync; /* source mentions a barrier or warp function: run the block's threads as fibers */
+    int typed;    /* entry is a cut_emu_compile_call trampoline taking one void **argv */
+    int nparams;  /* typed: the kernel's parameters, params[i] as cut_emu_params in the prelude describes them */
+    unsigned params[EMU_MAX_PARAMS];
     char so_path[1024];
 };
 
@@ -220,8 +226,168 @@ static int build_so(const char *src, const char *stem, const char *cxx, const ch
     return 0;
 }
 
-/* Allocates *out (caller frees with cut_emu_kernel_free). */
-int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cut_emu_kernel **out, cut_err *e)
+/* ---- source rewrites --------------------------------------------------------------------------------- */
+
+static int is_ident(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The end of the comment, string or character literal that starts at p, or p when none starts there: braces and
+ * keywords inside them are not code. */
+static const char *skip_literal(const char *p)
+{
+    if (p[0] == '/' && p[1] == '/') {
+        const char *q = strchr(p, '\n');
+        return q ? q : p + strlen(p);
+    }
+    if (p[0] == '/' && p[1] == '*') {
+        const char *q = strstr(p + 2, "*/");
+        return q ? q + 2 : p + strlen(p);
+    }
+    if (*p == '"' || *p == '\'') {
+        const char *q = p + 1;
+        while (*q && *q != *p && *q != '\n')
+            q += q[0] == '\\' && q[1] ? 2 : 1;
+        return *q == *p ? q + 1 : q;
+    }
+    return p;
+}
+
+/* After an attribute word at p: skips blanks and one balanced (...) group. */
+static const char *skip_parens(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    if (p >= end || *p != '(')
+        return p;
+    int depth = 0;
+    for (; p < end; p++) {
+        depth += (*p == '(') - (*p == ')');
+        if (depth == 0)
+            return p + 1;
+    }
+    return end;
+}
+
+/* Parses `extern __shared__ [__align__(n)] T name[];` at p (which starts with the word extern): the element type T
+ * goes to type, the name to name. Returns the position after the ';', or NULL when p starts another declaration. */
+static const char *parse_dsmem_decl(const char *p, cut_buf *type, char *name, size_t name_len)
+{
+    const char *end = strchr(p, ';');
+    if (!end)
+        return NULL;
+    int shared = 0;
+    size_t last_word = (size_t)-1;
+    for (const char *q = p + 6; q < end;) {
+        if (is_ident(*q)) {
+            const char *w = q;
+            while (q < end && is_ident(*q))
+                q++;
+            size_t n = (size_t)(q - w);
+            if (n == 10 && !memcmp(w, "__shared__", 10)) {
+                shared = 1;
+            } else if ((n == 9 && !memcmp(w, "__align__", 9)) || (n == 7 && !memcmp(w, "alignas", 7)) ||
+                       (n == 13 && !memcmp(w, "__attribute__", 13))) {
+                q = skip_parens(q, end); /* the prelude's buffer is aligned for any of them */
+            } else {
+                last_word = type->len;
+                cut_buf_append(type, w, n);
+            }
+        } else if (*q == '[') {
+            do
+                q++;
+            while (q < end && (*q == ' ' || *q == '\t'));
+            if (*q != ']' || !shared || last_word == (size_t)-1 || type->len - last_word >= name_len)
+                return NULL;
+            for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r');)
+                q++;
+            if (q != end)
+                return NULL; /* `extern __shared__ float a[], b[];` and the like */
+            snprintf(name, name_len, "%s", type->data + last_word);
+            type->len = last_word;
+            while (type->len > 0 && type->data[type->len - 1] == ' ')
+                type->len--;
+            type->data[type->len] = '\0';
+            return end + 1;
+        } else if (*q == '{' || *q == '(' || *q == '=') {
+            return NULL;
+        } else if (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') {
+            if (type->len > 0 && type->data[type->len - 1] != ' ')
+                cut_buf_append(type, " ", 1);
+            q++;
+        } else {
+            cut_buf_append(type, q++, 1);
+        }
+    }
+    return NULL;
+}
+
+static int count_lines(const char *from, const char *to)
+{
+    int n = 0;
+    for (; from < to; from++)
+        n += *from == '\n';
+    return n;
+}
+
+/* Rewrites each `extern __shared__ T name[];` so that name points at the prelude's per-worker (so per-block)
+ * buffer cut_emu_dsmem: inside a function as a local `T *const name`, elsewhere (file scope, extern "C" { },
+ * namespaces) as a macro, since a namespace-scope pointer would be initialized once, with the loading thread's
+ * buffer. A function body is the outermost brace that follows a ')'. Line numbers stay those of src. Returns the
+ * new text (caller frees). */
+static char *rewrite_dynamic_smem(const char *src)
+{
+    cut_buf out, type;
+    cut_buf_init(&out);
+    cut_buf_init(&type);
+    int depth = 0, fn_depth = -1; /* fn_depth: the depth outside the current function body, -1 outside any */
+    char last = 0;                /* the last character of code that is not blank */
+    const char *copied = src;
+    for (const char *p = src; *p;) {
+        const char *q = skip_literal(p);
+        if (q != p) {
+            p = q;
+            continue;
+        }
+        if (*p == '{' && fn_depth < 0 && last == ')')
+            fn_depth = depth;
+        depth += (*p == '{') - (*p == '}');
+        if (*p == '}' && depth == fn_depth)
+            fn_depth = -1;
+        if (!isspace((unsigned char)*p))
+            last = *p;
+        char name[128];
+        type.len = 0;
+        const char *after = NULL;
+        if (!strncmp(p, "extern", 6) && !is_ident(p[6]) && (p == src || !is_ident(p[-1])))
+            after = parse_dsmem_decl(p, &type, name, sizeof name);
+        if (!after) {
+            p++;
+            continue;
+        }
+        cut_buf_append(&out, copied, (size_t)(p - copied));
+        int lines = count_lines(p, after);
+        if (fn_depth >= 0) {
+            cut_buf_printf(&out, "%s *const %s = (%s *)cut_emu_dsmem;", type.data, name, type.data);
+            for (int i = 0; i < lines; i++)
+                cut_buf_append(&out, "\n", 1);
+        } else {
+            cut_buf_printf(&out, "\n#undef %s\n#define %s ((%s *)cut_emu_dsmem)\n#line %d \"kernel.cu\"\n", name,
+                           name, type.data, 1 + count_lines(src, after));
+        }
+        p = copied = after;
+    }
+    cut_buf_append(&out, copied, strlen(copied));
+    cut_buf_free(&type);
+    return out.data;
+}
+
+/* ---- compile (continued) ------------------------------------------------------------------------------ */
+
+/* Compiles text (the kernel source after the rewrites) and loads the symbol sym. *out is freed by the caller. */
+static int compile_text(const char *text, const char *sym, int has_sync, const char *work_dir, cut_emu_kernel **out,
+                        cut_err *e)
 {
     *out = NULL;
     char tmpdir[512];
@@ -242,7 +408,7 @@ int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cu
     h = cut_fnv1a(h, cxx, strlen(cxx) + 1);
     h = cut_fnv1a(h, flags, strlen(flags) + 1);
     h = cut_fnv1a(h, cut_emu_prelude_text, strlen(cut_emu_prelude_text) + 1);
-    h = cut_fnv1a(h, src, strlen(src));
+    h = cut_fnv1a(h, text, strlen(text));
     char stem[1024], so[1100];
     if (snprintf(stem, sizeof stem, "%s/emu_%016llx", work_dir, (unsigned long long)h) >= (int)sizeof stem)
         return cut_err_set(e, "emulation work directory path too long: %s", work_dir);
@@ -250,24 +416,92 @@ int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cu
 
     cut_emu_kernel *k = cut_xcalloc(1, sizeof *k);
     snprintf(k->so_path, sizeof k->so_path, "%s", so);
-    k->has_sync = source_has_sync(src);
+    k->has_sync = has_sync;
     int cached = cut_path_exists(so);
-    if (!cached && build_so(src, stem, cxx, flags, e) != 0)
+    if (!cached && build_so(text, stem, cxx, flags, e) != 0)
         goto fail;
     if (load_so(so, k, e) != 0) {
         if (!cached)
             goto fail;
         unlink(so); /* a damaged cache entry: build it again */
-        if (build_so(src, stem, cxx, flags, e) != 0 || load_so(so, k, e) != 0)
+        if (build_so(text, stem, cxx, flags, e) != 0 || load_so(so, k, e) != 0)
             goto fail;
     }
-    if (resolve_entry(k, entry, e) != 0)
+    if (resolve_entry(k, sym, e) != 0)
         goto fail;
     *out = k;
     return 0;
 fail:
     cut_emu_kernel_free(k);
     return -1;
+}
+
+/* Allocates *out (caller frees with cut_emu_kernel_free). */
+int cut_emu_compile(const char *src, const char *entry, const char *work_dir, cut_emu_kernel **out, cut_err *e)
+{
+    char *text = rewrite_dynamic_smem(src);
+    int rc = compile_text(text, entry, source_has_sync(src), work_dir, out, e);
+    free(text);
+    return rc;
+}
+
+/* Reads the typed kernel's parameter description from `cut_emu_params_<entry>` (appended by cut_emu_compile_call). */
+static int load_params(cut_emu_kernel *k, const char *entry, cut_err *e)
+{
+    char sym[128];
+    snprintf(sym, sizeof sym, "cut_emu_params_%s", entry);
+    void *f = dlsym(k->dl, sym);
+    if (!f)
+        return cut_err_set(e, "%s lacks the parameter description %s", k->so_path, sym);
+    unsigned (*describe)(unsigned *, unsigned);
+    memcpy(&describe, &f, sizeof f);
+    k->nparams = (int)describe(k->params, EMU_MAX_PARAMS);
+    return 0;
+}
+
+/* Appends the trampoline `cut_emu_call_<entry>(void **argv)`, which calls entry with *(P_i *)argv[i] for entry's
+ * own parameter types P_i (cut_emu_invoke in the prelude deduces them), and `cut_emu_params_<entry>`, which
+ * describes the P_i so that callers can check their arguments first. */
+int cut_emu_compile_call(const char *src, const char *entry, const char *work_dir, cut_emu_kernel **out, cut_err *e)
+{
+    *out = NULL;
+    size_t n = strlen(entry);
+    if (n == 0 || n > 100 || (entry[0] >= '0' && entry[0] <= '9'))
+        return cut_err_set(e, "kernel entry '%.100s' is not a C identifier", entry);
+    for (size_t i = 0; i < n; i++)
+        if (!is_ident(entry[i]))
+            return cut_err_set(e, "kernel entry '%.100s' is not a C identifier", entry);
+    char *text = rewrite_dynamic_smem(src);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_buf_printf(&b, "%s\nextern \"C\" __attribute__((visibility(\"default\"))) void cut_emu_call_%s(void **argv)\n"
+                       "{\n    cut_emu_invoke(%s, argv);\n}\n"
+                       "extern \"C\" __attribute__((visibility(\"default\"))) unsigned cut_emu_params_%s(unsigned *s, "
+                       "unsigned max)\n{\n    return cut_emu_params(%s, s, max);\n}\n",
+                   text, entry, entry, entry, entry);
+    free(text);
+    char sym[128];
+    snprintf(sym, sizeof sym, "cut_emu_call_%s", entry);
+    int rc = compile_text(b.data, sym, source_has_sync(src), work_dir, out, e);
+    cut_buf_free(&b);
+    if (rc != 0)
+        return -1;
+    if (load_params(*out, entry, e) != 0) {
+        cut_emu_kernel_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    (*out)->typed = 1;
+    return 0;
+}
+
+int cut_emu_kernel_params(const cut_emu_kernel *k, unsigned *sizes, int *is_ptr, int max)
+{
+    for (int i = 0; i < k->nparams && i < max && i < EMU_MAX_PARAMS; i++) {
+        sizes[i] = k->params[i] & 0x7fffffffu;
+        is_ptr[i] = (k->params[i] >> 31) != 0;
+    }
+    return k->nparams;
 }
 
 void cut_emu_kernel_free(cut_emu_kernel *k)
@@ -701,8 +935,8 @@ static long emu_max_workers(void)
 #endif
 }
 
-int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **args, int nargs,
-                   cut_err *e)
+static int launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **args, int nargs,
+                  cut_err *e)
 {
     for (int i = 0; i < 3; i++)
         if (grid[i] == 0 || block[i] == 0)
@@ -784,4 +1018,22 @@ int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned blo
     free(ws);
     free(L);
     return rc;
+}
+
+int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **args, int nargs,
+                   cut_err *e)
+{
+    if (k->typed)
+        return cut_err_set(e, "kernel from cut_emu_compile_call launched with pointer arguments: use "
+                              "cut_emu_launch_argv");
+    return launch(k, grid, block, args, nargs, e);
+}
+
+int cut_emu_launch_argv(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **argv, cut_err *e)
+{
+    if (!k->typed)
+        return cut_err_set(e, "kernel from cut_emu_compile launched with an argument vector: compile it with "
+                              "cut_emu_compile_call");
+    void *args[1] = {argv};
+    return launch(k, grid, block, args, 1, e);
 }

@@ -14,10 +14,11 @@
  * __syncthreads() parks the fiber until every live thread of the block has arrived; a thread that returns from
  * the kernel no longer counts (like an exited GPU thread), so early-return kernels do not deadlock.
  *
- * Not emulated: dynamic shared memory (extern __shared__), inline PTX (asm), textures, cooperative groups,
- * half precision. Warp functions (__shfl*_sync, __ballot_sync, __any_sync, __all_sync, __syncwarp) are
- * implemented with a per-warp barrier and assume that all (non-exited) lanes of the warp take part; the mask
- * argument is ignored. */
+ * Dynamic shared memory: cut_emu_compile rewrites `extern __shared__ T name[];` into a pointer to (or, outside a
+ * function, a macro for) cut_emu_dsmem, a thread_local buffer and so per block like __shared__.
+ * Not emulated: inline PTX (asm), textures, cooperative groups, half precision. Warp functions (__shfl*_sync,
+ * __ballot_sync, __any_sync, __all_sync, __syncwarp) are implemented with a per-warp barrier and assume that all
+ * (non-exited) lanes of the warp take part; the mask argument is ignored. */
 #ifndef CUT_EMU_PRELUDE_H
 #define CUT_EMU_PRELUDE_H
 
@@ -51,6 +52,44 @@ extern "C" int printf(const char *, ...);
 #define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static thread_local /* per worker thread = per block: see the execution model above */
 /* __restrict__ is a GNU C++ keyword already. #pragma unroll is ignored by the host compiler. */
+
+/* Dynamic shared memory, CUT_EMU_DSMEM_BYTES in include/cutune/emu.h (the runtime refuses larger launches). */
+static thread_local unsigned char cut_emu_dsmem[227 * 1024] __attribute__((aligned(128)));
+
+/* cut_emu_invoke(f, argv) calls f(*(P0 *)argv[0], *(P1 *)argv[1], ...) with f's own parameter types: the
+ * trampoline of cut_emu_compile_call, so scalars of any type reach the kernel in the registers it expects. */
+template <unsigned long... I> struct cut_emu_seq {
+};
+template <unsigned long N, unsigned long... I> struct cut_emu_make_seq : cut_emu_make_seq<N - 1, N - 1, I...> {
+};
+template <unsigned long... I> struct cut_emu_make_seq<0, I...> {
+    typedef cut_emu_seq<I...> type;
+};
+template <class... P, unsigned long... I>
+static inline void cut_emu_invoke_seq(void (*f)(P...), void **argv, cut_emu_seq<I...>)
+{
+    f(*(P *)argv[I]...);
+}
+template <class... P> static inline void cut_emu_invoke(void (*f)(P...), void **argv)
+{
+    cut_emu_invoke_seq(f, argv, typename cut_emu_make_seq<sizeof...(P)>::type());
+}
+/* Describes f's parameters for the runtime's check of a call's arguments: sizes[i] gets parameter i's size, with
+ * bit 31 set for a pointer. Returns the parameter count. */
+template <class T> struct cut_emu_is_ptr {
+    enum { v = 0 };
+};
+template <class T> struct cut_emu_is_ptr<T *> {
+    enum { v = 1 };
+};
+template <class... P> static inline unsigned cut_emu_params(void (*f)(P...), unsigned *sizes, unsigned max)
+{
+    (void)f;
+    const unsigned all[] = {0u, (unsigned)sizeof(P) | (cut_emu_is_ptr<P>::v ? 0x80000000u : 0u)...};
+    for (unsigned i = 0; i < sizeof...(P) && i < max; i++)
+        sizes[i] = all[i + 1];
+    return sizeof...(P);
+}
 
 /* ---- vector types ---- */
 #define CUT_EMU_VEC(T, N2, N3, N4, A2, A4)                                                                   \

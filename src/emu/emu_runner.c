@@ -2,16 +2,21 @@
  * (emu.c), checks it against the double-precision CPU reference and times it with the wall clock.
  *
  * A batch is host-compiled in parallel (one compiler per CPU, 32 candidates at a time), then run one by one.
- * Per candidate: inline PTX or dynamic shared memory -> CUT_ST_INVALID with the reason (they cannot run
- * here); host compile failure -> CUT_ST_COMPILE_ERROR with the compiler's first lines; launch refused (block
- * over 1024 threads, ...) -> CUT_ST_LAUNCH_ERROR; output poisoned with
- * NaN, one launch, compare (cut_conv_tolerance times the kernel's tol_scale) -> CUT_ST_WRONG_RESULT with the first mismatches; then timed
- * launches (the checked launch counts as the warm-up) and a second comparison. Emulated times say how fast the
- * host runs the code, not the GPU: they exist so the pipeline can be exercised end to end. A kernel that never
- * terminates cannot be stopped in-process, so timing.timeout_s is not enforced here. */
+ * Per candidate: inline PTX, or dynamic shared memory over the emulated 227 KiB -> CUT_ST_INVALID with the
+ * reason (they cannot run here); host compile failure -> CUT_ST_COMPILE_ERROR with the compiler's first lines;
+ * launch refused (block over 1024 threads, ...) -> CUT_ST_LAUNCH_ERROR; output poisoned with NaN, one launch,
+ * compare (cut_conv_tolerance times the kernel's tol_scale) -> CUT_ST_WRONG_RESULT with the first mismatches; then
+ * timed launches (the checked launch counts as the warm-up) and a second comparison. Emulated times say how fast
+ * the host runs the code, not the GPU: they exist so the pipeline can be exercised end to end. A kernel that never
+ * terminates cannot be stopped in-process, so timing.timeout_s is not enforced here.
+ * User kernels (prepare_kernel/run_kernel, kwork.h) run on host copies of the work's buffers, called through
+ * cut_emu_compile_call so that scalars of any type arrive as the kernel expects them: inline asm -> CUT_ST_INVALID;
+ * arguments that do not match the kernel's parameters -> CUT_ST_LAUNCH_ERROR; then check (or capture) on set 0,
+ * time on set 0 as above, check (or capture) on set 1. */
 #include "cutune/emu.h"
 #include "cutune/util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -32,6 +37,10 @@ typedef struct emu_runner {
     double *ref;
     size_t n_out;
     double atol, rtol;
+    int is_kernel;                       /* 1: a user kernel's work is prepared (kwork.h); the fields below */
+    cut_kwork kw;                        /* its data[] point at kw_copy */
+    void *kw_copy[CUT_KW_MAX_BUFS][2];   /* inputs' two sets (256-byte aligned), outputs' references */
+    void *kw_out[CUT_KW_MAX_BUFS];       /* what the kernel writes, outputs only (256-byte aligned) */
     cut_measure_env env;
 } emu_runner;
 
@@ -43,11 +52,18 @@ static void release_tensors(emu_runner *er)
     free(er->ref);
     er->in = er->w = er->out = NULL;
     er->ref = NULL;
+    for (int i = 0; i < CUT_KW_MAX_BUFS; i++) {
+        free(er->kw_copy[i][0]);
+        free(er->kw_copy[i][1]);
+        free(er->kw_out[i]);
+        er->kw_copy[i][0] = er->kw_copy[i][1] = er->kw_out[i] = NULL;
+    }
+    er->is_kernel = 0;
     er->prepared = 0;
 }
 
 /* 256-byte aligned like cudaMalloc, so float4 loads through reinterpret_cast are aligned. Caller frees. */
-static float *alloc_aligned(size_t bytes)
+static void *alloc_aligned(size_t bytes)
 {
     void *p = NULL;
     if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0)
@@ -128,13 +144,29 @@ static void first_lines(char *dst, size_t n, const char *src)
     dst[j] = '\0';
 }
 
-/* Launches once and times it. Returns 0, or -1 with the reason in res->error. */
-static int launch_timed(emu_runner *er, cut_emu_kernel *k, const cut_kernel_src *ks, double *ms, cut_result *res)
+/* One launch of whatever is measured: 0, or -1 with the reason in e. */
+typedef int (*launch_fn)(void *arg, cut_err *e);
+
+/* A conv or GEMM candidate, launched with (in, w, out). */
+typedef struct conv_launch {
+    emu_runner *er;
+    cut_emu_kernel *k;
+    const cut_kernel_src *ks;
+} conv_launch;
+
+static int launch_conv(void *arg, cut_err *e)
 {
-    void *args[3] = {er->in, er->w, er->out};
+    const conv_launch *cl = arg;
+    void *args[3] = {cl->er->in, cl->er->w, cl->er->out};
+    return cut_emu_launch(cl->k, cl->ks->grid, cl->ks->block, args, 3, e);
+}
+
+/* Launches once and times it. Returns 0, or -1 with the reason in res->error. */
+static int launch_timed(launch_fn fn, void *arg, double *ms, cut_result *res)
+{
     cut_err err = {{0}};
     double t0 = cut_now_s();
-    if (cut_emu_launch(k, ks->grid, ks->block, args, 3, &err) != 0) {
+    if (fn(arg, &err) != 0) {
         res->status = CUT_ST_LAUNCH_ERROR;
         snprintf(res->error, sizeof res->error, "%s", err.msg);
         return -1;
@@ -188,6 +220,30 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The checked launch was the warm-up: at least min(min_repeats, 3) timed launches and min_total_ms, at most
+ * max_repeats. Fills res's times and repeats; a failed launch leaves its status in res instead. */
+static void time_launches(const cut_timing *t, launch_fn fn, void *arg, cut_result *res)
+{
+    int want = CUT_MAX(1, CUT_MIN(t->min_repeats, 3));
+    int cap = CUT_MAX(want, t->max_repeats);
+    double *times = cut_xmalloc((size_t)cap * sizeof *times);
+    double total = 0;
+    int n = 0;
+    while (n < cap && (n < want || total < t->min_total_ms)) {
+        if (launch_timed(fn, arg, &times[n], res) != 0)
+            break;
+        total += times[n++];
+    }
+    if (res->status == CUT_ST_OK) {
+        qsort(times, (size_t)n, sizeof *times, cmp_double);
+        res->repeats = n;
+        res->min_ms = times[0];
+        res->max_ms = times[n - 1];
+        res->median_ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    }
+    free(times);
+}
+
 /* Host compilation of a batch, in parallel: compiling is most of the emulation runner's time. */
 typedef struct compile_job {
     const char *work_dir;
@@ -208,8 +264,8 @@ static const char *skip_reason(const cut_kernel_src *ks)
         return "inline PTX cannot run under emulation: this kernel needs a GPU";
     if (ks->ntma > 0)
         return "TMA tensor maps cannot run under emulation: this kernel needs a GPU";
-    if (ks->smem_dynamic > 0)
-        return "dynamic shared memory is not emulated";
+    if (ks->smem_dynamic > CUT_EMU_DSMEM_BYTES)
+        return "dynamic shared memory over the 227 KiB per block that emulation provides";
     return NULL;
 }
 
@@ -268,35 +324,15 @@ static void measure_one(cut_runner *r, const cut_candidate *cand, cut_emu_kernel
         return;
     }
     double ms = 0;
+    conv_launch cl = {er, k, ks};
     poison(er->out, er->n_out);
-    if (launch_timed(er, k, ks, &ms, res) != 0)
+    if (launch_timed(launch_conv, &cl, &ms, res) != 0)
         return;
     if (check_output(er, ks, res, "") != 0)
         return;
-
-    /* Timing: the checked launch was the warm-up; at least min(min_repeats, 3) launches and min_total_ms. */
-    const cut_timing *t = &r->timing;
-    int want = CUT_MAX(1, CUT_MIN(t->min_repeats, 3));
-    int cap = CUT_MAX(want, t->max_repeats);
-    double *times = cut_xmalloc((size_t)cap * sizeof *times);
-    double total = 0;
-    int n = 0;
-    while (n < cap && (n < want || total < t->min_total_ms)) {
-        if (launch_timed(er, k, ks, &times[n], res) != 0)
-            break;
-        total += times[n++];
-    }
-    if (res->status == CUT_ST_OK) {
-        qsort(times, (size_t)n, sizeof *times, cmp_double);
-        res->repeats = n;
-        res->min_ms = times[0];
-        res->max_ms = times[n - 1];
-        res->median_ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-        check_output(er, ks, res, "after timing: ");
-        if (res->status != CUT_ST_OK)
-            res->median_ms = res->min_ms = res->max_ms = -1;
-    }
-    free(times);
+    time_launches(&r->timing, launch_conv, &cl, res);
+    if (res->status == CUT_ST_OK && check_output(er, ks, res, "after timing: ") != 0)
+        res->median_ms = res->min_ms = res->max_ms = -1;
 }
 
 #define EMU_BATCH 32 /* candidates compiled (and loaded) at a time */
@@ -304,8 +340,8 @@ static void measure_one(cut_runner *r, const cut_candidate *cand, cut_emu_kernel
 static int emu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e)
 {
     emu_runner *er = r->impl;
-    if (!er->prepared)
-        return cut_err_set(e, "emulation runner: measure() before prepare()");
+    if (!er->prepared || er->is_kernel)
+        return cut_err_set(e, "emulation runner: measure() without a prepared conv or GEMM workload");
     cut_emu_kernel *kernels[EMU_BATCH];
     cut_err *errs = cut_xcalloc(EMU_BATCH, sizeof *errs);
     for (int b = 0; b < n; b += EMU_BATCH) {
@@ -324,9 +360,7 @@ static int emu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_res
 /* Energy under emulation: the meter reads whatever NVML is loaded (in tests, the fake library) while the host
  * runs the kernel; it exercises the energy pipeline, not a GPU. */
 typedef struct emu_energy_run {
-    emu_runner *er;
-    cut_emu_kernel *k;
-    const cut_kernel_src *ks;
+    conv_launch cl;
     cut_result *res;
 } emu_energy_run;
 
@@ -337,7 +371,7 @@ static int emu_energy_chunk(void *arg, long long iters, long long *done_iters, d
     double total = 0;
     for (long long i = 0; i < iters; i++) {
         double ms = 0;
-        if (launch_timed(run->er, run->k, run->ks, &ms, run->res) != 0)
+        if (launch_timed(launch_conv, &run->cl, &ms, run->res) != 0)
             return cut_err_set(e, "%s", run->res->error);
         total += ms;
     }
@@ -350,21 +384,234 @@ static int emu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_pl
                       cut_energy_result *er_out, cut_err *e)
 {
     emu_runner *er = r->impl;
-    if (!er->prepared)
-        return cut_err_set(e, "emulation runner: energy() before prepare()");
+    if (!er->prepared || er->is_kernel)
+        return cut_err_set(e, "emulation runner: energy() without a prepared conv or GEMM workload");
     cut_emu_kernel *k = NULL;
     cut_err cerr = {{0}};
     compile_all(er->work_dir, c, 1, &k, &cerr);
     measure_one(r, c, k, &cerr, res);
     int rc = 0;
     if (res->status == CUT_ST_OK) {
-        emu_energy_run run = {er, k, c->ks, res};
+        emu_energy_run run = {{er, k, c->ks}, res};
         rc = cut_energy_measure(p, emu_energy_chunk, &run, er->is_gemm ? cut_gemm_flops(&er->gemm) : cut_conv_flops(&er->conv), er_out, e);
         if (rc == 0 && res->status == CUT_ST_OK)
             check_output(er, c->ks, res, "after the energy run: ");
     }
     cut_emu_kernel_free(k);
     return rc;
+}
+
+/* ---- user kernels (kwork.h) ---------------------------------------------------------------------------- */
+
+static void *copy_aligned(const void *src, size_t bytes)
+{
+    void *p = alloc_aligned(bytes);
+    memcpy(p, src, bytes);
+    return p;
+}
+
+static size_t kw_bytes(const cut_kw_buf *b) { return b->elems * cut_ks_dtype_size(b->dtype); }
+
+/* Copies the work: the caller's buffers need not outlive the call. */
+static int emu_prepare_kernel(cut_runner *r, const cut_kwork *w, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    if (cut_kwork_check(w, e) != 0)
+        return -1;
+    release_tensors(er);
+    er->kw = *w;
+    for (int i = 0; i < w->nbufs; i++) {
+        cut_kw_buf *b = &er->kw.bufs[i];
+        for (int s = 0; s < 2; s++) {
+            er->kw_copy[i][s] = b->data[s] ? copy_aligned(b->data[s], kw_bytes(b)) : NULL;
+            b->data[s] = er->kw_copy[i][s];
+        }
+        if (b->is_output)
+            er->kw_out[i] = alloc_aligned(kw_bytes(b));
+    }
+    er->is_kernel = 1;
+    er->prepared = 1;
+    return 0;
+}
+
+/* Inline assembly is PTX in a CUDA kernel, which the host cannot run: the word asm (or __asm, __asm__) followed by
+ * "(" or a volatile qualifier. */
+static int uses_inline_asm(const char *src)
+{
+    static const char *const words[] = {"__asm__", "__asm", "asm"};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(words); i++) {
+        size_t n = strlen(words[i]);
+        for (const char *p = strstr(src, words[i]); p; p = strstr(p + 1, words[i])) {
+            if ((p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) || isalnum((unsigned char)p[n]) ||
+                p[n] == '_')
+                continue;
+            const char *q = p + n;
+            while (isspace((unsigned char)*q))
+                q++;
+            if (*q == '(' || !strncmp(q, "volatile", 8) || !strncmp(q, "__volatile__", 12))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* One compiled call and its arguments for an input set: argv[i] is the address of argument i (cut_emu_launch_argv). */
+typedef struct kcall_run {
+    emu_runner *er;
+    cut_emu_kernel *k;
+    const cut_kcall *c;
+    void *ptrs[CUT_KW_MAX_ARGS];                 /* buffer arguments: host addresses */
+    unsigned long long scalars[CUT_KW_MAX_ARGS]; /* scalar arguments: their bytes, zero-extended and aligned */
+    void *argv[CUT_KW_MAX_ARGS];
+} kcall_run;
+
+static void kcall_bind(kcall_run *run, int set)
+{
+    const cut_kcall *c = run->c;
+    for (int i = 0; i < c->nargs; i++) {
+        const cut_kw_arg *a = &c->args[i];
+        if (a->buf >= 0) {
+            run->ptrs[i] = run->er->kw.bufs[a->buf].is_output ? run->er->kw_out[a->buf] : run->er->kw_copy[a->buf][set];
+            run->argv[i] = &run->ptrs[i];
+        } else {
+            run->scalars[i] = 0;
+            memcpy(&run->scalars[i], a->bytes, a->size);
+            run->argv[i] = &run->scalars[i];
+        }
+    }
+}
+
+static int launch_kcall(void *arg, cut_err *e)
+{
+    kcall_run *run = arg;
+    return cut_emu_launch_argv(run->k, run->c->grid, run->c->block, run->argv, e);
+}
+
+/* Checks (or, when outs is not NULL, captures into outs) every output after a launch on input set s. Returns 0, or
+ * -1 with CUT_ST_WRONG_RESULT and the first mismatch in res. */
+static int kcall_outputs(const emu_runner *er, int s, cut_kw_outputs *outs, cut_result *res, const char *when)
+{
+    for (int i = 0; i < er->kw.nbufs; i++) {
+        const cut_kw_buf *b = &er->kw.bufs[i];
+        if (!b->is_output)
+            continue;
+        if (outs) {
+            outs->data[i][s] = cut_xmalloc(kw_bytes(b));
+            memcpy(outs->data[i][s], er->kw_out[i], kw_bytes(b));
+            continue;
+        }
+        char msg[160];
+        double maxe = 0;
+        size_t bad = cut_kw_compare(b, er->kw_out[i], b->data[s], er->kw.atol, er->kw.rtol, &maxe, msg, sizeof msg);
+        if (maxe > res->max_abs_err)
+            res->max_abs_err = maxe;
+        if (bad) {
+            res->status = CUT_ST_WRONG_RESULT;
+            snprintf(res->error, sizeof res->error, "%s%s (%zu of %zu wrong, atol %.3g rtol %.3g)", when, msg, bad,
+                     b->elems, er->kw.atol, er->kw.rtol);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Poisons the outputs with set s's byte, launches on set s and checks or captures. 0, or -1 with res set. */
+static int kcall_checked(kcall_run *run, int s, cut_kw_outputs *outs, cut_result *res, const char *when)
+{
+    emu_runner *er = run->er;
+    for (int i = 0; i < er->kw.nbufs; i++)
+        if (er->kw.bufs[i].is_output)
+            memset(er->kw_out[i], s ? CUT_KW_POISON1 : CUT_KW_POISON0, kw_bytes(&er->kw.bufs[i]));
+    kcall_bind(run, s);
+    double ms;
+    if (launch_timed(launch_kcall, run, &ms, res) != 0)
+        return -1;
+    return kcall_outputs(er, s, outs, res, when);
+}
+
+/* Why the call cannot run here (CUT_ST_INVALID or a refused launch), as the status in res; 0 when it can. */
+static int kcall_refused(const cut_kcall *c, cut_result *res)
+{
+    if (uses_inline_asm(c->src)) {
+        res->status = CUT_ST_INVALID;
+        snprintf(res->error, sizeof res->error, "inline PTX (asm) cannot run under emulation: this kernel needs a GPU");
+        return -1;
+    }
+    if (c->smem > CUT_EMU_DSMEM_BYTES) {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "%u bytes of dynamic shared memory are over the %u per block that "
+                 "emulation provides", c->smem, CUT_EMU_DSMEM_BYTES);
+        return -1;
+    }
+    return 0;
+}
+
+/* Arguments that do not match the kernel's parameters would make the trampoline read the wrong bytes, or past
+ * argv: a refused launch, as the status in res. 0 when they match. */
+static int kcall_mismatch(const cut_kwork *w, const cut_kcall *c, const cut_emu_kernel *k, cut_result *res)
+{
+    unsigned sizes[CUT_KW_MAX_ARGS];
+    int is_ptr[CUT_KW_MAX_ARGS];
+    int n = cut_emu_kernel_params(k, sizes, is_ptr, CUT_KW_MAX_ARGS);
+    if (n != c->nargs) {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "kernel %s takes %d parameters but the call passes %d arguments",
+                 c->entry, n, c->nargs);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const cut_kw_arg *a = &c->args[i];
+        if (a->buf >= 0 && !is_ptr[i]) {
+            res->status = CUT_ST_LAUNCH_ERROR;
+            snprintf(res->error, sizeof res->error, "argument %d is buffer '%s' but parameter %d of %s is not a "
+                     "pointer", i, w->bufs[a->buf].name, i, c->entry);
+            return -1;
+        }
+        if (a->buf < 0 && (is_ptr[i] || sizes[i] != a->size)) {
+            res->status = CUT_ST_LAUNCH_ERROR;
+            snprintf(res->error, sizeof res->error, "argument %d is a %u-byte scalar but parameter %d of %s is a "
+                     "%u-byte %s", i, a->size, i, c->entry, sizes[i], is_ptr[i] ? "pointer" : "value");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Set 0: check (or capture), time; set 1: check (or capture), as kwork.h describes. */
+static int emu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    if (!er->prepared || !er->is_kernel)
+        return cut_err_set(e, "emulation runner: run_kernel() without a prepared kernel work");
+    if (cut_kcall_check(&er->kw, c, e) != 0)
+        return -1;
+    if (!c->src)
+        return cut_err_set(e, "kernel call: no CUDA C source to emulate");
+    const int capture = !cut_kwork_has_refs(&er->kw);
+    if (capture && !outs)
+        return cut_err_set(e, "kernel call: the work has no references, so the outputs need somewhere to go");
+    if (capture)
+        memset(outs, 0, sizeof *outs);
+    cut_result_reset(res);
+    if (kcall_refused(c, res) != 0)
+        return 0;
+    kcall_run run = {.er = er, .c = c};
+    cut_err cerr = {{0}};
+    if (cut_emu_compile_call(c->src, c->entry, er->work_dir, &run.k, &cerr) != 0) {
+        res->status = CUT_ST_COMPILE_ERROR;
+        first_lines(res->error, sizeof res->error, cerr.msg);
+        return 0;
+    }
+    cut_kw_outputs *cap = capture ? outs : NULL;
+    if (kcall_mismatch(&er->kw, c, run.k, res) == 0 && kcall_checked(&run, 0, cap, res, "") == 0) {
+        time_launches(&r->timing, launch_kcall, &run, res);
+        if (res->status == CUT_ST_OK && kcall_checked(&run, 1, cap, res, "fresh inputs: ") != 0)
+            res->median_ms = res->min_ms = res->max_ms = -1;
+    }
+    if (res->status != CUT_ST_OK && capture)
+        cut_kw_outputs_free(outs); /* nothing half-captured becomes a reference */
+    cut_emu_kernel_free(run.k);
+    return 0;
 }
 
 static const cut_measure_env *emu_env(cut_runner *r)
@@ -440,6 +687,8 @@ cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_er
     r->prepare_gemm = emu_prepare_gemm;
     r->measure = emu_measure;
     r->energy = emu_energy;
+    r->prepare_kernel = emu_prepare_kernel;
+    r->run_kernel = emu_run_kernel;
     r->env = emu_env;
     r->destroy = emu_destroy;
     if (t)
