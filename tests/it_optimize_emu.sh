@@ -20,21 +20,22 @@ out = sys.argv[1]
 summary = json.load(open(f"{out}/summary.json"))
 assert [k["name"] for k in summary["kernels"]] == ["reduce_sum", "softmax_row"], summary
 g = json.load(open(f"{out}/global_tactic_graph.json"))
-assert sum(m["attempts"] for m in g["moves"].values()) == 20, g["moves"]
+attempts = sum(m["attempts"] for m in g["moves"].values())
 for k in summary["kernels"]:
     kd = f"{out}/kernels/_{k['name']}"
     assert k["builds"] == 10, k
     for f in ["control.json", "result.json", "kernel.cu", "kernel.ptx", "stdout.log", "stderr.log"]:
         assert os.path.exists(f"{kd}/baseline/{f}"), f
     variants = sorted(os.listdir(f"{kd}/variants"))
-    assert len(variants) == 10, variants
+    compiled = [v for v in variants if json.load(open(f"{kd}/variants/{v}/result.json"))["compiled"]]
+    assert len(compiled) == 10, variants  # the budget counts builds; a known state found before building is free
     for v in variants:
         for f in ["control.json", "result.json", "kernel.cu", "candidate.diff", "stdout.log", "stderr.log"]:
             assert os.path.exists(f"{kd}/variants/{v}/{f}"), (v, f)
         r = json.load(open(f"{kd}/variants/{v}/result.json"))
-        if r["status"] in ("OK", "TRANSPOSITION", "WRONG_RESULT"):
+        if r["compiled"] and r["status"] != "compile_error":
             assert os.path.getsize(f"{kd}/variants/{v}/kernel.ptx") > 0
-        if r["status"] == "OK":
+        if r["status"] == "ok":
             assert r["median_ms"] > 0 and r["speedup"] > 0
     best = os.readlink(f"{kd}/best")
     assert best == "baseline" or best.startswith("variants/v"), best
@@ -49,12 +50,14 @@ for k in summary["kernels"]:
             if e["child"] is not None:
                 assert e["child"] in ids, e
                 children += 1
-    assert children == 10, children       # one expanded edge per build (transpositions point at old nodes)
+    assert children == len(variants), children  # one expanded edge per variant (transpositions: old nodes)
     ev = [json.loads(l) for l in open(f"{kd}/events.jsonl")]
     assert ev[0]["event"] == "baseline" and ev[-1]["event"] == "done"
-    assert sum(e["event"] == "variant" for e in ev) == 10
+    assert sum(e["event"] == "variant" for e in ev) == len(variants)
+    attempts -= len(variants)
     assert "MCGS trace" in open(f"{kd}/trace.md").read()
     print(k["name"], "speedup", round(k["speedup"], 2), "best", k["best_variant"], k["best_moves"])
+assert attempts == 0, attempts  # the global graph saw every variant of both kernels
 # the emulated reduction: aggregating the atomics is proposed first (highest predicted gain) and passes the check
 rs = f"{out}/kernels/_reduce_sum/variants"
 moves = [json.load(open(f"{rs}/{v}/control.json"))["move"] for v in sorted(os.listdir(rs))]

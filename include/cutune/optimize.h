@@ -52,6 +52,9 @@ int cut_kstate_tunables(const cut_kspec *k, const char *src, long long *vals, cu
 uint64_t cut_kstate_key(const char *src, const cut_ks_launch *l);
 /* Hash of PTX with comments, blank lines and leading/trailing blanks removed. */
 uint64_t cut_ptx_norm_hash(const char *ptx);
+/* The transposition key: the normalised PTX and the launch (a tunable that only sizes the launch leaves the PTX as
+ * it was, yet is another state). */
+uint64_t cut_kstate_ptx_key(const char *ptx, const cut_ks_launch *l);
 
 /* ---- diffs (GNU diff and patch) ---- */
 
@@ -149,6 +152,8 @@ void cut_mcgs_free(cut_mcgs *g);
 int cut_mcgs_add_node(cut_mcgs *g, const char *id);
 /* The node with this PTX hash (OK or PENDING), or -1. */
 int cut_mcgs_find_ptx(const cut_mcgs *g, uint64_t ptx_hash);
+/* The node with this state key (source and launch; OK or PENDING), or -1. */
+int cut_mcgs_find_key(const cut_mcgs *g, uint64_t key);
 int cut_mcgs_find_id(const cut_mcgs *g, const char *id);
 /* Gives node n its edges from proposals (priors from pred gains, normalised; pruned below min_pred_gain); at the root
  * (n == 0) mixes Dirichlet noise into the priors once. */

@@ -520,8 +520,9 @@ static int kcall_checked(kcall_run *run, int s, cut_kw_outputs *outs, cut_result
 {
     emu_runner *er = run->er;
     for (int i = 0; i < er->kw.nbufs; i++)
-        if (er->kw.bufs[i].is_output)
-            memset(er->kw_out[i], s ? CUT_KW_POISON1 : CUT_KW_POISON0, kw_bytes(&er->kw.bufs[i]));
+        if (er->kw.bufs[i].is_output) /* an accumulated output starts at zero instead */
+            memset(er->kw_out[i], er->kw.bufs[i].zero_init ? 0 : s ? CUT_KW_POISON1 : CUT_KW_POISON0,
+                   kw_bytes(&er->kw.bufs[i]));
     kcall_bind(run, s);
     double ms;
     if (launch_timed(launch_kcall, run, &ms, res) != 0)

@@ -121,12 +121,18 @@ int cut_kstate_tunables(const cut_kspec *k, const char *src, long long *vals, cu
     return 0;
 }
 
-uint64_t cut_kstate_key(const char *src, const cut_ks_launch *l)
+static uint64_t launch_hash(uint64_t h, const cut_ks_launch *l)
 {
-    uint64_t h = cut_fnv1a(CUT_FNV_INIT, src, strlen(src));
     const unsigned v[7] = {l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem};
     return cut_fnv1a(h, v, sizeof v);
 }
+
+uint64_t cut_kstate_key(const char *src, const cut_ks_launch *l)
+{
+    return launch_hash(cut_fnv1a(CUT_FNV_INIT, src, strlen(src)), l);
+}
+
+uint64_t cut_kstate_ptx_key(const char *ptx, const cut_ks_launch *l) { return launch_hash(cut_ptx_norm_hash(ptx), l); }
 
 uint64_t cut_ptx_norm_hash(const char *ptx)
 {

@@ -61,6 +61,14 @@ int cut_mcgs_find_ptx(const cut_mcgs *g, uint64_t ptx_hash)
     return -1;
 }
 
+int cut_mcgs_find_key(const cut_mcgs *g, uint64_t key)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].status != CUT_NODE_FAILED && g->nodes[i].key == key)
+            return i;
+    return -1;
+}
+
 int cut_mcgs_find_id(const cut_mcgs *g, const char *id)
 {
     for (int i = 0; i < g->nnodes; i++)

@@ -343,6 +343,7 @@ typedef struct job {
     cut_kcall call;
     cut_compiled bin;
     int runnable;      /* built, not a transposition: to be measured */
+    int compiled;      /* counted against the budget */
     int same_as;       /* transposition: the existing node */
     cut_status status;
     char status_name[32];
@@ -383,11 +384,11 @@ static int build(kopt *ko, job *j, cut_err *e)
     for (int i = 0; i < j->plen; i++)
         cJSON_AddItemToArray(path, cJSON_CreateString(ko->g.nodes[j->path[i]].id));
     if (!j->diff) {
-        job_fail(j, "PATCH_ERROR", "the generator no longer proposes this move: %s", why.msg[0] ? why.msg : "gone");
+        job_fail(j, "patch_error", "the generator no longer proposes this move: %s", why.msg[0] ? why.msg : "gone");
     } else if (cut_patch_apply(ko->src[j->parent], j->diff, ko->scratch, &j->src, &why) != 0) {
-        job_fail(j, "PATCH_ERROR", "%s", why.msg);
+        job_fail(j, "patch_error", "%s", why.msg);
     } else if (cut_kstate_tunables(ko->k, j->src, vals, &why) != 0 || cut_kspec_call(ko->k, vals, &j->call, &why) != 0) {
-        job_fail(j, "INVALID", "%s", why.msg);
+        job_fail(j, "invalid", "%s", why.msg);
     } else {
         j->runnable = 1;
         cJSON *t = cJSON_AddObjectToObject(c, "tunables");
@@ -403,9 +404,23 @@ static int build(kopt *ko, job *j, cut_err *e)
     if (write_json(p, c, e) != 0 || write_text(j->dir, "candidate.diff", j->diff, e) != 0 ||
         write_text(j->dir, "kernel.cu", j->src ? j->src : "", e) != 0)
         return -1;
+    cut_ks_launch l;
+    if (j->runnable && cut_kspec_resolve(ko->k, vals, &l, &why) == 0) {
+        j->key = cut_kstate_key(j->src, &l);
+        /* the same source and launch as a known state (a tunable moved back, two moves in either order): a
+         * transposition found without building anything, so it does not count against the budget */
+        j->same_as = cut_mcgs_find_key(&ko->g, j->key);
+        if (j->same_as >= 0) {
+            j->runnable = 0;
+            snprintf(j->status_name, sizeof j->status_name, "transposition");
+            snprintf(j->error, sizeof j->error, "same source and launch as %s", ko->g.nodes[j->same_as].id);
+            return write_text(j->dir, "stdout.log", "", e);
+        }
+    }
     ko->builds++;
+    j->compiled = 1;
     if (!j->runnable)
-        return write_text(j->dir, "stdout.log", "", e) || write_text(j->dir, "stderr.log", j->error, e);
+        return write_text(j->dir, "stdout.log", "", e);
     if (cut_compile_one(j->src, "kernel.cu", &ko->copts, &j->bin, e) != 0)
         return -1;
     cut_buf log;
@@ -419,20 +434,17 @@ static int build(kopt *ko, job *j, cut_err *e)
     if (rc != 0)
         return -1;
     if (!j->bin.ok) {
-        job_fail(j, "COMPILE_ERROR", "%s", "NVRTC rejected the variant (stdout.log has its log)");
-        return write_text(j->dir, "stderr.log", j->error, e);
+        job_fail(j, "compile_error", "%s", "NVRTC rejected the variant (stdout.log has its log)");
+        return 0;
     }
-    j->ptx = cut_ptx_norm_hash(j->bin.ptx);
-    cut_ks_launch l;
-    cut_kspec_resolve(ko->k, vals, &l, &why);
-    j->key = cut_kstate_key(j->src, &l);
+    j->ptx = cut_kstate_ptx_key(j->bin.ptx, &l);
     if (write_text(j->dir, "kernel.ptx", j->bin.ptx, e) != 0)
         return -1;
     j->same_as = cut_mcgs_find_ptx(&ko->g, j->ptx);
     if (j->same_as >= 0) {
         j->runnable = 0;
-        snprintf(j->status_name, sizeof j->status_name, "TRANSPOSITION");
-        snprintf(j->error, sizeof j->error, "same normalised PTX as %s", ko->g.nodes[j->same_as].id);
+        snprintf(j->status_name, sizeof j->status_name, "transposition");
+        snprintf(j->error, sizeof j->error, "same normalised PTX and launch as %s", ko->g.nodes[j->same_as].id);
     }
     j->call.src = j->src;
     j->call.bin = &j->bin;
@@ -504,7 +516,7 @@ static void trace_line(kopt *ko, const outcome *oc, const cut_edge *ed, double s
         return;
     fprintf(ko->trace, "- **%s** from %s, %s: %s — ", oc->id, ko->g.nodes[oc->parent].id, cut_move_name(ed->move),
             ed->label);
-    if (strcmp(oc->status, "OK") == 0)
+    if (strcmp(oc->status, "ok") == 0)
         fprintf(ko->trace, "%.4f ms, %.2fx the baseline%s\n", oc->ms, speedup,
                 ko->best >= 0 && strcmp(ko->g.nodes[ko->best].id, oc->id) == 0 ? " (new best)" : "");
     else
@@ -538,7 +550,7 @@ static int apply_outcome(kopt *ko, outcome *oc, int live, cut_err *e)
             ed = i;
     if (ed < 0)
         return cut_err_set(e, "variant %s: its parent %s has no move '%s'", oc->id, pn->id, oc->label);
-    const int ok = strcmp(oc->status, "OK") == 0, tr = strcmp(oc->status, "TRANSPOSITION") == 0;
+    const int ok = strcmp(oc->status, "ok") == 0, tr = strcmp(oc->status, "transposition") == 0;
     int child;
     if (tr && oc->same_as >= 0) {
         child = oc->same_as;
@@ -653,8 +665,9 @@ static int finish_job(kopt *ko, job *j, cut_err *e)
     }
     char path[1400];
     snprintf(path, sizeof path, "%s/result.json", j->dir);
-    if (j->runnable && write_text(j->dir, "stderr.log", j->res.error, e) != 0)
+    if (write_text(j->dir, "stderr.log", j->runnable ? j->res.error : j->error, e) != 0)
         return -1;
+    cJSON_AddBoolToObject(r, "compiled", j->compiled);
     if (write_json(path, r, e) != 0)
         return -1;
     oc.src = j->src;
@@ -689,7 +702,7 @@ static int save_state(kopt *ko, cut_err *e)
         cJSON *o = cJSON_CreateObject();
         char hx[17];
         cJSON_AddStringToObject(o, "id", n->id);
-        cJSON_AddStringToObject(o, "status", n->status == CUT_NODE_OK ? "OK" : "FAILED");
+        cJSON_AddStringToObject(o, "status", n->status == CUT_NODE_OK ? "ok" : "failed");
         cJSON_AddStringToObject(o, "parent", i ? ko->g.nodes[ko->parent[i]].id : "");
         cJSON_AddStringToObject(o, "via", ko->via[i]);
         cJSON_AddStringToObject(o, "via_move", ko->via_move[i] >= 0 ? cut_move_name((cut_move)ko->via_move[i]) : "");
@@ -767,7 +780,7 @@ static int load_state(kopt *ko, cut_err *e)
             goto out;
         const int n = add_node(ko, str(o, "id"), src, 0, cut_move_parse(str(o, "via_move")), str(o, "via"));
         cut_node *nd = &ko->g.nodes[n];
-        nd->status = strcmp(str(o, "status"), "OK") == 0 ? CUT_NODE_OK : CUT_NODE_FAILED;
+        nd->status = strcmp(str(o, "status"), "ok") == 0 ? CUT_NODE_OK : CUT_NODE_FAILED;
         nd->key = parse_hex(cJSON_GetObjectItemCaseSensitive(o, "key"));
         nd->ptx_hash = parse_hex(cJSON_GetObjectItemCaseSensitive(o, "ptx_hash"));
         nd->ms = num(o, "ms", -1);
@@ -829,9 +842,10 @@ static int reconcile(kopt *ko, cut_err *e)
     int taken = 0, dropped = 0;
     for (int i = 0; i < n; i++) {
         const int id_num = atoi(names[i] + 1);
-        ko->next_id = id_num > ko->next_id ? id_num : ko->next_id;
-        if (cut_mcgs_find_id(&ko->g, names[i]) >= 0)
+        if (cut_mcgs_find_id(&ko->g, names[i]) >= 0) {
+            ko->next_id = id_num > ko->next_id ? id_num : ko->next_id;
             continue;
+        }
         char dir[1300], rpath[1400], cpath[1400];
         snprintf(dir, sizeof dir, "%s/%s", vdir, names[i]);
         snprintf(rpath, sizeof rpath, "%s/result.json", dir);
@@ -859,7 +873,10 @@ static int reconcile(kopt *ko, cut_err *e)
                 closedir(vd);
             rmdir(cmd_dir);
             dropped++;
-        } else if (!known_transposition) {
+        } else if (known_transposition) {
+            ko->next_id = id_num > ko->next_id ? id_num : ko->next_id;
+        } else {
+            ko->next_id = id_num > ko->next_id ? id_num : ko->next_id;
             outcome oc = {0};
             snprintf(oc.id, sizeof oc.id, "%s", names[i]);
             oc.parent = cut_mcgs_find_id(&ko->g, str(c, "parent"));
@@ -887,7 +904,7 @@ static int reconcile(kopt *ko, cut_err *e)
                 fprintf(stderr, "cutune optimize: warning: variant %s could not be taken into the graph: %s\n",
                         names[i], e->msg);
             taken += !bad;
-            ko->builds += !bad;
+            ko->builds += !bad && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "compiled"));
         }
         cJSON_Delete(r);
         cJSON_Delete(c);
@@ -1010,7 +1027,10 @@ static int run_baseline(kopt *ko, cut_err *e)
     cJSON *j = cJSON_CreateObject();
     write_run_result(j, &res);
     char hx[17];
-    hex64(cut_ptx_norm_hash(bin.ptx), hx);
+    cut_ks_launch l;
+    if (cut_kspec_resolve(ko->k, NULL, &l, e) != 0)
+        goto out;
+    hex64(cut_kstate_ptx_key(bin.ptx, &l), hx);
     cJSON_AddStringToObject(j, "ptx_hash", hx);
     snprintf(path, sizeof path, "%s/result.json", dir);
     if (write_json(path, j, e) != 0)
@@ -1027,8 +1047,8 @@ static int run_baseline(kopt *ko, cut_err *e)
     n->status = CUT_NODE_OK;
     n->ms = res.median_ms;
     n->speedup = 1.0;
-    n->ptx_hash = cut_ptx_norm_hash(bin.ptx);
-    n->key = cut_kstate_key(ko->src[root], &(cut_ks_launch){{call.grid[0], call.grid[1], call.grid[2]}, {call.block[0], call.block[1], call.block[2]}, call.smem, {0}, {0}, {0}});
+    n->ptx_hash = cut_kstate_ptx_key(bin.ptx, &l);
+    n->key = cut_kstate_key(ko->src[root], &l);
     n->visits = 1;
     n->value_sum = cut_mcgs_value(1.0);
     ko->best = 0;
