@@ -7,7 +7,8 @@
  *   odd:  the second byte is a frame type, the rest its payload (an exactly sized allocation), straight into every
  *         decoder.
  * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT / CUBLAS_RESULT, ENERGY_RESULT, VENDOR_RESULT, ERROR) and
- * the worker's (PREPARE, PREPARE_GEMM, MEASURE, ENERGY, VENDOR).
+ * the worker's (PREPARE, PREPARE_GEMM, MEASURE, ENERGY, VENDOR, PREPARE_KERNEL, RUN_KERNEL), and KERNEL_RESULT;
+ * RUN_KERNEL and KERNEL_RESULT against a fixed work (x input, y and n outputs) with and without references.
  * Invariants:
  *   - cut_wp_recv returns 1, 0 (end of input, only after whole frames) or -1 with a sentence, never -2 (all bytes are
  *     there); a frame has a known type, a length within the limit, data NULL exactly when empty, and the frames
@@ -292,6 +293,96 @@ static void check_error(const cut_wp_frame *f)
     cut_buf_free(&b);
 }
 
+static void check_prepare_kernel(const cut_wp_frame *f)
+{
+    cut_wp_prepare_kernel p;
+    memset(&p, 0, sizeof p);
+    cut_err e = {{0}};
+    int rc = cut_wp_prepare_kernel_decode(f, &p, &e);
+    if (f->type != CUT_WP_PREPARE_KERNEL)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        for (int i = 0; i < CUT_KW_MAX_BUFS; i++)
+            CHECK(!p.work.bufs[i].data[0] && !p.work.bufs[i].data[1]);
+        return;
+    }
+    CHECK(cut_kwork_check(&p.work, &e) == 0);
+    const cut_timing *t = &p.timing;
+    CHECK(t->warmup >= 0 && t->min_repeats >= 1 && t->max_repeats >= t->min_repeats && t->timeout_s > 0);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_prepare_kernel_encode(&p, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+    cut_wp_prepare_kernel_free(&p);
+    cut_wp_prepare_kernel_free(&p);
+}
+
+/* The fixed work RUN_KERNEL and KERNEL_RESULT are decoded against. */
+static cut_kwork fixed_work(int refs)
+{
+    static const float x[5], y[5];
+    static const int32_t n[3];
+    cut_kwork w = {.nbufs = 3, .atol = 0, .rtol = 0};
+    w.bufs[0] = (cut_kw_buf){"x", 0, CUT_KS_F32, 5, {x, x}};
+    w.bufs[1] = (cut_kw_buf){"y", 1, CUT_KS_F32, 5, {refs ? y : NULL, refs ? y : NULL}};
+    w.bufs[2] = (cut_kw_buf){"n", 1, CUT_KS_I32, 3, {refs ? n : NULL, refs ? n : NULL}};
+    return w;
+}
+
+static void check_run_kernel(const cut_wp_frame *f)
+{
+    const cut_kwork w = fixed_work(0);
+    cut_kcall c;
+    const uint8_t *cubin = NULL;
+    size_t n = 0;
+    cut_err e = {{0}};
+    int rc = cut_wp_run_kernel_decode(f, &w, &c, &cubin, &n, &e);
+    if (f->type != CUT_WP_RUN_KERNEL)
+        CHECK(rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        return;
+    }
+    CHECK(cut_kcall_check(&w, &c, &e) == 0);
+    CHECK(n > 0 && cubin >= f->data && n <= f->len && (size_t)(cubin - f->data) <= f->len - n);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_run_kernel_encode(&c, cubin, n, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+}
+
+static void check_kernel_result(const cut_wp_frame *f)
+{
+    for (int refs = 0; refs < 2; refs++) {
+        const cut_kwork w = fixed_work(refs);
+        cut_result r;
+        cut_kw_outputs o;
+        cut_err e = {{0}};
+        int rc = cut_wp_kernel_result_decode(f, &w, &r, &o, &e);
+        if (f->type != CUT_WP_KERNEL_RESULT)
+            CHECK(rc != 0);
+        for (int i = 0; i < CUT_KW_MAX_BUFS; i++)
+            for (int s = 0; s < 2; s++)
+                CHECK(rc == 0 || !o.data[i][s]);
+        if (rc != 0) {
+            CHECK(rc == -1 && e.msg[0] != 0);
+            continue;
+        }
+        CHECK((int)r.status >= 0 && r.status < CUT_ST_COUNT);
+        CHECK((o.data[1][0] != NULL) == (r.status == CUT_ST_OK && !refs));
+        CHECK(f->len <= cut_wp_kernel_result_max(&w));
+        cut_buf b;
+        cut_buf_init(&b);
+        cut_wp_kernel_result_encode(&r, &w, &o, &b);
+        CHECK(same_payload(&b, f, 0));
+        cut_buf_free(&b);
+        cut_kw_outputs_free(&o);
+    }
+}
+
 static void check_all(const cut_wp_frame *f)
 {
     CHECK(cut_wp_type_name(f->type) != NULL);
@@ -304,6 +395,9 @@ static void check_all(const cut_wp_frame *f)
     check_energy_result(f);
     check_vendor(f);
     check_vendor_result(f);
+    check_prepare_kernel(f);
+    check_run_kernel(f);
+    check_kernel_result(f);
     check_error(f);
 }
 

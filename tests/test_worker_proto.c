@@ -490,6 +490,241 @@ static void test_prepare_codec(void **state)
     free(p.ref);
 }
 
+/* A small user-kernel work: x (input f32, 5), y (output f32, 5), n (output i32, 3); references when refs. */
+static float KX[2][5] = {{1, 2, 3, 4, 5}, {-1, -2, -3, -4, -5}}, KY[2][5] = {{2, 4, 6, 8, 10}, {0, 1, 0, 1, 0}};
+static int32_t KN[2][3] = {{7, 8, 9}, {1, 2, 3}};
+
+static cut_kwork kwork_of(int refs)
+{
+    cut_kwork w = {.nbufs = 3, .atol = 1e-5, .rtol = 1e-4};
+    w.bufs[0] = (cut_kw_buf){"x", 0, CUT_KS_F32, 5, {KX[0], KX[1]}};
+    w.bufs[1] = (cut_kw_buf){"y", 1, CUT_KS_F32, 5, {refs ? KY[0] : NULL, refs ? KY[1] : NULL}};
+    w.bufs[2] = (cut_kw_buf){"n", 1, CUT_KS_I32, 3, {refs ? KN[0] : NULL, refs ? KN[1] : NULL}};
+    return w;
+}
+
+static void test_prepare_kernel_codec(void **state)
+{
+    (void)state;
+    for (int refs = 0; refs < 2; refs++) {
+        cut_wp_prepare_kernel p = {.work = kwork_of(refs)};
+        cut_timing_default(&p.timing);
+        p.timing.warmup = 3;
+        cut_buf b;
+        cut_buf_init(&b);
+        cut_wp_prepare_kernel_encode(&p, &b);
+        cut_wp_frame f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
+        cut_wp_prepare_kernel q;
+        cut_err e = {{0}};
+        assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), 0);
+        assert_int_equal(q.timing.warmup, 3);
+        assert_int_equal(q.work.nbufs, 3);
+        assert_true(q.work.atol == 1e-5 && q.work.rtol == 1e-4);
+        assert_string_equal(q.work.bufs[2].name, "n");
+        assert_int_equal(q.work.bufs[2].dtype, CUT_KS_I32);
+        assert_int_equal(q.work.bufs[1].is_output, 1);
+        assert_memory_equal(q.work.bufs[0].data[1], KX[1], sizeof KX[1]);
+        assert_int_equal(cut_kwork_has_refs(&q.work), refs);
+        if (refs)
+            assert_memory_equal(q.work.bufs[2].data[1], KN[1], sizeof KN[1]);
+        cut_buf re;
+        cut_buf_init(&re);
+        cut_wp_prepare_kernel_encode(&q, &re);
+        assert_int_equal(re.len, b.len);
+        assert_memory_equal(re.data, b.data, b.len);
+        cut_buf_free(&re);
+        cut_wp_prepare_kernel_free(&q);
+        for (size_t cut = 0; cut < b.len; cut++) {
+            cut_wp_frame t = {.type = CUT_WP_PREPARE_KERNEL, .data = (uint8_t *)b.data, .len = cut};
+            assert_int_equal(cut_wp_prepare_kernel_decode(&t, &q, &e), -1);
+            assert_true(e.msg[0] != 0);
+            for (int i = 0; i < CUT_KW_MAX_BUFS; i++)
+                assert_true(!q.work.bufs[i].data[0] && !q.work.bufs[i].data[1]);
+        }
+        cut_buf_free(&b);
+    }
+    cut_err e = {{0}};
+    cut_wp_prepare_kernel q;
+    cut_buf b;
+    /* An output with one reference. */
+    cut_wp_prepare_kernel p = {.work = kwork_of(1)};
+    cut_timing_default(&p.timing);
+    p.work.bufs[1].data[1] = NULL;
+    cut_buf_init(&b);
+    cut_wp_prepare_kernel_encode(&p, &b);
+    cut_wp_frame f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
+    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "one input set only"));
+    cut_buf_free(&b);
+    /* Sizes that do not match elems * dtype size: y declared with 6 elements, sent with 5. */
+    p = (cut_wp_prepare_kernel){.work = kwork_of(1)};
+    cut_timing_default(&p.timing);
+    p.work.bufs[0].elems = 4; /* sends 16 bytes of x */
+    cut_buf_init(&b);
+    cut_wp_prepare_kernel_encode(&p, &b);
+    const size_t x_elems_at = 4 * 4 + 2 * 8 + 2 * 8 + 4 + 8 + 1 + 4 + 4; /* timing, tolerances, nbufs, "x", flags */
+    uint64_t five = 5;
+    memcpy(b.data + x_elems_at, &five, 8);
+    f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
+    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "has 16 bytes"));
+    /* An unknown dtype. */
+    int32_t dt = CUT_KS_DTYPE_COUNT;
+    memcpy(b.data + x_elems_at - 4, &dt, 4);
+    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "dtype"));
+    /* No buffers, too many. */
+    for (int32_t nb = 0; nb <= CUT_KW_MAX_BUFS + 1; nb += CUT_KW_MAX_BUFS + 1) {
+        memcpy(b.data + 4 * 4 + 2 * 8 + 2 * 8, &nb, 4);
+        assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+        assert_non_null(strstr(e.msg, "buffers"));
+    }
+    f.type = CUT_WP_PREPARE;
+    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    cut_buf_free(&b);
+    /* A work without outputs, a negative tolerance. */
+    p = (cut_wp_prepare_kernel){.work = kwork_of(0)};
+    cut_timing_default(&p.timing);
+    p.work.nbufs = 1;
+    cut_buf_init(&b);
+    cut_wp_prepare_kernel_encode(&p, &b);
+    f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
+    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "no output"));
+    cut_buf_free(&b);
+    p.work.nbufs = 3;
+    p.work.rtol = -1;
+    cut_buf_init(&b);
+    cut_wp_prepare_kernel_encode(&p, &b);
+    f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
+    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "tolerance"));
+    cut_buf_free(&b);
+}
+
+static cut_kcall kcall_of(void)
+{
+    cut_kcall c = {.entry = "k", .grid = {2, 1, 1}, .block = {128, 1, 1}, .smem = 64, .nargs = 3};
+    c.args[0].buf = 0;
+    c.args[1].buf = 1;
+    c.args[2] = (cut_kw_arg){.buf = -1, .size = 4};
+    const float a = 2.5f;
+    memcpy(c.args[2].bytes, &a, 4);
+    return c;
+}
+
+static void test_run_kernel_codec(void **state)
+{
+    (void)state;
+    const cut_kwork w = kwork_of(0);
+    cut_kcall c = kcall_of();
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_run_kernel_encode(&c, "ELF!", 4, &b);
+    cut_wp_frame f = frame_of(CUT_WP_RUN_KERNEL, &b);
+    cut_kcall q;
+    const uint8_t *cubin;
+    size_t n;
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_run_kernel_decode(&f, &w, &q, &cubin, &n, &e), 0);
+    assert_int_equal(n, 4);
+    assert_memory_equal(cubin, "ELF!", 4);
+    assert_string_equal(q.entry, "k");
+    assert_int_equal(q.nargs, 3);
+    assert_int_equal(q.smem, 64);
+    assert_int_equal(q.block[0], 128);
+    assert_int_equal(q.args[2].buf, -1);
+    assert_memory_equal(q.args[2].bytes, c.args[2].bytes, 8);
+    for (size_t cut = 0; cut < b.len; cut++) {
+        cut_wp_frame t = {.type = CUT_WP_RUN_KERNEL, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_run_kernel_decode(&t, &w, &q, &cubin, &n, &e), -1);
+    }
+    cut_buf_free(&b);
+    /* A bad buffer index, a bad scalar size, an empty launch, an empty cubin. */
+    const char *want[] = {"names buffer 3", "has 3 bytes", "empty launch", "empty cubin"};
+    for (int k = 0; k < 4; k++) {
+        c = kcall_of();
+        if (k == 0)
+            c.args[1].buf = 3;
+        if (k == 1)
+            c.args[2].size = 3;
+        if (k == 2)
+            c.grid[1] = 0;
+        cut_buf_init(&b);
+        cut_wp_run_kernel_encode(&c, "ELF!", k == 3 ? 0 : 4, &b);
+        f = frame_of(CUT_WP_RUN_KERNEL, &b);
+        assert_int_equal(cut_wp_run_kernel_decode(&f, &w, &q, &cubin, &n, &e), -1);
+        assert_non_null(strstr(e.msg, want[k]));
+        cut_buf_free(&b);
+    }
+}
+
+static void test_kernel_result_codec(void **state)
+{
+    (void)state;
+    const cut_kwork w = kwork_of(0), wr = kwork_of(1);
+    cut_result r;
+    cut_result_reset(&r);
+    r.median_ms = 0.25;
+    r.repeats = 11;
+    cut_kw_outputs o;
+    memset(&o, 0, sizeof o);
+    for (int s = 0; s < 2; s++) {
+        o.data[1][s] = malloc(sizeof KY[s]);
+        memcpy(o.data[1][s], KY[s], sizeof KY[s]);
+        o.data[2][s] = malloc(sizeof KN[s]);
+        memcpy(o.data[2][s], KN[s], sizeof KN[s]);
+    }
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_kernel_result_encode(&r, &w, &o, &b);
+    cut_wp_frame f = frame_of(CUT_WP_KERNEL_RESULT, &b);
+    assert_true(b.len <= cut_wp_kernel_result_max(&w));
+    cut_result q;
+    cut_kw_outputs qo;
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), 0);
+    assert_int_equal(q.status, CUT_ST_OK);
+    assert_int_equal(q.repeats, 11);
+    assert_true(q.median_ms == 0.25);
+    assert_memory_equal(qo.data[1][1], KY[1], sizeof KY[1]);
+    assert_memory_equal(qo.data[2][0], KN[0], sizeof KN[0]);
+    assert_null(qo.data[0][0]);
+    cut_kw_outputs_free(&qo);
+    for (size_t cut = 0; cut < b.len; cut++) {
+        cut_wp_frame t = {.type = CUT_WP_KERNEL_RESULT, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_kernel_result_decode(&t, &w, &q, &qo, &e), -1);
+        assert_null(qo.data[1][0]);
+    }
+    /* Outputs where the work has references, or after a failed run, are refused. */
+    assert_int_equal(cut_wp_kernel_result_decode(&f, &wr, &q, &qo, &e), -1);
+    assert_non_null(strstr(e.msg, "want 0"));
+    cut_buf_free(&b);
+    r.status = CUT_ST_WRONG_RESULT;
+    snprintf(r.error, sizeof r.error, "after timing, fresh inputs: y[3] = nan, want 1");
+    cut_buf_init(&b);
+    cut_wp_kernel_result_encode(&r, &w, &o, &b);
+    f = frame_of(CUT_WP_KERNEL_RESULT, &b);
+    assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), -1);
+    cut_buf_free(&b);
+    /* Without outputs a failed run decodes, with its sentence. */
+    cut_buf_init(&b);
+    cut_wp_kernel_result_encode(&r, &w, NULL, &b);
+    f = frame_of(CUT_WP_KERNEL_RESULT, &b);
+    assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), 0);
+    assert_int_equal(q.status, CUT_ST_WRONG_RESULT);
+    assert_string_equal(q.error, r.error);
+    /* An OK result of a capturing work without its outputs is refused. */
+    r.status = CUT_ST_OK;
+    b.len = 0;
+    cut_wp_kernel_result_encode(&r, &w, NULL, &b);
+    f = frame_of(CUT_WP_KERNEL_RESULT, &b);
+    assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), -1);
+    assert_non_null(strstr(e.msg, "output 'y' set 0 has 0 bytes"));
+    cut_buf_free(&b);
+    cut_kw_outputs_free(&o);
+}
+
 static void test_prepare_gemm_codec(void **state)
 {
     (void)state;
@@ -1218,6 +1453,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_send_epipe),
         cmocka_unit_test(test_prepare_codec),
         cmocka_unit_test(test_prepare_gemm_codec),
+        cmocka_unit_test(test_prepare_kernel_codec),
+        cmocka_unit_test(test_run_kernel_codec),
+        cmocka_unit_test(test_kernel_result_codec),
         cmocka_unit_test(test_measure_result_hello_codecs),
         cmocka_unit_test(test_measure_tma_codec),
         cmocka_unit_test(test_vendor_codecs),

@@ -4,8 +4,9 @@
  * `cutune __worker <dev> <in_fd> <out_fd>` connected by two pipes and speaks the framed protocol of worker_proto.h.
  * A candidate that faults makes the worker report CUT_ST_FAULT and exit; one that hangs is killed after
  * timing.timeout_s (CUT_ST_TIMEOUT); a worker that dies without a word gives CUT_ST_FAULT "worker died (...)".
- * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE, or PREPARE_GEMM for a
- * GEMM) again: inputs, weights and the reference are computed once per workload here and kept. */
+ * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE, PREPARE_GEMM for a
+ * GEMM, PREPARE_KERNEL for a user kernel) again: inputs, weights and the reference are computed (or, for a user
+ * kernel, copied) once per workload here and kept. */
 #define _GNU_SOURCE /* pipe2 */
 #include "measure/worker_proto.h"
 
@@ -46,6 +47,8 @@ typedef struct gpu_impl {
 
     int have_workload;
     int is_gemm;   /* 1: the workload is gemm (PREPARE_GEMM; in/w are A/B), 0: conv (PREPARE) */
+    int is_kernel; /* 1: the workload is a user kernel's (PREPARE_KERNEL): kw, with in/w/ref unused */
+    cut_wp_prepare_kernel kw; /* its work with owned copies of every buffer's data (timing unused) */
     cut_conv conv;
     cut_gemm gemm;
     uint64_t seed;
@@ -189,14 +192,18 @@ static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
 {
     cut_buf b;
     cut_buf_init(&b);
-    if (g->is_gemm) {
+    if (g->is_kernel) {
+        cut_wp_prepare_kernel p = {.timing = *t, .work = g->kw.work};
+        cut_wp_prepare_kernel_encode(&p, &b);
+    } else if (g->is_gemm) {
         cut_wp_prepare_gemm p = {.gemm = g->gemm, .timing = *t, .a = g->in, .b = g->w, .ref = g->ref};
         cut_wp_prepare_gemm_encode(&p, &b);
     } else {
         cut_wp_prepare p = {.conv = g->conv, .timing = *t, .in = g->in, .w = g->w, .ref = g->ref};
         cut_wp_prepare_encode(&p, &b);
     }
-    int rc = cut_wp_send(g->to_w, g->is_gemm ? CUT_WP_PREPARE_GEMM : CUT_WP_PREPARE, b.data, b.len, e);
+    const uint32_t type = g->is_kernel ? CUT_WP_PREPARE_KERNEL : g->is_gemm ? CUT_WP_PREPARE_GEMM : CUT_WP_PREPARE;
+    int rc = cut_wp_send(g->to_w, type, b.data, b.len, e);
     cut_buf_free(&b);
     if (rc != 0) {
         char how[96];
@@ -258,11 +265,11 @@ static int worker_ready(gpu_impl *g, const cut_timing *t, cut_err *e)
     return 0;
 }
 
-/* Sends one request and waits for its reply, restarting a worker that turns out to be gone before it got the
- * request. Returns like cut_wp_recv (1 reply in *f, 0 EOF, -1 error, -2 timeout), or -3 for a setup error (no
- * worker can be started; e set). */
+/* Sends one request and waits for its reply (at most max_reply bytes), restarting a worker that turns out to be gone
+ * before it got the request. Returns like cut_wp_recv (1 reply in *f, 0 EOF, -1 error, -2 timeout), or -3 for a
+ * setup error (no worker can be started; e set). */
 static int request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_buf *b, double timeout_s,
-                   cut_wp_frame *f, cut_err *e)
+                   size_t max_reply, cut_wp_frame *f, cut_err *e)
 {
     for (int attempt = 0;; attempt++) {
         if (worker_ready(g, t, e) != 0)
@@ -273,7 +280,7 @@ static int request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_bu
         if (attempt == 1)
             return -3;
     }
-    return cut_wp_recv(g->from_w, timeout_s, CUT_WP_MAX_REPLY, f, e);
+    return cut_wp_recv(g->from_w, timeout_s, max_reply, f, e);
 }
 
 /* Turns a failed wait for a reply into a status and ends the worker. */
@@ -297,10 +304,19 @@ static void reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *
 
 /* ---- the runner interface ---- */
 
+/* Forgets a kept user kernel's work. */
+static void kernel_forget(gpu_impl *g)
+{
+    cut_wp_prepare_kernel_free(&g->kw);
+    memset(&g->kw, 0, sizeof g->kw);
+    g->is_kernel = 0;
+}
+
 /* Replaces the kept tensors with new ones of n_in, n_w and n_out floats (inputs uniform from seed, as the emulation
  * runner draws them); the caller fills the reference. */
 static void workload_alloc(gpu_impl *g, size_t n_in, size_t n_w, size_t n_out, uint64_t seed)
 {
+    kernel_forget(g);
     free(g->in);
     free(g->w);
     free(g->ref);
@@ -337,7 +353,8 @@ static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err 
     gpu_impl *g = r->impl;
     if (cut_conv_validate(c, e) != 0)
         return -1;
-    const int same = g->have_workload && !g->is_gemm && memcmp(&g->conv, c, sizeof *c) == 0 && g->seed == seed;
+    const int same = g->have_workload && !g->is_gemm && !g->is_kernel && memcmp(&g->conv, c, sizeof *c) == 0 &&
+                     g->seed == seed;
     if (!same) {
         const size_t n_out = cut_conv_out_elems(c);
         workload_alloc(g, cut_conv_in_elems(c), cut_conv_w_elems(c), n_out, seed);
@@ -374,7 +391,7 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed
         return -1;
     if ((int)gm->dtype < 0 || gm->dtype >= CUT_DT_COUNT)
         return cut_err_set(e, "GEMM dtype %d is unknown", (int)gm->dtype);
-    const int same = g->have_workload && g->is_gemm && g->gemm.m == gm->m && g->gemm.n == gm->n &&
+    const int same = g->have_workload && g->is_gemm && !g->is_kernel && g->gemm.m == gm->m && g->gemm.n == gm->n &&
                      g->gemm.k == gm->k && g->gemm.layout == gm->layout && g->gemm.dtype == gm->dtype &&
                      g->seed == seed;
     if (!same) {
@@ -456,19 +473,25 @@ static int tma_check(const cut_kernel_src *ks, cut_result *res)
     return -1;
 }
 
+/* A missing cubin is the candidate's COMPILE_ERROR, with the first line of the log. 0 when there is one. */
+static int compile_failed(const cut_compiled *bin, cut_result *res)
+{
+    if (bin && bin->ok && bin->cubin && bin->cubin_size > 0)
+        return 0;
+    res->status = CUT_ST_COMPILE_ERROR;
+    const char *log = (bin && bin->log) ? bin->log : "";
+    size_t len = strcspn(log, "\n");
+    snprintf(res->error, sizeof res->error, "compile error%s%.*s", len ? ": " : "", (int)CUT_MIN(len, 200), log);
+    return -1;
+}
+
 static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, energy_req *en, cut_result *res,
                         int *setup_err, cut_err *e)
 {
     cut_result_reset(res);
     const cut_compiled *bin = c->bin;
-    if (!bin || !bin->ok || !bin->cubin || bin->cubin_size == 0) {
-        res->status = CUT_ST_COMPILE_ERROR;
-        const char *log = (bin && bin->log) ? bin->log : "";
-        size_t len = strcspn(log, "\n");
-        snprintf(res->error, sizeof res->error, "compile error%s%.*s", len ? ": " : "", (int)CUT_MIN(len, 200),
-                 log);
+    if (compile_failed(bin, res) != 0)
         return;
-    }
     if (!c->ks) {
         res->status = CUT_ST_LAUNCH_ERROR;
         snprintf(res->error, sizeof res->error, "candidate has no launch configuration");
@@ -491,7 +514,7 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, ener
     const double timeout_s = request_timeout(r, en);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
-    int rc = request(g, &r->timing, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, &b, timeout_s, &f, &err);
+    int rc = request(g, &r->timing, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, &b, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
     cut_buf_free(&b);
     if (rc == -3) {
         *setup_err = 1;
@@ -510,8 +533,8 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, ener
 static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e)
 {
     gpu_impl *g = r->impl;
-    if (!g->have_workload)
-        return cut_err_set(e, "GPU runner: measure called before prepare");
+    if (!g->have_workload || g->is_kernel)
+        return cut_err_set(e, "GPU runner: measure called before prepare (or after prepare_kernel)");
     for (int i = 0; i < n; i++) {
         int setup_err = 0;
         measure_one(r, g, &cands[i], NULL, &res[i], &setup_err, e);
@@ -525,8 +548,8 @@ static int gpu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_pl
                       cut_energy_result *er, cut_err *e)
 {
     gpu_impl *g = r->impl;
-    if (!g->have_workload)
-        return cut_err_set(e, "GPU runner: energy called before prepare");
+    if (!g->have_workload || g->is_kernel)
+        return cut_err_set(e, "GPU runner: energy called before prepare (or after prepare_kernel)");
     energy_req en = {.plan = p, .er = er};
     int setup_err = 0;
     measure_one(r, g, c, &en, res, &setup_err, e);
@@ -560,6 +583,7 @@ static void gpu_destroy(cut_runner *r)
         free(g->in);
         free(g->w);
         free(g->ref);
+        cut_wp_prepare_kernel_free(&g->kw);
         free(g);
     }
     free(r);
@@ -577,7 +601,7 @@ static int baseline_request(cut_runner *r, uint32_t type, uint32_t reply_type, c
     const double timeout_s = CUT_MAX(300.0, 30.0 * r->timing.timeout_s);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
-    int rc = request(g, &r->timing, type, NULL, timeout_s, &f, &err);
+    int rc = request(g, &r->timing, type, NULL, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
     if (rc == -3)
         return cut_err_set(e, "%s", err.msg);
     if (rc != 1) {
@@ -607,7 +631,7 @@ int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo
     if (!r || r->measure != gpu_measure)
         return cut_err_set(e, "the cuDNN baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
-    if (!g->have_workload || g->is_gemm)
+    if (!g->have_workload || g->is_gemm || g->is_kernel)
         return cut_err_set(e, "the cuDNN baseline needs a prepared conv workload");
     return baseline_request(r, CUT_WP_CUDNN, CUT_WP_CUDNN_RESULT, "cuDNN", out, algo, algo_len, e);
 }
@@ -617,7 +641,7 @@ int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t alg
     if (!r || r->measure != gpu_measure)
         return cut_err_set(e, "the cuBLAS baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
-    if (!g->have_workload || !g->is_gemm)
+    if (!g->have_workload || !g->is_gemm || g->is_kernel)
         return cut_err_set(e, "the cuBLAS baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
     return baseline_request(r, CUT_WP_CUBLAS, CUT_WP_CUBLAS_RESULT, "cuBLAS", out, algo, algo_len, e);
 }
@@ -661,7 +685,7 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
     if (!r || r->measure != gpu_measure)
         return cut_err_set(e, "the vendor baseline needs the GPU runner");
     gpu_impl *g = r->impl;
-    if (!g->have_workload || !g->is_gemm)
+    if (!g->have_workload || !g->is_gemm || g->is_kernel)
         return cut_err_set(e, "the vendor baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
     cut_vendor_opts def;
     if (!o) {
@@ -677,7 +701,7 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
     const double timeout_s = o->budget_s + 300.0 + 3.0 * r->timing.timeout_s;
     cut_wp_frame f = {0};
     cut_err err = {{0}};
-    int rc = request(g, &r->timing, CUT_WP_VENDOR, &b, timeout_s, &f, &err);
+    int rc = request(g, &r->timing, CUT_WP_VENDOR, &b, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
     cut_buf_free(&b);
     if (rc == -3)
         return cut_err_set(e, "%s", err.msg);
@@ -691,6 +715,93 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
     /* A candidate may have killed the worker's context (it then exits after replying); the next request starts a
      * fresh worker either way. */
     worker_stop(g, 0, NULL, 0);
+    return ret;
+}
+
+/* Keeps a deep copy of w (every buffer's data) in g, replacing any workload. */
+static void kernel_keep(gpu_impl *g, const cut_kwork *w)
+{
+    free(g->in);
+    free(g->w);
+    free(g->ref);
+    g->in = g->w = g->ref = NULL;
+    kernel_forget(g);
+    g->kw.work = *w;
+    for (int i = 0; i < w->nbufs; i++)
+        for (int s = 0; s < 2; s++) {
+            const void *src = w->bufs[i].data[s];
+            const size_t n = w->bufs[i].elems * cut_ks_dtype_size(w->bufs[i].dtype);
+            g->kw.work.bufs[i].data[s] = src ? memcpy(cut_xmalloc(n), src, n) : NULL;
+        }
+    g->is_kernel = 1;
+    g->is_gemm = 0;
+    g->have_workload = 1;
+    g->worker_prepared = 0;
+}
+
+static int gpu_prepare_kernel(cut_runner *r, const cut_kwork *w, cut_err *e)
+{
+    if (cut_kwork_check(w, e) != 0)
+        return -1;
+    kernel_keep(r->impl, w);
+    return workload_send(r, r->impl, e);
+}
+
+/* The reply to RUN_KERNEL into res and outs; an ERROR reply is a setup error (-1, e set). */
+static int kernel_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, cut_result *res, cut_kw_outputs *outs,
+                        cut_err *e)
+{
+    cut_err err = {{0}};
+    cut_kw_outputs none;
+    if (f->type == CUT_WP_KERNEL_RESULT) {
+        if (cut_wp_kernel_result_decode(f, &g->kw.work, res, outs ? outs : &none, &err) != 0)
+            reply_failure(g, -1, timeout_s, &err, res);
+        else if (res->status == CUT_ST_FAULT)
+            worker_stop(g, 0, NULL, 0); /* its context is dead; it exits by itself */
+        return 0;
+    }
+    if (f->type == CUT_WP_ERROR) {
+        char msg[CUT_ERR_LEN - 64];
+        cut_wp_error_decode(f, msg, sizeof msg);
+        return cut_err_set(e, "measurement worker on GPU %d: %s", g->dev, msg);
+    }
+    cut_err_set(&err, "unexpected %s reply to RUN_KERNEL", cut_wp_type_name(f->type));
+    reply_failure(g, -1, timeout_s, &err, res);
+    return 0;
+}
+
+static int gpu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e)
+{
+    gpu_impl *g = r->impl;
+    cut_result_reset(res);
+    if (outs)
+        memset(outs, 0, sizeof *outs);
+    if (!g->have_workload || !g->is_kernel)
+        return cut_err_set(e, "GPU runner: run_kernel called before prepare_kernel");
+    if (cut_kcall_check(&g->kw.work, c, e) != 0)
+        return -1;
+    if (!outs && !cut_kwork_has_refs(&g->kw.work))
+        return cut_err_set(e, "GPU runner: run_kernel on a work without references needs outs for the captured "
+                              "outputs");
+    if (compile_failed(c->bin, res) != 0)
+        return 0;
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_run_kernel_encode(c, c->bin->cubin, c->bin->cubin_size, &b);
+    const double timeout_s = request_timeout(r, NULL);
+    cut_wp_frame f = {0};
+    cut_err err = {{0}};
+    int rc = request(g, &r->timing, CUT_WP_RUN_KERNEL, &b, timeout_s, cut_wp_kernel_result_max(&g->kw.work), &f,
+                     &err);
+    cut_buf_free(&b);
+    if (rc == -3)
+        return cut_err_set(e, "%s", err.msg);
+    if (rc != 1) {
+        reply_failure(g, rc, timeout_s, &err, res);
+        return 0;
+    }
+    int ret = kernel_reply(g, &f, timeout_s, res, outs, e);
+    cut_wp_frame_free(&f);
     return ret;
 }
 
@@ -743,6 +854,8 @@ cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_t
     r->measure = gpu_measure;
     r->energy = gpu_energy;
     r->prepare_gemm = cut_runner_gpu_prepare_gemm;
+    r->prepare_kernel = gpu_prepare_kernel;
+    r->run_kernel = gpu_run_kernel;
     r->env = gpu_env;
     r->destroy = gpu_destroy;
     if (t)

@@ -5,6 +5,7 @@
  * cublas_baseline.c. A workload is a conv (PREPARE: elementwise check) or a GEMM (PREPARE_GEMM: relative Frobenius
  * check); kernels of both take (two const float* inputs, one float* output). */
 #include "measure/worker_proto.h"
+#include "measure/worker_kernel.h"
 
 #include "gpu/cuda_drv.h"
 #include "measure/cublas_baseline.h"
@@ -36,7 +37,8 @@ static const char *const type_names[CUT_WP_TYPE_END] = {
     [CUT_WP_CUDNN] = "CUDNN",   [CUT_WP_CUDNN_RESULT] = "CUDNN_RESULT", [CUT_WP_QUIT] = "QUIT",
     [CUT_WP_ENERGY] = "ENERGY", [CUT_WP_ENERGY_RESULT] = "ENERGY_RESULT", [CUT_WP_PREPARE_GEMM] = "PREPARE_GEMM",
     [CUT_WP_CUBLAS] = "CUBLAS", [CUT_WP_CUBLAS_RESULT] = "CUBLAS_RESULT", [CUT_WP_VENDOR] = "VENDOR",
-    [CUT_WP_VENDOR_RESULT] = "VENDOR_RESULT",
+    [CUT_WP_VENDOR_RESULT] = "VENDOR_RESULT", [CUT_WP_PREPARE_KERNEL] = "PREPARE_KERNEL",
+    [CUT_WP_RUN_KERNEL] = "RUN_KERNEL", [CUT_WP_KERNEL_RESULT] = "KERNEL_RESULT",
 };
 
 const char *cut_wp_type_name(uint32_t type)
@@ -889,6 +891,241 @@ int cut_wp_vendor_result_decode(const cut_wp_frame *f, cut_vendor_result *v, cut
     return 0;
 }
 
+void cut_wp_prepare_kernel_encode(const cut_wp_prepare_kernel *p, cut_buf *b)
+{
+    const cut_kwork *w = &p->work;
+    put_timing(b, &p->timing);
+    cut_wp_put_f64(b, w->atol);
+    cut_wp_put_f64(b, w->rtol);
+    cut_wp_put_i32(b, w->nbufs);
+    for (int i = 0; i < w->nbufs; i++) {
+        const cut_kw_buf *k = &w->bufs[i];
+        const size_t bytes = k->elems * cut_ks_dtype_size(k->dtype);
+        cut_wp_put_str(b, k->name);
+        cut_wp_put_u32(b, k->is_output ? 1u : 0u);
+        cut_wp_put_i32(b, (int32_t)k->dtype);
+        cut_wp_put_u64(b, k->elems);
+        for (int s = 0; s < 2; s++)
+            cut_wp_put_bytes(b, k->data[s], k->data[s] ? bytes : 0);
+    }
+}
+
+void cut_wp_prepare_kernel_free(cut_wp_prepare_kernel *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < CUT_KW_MAX_BUFS; i++)
+        for (int s = 0; s < 2; s++) {
+            free((void *)p->work.bufs[i].data[s]);
+            p->work.bufs[i].data[s] = NULL;
+        }
+}
+
+/* One buffer of PREPARE_KERNEL into k: its header, then its two byte strings, each empty (NULL) or exactly
+ * elems * dtype size bytes (copied). */
+static int get_kw_buf(cut_wp_rd *r, int i, cut_kw_buf *k, cut_err *e)
+{
+    uint32_t out = 0;
+    int32_t dt = -1;
+    uint64_t elems = 0;
+    cut_wp_get_str(r, k->name, sizeof k->name);
+    cut_wp_get_u32(r, &out);
+    cut_wp_get_i32(r, &dt);
+    cut_wp_get_u64(r, &elems);
+    if (r->bad)
+        return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer %d's header runs past the end", i);
+    if (out > 1 || dt < 0 || dt >= CUT_KS_DTYPE_COUNT || elems < 1 || elems > ((uint64_t)1 << 40))
+        return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer %d ('%s') has output flag %u, dtype %d, "
+                              "%llu elements", i, k->name, out, (int)dt, (unsigned long long)elems);
+    k->is_output = (int)out;
+    k->dtype = (cut_ks_dtype)dt;
+    k->elems = (size_t)elems;
+    const size_t want = k->elems * cut_ks_dtype_size(k->dtype);
+    for (int s = 0; s < 2; s++) {
+        const uint8_t *p;
+        size_t n;
+        if (cut_wp_get_bytes(r, &p, &n) != 0)
+            return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer '%s' set %d runs past the end", k->name,
+                               s);
+        if (n == 0 && k->is_output)
+            continue;
+        if (n != want)
+            return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer '%s' set %d has %zu bytes, %zu elements "
+                                  "of %s need %zu", k->name, s, n, k->elems, cut_ks_dtype_name(k->dtype), want);
+        void *copy = malloc(n);
+        if (!copy)
+            return cut_err_set(e, "out of memory for buffer '%s' (%zu bytes)", k->name, n);
+        memcpy(copy, p, n);
+        k->data[s] = copy;
+    }
+    return 0;
+}
+
+int cut_wp_prepare_kernel_decode(const cut_wp_frame *f, cut_wp_prepare_kernel *p, cut_err *e)
+{
+    memset(p, 0, sizeof *p);
+    if (expect_type(f, CUT_WP_PREPARE_KERNEL, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t nbufs = 0;
+    get_timing(&r, &p->timing);
+    cut_wp_get_f64(&r, &p->work.atol);
+    cut_wp_get_f64(&r, &p->work.rtol);
+    cut_wp_get_i32(&r, &nbufs);
+    if (r.bad)
+        return cut_err_set(e, "malformed PREPARE_KERNEL message (%zu bytes): the header fields run past the end",
+                           f->len);
+    if (check_timing(&p->timing, "PREPARE_KERNEL", e) != 0)
+        return -1;
+    if (nbufs < 1 || nbufs > CUT_KW_MAX_BUFS)
+        return cut_err_set(e, "malformed PREPARE_KERNEL message: %d buffers (1 to %d)", (int)nbufs, CUT_KW_MAX_BUFS);
+    p->work.nbufs = nbufs;
+    for (int i = 0; i < nbufs; i++)
+        if (get_kw_buf(&r, i, &p->work.bufs[i], e) != 0)
+            goto fail;
+    if (rd_finish(&r, f, e) != 0)
+        goto fail;
+    if (cut_kwork_check(&p->work, e) != 0) {
+        cut_err_wrap(e, "PREPARE_KERNEL carries an invalid work");
+        goto fail;
+    }
+    return 0;
+fail:
+    cut_wp_prepare_kernel_free(p);
+    return -1;
+}
+
+void cut_wp_run_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubin_size, cut_buf *b)
+{
+    for (int i = 0; i < 3; i++)
+        cut_wp_put_u32(b, c->grid[i]);
+    for (int i = 0; i < 3; i++)
+        cut_wp_put_u32(b, c->block[i]);
+    cut_wp_put_u32(b, c->smem);
+    cut_wp_put_str(b, c->entry);
+    cut_wp_put_bytes(b, cubin, cubin_size);
+    cut_wp_put_i32(b, c->nargs);
+    for (int i = 0; i < c->nargs; i++) {
+        cut_wp_put_i32(b, c->args[i].buf);
+        cut_wp_put_u32(b, c->args[i].size);
+        cut_buf_append(b, c->args[i].bytes, sizeof c->args[i].bytes);
+    }
+}
+
+int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
+                             size_t *cubin_size, cut_err *e)
+{
+    memset(c, 0, sizeof *c);
+    *cubin = NULL;
+    *cubin_size = 0;
+    if (expect_type(f, CUT_WP_RUN_KERNEL, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u32(&r, &c->grid[i]);
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u32(&r, &c->block[i]);
+    cut_wp_get_u32(&r, &c->smem);
+    cut_wp_get_str(&r, c->entry, sizeof c->entry);
+    cut_wp_get_bytes(&r, cubin, cubin_size);
+    int32_t nargs = 0;
+    cut_wp_get_i32(&r, &nargs);
+    if (!r.bad && (nargs < 1 || nargs > CUT_KW_MAX_ARGS))
+        return cut_err_set(e, "malformed RUN_KERNEL message: %d arguments (1 to %d)", (int)nargs, CUT_KW_MAX_ARGS);
+    c->nargs = r.bad ? 0 : nargs;
+    for (int i = 0; i < c->nargs; i++) {
+        int32_t buf = 0;
+        cut_wp_get_i32(&r, &buf);
+        cut_wp_get_u32(&r, &c->args[i].size);
+        if (rd_take(&r, c->args[i].bytes, sizeof c->args[i].bytes) != 0)
+            break;
+        c->args[i].buf = buf;
+    }
+    if (rd_finish(&r, f, e) != 0)
+        return -1;
+    if (*cubin_size == 0)
+        return cut_err_set(e, "malformed RUN_KERNEL message: empty cubin");
+    if (cut_kcall_check(w, c, e) != 0)
+        return cut_err_wrap(e, "malformed RUN_KERNEL message");
+    return 0;
+}
+
+void cut_wp_kernel_result_encode(const cut_result *r, const cut_kwork *w, const cut_kw_outputs *o, cut_buf *b)
+{
+    cut_wp_result_encode(r, "", b);
+    for (int i = 0; i < w->nbufs; i++) {
+        const cut_kw_buf *k = &w->bufs[i];
+        if (!k->is_output)
+            continue;
+        for (int s = 0; s < 2; s++) {
+            const void *p = o ? o->data[i][s] : NULL;
+            cut_wp_put_bytes(b, p, p ? k->elems * cut_ks_dtype_size(k->dtype) : 0);
+        }
+    }
+}
+
+size_t cut_wp_kernel_result_max(const cut_kwork *w)
+{
+    size_t n = CUT_WP_MAX_REPLY;
+    for (int i = 0; i < w->nbufs; i++)
+        if (w->bufs[i].is_output)
+            n += 2 * (w->bufs[i].elems * cut_ks_dtype_size(w->bufs[i].dtype) + sizeof(uint64_t));
+    return n;
+}
+
+/* The captured outputs of KERNEL_RESULT into o: present (each exactly its size) iff want. */
+static int get_kw_outputs(cut_wp_rd *r, const cut_kwork *w, int want, cut_kw_outputs *o, cut_err *e)
+{
+    for (int i = 0; i < w->nbufs; i++) {
+        const cut_kw_buf *k = &w->bufs[i];
+        const size_t size = k->elems * cut_ks_dtype_size(k->dtype);
+        for (int s = 0; k->is_output && s < 2; s++) {
+            const uint8_t *p;
+            size_t n;
+            if (cut_wp_get_bytes(r, &p, &n) != 0)
+                return cut_err_set(e, "malformed KERNEL_RESULT message: output '%s' set %d runs past the end",
+                                   k->name, s);
+            if (n != (want ? size : 0))
+                return cut_err_set(e, "malformed KERNEL_RESULT message: output '%s' set %d has %zu bytes, want %zu",
+                                   k->name, s, n, want ? size : 0);
+            if (!want)
+                continue;
+            if (!(o->data[i][s] = malloc(n)))
+                return cut_err_set(e, "out of memory for output '%s' (%zu bytes)", k->name, n);
+            memcpy(o->data[i][s], p, n);
+        }
+    }
+    return 0;
+}
+
+int cut_wp_kernel_result_decode(const cut_wp_frame *f, const cut_kwork *w, cut_result *res, cut_kw_outputs *o,
+                                cut_err *e)
+{
+    memset(res, 0, sizeof *res);
+    memset(o, 0, sizeof *o);
+    if (expect_type(f, CUT_WP_KERNEL_RESULT, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    int32_t st = -1, reps = 0;
+    char algo[8] = "";
+    get_result(&r, res, &st, &reps, algo, sizeof algo);
+    if (r.bad)
+        return cut_err_set(e, "malformed KERNEL_RESULT message (%zu bytes): the result runs past the end", f->len);
+    if (result_status(f, res, st, reps, e) != 0)
+        return -1;
+    if (algo[0])
+        return cut_err_set(e, "malformed KERNEL_RESULT message: an algorithm name");
+    const int want = res->status == CUT_ST_OK && !cut_kwork_has_refs(w);
+    if (get_kw_outputs(&r, w, want, o, e) != 0 || rd_finish(&r, f, e) != 0) {
+        cut_kw_outputs_free(o);
+        return -1;
+    }
+    return 0;
+}
+
 void cut_wp_error_encode(const char *msg, cut_buf *b) { cut_wp_put_str(b, msg); }
 
 int cut_wp_error_decode(const cut_wp_frame *f, char *msg, size_t n)
@@ -934,6 +1171,7 @@ struct cut_wk {
     void *cudnn;     /* cudnn_baseline.c state */
     void *cublas;    /* cublas_baseline.c state */
     void *cublaslt;  /* cublaslt_baseline.c state */
+    void *kernel;    /* worker_kernel.c state: a user kernel's work (PREPARE_KERNEL) */
 };
 
 void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
@@ -948,9 +1186,11 @@ void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
 void **cut_wk_cudnn_slot(cut_wk *w) { return &w->cudnn; }
 void **cut_wk_cublas_slot(cut_wk *w) { return &w->cublas; }
 void **cut_wk_cublaslt_slot(cut_wk *w) { return &w->cublaslt; }
+void **cut_wk_kernel_slot(cut_wk *w) { return &w->kernel; }
+const cut_cu_api *cut_wk_cu(cut_wk *w) { return w->cu; }
 
 /* Errors after which the context is unusable: the worker must report and exit. */
-static int is_sticky(CUresult rc)
+int cut_wk_sticky(CUresult rc)
 {
     switch (rc) {
     case CUDA_ERROR_ILLEGAL_ADDRESS:
@@ -984,7 +1224,7 @@ static void set_status(cut_result *res, cut_status st, const char *fmt, ...)
 
 /* A CUDA call of the harness itself (memset, event, synchronise, copy) failed: after a kernel ran, that is the
  * kernel's asynchronous fault, and the context is gone. */
-static void harness_fault(cut_result *res, int *fatal, const char *what, CUresult rc)
+void cut_wk_harness_fault(cut_result *res, int *fatal, const char *what, CUresult rc)
 {
     char d[160];
     cut_cu_describe(rc, d, sizeof d);
@@ -1043,20 +1283,38 @@ static int compare_gemm(cut_wk *w, cut_result *res, const char *when)
     return -1;
 }
 
-/* Poison, run once, synchronise, copy back, compare. 0 if the output matches. */
-static int run_checked(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal, const char *when)
+/* The conv/GEMM output's checks: NaN poison before, copy back and compare after (when names the pass). */
+static CUresult out_poison(void *arg, cut_wk_pass pass, const char **what)
 {
-    const cut_cu_api *cu = w->cu;
-    CUresult rc = cu->cuMemsetD32(w->d_out, 0x7FC00000u, w->n_out); /* quiet NaN: unwritten outputs never pass */
+    cut_wk *w = arg;
+    (void)pass;
+    *what = "cuMemsetD32 (poisoning the output)";
+    return w->cu->cuMemsetD32(w->d_out, 0x7FC00000u, w->n_out); /* quiet NaN: unwritten outputs never pass */
+}
+
+static int out_compare(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
+{
+    cut_wk *w = arg;
+    static const char *const when[] = {"", "after timing: ", "after the energy run: "};
+    CUresult rc = w->cu->cuMemcpyDtoH(w->host_out, w->d_out, w->n_out * sizeof(float));
     if (rc != CUDA_SUCCESS)
-        return harness_fault(res, fatal, "cuMemsetD32 (poisoning the output)", rc), -1;
+        return cut_wk_harness_fault(res, fatal, "cuMemcpyDtoH", rc), -1;
+    return w->is_gemm ? compare_gemm(w, res, when[pass]) : compare_conv(w, res, when[pass]);
+}
+
+/* Poison, run once, synchronise, copy back, compare (chk's hooks). 0 if the output matches. */
+static int run_checked(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_wk_pass pass,
+                       cut_result *res, int *fatal)
+{
+    const char *what = "";
+    CUresult rc = chk->before(chk->arg, pass, &what);
+    if (rc != CUDA_SUCCESS)
+        return cut_wk_harness_fault(res, fatal, what, rc), -1;
     if (launch(l, res, fatal) != 0)
         return -1;
-    if ((rc = cu->cuCtxSynchronize()) != CUDA_SUCCESS)
-        return harness_fault(res, fatal, "cuCtxSynchronize", rc), -1;
-    if ((rc = cu->cuMemcpyDtoH(w->host_out, w->d_out, w->n_out * sizeof(float))) != CUDA_SUCCESS)
-        return harness_fault(res, fatal, "cuMemcpyDtoH", rc), -1;
-    return w->is_gemm ? compare_gemm(w, res, when) : compare_conv(w, res, when);
+    if ((rc = w->cu->cuCtxSynchronize()) != CUDA_SUCCESS)
+        return cut_wk_harness_fault(res, fatal, "cuCtxSynchronize", rc), -1;
+    return chk->after(chk->arg, pass, res, fatal);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1076,7 +1334,7 @@ static int time_runs(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *
         if (launch(l, res, fatal) != 0)
             return -1;
     if ((rc = cu->cuCtxSynchronize()) != CUDA_SUCCESS)
-        return harness_fault(res, fatal, "cuCtxSynchronize (warm-up)", rc), -1;
+        return cut_wk_harness_fault(res, fatal, "cuCtxSynchronize (warm-up)", rc), -1;
 
     double *times = cut_xmalloc(sizeof(double) * (size_t)t->max_repeats);
     int n = 0, want = t->min_repeats;
@@ -1121,21 +1379,18 @@ static int time_runs(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *
     free(times);
     return 0;
 harness:
-    harness_fault(res, fatal, "timing (event record/synchronise or L2 flush)", rc);
+    cut_wk_harness_fault(res, fatal, "timing (event record/synchronise or L2 flush)", rc);
 fail:
     free(times);
     return -1;
 }
 
-void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
+void cut_wk_check_and_time_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_result *res,
+                                int *fatal)
 {
     cut_result_reset(res);
     *fatal = 0;
-    if (!w->prepared) {
-        set_status(res, CUT_ST_FAULT, "worker not prepared");
-        return;
-    }
-    if (run_checked(w, l, res, fatal, "") != 0)
+    if (run_checked(w, l, chk, CUT_WK_FIRST, res, fatal) != 0)
         return;
     const double first_err = res->max_abs_err;
     if (time_runs(w, l, res, fatal) != 0) {
@@ -1144,12 +1399,24 @@ void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res,
         return;
     }
     /* Check again after timing: catches races and faults that depend on time or on earlier runs. */
-    if (run_checked(w, l, res, fatal, "after timing: ") != 0) {
+    if (run_checked(w, l, chk, CUT_WK_AFTER_TIMING, res, fatal) != 0) {
         res->median_ms = res->min_ms = res->max_ms = -1.0;
         res->repeats = 0;
         return;
     }
     res->max_abs_err = CUT_MAX(first_err, res->max_abs_err);
+}
+
+void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
+{
+    if (!w->prepared) {
+        cut_result_reset(res);
+        *fatal = 0;
+        set_status(res, CUT_ST_FAULT, "worker not prepared");
+        return;
+    }
+    const cut_wk_check chk = {out_poison, out_compare, w};
+    cut_wk_check_and_time_with(w, l, &chk, res, fatal);
 }
 
 /* ---- a generated kernel ---- */
@@ -1238,7 +1505,7 @@ static int kern_launch_fn(void *arg, char *msg, size_t n, int *sticky)
     char d[160];
     cut_cu_describe(rc, d, sizeof d);
     snprintf(msg, n, "cuLaunchKernel: %s", d);
-    *sticky = is_sticky(rc);
+    *sticky = cut_wk_sticky(rc);
     return -1;
 }
 
@@ -1284,7 +1551,7 @@ static int wk_energy_chunk(void *arg, long long iters, long long *done_iters, do
     er->slot = next;
     return 0;
 harness:
-    harness_fault(er->res, er->fatal, "energy run (event record/synchronise)", rc);
+    cut_wk_harness_fault(er->res, er->fatal, "energy run (event record/synchronise)", rc);
     return cut_err_set(e, "%s", er->res->error);
 }
 
@@ -1297,57 +1564,71 @@ static int wk_energy(cut_wk *w, const cut_wk_launcher *l, const cut_energy_plan 
     const double flops = w->is_gemm ? cut_gemm_flops(&w->gemm) : cut_conv_flops(&w->conv);
     if (cut_energy_measure(plan, wk_energy_chunk, &run, flops, er, why) != 0)
         return -1;
-    return run_checked(w, l, res, fatal, "after the energy run: ") == 0 ? 0 : -1;
+    const cut_wk_check chk = {out_poison, out_compare, w};
+    return run_checked(w, l, &chk, CUT_WK_AFTER_ENERGY, res, fatal) == 0 ? 0 : -1;
+}
+
+int cut_wk_load(cut_wk *w, const uint8_t *img, size_t n, const char *entry, unsigned smem, CUmodule *mod,
+                CUfunction *f, cut_result *res, int *fatal)
+{
+    const cut_cu_api *cu = w->cu;
+    char d[160];
+    /* Copy the image into its own NUL-terminated allocation (alignment for the ELF parser; NUL if it is PTX). */
+    char *copy = cut_xmalloc(n + 1);
+    memcpy(copy, img, n);
+    copy[n] = '\0';
+    *mod = NULL;
+    CUresult rc = cu->cuModuleLoadData(mod, copy);
+    free(copy);
+    if (rc != CUDA_SUCCESS) {
+        cut_cu_describe(rc, d, sizeof d);
+        set_status(res, cut_wk_sticky(rc) ? CUT_ST_FAULT : CUT_ST_LAUNCH_ERROR, "cuModuleLoadData: %s", d);
+        *fatal = cut_wk_sticky(rc);
+        *mod = NULL;
+        return -1;
+    }
+    if ((rc = cu->cuModuleGetFunction(f, *mod, entry)) != CUDA_SUCCESS) {
+        cut_cu_describe(rc, d, sizeof d);
+        set_status(res, CUT_ST_LAUNCH_ERROR, "cuModuleGetFunction(\"%s\"): %s", entry, d);
+        goto fail;
+    }
+    /* More than 48 KiB of shared memory per block (static + dynamic) needs an explicit opt-in. */
+    int smem_static = 0;
+    cu->cuFuncGetAttribute(&smem_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, *f);
+    if (smem > 0 && (size_t)smem + (size_t)CUT_MAX(smem_static, 0) > 48u * 1024u &&
+        (rc = cu->cuFuncSetAttribute(*f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem)) !=
+            CUDA_SUCCESS) {
+        cut_cu_describe(rc, d, sizeof d);
+        set_status(res, CUT_ST_LAUNCH_ERROR, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=%u): %s", smem, d);
+        goto fail;
+    }
+    return 0;
+fail:
+    cu->cuModuleUnload(*mod);
+    *mod = NULL;
+    return -1;
 }
 
 /* Loads the module, checks and times the kernel; with plan (ENERGY) also measures its energy into *er. */
 static void measure_kernel(cut_wk *w, const cut_wp_measure *m, const cut_energy_plan *plan, cut_result *res,
                            cut_energy_result *er, int *energy_ok, cut_err *why, int *fatal)
 {
-    const cut_cu_api *cu = w->cu;
     cut_result_reset(res);
     *fatal = 0;
-    char d[160];
-    /* Copy the image into its own NUL-terminated allocation (alignment for the ELF parser; NUL if it is PTX). */
-    char *img = cut_xmalloc(m->cubin_size + 1);
-    memcpy(img, m->cubin, m->cubin_size);
-    img[m->cubin_size] = '\0';
-    CUmodule mod = NULL;
-    CUresult rc = cu->cuModuleLoadData(&mod, img);
-    free(img);
-    if (rc != CUDA_SUCCESS) {
-        cut_cu_describe(rc, d, sizeof d);
-        set_status(res, is_sticky(rc) ? CUT_ST_FAULT : CUT_ST_LAUNCH_ERROR, "cuModuleLoadData: %s", d);
-        *fatal = is_sticky(rc);
-        return;
-    }
-    kern_launch k = {.cu = cu, .smem = m->smem_dynamic};
+    kern_launch k = {.cu = w->cu, .smem = m->smem_dynamic};
     memcpy(k.grid, m->grid, sizeof k.grid);
     memcpy(k.block, m->block, sizeof k.block);
-    k.args[0] = &w->d_in;
-    k.args[1] = &w->d_w;
-    k.args[2] = &w->d_out;
-    if ((rc = cu->cuModuleGetFunction(&k.f, mod, m->entry)) != CUDA_SUCCESS) {
-        cut_cu_describe(rc, d, sizeof d);
-        set_status(res, CUT_ST_LAUNCH_ERROR, "cuModuleGetFunction(\"%s\"): %s", m->entry, d);
-        goto out;
-    }
     if (!k.grid[0] || !k.grid[1] || !k.grid[2] || !k.block[0] || !k.block[1] || !k.block[2]) {
         set_status(res, CUT_ST_LAUNCH_ERROR, "empty launch configuration grid (%u,%u,%u) block (%u,%u,%u)", k.grid[0],
                    k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]);
-        goto out;
+        return;
     }
-    /* More than 48 KiB of shared memory per block (static + dynamic) needs an explicit opt-in. */
-    int smem_static = 0;
-    cu->cuFuncGetAttribute(&smem_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.f);
-    if (m->smem_dynamic > 0 && (size_t)m->smem_dynamic + (size_t)CUT_MAX(smem_static, 0) > 48u * 1024u &&
-        (rc = cu->cuFuncSetAttribute(k.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)m->smem_dynamic)) !=
-            CUDA_SUCCESS) {
-        cut_cu_describe(rc, d, sizeof d);
-        set_status(res, CUT_ST_LAUNCH_ERROR, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES=%u): %s",
-                   m->smem_dynamic, d);
-        goto out;
-    }
+    CUmodule mod;
+    if (cut_wk_load(w, m->cubin, m->cubin_size, m->entry, m->smem_dynamic, &mod, &k.f, res, fatal) != 0)
+        return;
+    k.args[0] = &w->d_in;
+    k.args[1] = &w->d_w;
+    k.args[2] = &w->d_out;
     if (m->ntma == 2 && tma_encode(w, m, &k, res) != 0)
         goto out;
     cut_wk_launcher l = {kern_launch_fn, &k};
@@ -1366,14 +1647,16 @@ static void measure_kernel(cut_wk *w, const cut_wp_measure *m, const cut_energy_
     w->gemm_tol = gemm_tol;
 out:
     if (!*fatal)
-        cu->cuModuleUnload(mod);
+        w->cu->cuModuleUnload(mod);
 }
 
 /* ---- setup ---- */
 
-static void wk_free_tensors(cut_wk *w)
+void cut_wk_release(cut_wk *w)
 {
     const cut_cu_api *cu = w->cu;
+    cut_wk_kernel_free(w->kernel, cu, 0);
+    w->kernel = NULL;
     CUdeviceptr *ptrs[] = {&w->d_in, &w->d_w, &w->d_out};
     for (size_t i = 0; i < CUT_ARRAY_LEN(ptrs); i++) {
         if (*ptrs[i])
@@ -1432,7 +1715,7 @@ static void wk_free(cut_wk *w, int context_dead)
         cut_cudnn_state_free(w->cudnn);
         cut_cublas_state_free(w->cublas);
         cut_cublaslt_state_free(w->cublaslt, 0);
-        wk_free_tensors(w);
+        cut_wk_release(w);
         if (w->d_flush)
             w->cu->cuMemFree(w->d_flush);
         for (int i = 0; i < w->n_events; i++) {
@@ -1443,6 +1726,8 @@ static void wk_free(cut_wk *w, int context_dead)
             w->cu->cuDevicePrimaryCtxRelease(w->dev);
     } else {
         cut_cublaslt_state_free(w->cublaslt, 1);
+        cut_wk_kernel_free(w->kernel, w->cu, 1);
+        w->kernel = NULL;
         free(w->ref);
         free(w->host_out);
     }
@@ -1451,6 +1736,22 @@ static void wk_free(cut_wk *w, int context_dead)
     w->cublaslt = NULL;
     w->ref = NULL;
     w->host_out = NULL;
+}
+
+int cut_wk_use_timing(cut_wk *w, const cut_timing *t, cut_err *e)
+{
+    w->timing = *t;
+    if (!t->flush_l2 || w->d_flush)
+        return 0;
+    /* Twice the L2 size: writing it evicts everything the previous run left in L2. */
+    w->flush_bytes = 2 * (size_t)(w->l2_bytes > 0 ? w->l2_bytes : 64 << 20);
+    CUresult rc = w->cu->cuMemAlloc(&w->d_flush, w->flush_bytes);
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    w->d_flush = 0;
+    char d[160];
+    cut_cu_describe(rc, d, sizeof d);
+    return cut_err_set(e, "worker: allocating the L2 flush buffer (%zu bytes): %s", w->flush_bytes, d);
 }
 
 /* Allocates and uploads the two inputs (in_bytes and w_bytes of them, in their storage type) and the output (n_out
@@ -1476,12 +1777,9 @@ static int wk_upload(cut_wk *w, const void *in, size_t in_bytes, const void *wt,
     WK_TRY(cu->cuMemcpyHtoD(w->d_w, wt, w_bytes), "uploading the second input tensor");
     w->in_bytes = in_bytes;
     w->w_bytes = w_bytes;
-    if (w->timing.flush_l2 && !w->d_flush) {
-        /* Twice the L2 size: writing it evicts everything the previous run left in L2. */
-        w->flush_bytes = 2 * (size_t)(w->l2_bytes > 0 ? w->l2_bytes : 64 << 20);
-        WK_TRY(cu->cuMemAlloc(&w->d_flush, w->flush_bytes), "allocating the L2 flush buffer");
-    }
 #undef WK_TRY
+    if (cut_wk_use_timing(w, &w->timing, e) != 0)
+        goto out;
     w->ref = cut_xmalloc(sizeof(double) * w->n_out);
     for (size_t i = 0; ref && i < w->n_out; i++) /* NULL: the caller fills it */
         w->ref[i] = ref[i];
@@ -1490,7 +1788,7 @@ static int wk_upload(cut_wk *w, const void *in, size_t in_bytes, const void *wt,
     rc = 0;
 out:
     if (rc != 0)
-        wk_free_tensors(w);
+        cut_wk_release(w);
     return rc;
 }
 
@@ -1499,7 +1797,7 @@ static int wk_prepare(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     cut_wp_prepare p;
     if (cut_wp_prepare_decode(f, &p, e) != 0)
         return -1;
-    wk_free_tensors(w);
+    cut_wk_release(w);
     w->is_gemm = 0;
     w->conv = p.conv;
     w->timing = p.timing;
@@ -1517,7 +1815,7 @@ static int wk_prepare_gemm(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     cut_wp_prepare_gemm p;
     if (cut_wp_prepare_gemm_decode(f, &p, e) != 0)
         return -1;
-    wk_free_tensors(w);
+    cut_wk_release(w);
     w->is_gemm = 1;
     w->gemm = p.gemm;
     w->timing = p.timing;
@@ -1535,7 +1833,7 @@ static int wk_prepare_gemm(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     free(b);
     if (rc == 0 && !p.ref && cut_gemm_reference_gpu(w->cu, &w->gemm, p.a, p.b, w->ref, e) != 0) {
         cut_err_wrap(e, "PREPARE_GEMM without a reference");
-        wk_free_tensors(w);
+        cut_wk_release(w);
         rc = -1;
     }
     cut_wp_prepare_gemm_free(&p);
@@ -1605,6 +1903,20 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
                 code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
                 code = reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+            break;
+        case CUT_WP_PREPARE_KERNEL:
+            if (cut_wk_prepare_kernel(&w, &f, &e) != 0)
+                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            else
+                code = reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+            break;
+        case CUT_WP_RUN_KERNEL:
+            if (cut_wk_run_kernel(&w, &f, &b, &dead, &e) != 0)
+                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            else
+                code = reply(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
+            if (dead)
+                code = 3;
             break;
         case CUT_WP_CUBLAS: {
             if (!w.prepared || !w.is_gemm) {

@@ -22,6 +22,9 @@
  *   CUBLAS              [CUBLAS_RESULT | ERROR] cuBLAS SGEMM (pedantic fp32) on the prepared fp32 GEMM, same harness
  *   VENDOR              [VENDOR_RESULT | ERROR] options -> cuBLAS GemmEx + cuBLASLt heuristic and enumerated
  *                                              algorithms on the prepared GEMM, same harness -> best, counts, top
+ *   PREPARE_KERNEL      [ACK | ERROR]          a user kernel's work (kwork.h): timing policy, tolerances, buffers
+ *                                              with both input sets and both references (or none: capture)
+ *   RUN_KERNEL          [KERNEL_RESULT | ERROR] cubin, entry, launch, arguments -> cut_result + captured outputs
  *   QUIT                (worker exits 0)
  * A RESULT with status CUT_ST_FAULT means the worker's context is dead: the worker exits right after sending it. */
 #ifndef CUTUNE_MEASURE_WORKER_PROTO_H
@@ -31,6 +34,7 @@
 #include "cutune/energy.h"
 #include "cutune/gemm.h"
 #include "cutune/gpu.h"
+#include "cutune/kwork.h"
 #include "cutune/measure.h"
 #include "cutune/util.h"
 #include "cutune/workload.h"
@@ -62,6 +66,9 @@ typedef enum cut_wp_type {
     CUT_WP_CUBLAS_RESULT,
     CUT_WP_VENDOR, /* appended */
     CUT_WP_VENDOR_RESULT,
+    CUT_WP_PREPARE_KERNEL, /* appended */
+    CUT_WP_RUN_KERNEL,
+    CUT_WP_KERNEL_RESULT,
     CUT_WP_TYPE_END
 } cut_wp_type;
 
@@ -188,6 +195,35 @@ int cut_wp_vendor_decode(const cut_wp_frame *f, cut_vendor_opts *o, cut_err *e);
  * valid > tried, budget_hit > 1 and ntop outside [0, CUT_VENDOR_TOP]. */
 void cut_wp_vendor_result_encode(const cut_vendor_result *v, cut_buf *b);
 int cut_wp_vendor_result_decode(const cut_wp_frame *f, cut_vendor_result *v, cut_err *e);
+
+/* PREPARE_KERNEL: the timing policy as PREPARE's; f64 atol, rtol; i32 nbufs; per buffer: name, u32 is_output, i32
+ * dtype, u64 elems, then the bytes of set 0 and set 1 (inputs), or the two references or two empty byte strings
+ * (outputs). Decode copies every byte string into its own allocation (aligned for the comparison; free with
+ * cut_wp_prepare_kernel_free, also after a failed decode) and checks the work (cut_kwork_check, every size
+ * elems * dtype size). */
+typedef struct cut_wp_prepare_kernel {
+    cut_timing timing;
+    cut_kwork work; /* decode: data pointers owned */
+} cut_wp_prepare_kernel;
+void cut_wp_prepare_kernel_encode(const cut_wp_prepare_kernel *p, cut_buf *b);
+int cut_wp_prepare_kernel_decode(const cut_wp_frame *f, cut_wp_prepare_kernel *p, cut_err *e);
+void cut_wp_prepare_kernel_free(cut_wp_prepare_kernel *p);
+
+/* RUN_KERNEL: MEASURE's grid, block, dynamic smem, entry and cubin; then i32 nargs and per argument i32 buf, u32 size
+ * and its 8 bytes. Decode fills c (src and bin NULL; the cubin points into the frame) and checks it against the
+ * prepared work w (cut_kcall_check) and for a non-empty cubin. */
+void cut_wp_run_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubin_size, cut_buf *b);
+int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
+                             size_t *cubin_size, cut_err *e);
+
+/* KERNEL_RESULT: RESULT's fields (no algorithm), then for each output buffer of w in order the captured bytes of set
+ * 0 and set 1. They are present exactly when the run was OK and w has no references, else two empty byte strings.
+ * Decode allocates them into o (o is cleared first; freed again on failure). */
+void cut_wp_kernel_result_encode(const cut_result *r, const cut_kwork *w, const cut_kw_outputs *o, cut_buf *b);
+int cut_wp_kernel_result_decode(const cut_wp_frame *f, const cut_kwork *w, cut_result *r, cut_kw_outputs *o,
+                                cut_err *e);
+/* The largest KERNEL_RESULT for w: both sets of every output plus room for the result. */
+size_t cut_wp_kernel_result_max(const cut_kwork *w);
 
 /* ERROR: one sentence. */
 void cut_wp_error_encode(const char *msg, cut_buf *b);

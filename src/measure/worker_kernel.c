@@ -1,0 +1,190 @@
+/* cutune — the worker side of a user kernel's workload (kwork.h): PREPARE_KERNEL uploads both input sets of every
+ * input and allocates every output; RUN_KERNEL checks the call on set 0, times it on set 0 and checks it on set 1
+ * through the worker's one check-and-time routine, capturing the outputs when the work has no references. */
+#include "measure/worker_kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wk_kernel {
+    cut_wp_prepare_kernel p;            /* the work (inputs, references: host copies) and its timing policy */
+    CUdeviceptr d[CUT_KW_MAX_BUFS][2]; /* inputs: one per set; outputs: d[i][0] */
+    void *host[CUT_KW_MAX_BUFS];        /* outputs: room for the copy back */
+} wk_kernel;
+
+static size_t buf_bytes(const cut_kw_buf *b) { return b->elems * cut_ks_dtype_size(b->dtype); }
+
+void cut_wk_kernel_free(void *state, const cut_cu_api *cu, int context_dead)
+{
+    wk_kernel *k = state;
+    if (!k)
+        return;
+    for (int i = 0; i < CUT_KW_MAX_BUFS; i++) {
+        for (int s = 0; s < 2 && !context_dead; s++)
+            if (k->d[i][s])
+                cu->cuMemFree(k->d[i][s]);
+        free(k->host[i]);
+    }
+    cut_wp_prepare_kernel_free(&k->p);
+    free(k);
+}
+
+/* Allocates the device buffers of k's work and uploads its inputs. */
+static int upload(const cut_cu_api *cu, wk_kernel *k, cut_err *e)
+{
+    for (int i = 0; i < k->p.work.nbufs; i++) {
+        const cut_kw_buf *b = &k->p.work.bufs[i];
+        const size_t n = buf_bytes(b);
+        for (int s = 0; s < (b->is_output ? 1 : 2); s++) {
+            CUresult rc = cu->cuMemAlloc(&k->d[i][s], n);
+            if (rc == CUDA_SUCCESS && !b->is_output)
+                rc = cu->cuMemcpyHtoD(k->d[i][s], b->data[s], n);
+            if (rc != CUDA_SUCCESS) {
+                char d[160];
+                cut_cu_describe(rc, d, sizeof d);
+                return cut_err_set(e, "worker PREPARE_KERNEL: buffer '%s' (%zu bytes) set %d: %s", b->name, n, s, d);
+            }
+        }
+        if (b->is_output)
+            k->host[i] = cut_xmalloc(n);
+    }
+    return 0;
+}
+
+int cut_wk_prepare_kernel(cut_wk *w, const cut_wp_frame *f, cut_err *e)
+{
+    wk_kernel *k = cut_xcalloc(1, sizeof *k);
+    if (cut_wp_prepare_kernel_decode(f, &k->p, e) != 0) {
+        free(k);
+        return -1;
+    }
+    cut_wk_release(w);
+    const cut_cu_api *cu = cut_wk_cu(w);
+    if (upload(cu, k, e) != 0 || cut_wk_use_timing(w, &k->p.timing, e) != 0) {
+        cut_wk_kernel_free(k, cu, 0);
+        return -1;
+    }
+    *cut_wk_kernel_slot(w) = k;
+    return 0;
+}
+
+/* One RUN_KERNEL: the launch on the input set in use, and the checks of cut_wk_check. */
+typedef struct kernel_run {
+    const cut_cu_api *cu;
+    wk_kernel *k;
+    CUfunction f;
+    const cut_kcall *c;
+    int set;                           /* the input set the launches read */
+    void *args[2][CUT_KW_MAX_ARGS];    /* per set: the kernel's argument pointers */
+    cut_kw_outputs *capture;           /* the work has no references: outputs go here */
+} kernel_run;
+
+static int run_launch(void *arg, char *msg, size_t n, int *sticky)
+{
+    kernel_run *r = arg;
+    const cut_kcall *c = r->c;
+    CUresult rc = r->cu->cuLaunchKernel(r->f, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
+                                        c->block[2], c->smem, NULL, r->args[r->set], NULL);
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    char d[160];
+    cut_cu_describe(rc, d, sizeof d);
+    snprintf(msg, n, "cuLaunchKernel: %s", d);
+    *sticky = cut_wk_sticky(rc);
+    return -1;
+}
+
+/* Set 0 before timing (and for the timed launches), set 1 after; each pass poisons with its own byte. */
+static CUresult run_poison(void *arg, cut_wk_pass pass, const char **what)
+{
+    kernel_run *r = arg;
+    const cut_kwork *w = &r->k->p.work;
+    r->set = pass == CUT_WK_FIRST ? 0 : 1;
+    *what = "cuMemsetD8 (poisoning an output)";
+    for (int i = 0; i < w->nbufs; i++) {
+        if (!w->bufs[i].is_output)
+            continue;
+        CUresult rc = r->cu->cuMemsetD8(r->k->d[i][0], r->set ? CUT_KW_POISON1 : CUT_KW_POISON0,
+                                        buf_bytes(&w->bufs[i]));
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Copies every output back, then compares it with the set's reference, or keeps it when there is none. */
+static int run_check(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
+{
+    kernel_run *r = arg;
+    const cut_kwork *w = &r->k->p.work;
+    const char *when = pass == CUT_WK_FIRST ? "" : "after timing, fresh inputs: ";
+    double worst = 0;
+    for (int i = 0; i < w->nbufs; i++) {
+        const cut_kw_buf *b = &w->bufs[i];
+        if (!b->is_output)
+            continue;
+        const size_t n = buf_bytes(b);
+        CUresult rc = r->cu->cuMemcpyDtoH(r->k->host[i], r->k->d[i][0], n);
+        if (rc != CUDA_SUCCESS)
+            return cut_wk_harness_fault(res, fatal, "cuMemcpyDtoH (an output)", rc), -1;
+        if (r->capture) {
+            r->capture->data[i][r->set] = cut_xmalloc(n);
+            memcpy(r->capture->data[i][r->set], r->k->host[i], n);
+            continue;
+        }
+        char msg[200];
+        double maxe = 0;
+        const size_t bad = cut_kw_compare(b, r->k->host[i], b->data[r->set], w->atol, w->rtol, &maxe, msg,
+                                          sizeof msg);
+        worst = CUT_MAX(worst, maxe);
+        res->max_abs_err = worst;
+        if (bad) {
+            res->status = CUT_ST_WRONG_RESULT;
+            snprintf(res->error, sizeof res->error, "%s%s (%zu of %zu elements wrong)", when, msg, bad, b->elems);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Points each argument of set s at its buffer's device pointer (outputs: the one buffer) or at its scalar bytes. */
+static void bind_args(kernel_run *r, int s)
+{
+    for (int i = 0; i < r->c->nargs; i++) {
+        const cut_kw_arg *a = &r->c->args[i];
+        const int set = a->buf >= 0 && !r->k->p.work.bufs[a->buf].is_output ? s : 0;
+        r->args[s][i] = a->buf >= 0 ? (void *)&r->k->d[a->buf][set] : (void *)a->bytes;
+    }
+}
+
+int cut_wk_run_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, cut_err *e)
+{
+    *fatal = 0;
+    wk_kernel *k = *cut_wk_kernel_slot(w);
+    if (!k)
+        return cut_err_set(e, "worker: RUN_KERNEL before PREPARE_KERNEL");
+    cut_kcall c;
+    const uint8_t *cubin;
+    size_t cubin_size;
+    if (cut_wp_run_kernel_decode(f, &k->p.work, &c, &cubin, &cubin_size, e) != 0)
+        return -1;
+    cut_result res;
+    cut_result_reset(&res);
+    cut_kw_outputs outs;
+    memset(&outs, 0, sizeof outs);
+    kernel_run r = {.cu = cut_wk_cu(w), .k = k, .c = &c, .capture = cut_kwork_has_refs(&k->p.work) ? NULL : &outs};
+    CUmodule mod;
+    if (cut_wk_load(w, cubin, cubin_size, c.entry, c.smem, &mod, &r.f, &res, fatal) == 0) {
+        bind_args(&r, 0);
+        bind_args(&r, 1);
+        const cut_wk_launcher l = {run_launch, &r};
+        const cut_wk_check chk = {run_poison, run_check, &r};
+        cut_wk_check_and_time_with(w, &l, &chk, &res, fatal);
+        if (!*fatal)
+            r.cu->cuModuleUnload(mod);
+    }
+    cut_wp_kernel_result_encode(&res, &k->p.work, res.status == CUT_ST_OK ? &outs : NULL, b);
+    cut_kw_outputs_free(&outs);
+    return 0;
+}
