@@ -92,8 +92,8 @@ static void test_kernel_work(void **state)
         for (int i = 0; i < N; i++)
             g_x[s][i] = (float)((i * (s ? 7 : 3)) % 101) / 50.0f - 1.0f;
     cut_kwork w = {.nbufs = 2, .atol = 1e-6, .rtol = 1e-6};
-    w.bufs[0] = (cut_kw_buf){"x", 0, CUT_KS_F32, N, {g_x[0], g_x[1]}};
-    w.bufs[1] = (cut_kw_buf){"y", 1, CUT_KS_F32, N, {NULL, NULL}};
+    w.bufs[0] = (cut_kw_buf){.name = "x", .is_output = 0, .dtype = CUT_KS_F32, .elems = N, .data = {g_x[0], g_x[1]}};
+    w.bufs[1] = (cut_kw_buf){.name = "y", .is_output = 1, .dtype = CUT_KS_F32, .elems = N, .data = {NULL, NULL}};
     if (r->prepare_kernel(r, &w, &e) != 0)
         fail_msg("prepare_kernel: %s", e.msg);
 

@@ -91,7 +91,7 @@ static void test_suite_softmax(void **state)
     assert_string_equal(k.name, "softmax_row");
     assert_string_equal(k.entry, "softmax_row");
     assert_non_null(strstr(k.source, "__global__ void softmax_row("));
-    assert_int_equal(k.ntunables, 1);
+    assert_int_equal(k.ntunables, 2); /* BLOCK and VEC */
     assert_int_equal(k.tunables[0].nvalues, 5);
     assert_int_equal(k.ninputs, 1);
     assert_int_equal(k.noutputs, 1);
@@ -100,15 +100,15 @@ static void test_suite_softmax(void **state)
     assert_true(k.atol == 1e-6 && k.rtol == 1e-4);
     cut_ks_launch l;
     assert_int_equal(cut_kspec_resolve(&k, NULL, &l, &e), 0); /* the baseline: BLOCK = 128 */
-    assert_int_equal(l.grid[0], 4096);
+    assert_int_equal(l.grid[0], 8192);
     assert_int_equal(l.block[0], 128);
     assert_int_equal(l.grid[1] * l.grid[2] * l.block[1] * l.block[2], 1);
     assert_int_equal(l.smem, 512);
-    assert_int_equal(l.in_elems[0], 4096u * 1024u);
-    const long long big = 1024, too_big = 2048;
-    assert_int_equal(cut_kspec_resolve(&k, &big, &l, &e), 0);
+    assert_int_equal(l.in_elems[0], 8192u * 2048u);
+    const long long big[2] = {1024, 4}, too_big[2] = {2048, 1};
+    assert_int_equal(cut_kspec_resolve(&k, big, &l, &e), 0);
     assert_int_equal(l.block[0], 1024);
-    assert_int_equal(cut_kspec_resolve(&k, &too_big, &l, &e), -1);
+    assert_int_equal(cut_kspec_resolve(&k, too_big, &l, &e), -1);
     assert_non_null(strstr(e.msg, "launch.block[0]"));
     cut_kspec_free(&k);
     free(path);

@@ -497,9 +497,9 @@ static int32_t KN[2][3] = {{7, 8, 9}, {1, 2, 3}};
 static cut_kwork kwork_of(int refs)
 {
     cut_kwork w = {.nbufs = 3, .atol = 1e-5, .rtol = 1e-4};
-    w.bufs[0] = (cut_kw_buf){"x", 0, CUT_KS_F32, 5, {KX[0], KX[1]}};
-    w.bufs[1] = (cut_kw_buf){"y", 1, CUT_KS_F32, 5, {refs ? KY[0] : NULL, refs ? KY[1] : NULL}};
-    w.bufs[2] = (cut_kw_buf){"n", 1, CUT_KS_I32, 3, {refs ? KN[0] : NULL, refs ? KN[1] : NULL}};
+    w.bufs[0] = (cut_kw_buf){.name = "x", .is_output = 0, .dtype = CUT_KS_F32, .elems = 5, .data = {KX[0], KX[1]}};
+    w.bufs[1] = (cut_kw_buf){.name = "y", .is_output = 1, .dtype = CUT_KS_F32, .elems = 5, .data = {refs ? KY[0] : NULL, refs ? KY[1] : NULL}};
+    w.bufs[2] = (cut_kw_buf){.name = "n", .is_output = 1, .dtype = CUT_KS_I32, .elems = 3, .data = {refs ? KN[0] : NULL, refs ? KN[1] : NULL}};
     return w;
 }
 
@@ -1019,7 +1019,9 @@ static void test_vendor_codecs(void **state)
     cut_wp_vendor_encode(&o, &b);
     cut_wp_frame f = frame_of(CUT_WP_VENDOR, &b);
     assert_int_equal(cut_wp_vendor_decode(&f, &q, &e), 0);
-    assert_memory_equal(&q, &o, sizeof o);
+    /* field by field: the padding between them is not part of the message */
+    assert_true(q.heuristic_n == o.heuristic_n && q.enumerate == o.enumerate && q.max_configs == o.max_configs &&
+                q.budget_s == o.budget_s);
     f.len--;
     assert_int_equal(cut_wp_vendor_decode(&f, &q, &e), -1);
     cut_buf_free(&b);

@@ -902,7 +902,7 @@ void cut_wp_prepare_kernel_encode(const cut_wp_prepare_kernel *p, cut_buf *b)
         const cut_kw_buf *k = &w->bufs[i];
         const size_t bytes = k->elems * cut_ks_dtype_size(k->dtype);
         cut_wp_put_str(b, k->name);
-        cut_wp_put_u32(b, k->is_output ? 1u : 0u);
+        cut_wp_put_u32(b, (k->is_output ? 1u : 0u) | (k->is_output && k->zero_init ? 2u : 0u)); /* flags */
         cut_wp_put_i32(b, (int32_t)k->dtype);
         cut_wp_put_u64(b, k->elems);
         for (int s = 0; s < 2; s++)
@@ -934,10 +934,12 @@ static int get_kw_buf(cut_wp_rd *r, int i, cut_kw_buf *k, cut_err *e)
     cut_wp_get_u64(r, &elems);
     if (r->bad)
         return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer %d's header runs past the end", i);
-    if (out > 1 || dt < 0 || dt >= CUT_KS_DTYPE_COUNT || elems < 1 || elems > ((uint64_t)1 << 40))
-        return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer %d ('%s') has output flag %u, dtype %d, "
-                              "%llu elements", i, k->name, out, (int)dt, (unsigned long long)elems);
-    k->is_output = (int)out;
+    if (out > 3 || out == 2 || dt < 0 || dt >= CUT_KS_DTYPE_COUNT || elems < 1 || elems > ((uint64_t)1 << 40))
+        return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer %d ('%s') has flags %u (bit 0 output, "
+                              "bit 1 zero-initialised output), dtype %d, %llu elements",
+                           i, k->name, out, (int)dt, (unsigned long long)elems);
+    k->is_output = (int)(out & 1u);
+    k->zero_init = (int)(out >> 1);
     k->dtype = (cut_ks_dtype)dt;
     k->elems = (size_t)elems;
     const size_t want = k->elems * cut_ks_dtype_size(k->dtype);

@@ -105,8 +105,9 @@ static CUresult run_poison(void *arg, cut_wk_pass pass, const char **what)
     for (int i = 0; i < w->nbufs; i++) {
         if (!w->bufs[i].is_output)
             continue;
-        CUresult rc = r->cu->cuMemsetD8(r->k->d[i][0], r->set ? CUT_KW_POISON1 : CUT_KW_POISON0,
-                                        buf_bytes(&w->bufs[i]));
+        /* an accumulated output starts at zero instead of poison */
+        const unsigned char fill = w->bufs[i].zero_init ? 0 : r->set ? CUT_KW_POISON1 : CUT_KW_POISON0;
+        CUresult rc = r->cu->cuMemsetD8(r->k->d[i][0], fill, buf_bytes(&w->bufs[i]));
         if (rc != CUDA_SUCCESS)
             return rc;
     }

@@ -196,7 +196,7 @@ int cut_wp_vendor_decode(const cut_wp_frame *f, cut_vendor_opts *o, cut_err *e);
 void cut_wp_vendor_result_encode(const cut_vendor_result *v, cut_buf *b);
 int cut_wp_vendor_result_decode(const cut_wp_frame *f, cut_vendor_result *v, cut_err *e);
 
-/* PREPARE_KERNEL: the timing policy as PREPARE's; f64 atol, rtol; i32 nbufs; per buffer: name, u32 is_output, i32
+/* PREPARE_KERNEL: the timing policy as PREPARE's; f64 atol, rtol; i32 nbufs; per buffer: name, u32 flags (1 output, 2 zero-initialised output), i32
  * dtype, u64 elems, then the bytes of set 0 and set 1 (inputs), or the two references or two empty byte strings
  * (outputs). Decode copies every byte string into its own allocation (aligned for the comparison; free with
  * cut_wp_prepare_kernel_free, also after a failed decode) and checks the work (cut_kwork_check, every size
