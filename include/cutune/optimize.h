@@ -121,6 +121,7 @@ typedef struct cut_edge {
     char label[160];
     double prior;     /* normalised over the parent's proposals */
     double pred_gain; /* after history (cut_mcgs_pred_gain) */
+    double rule_gain; /* the generator's own estimate */
     int pruned;       /* pred_gain < --min-pred-gain: never expanded */
     int visits;
 } cut_edge;

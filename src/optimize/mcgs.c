@@ -123,6 +123,7 @@ void cut_mcgs_set_edges(cut_mcgs *g, int n, const cut_proposal *p, const double 
         e->move = p[i].move;
         snprintf(e->label, sizeof e->label, "%s", p[i].label);
         e->pred_gain = pred_gain[i];
+        e->rule_gain = p[i].pred_gain;
         e->pruned = pred_gain[i] < min_pred_gain;
         e->prior = e->pruned ? 0 : fmax(pred_gain[i], 0.01);
         sum += e->prior;

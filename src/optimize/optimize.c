@@ -30,6 +30,7 @@
 #define MAX_PATH_LEN 64
 #define MAX_PROPOSALS 96
 #define FAIL_GAIN (-0.25) /* observed gain recorded for a move whose variant failed */
+#define RELAX_STEP 0.05   /* how far the prune threshold drops when every open move was tried */
 #define STATE_FORMAT 1
 
 void cut_opt_opts_default(cut_opt_opts *o)
@@ -70,6 +71,7 @@ typedef struct kopt {
     int best;
     cut_kwork work;
     void *refs[CUT_KW_MAX_BUFS][2];
+    double threshold; /* prune threshold: --min-pred-gain, lowered when nothing above it is left */
     int nhist;
     hist hist[512];
     cut_compile_opts copts;
@@ -690,6 +692,7 @@ static int save_state(kopt *ko, cut_err *e)
     cJSON_AddNumberToObject(s, "transpositions", ko->transpositions);
     cJSON_AddStringToObject(s, "best", ko->g.nodes[ko->best].id);
     cJSON_AddNumberToObject(s, "noise_applied", ko->g.noise_applied);
+    cJSON_AddNumberToObject(s, "prune_threshold", ko->threshold);
     cJSON *rng = cJSON_AddArrayToObject(s, "rng");
     for (int i = 0; i < 4; i++) {
         char hx[17];
@@ -724,6 +727,7 @@ static int save_state(kopt *ko, cut_err *e)
             cJSON_AddStringToObject(x, "label", ed->label);
             cJSON_AddNumberToObject(x, "prior", ed->prior);
             cJSON_AddNumberToObject(x, "pred_gain", ed->pred_gain);
+            cJSON_AddNumberToObject(x, "rule_gain", ed->rule_gain);
             cJSON_AddBoolToObject(x, "pruned", ed->pruned);
             cJSON_AddNumberToObject(x, "visits", ed->visits);
             if (ed->child >= 0)
@@ -771,6 +775,7 @@ static int load_state(kopt *ko, cut_err *e)
     ko->failed = (int)num(s, "failed", 0);
     ko->transpositions = (int)num(s, "transpositions", 0);
     ko->g.noise_applied = (int)num(s, "noise_applied", 0);
+    ko->threshold = num(s, "prune_threshold", ko->threshold);
     const cJSON *rng = cJSON_GetObjectItemCaseSensitive(s, "rng");
     for (int i = 0; i < 4 && cJSON_GetArraySize(rng) == 4; i++)
         ko->g.rng.s[i] = parse_hex(cJSON_GetArrayItem(rng, i));
@@ -806,6 +811,7 @@ static int load_state(kopt *ko, cut_err *e)
             snprintf(ed->label, sizeof ed->label, "%s", str(x, "label"));
             ed->prior = num(x, "prior", 0);
             ed->pred_gain = num(x, "pred_gain", 0);
+            ed->rule_gain = num(x, "rule_gain", ed->pred_gain);
             ed->pruned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "pruned"));
             ed->visits = (int)num(x, "visits", 0);
             const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "child"));
@@ -1095,6 +1101,51 @@ static void job_free(job *j)
     j->diff = j->src = NULL;
 }
 
+/* Nothing is left above the prune threshold: lowers it by RELAX_STEP (predicted gains refreshed from the history
+ * since the edges were made) until some pruned edge opens, so the budget is spent on the next most promising moves
+ * rather than left unused. Returns the edges opened (0: none left at all). */
+static int relax_pruning(kopt *ko)
+{
+    int pruned = 0;
+    for (int i = 0; i < ko->g.nnodes; i++)
+        for (int k = 0; k < ko->g.nodes[i].nedges; k++)
+            pruned += ko->g.nodes[i].status == CUT_NODE_OK && ko->g.nodes[i].edges[k].pruned &&
+                      ko->g.nodes[i].edges[k].child == -1;
+    if (!pruned)
+        return 0;
+    int opened = 0;
+    while (!opened) {
+        ko->threshold -= RELAX_STEP;
+        for (int i = 0; i < ko->g.nnodes; i++)
+            for (int k = 0; k < ko->g.nodes[i].nedges; k++) {
+                cut_edge *ed = &ko->g.nodes[i].edges[k];
+                if (ko->g.nodes[i].status != CUT_NODE_OK || !ed->pruned || ed->child != -1)
+                    continue;
+                char key[96];
+                hist_key(ed->label, key, sizeof key);
+                const hist *h = hist_get(ko, ed->move, key);
+                ed->pred_gain = cut_mcgs_pred_gain(ed->rule_gain, h ? h->sum : 0, h ? h->n : 0);
+                if (ed->pred_gain >= ko->threshold) {
+                    ed->pruned = 0;
+                    ed->prior = 0.5 * fmax(ed->pred_gain - ko->threshold, 0.01); /* behind the first-round edges */
+                    opened++;
+                }
+            }
+    }
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "relax_pruning");
+    cJSON_AddNumberToObject(ev, "threshold", ko->threshold);
+    cJSON_AddNumberToObject(ev, "opened", opened);
+    event(ko, ev);
+    if (ko->trace)
+        fprintf(ko->trace, "- *every open move tried: prune threshold lowered to %.3f, %d move(s) reopened*\n",
+                ko->threshold, opened);
+    if (!ko->o->quiet)
+        printf("  every open move tried: prune threshold lowered to %.3f, %d move(s) reopened\n", ko->threshold,
+               opened);
+    return opened;
+}
+
 static int search(kopt *ko, cut_err *e)
 {
     job jobs[16];
@@ -1106,9 +1157,10 @@ static int search(kopt *ko, cut_err *e)
         if (n < 0)
             return -1;
         if (n == 0) {
+            if (relax_pruning(ko) > 0)
+                continue;
             if (!ko->o->quiet)
-                printf("  nothing left to expand (every open move tried or pruned below --min-pred-gain %.3g)\n",
-                       ko->o->min_pred_gain);
+                printf("  nothing left to expand: every move of every state was tried\n");
             break;
         }
         int rc = 0;
@@ -1202,6 +1254,7 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
     ko.nr = nrunners;
     ko.gen = gen;
     cut_mcgs_init(&ko.g, o->seed);
+    ko.threshold = o->min_pred_gain;
     cut_compile_opts_default(&ko.copts);
     ko.copts.sm_major = o->sm_major;
     ko.copts.sm_minor = o->sm_minor;
