@@ -1192,6 +1192,17 @@ void **cut_wk_kernel_slot(cut_wk *w) { return &w->kernel; }
 const cut_cu_api *cut_wk_cu(cut_wk *w) { return w->cu; }
 
 /* Errors after which the context is unusable: the worker must report and exit. */
+int cut_wk_launch_status(CUresult rc, char *msg, size_t n, int *sticky)
+{
+    if (rc == CUDA_SUCCESS)
+        return 0;
+    char d[160];
+    cut_cu_describe(rc, d, sizeof d);
+    snprintf(msg, n, "cuLaunchKernel: %s", d);
+    *sticky = cut_wk_sticky(rc);
+    return -1;
+}
+
 int cut_wk_sticky(CUresult rc)
 {
     switch (rc) {
@@ -1500,15 +1511,9 @@ static int tma_encode(const cut_wk *w, const cut_wp_measure *m, kern_launch *k, 
 static int kern_launch_fn(void *arg, char *msg, size_t n, int *sticky)
 {
     kern_launch *k = arg;
-    CUresult rc = k->cu->cuLaunchKernel(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-                                        k->block[2], k->smem, NULL, k->args, NULL);
-    if (rc == CUDA_SUCCESS)
-        return 0;
-    char d[160];
-    cut_cu_describe(rc, d, sizeof d);
-    snprintf(msg, n, "cuLaunchKernel: %s", d);
-    *sticky = cut_wk_sticky(rc);
-    return -1;
+    return cut_wk_launch_status(k->cu->cuLaunchKernel(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0],
+                                                      k->block[1], k->block[2], k->smem, NULL, k->args, NULL),
+                                msg, n, sticky);
 }
 
 /* ---- energy: the kernel runs back to back (no L2 flush) in chunks queued one ahead, each between an event pair

@@ -84,15 +84,9 @@ static int run_launch(void *arg, char *msg, size_t n, int *sticky)
 {
     kernel_run *r = arg;
     const cut_kcall *c = r->c;
-    CUresult rc = r->cu->cuLaunchKernel(r->f, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
-                                        c->block[2], c->smem, NULL, r->args[r->set], NULL);
-    if (rc == CUDA_SUCCESS)
-        return 0;
-    char d[160];
-    cut_cu_describe(rc, d, sizeof d);
-    snprintf(msg, n, "cuLaunchKernel: %s", d);
-    *sticky = cut_wk_sticky(rc);
-    return -1;
+    return cut_wk_launch_status(r->cu->cuLaunchKernel(r->f, c->grid[0], c->grid[1], c->grid[2], c->block[0],
+                                                      c->block[1], c->block[2], c->smem, NULL, r->args[r->set], NULL),
+                                msg, n, sticky);
 }
 
 /* Set 0 before timing (and for the timed launches), set 1 after; each pass poisons with its own byte. */

@@ -29,6 +29,9 @@ void cut_wk_check_and_time_with(cut_wk *w, const cut_wk_launcher *l, const cut_w
 void cut_wk_harness_fault(cut_result *res, int *fatal, const char *what, CUresult rc);
 /* 1 when rc leaves the context unusable (the worker reports and exits). */
 int cut_wk_sticky(CUresult rc);
+/* A launch's result as the launcher hooks report it: 0, or -1 with "cuLaunchKernel: <error>" in msg and *sticky set
+ * when the context is dead. */
+int cut_wk_launch_status(CUresult rc, char *msg, size_t n, int *sticky);
 const cut_cu_api *cut_wk_cu(cut_wk *w);
 /* Frees the prepared workload, whichever it is (conv, GEMM, user kernel). */
 void cut_wk_release(cut_wk *w);

@@ -208,59 +208,48 @@ static void first_line(const char *path, char *buf, size_t n)
     }
 }
 
-int cut_diff_unified(const char *a, const char *b, const char *work_dir, char **out, cut_err *e)
+/* Writes texts a and b to scratch files and runs diff (-u, a to b) or patch (the diff b onto a) over them; *out gets
+ * the diff or the patched text. */
+static int run_on_texts(int is_patch, const char *a, const char *b, const char *work_dir, char **out, cut_err *e)
 {
-    char pa[1024], pb[1024], pd[1024], pe[1024];
-    scratch(pa, sizeof pa, work_dir, "diff_a");
-    scratch(pb, sizeof pb, work_dir, "diff_b");
-    scratch(pd, sizeof pd, work_dir, "diff_out");
-    scratch(pe, sizeof pe, work_dir, "diff_err");
+    char pa[1024], pb[1024], po[1024], pe[1024];
+    scratch(pa, sizeof pa, work_dir, "tool_a");
+    scratch(pb, sizeof pb, work_dir, "tool_b");
+    scratch(po, sizeof po, work_dir, "tool_out");
+    scratch(pe, sizeof pe, work_dir, "tool_err");
     *out = NULL;
     int rc = -1;
     if (cut_write_file_atomic(pa, a, strlen(a), e) != 0 || cut_write_file_atomic(pb, b, strlen(b), e) != 0)
         goto out;
-    char *argv[] = {"diff", "-u", "--label", "a/kernel.cu", "--label", "b/kernel.cu", pa, pb, NULL};
-    int st = run_tool(argv, pd, pe, e);
+    char *dargv[] = {"diff", "-u", "--label", "a/kernel.cu", "--label", "b/kernel.cu", pa, pb, NULL};
+    char *pargv[] = {"patch", "--batch", "--silent", "--no-backup-if-mismatch", "-r", "/dev/null", "-o", po, pa,
+                     "-i", pb, NULL};
+    /* diff exits 1 when the texts differ; patch's messages go to stdout */
+    const int st = is_patch ? run_tool(pargv, pe, pe, e) : run_tool(dargv, po, pe, e);
     if (st < 0)
         goto out;
-    if (st > 1) {
+    if (st > (is_patch ? 0 : 1)) {
         char why[256];
         first_line(pe, why, sizeof why);
-        cut_err_set(e, "diff failed (exit %d): %s", st, why);
-        goto out;
-    }
-    size_t len = 0;
-    rc = cut_read_file(pd, out, &len, e);
-out:
-    unlink(pa), unlink(pb), unlink(pd), unlink(pe);
-    return rc;
-}
-
-int cut_patch_apply(const char *src, const char *diff, const char *work_dir, char **out, cut_err *e)
-{
-    char ps[1024], pd[1024], po[1024], pe[1024];
-    scratch(ps, sizeof ps, work_dir, "patch_in");
-    scratch(pd, sizeof pd, work_dir, "patch_diff");
-    scratch(po, sizeof po, work_dir, "patch_out");
-    scratch(pe, sizeof pe, work_dir, "patch_err");
-    *out = NULL;
-    int rc = -1;
-    if (cut_write_file_atomic(ps, src, strlen(src), e) != 0 || cut_write_file_atomic(pd, diff, strlen(diff), e) != 0)
-        goto out;
-    char *argv[] = {"patch", "--batch", "--silent", "--no-backup-if-mismatch", "-r", "/dev/null", "-o", po, ps,
-                    "-i", pd, NULL};
-    int st = run_tool(argv, pe, pe, e);
-    if (st < 0)
-        goto out;
-    if (st != 0) {
-        char why[256];
-        first_line(pe, why, sizeof why);
-        cut_err_set(e, "the diff does not apply (patch exit %d): %s", st, why[0] ? why : "no message");
+        if (is_patch)
+            cut_err_set(e, "the diff does not apply (patch exit %d): %s", st, why[0] ? why : "no message");
+        else
+            cut_err_set(e, "diff failed (exit %d): %s", st, why);
         goto out;
     }
     size_t len = 0;
     rc = cut_read_file(po, out, &len, e);
 out:
-    unlink(ps), unlink(pd), unlink(po), unlink(pe);
+    unlink(pa), unlink(pb), unlink(po), unlink(pe);
     return rc;
+}
+
+int cut_diff_unified(const char *a, const char *b, const char *work_dir, char **out, cut_err *e)
+{
+    return run_on_texts(0, a, b, work_dir, out, e);
+}
+
+int cut_patch_apply(const char *src, const char *diff, const char *work_dir, char **out, cut_err *e)
+{
+    return run_on_texts(1, src, diff, work_dir, out, e);
 }
