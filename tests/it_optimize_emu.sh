@@ -50,8 +50,9 @@ for k in summary["kernels"]:
             if e["child"] is not None:
                 assert e["child"] in ids, e
                 children += 1
-    assert children == len(variants), children  # one expanded edge per variant (transpositions: old nodes)
     ev = [json.loads(l) for l in open(f"{kd}/events.jsonl")]
+    linked = sum(e["event"] == "transposition" for e in ev)  # known states: linked, nothing built
+    assert children == len(variants) + linked, (children, len(variants), linked)
     assert ev[0]["event"] == "baseline" and ev[-1]["event"] == "done"
     assert sum(e["event"] == "variant" for e in ev) == len(variants)
     attempts -= len(variants)
@@ -62,6 +63,20 @@ assert attempts == 0, attempts  # the global graph saw every variant of both ker
 rs = f"{out}/kernels/_reduce_sum/variants"
 moves = [json.load(open(f"{rs}/{v}/control.json"))["move"] for v in sorted(os.listdir(rs))]
 assert "avoid_atomics_reduce" in moves, moves
+PY
+# two workers (--gpus 0,1: two emulators) evaluate each round's variants in parallel
+"$BIN" optimize --input specs/reduce_sum.json --outdir out2 --backend emu --gpus 0,1 --budget-builds 8 --sizes N=8192 \
+  > two.log 2>&1 || { cat two.log; fail "two workers: exit $?"; }
+grep -q "2 workers" two.log || { cat two.log; fail "not two workers"; }
+python3 - out2/kernels/_reduce_sum <<'PY' || fail "two workers"
+import json, os, sys
+kd = sys.argv[1]
+s = json.load(open(f"{kd}/search_state.json"))
+assert s["builds"] == 8, s["builds"]
+assert all(n["visits"] >= 1 for n in s["nodes"]), "a node without a backed-up visit"
+# virtual losses are not persisted and every expanded edge's child exists
+ids = {n["id"] for n in s["nodes"]}
+assert all(e["child"] in ids for n in s["nodes"] for e in n["edges"] if e["child"] is not None)
 PY
 # a second run without --resume refuses to overwrite the search
 if "$BIN" optimize --input specs/reduce_sum.json --outdir out --backend emu --budget-builds 12 --sizes N=8192 \

@@ -122,6 +122,7 @@ typedef struct cut_edge {
     double prior;     /* normalised over the parent's proposals */
     double pred_gain; /* after history (cut_mcgs_pred_gain) */
     double rule_gain; /* the generator's own estimate */
+    uint64_t key;     /* state key of the child it leads to (cut_kstate_key), 0 if unknown */
     int pruned;       /* pred_gain < --min-pred-gain: never expanded */
     int visits;
 } cut_edge;

@@ -296,6 +296,22 @@ static void update_global(kopt *ko, int prev_move, cut_move m, const char *label
 
 /* ---- edges of a node ---- */
 
+/* The state key the diff leads to from node n (patched, tunables read, launch resolved), or 0 when any step fails
+ * (the build then records why). */
+static uint64_t proposal_key(kopt *ko, int n, const char *diff)
+{
+    char *src = NULL;
+    long long vals[CUT_KS_MAX_VARS];
+    cut_ks_launch l;
+    cut_err ignore;
+    uint64_t key = 0;
+    if (cut_patch_apply(ko->src[n], diff, ko->scratch, &src, &ignore) == 0 &&
+        cut_kstate_tunables(ko->k, src, vals, &ignore) == 0 && cut_kspec_resolve(ko->k, vals, &l, &ignore) == 0)
+        key = cut_kstate_key(src, &l);
+    free(src);
+    return key;
+}
+
 static int gen_edges(kopt *ko, int n, cut_err *e)
 {
     cut_proposal *p = cut_xcalloc(MAX_PROPOSALS, sizeof *p);
@@ -312,8 +328,10 @@ static int gen_edges(kopt *ko, int n, cut_err *e)
         pred[i] = cut_mcgs_pred_gain(p[i].pred_gain, h ? h->sum : 0, h ? h->n : 0);
     }
     cut_mcgs_set_edges(&ko->g, n, p, pred, np, ko->o->min_pred_gain);
-    for (int i = 0; i < np; i++)
+    for (int i = 0; i < np; i++) {
+        ko->g.nodes[n].edges[i].key = proposal_key(ko, n, p[i].diff);
         cut_proposal_free(&p[i]);
+    }
     free(p);
     return 0;
 }
@@ -613,9 +631,16 @@ static int apply_outcome(kopt *ko, outcome *oc, int live, cut_err *e)
         cJSON_AddStringToObject(ev, "node", ko->g.nodes[child].id);
         cJSON_AddStringToObject(ev, "best", ko->g.nodes[ko->best].id);
         event(ko, ev);
-        if (!ko->o->quiet)
-            printf("  %-6s %-24s %-38.38s %-14s %s\n", oc->id, cut_move_name(pn->edges[ed].move), oc->label,
-                   oc->status, ok ? "" : "");
+        if (!ko->o->quiet) {
+            char what[96];
+            if (ok)
+                snprintf(what, sizeof what, "%.4f ms  %.2fx", oc->ms, speedup);
+            else
+                snprintf(what, sizeof what, "%.70s", oc->error);
+            printf("  %-6s %-24s %-34.34s %-14s %s\n", oc->id, cut_move_name(pn->edges[ed].move), oc->label,
+                   oc->status, what);
+            fflush(stdout);
+        }
     }
     return 0;
 }
@@ -728,6 +753,9 @@ static int save_state(kopt *ko, cut_err *e)
             cJSON_AddNumberToObject(x, "prior", ed->prior);
             cJSON_AddNumberToObject(x, "pred_gain", ed->pred_gain);
             cJSON_AddNumberToObject(x, "rule_gain", ed->rule_gain);
+            char hk[17];
+            hex64(ed->key, hk);
+            cJSON_AddStringToObject(x, "key", hk);
             cJSON_AddBoolToObject(x, "pruned", ed->pruned);
             cJSON_AddNumberToObject(x, "visits", ed->visits);
             if (ed->child >= 0)
@@ -812,6 +840,7 @@ static int load_state(kopt *ko, cut_err *e)
             ed->prior = num(x, "prior", 0);
             ed->pred_gain = num(x, "pred_gain", 0);
             ed->rule_gain = num(x, "rule_gain", ed->pred_gain);
+            ed->key = parse_hex(cJSON_GetObjectItemCaseSensitive(x, "key"));
             ed->pruned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "pruned"));
             ed->visits = (int)num(x, "visits", 0);
             const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "child"));
@@ -1071,6 +1100,30 @@ out:
 
 /* ---- the search loop ---- */
 
+/* Edge ed of node leads to a state the graph has (same source and launch): the edge points at that node, which is
+ * backed up along the path with its own mean value. Nothing is built. */
+static void link_transposition(kopt *ko, int node, int edge, int known, const int *path, int plen)
+{
+    cut_node *pn = &ko->g.nodes[node];
+    cut_edge *ed = &pn->edges[edge];
+    ed->child = known;
+    const cut_node *t = &ko->g.nodes[known];
+    const double value = t->visits > 0 ? t->value_sum / t->visits : cut_mcgs_value(t->speedup);
+    cut_mcgs_backup(&ko->g, path, plen, edge, value);
+    hist_add(ko, ed->move, ed->label, t->speedup / pn->speedup - 1.0);
+    ko->transpositions++;
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "transposition");
+    cJSON_AddStringToObject(ev, "parent", pn->id);
+    cJSON_AddStringToObject(ev, "move", cut_move_name(ed->move));
+    cJSON_AddStringToObject(ev, "label", ed->label);
+    cJSON_AddStringToObject(ev, "node", t->id);
+    event(ko, ev);
+    if (ko->trace)
+        fprintf(ko->trace, "- %s, %s: %s — the state of %s (transposition, nothing built)\n", pn->id,
+                cut_move_name(ed->move), ed->label, t->id);
+}
+
 /* Selects up to max jobs (distinct edges, virtual losses along their paths). */
 static int select_jobs(kopt *ko, job *jobs, int max, cut_err *e)
 {
@@ -1084,6 +1137,12 @@ static int select_jobs(kopt *ko, job *jobs, int max, cut_err *e)
         if (edge < 0) {
             if (gen_edges(ko, node, e) != 0)
                 return -1;
+            continue;
+        }
+        cut_edge *ed = &ko->g.nodes[node].edges[edge];
+        const int known = ed->key ? cut_mcgs_find_key(&ko->g, ed->key) : -1;
+        if (known >= 0) {
+            link_transposition(ko, node, edge, known, j->path, j->plen);
             continue;
         }
         j->parent = node;
