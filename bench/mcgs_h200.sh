@@ -4,7 +4,8 @@
 # outputs on two input sets, again after timing) and timed by the worker (CUDA events, L2 flushed, median). Writes
 # RESULT_JSON in the issue's schema ({"gpu", "command", "kernels": [{name, baseline_ms, best_ms, speedup, builds,
 # best_moves}]}) with the driver, clocks, power limit and the geometric mean, and keeps the whole out/ folder
-# (variants, trace.md, events.jsonl, search_state.json, global_tactic_graph.json) under WORKDIR.
+# (variants, trace.md, events.jsonl, search_state.json, global_tactic_graph.json) under WORKDIR, and
+# WORKDIR/mcgs_artifacts.tgz: the same without PTX, sources, compile logs and reference outputs (to bring back).
 # usage: bench/mcgs_h200.sh RESULT_JSON [WORKDIR]   Env: CUTUNE_MCGS_BUDGET (50), CUTUNE_MCGS_GPUS (0),
 # CUTUNE_MCGS_SEED (1), CUTUNE_MCGS_KERNELS (a folder or one spec; kernels).
 set -euo pipefail
@@ -28,6 +29,9 @@ t0=$(date +%s)
 "$CUT" optimize --input "$KERNELS" --outdir out --gpus "$GPUS" --budget-builds "$BUDGET" --no-llm --seed "$SEED" \
   2>&1 | tee optimize.log
 wall=$(( $(date +%s) - t0 ))
+# what explains the run, small enough to bring back from the device: no PTX, sources or compile logs
+tar czf mcgs_artifacts.tgz --exclude='*.ptx' --exclude='kernel.cu' --exclude='stdout.log' --exclude='*.bin' \
+  --exclude='.scratch' out optimize.log devices.json
 python3 - out/summary.json devices.json "$RESULT" "$COMMAND" "$wall" <<'PY'
 import json, math, sys
 summary, devices, result, command, wall = sys.argv[1:6]
