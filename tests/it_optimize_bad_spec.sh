@@ -36,4 +36,27 @@ set -e
 [ $r3 -eq 2 ] && grep -q -- "--gpus" o3.log || fail "--gpus"
 [ $r4 -eq 2 ] && grep -q -- "--budget-builds" o4.log || fail "--budget-builds"
 [ $r5 -eq 2 ] && grep -q "ROWS" o5.log || { cat o5.log; fail "--sizes ROWS=0"; }
-echo "$((n + 5)) passed, 0 failed"
+# a reference kernel in the spec: its outputs are the references; a baseline that disagrees with it stops the kernel
+ref_spec() { # baseline body, reference body
+  cat <<JSON
+{"name": "scale", "language": "cuda", "entry": "scale",
+ "source": "extern \"C\" __global__ void scale(const float *x, float *y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = $1; }",
+ "reference": {"entry": "scale_ref", "source": "extern \"C\" __global__ void scale_ref(const float *x, float *y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = $2; }"},
+ "sizes": {"N": 1000}, "tunables": {"BLOCK": [64, 128]},
+ "launch": {"grid": ["cdiv(N, BLOCK)"], "block": ["BLOCK"]},
+ "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"], "init": "randn", "seed": 3}],
+ "outputs": [{"name": "y", "dtype": "f32", "shape": ["N"]}],
+ "scalars": [{"name": "n", "dtype": "i32", "value": "N"}], "args": ["x", "y", "n"]}
+JSON
+}
+ref_spec "2.0f * x[i]" "x[i] + x[i]" > ref_ok.json
+ref_spec "2.0f * x[i]" "3.0f * x[i]" > ref_bad.json
+"$BIN" optimize --input ref_ok.json --outdir ref_out --backend emu --budget-builds 2 > ref_ok.log 2>&1 ||
+  { cat ref_ok.log; fail "a spec with a matching reference kernel: exit $?"; }
+[ -f ref_out/kernels/_scale/baseline/reference.cu ] || fail "reference.cu not kept"
+set +e; "$BIN" optimize --input ref_bad.json --outdir ref_out2 --backend emu --budget-builds 2 > ref_bad.log 2>&1
+rb=$?; set -e
+[ $rb -eq 1 ] && grep -q "does not match the reference kernel" ref_bad.log || { cat ref_bad.log; fail "bad reference"; }
+sed 's/"entry": "scale_ref"/"entry": "scale_reff"/' ref_ok.json > ref_noentry.json
+expect ref_noentry "$(cat ref_noentry.json)" "reference.entry"
+echo "$((n + 7)) passed, 0 failed"

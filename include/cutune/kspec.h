@@ -11,7 +11,9 @@
  *    "outputs": [{"name": "y", "dtype": "f32", "shape": ["ROWS", "COLS"]}],      "accumulate": true optional
  *    "scalars": [{"name": "cols", "dtype": "i32", "value": "COLS"}],
  *    "args": ["x", "y", "cols"],                              the kernel's parameters in order
- *    "tolerance": {"atol": 1e-5, "rtol": 1e-4}}
+ *    "tolerance": {"atol": 1e-5, "rtol": 1e-4},
+ *    "reference": {"source_path": "ref.cu", "entry": "k_ref"}}   optional: outputs of this kernel (same parameters,
+ *                                                              the baseline's launch) are the references
  *
  * Expressions: integers, names of sizes and tunables, + - * / % (integer, C semantics, checked for overflow and
  * division by zero), parentheses, unary minus, min(a, b), max(a, b), cdiv(a, b) = ceil(a / b). A JSON number may
@@ -83,6 +85,8 @@ typedef struct cut_kspec {
     char entry[CUT_KS_NAME];
     char *source;              /* owned */
     char source_path[1024];    /* "" when inline */
+    char *ref_source;          /* owned; NULL: the baseline's own outputs are the references */
+    char ref_entry[CUT_KS_NAME];
     int nsizes;
     cut_ks_var sizes[CUT_KS_MAX_VARS];
     int ntunables;

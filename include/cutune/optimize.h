@@ -45,6 +45,8 @@ int cut_move_parse(const char *s);
 
 /* The materialised source for tunable values vals (NULL: the baseline's), malloc'd. */
 char *cut_kstate_materialise(const cut_kspec *k, const long long *vals);
+/* The same header in front of another source (the spec's reference kernel). */
+char *cut_kstate_materialise_src(const cut_kspec *k, const long long *vals, const char *source);
 /* Reads the tunable values back from a materialised source: each tunable defined exactly once in the header, with an
  * allowed value. 0, or -1 with a sentence ("tunable BLOCK: 384 is not an allowed value (128, 256)"). */
 int cut_kstate_tunables(const cut_kspec *k, const char *src, long long *vals, cut_err *e);

@@ -302,41 +302,51 @@ static int get_scalars_args_tol(const cJSON *root, cut_kspec *k, cut_err *e)
     return 0;
 }
 
-static int get_source(const cJSON *root, const char *base_dir, cut_kspec *k, cut_err *e)
+/* "source" (inline) or "source_path" (read relative to base_dir) of object o into *out (and path); field names the
+ * object in messages ("" for the top level, "reference." for the reference kernel). */
+static int read_source(const cJSON *o, const char *base_dir, const char *field, char **out, char *path, size_t plen,
+                       cut_err *e)
 {
-    const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
-    const cJSON *path = cJSON_GetObjectItemCaseSensitive(root, "source_path");
-    if (!!src == !!path)
-        return cut_err_set(e, "source: give exactly one of \"source\" (inline CUDA C) and \"source_path\"");
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "source");
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "source_path");
+    char f[64];
+    if (!!src == !!sp)
+        return cut_err_set(e, "%ssource: give exactly one of \"source\" (inline CUDA C) and \"source_path\"", field);
     if (src) {
         if (!cJSON_IsString(src) || !src->valuestring || !*src->valuestring)
-            return cut_err_set(e, "source: must be a non-empty string");
-        k->source = cut_xstrdup(src->valuestring);
+            return cut_err_set(e, "%ssource: must be a non-empty string", field);
+        *out = cut_xstrdup(src->valuestring);
         return 0;
     }
-    if (get_str(root, "source_path", "source_path", k->source_path, sizeof k->source_path, e) != 0)
+    snprintf(f, sizeof f, "%ssource_path", field);
+    if (get_str(o, "source_path", f, path, plen, e) != 0)
         return -1;
     char full[2048];
-    if (k->source_path[0] == '/' || !base_dir)
-        snprintf(full, sizeof full, "%s", k->source_path);
-    else if (cut_path_join(full, sizeof full, base_dir, k->source_path, e) != 0)
+    if (path[0] == '/' || !base_dir)
+        snprintf(full, sizeof full, "%s", path);
+    else if (cut_path_join(full, sizeof full, base_dir, path, e) != 0)
         return -1;
     size_t len = 0;
-    if (cut_read_file(full, &k->source, &len, e) != 0)
-        return cut_err_wrap(e, "source_path");
-    if (strlen(k->source) != len)
-        return cut_err_set(e, "source_path: '%s' contains a NUL byte", full);
+    if (cut_read_file(full, out, &len, e) != 0)
+        return cut_err_wrap(e, "%s", f);
+    if (strlen(*out) != len)
+        return cut_err_set(e, "%s: '%s' contains a NUL byte", f, full);
     return 0;
+}
+
+static int get_source(const cJSON *root, const char *base_dir, cut_kspec *k, cut_err *e)
+{
+    return read_source(root, base_dir, "", &k->source, k->source_path, sizeof k->source_path, e);
 }
 
 /* The entry must be defined in the source: "__global__" before "entry(" with only a return type and qualifiers in
  * between. */
-static int check_entry(const cut_kspec *k, cut_err *e)
+static int check_entry_in(const char *source, const char *entry, const char *field, cut_err *e)
 {
-    const size_t n = strlen(k->entry);
-    for (const char *p = strstr(k->source, k->entry); p; p = strstr(p + 1, k->entry)) {
+    const size_t n = strlen(entry);
+    for (const char *p = strstr(source, entry); p; p = strstr(p + 1, entry)) {
         const char *q = p + n;
-        if (p > k->source && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+        if (p > source && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
             continue;
         while (*q == ' ' || *q == '\t' || *q == '\n')
             q++;
@@ -344,7 +354,7 @@ static int check_entry(const cut_kspec *k, cut_err *e)
             continue;
         const char *g = p;
         int lines = 0;
-        while (g > k->source && lines < 3 && (size_t)(p - g) < 200) {
+        while (g > source && lines < 3 && (size_t)(p - g) < 200) {
             g--;
             lines += *g == '\n' || *g == ';' || *g == '}';
         }
@@ -353,7 +363,29 @@ static int check_entry(const cut_kspec *k, cut_err *e)
         if (strstr(head, "__global__"))
             return 0;
     }
-    return cut_err_set(e, "entry: no __global__ function '%s' defined in the source", k->entry);
+    return cut_err_set(e, "%sentry: no __global__ function '%s' defined in the source", field, entry);
+}
+
+static int check_entry(const cut_kspec *k, cut_err *e)
+{
+    if (check_entry_in(k->source, k->entry, "", e) != 0)
+        return -1;
+    return k->ref_source ? check_entry_in(k->ref_source, k->ref_entry, "reference.", e) : 0;
+}
+
+/* "reference": {"source" | "source_path", "entry"}: optional; a kernel with the baseline's parameters whose outputs
+ * are the references instead of the baseline's own. */
+static int get_reference(const cJSON *root, const char *base_dir, cut_kspec *k, cut_err *e)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "reference");
+    if (!r)
+        return 0;
+    if (!cJSON_IsObject(r))
+        return cut_err_set(e, "reference: must be an object {\"source\" or \"source_path\", \"entry\"}");
+    char path[1024];
+    if (get_ident(r, "entry", "reference.entry", k->ref_entry, sizeof k->ref_entry, e) != 0)
+        return -1;
+    return read_source(r, base_dir, "reference.", &k->ref_source, path, sizeof path, e);
 }
 
 /* Every arg names one tensor or scalar, and each of them is passed exactly once. */
@@ -465,6 +497,7 @@ static int parse_root(const cJSON *root, const char *base_dir, cut_kspec *k, cut
     if (strcmp(lang, "cuda") != 0)
         return cut_err_set(e, "language: '%s' is not supported (cuda)", lang);
     if (get_ident(root, "entry", "entry", k->entry, sizeof k->entry, e) != 0 || get_source(root, base_dir, k, e) != 0 ||
+        get_reference(root, base_dir, k, e) != 0 ||
         get_vars(root, k, e) != 0 || get_launch(root, k, e) != 0 ||
         get_tensors(root, "inputs", 1, k->inputs, &k->ninputs, e) != 0 ||
         get_tensors(root, "outputs", 0, k->outputs, &k->noutputs, e) != 0 || get_scalars_args_tol(root, k, e) != 0)
@@ -529,5 +562,6 @@ void cut_kspec_free(cut_kspec *k)
     if (!k)
         return;
     free(k->source);
-    k->source = NULL;
+    free(k->ref_source);
+    k->source = k->ref_source = NULL;
 }

@@ -44,12 +44,17 @@ void cut_proposal_free(cut_proposal *p)
 
 char *cut_kstate_materialise(const cut_kspec *k, const long long *vals)
 {
+    return cut_kstate_materialise_src(k, vals, k->source);
+}
+
+char *cut_kstate_materialise_src(const cut_kspec *k, const long long *vals, const char *source)
+{
     cut_buf b;
     cut_buf_init(&b);
     cut_buf_printf(&b, "%s\n", CUT_KST_BEGIN);
     for (int i = 0; i < k->ntunables; i++)
         cut_buf_printf(&b, "#define %s %lld\n", k->tunables[i].name, vals ? vals[i] : k->tunables[i].values[0]);
-    cut_buf_printf(&b, "%s\n%s", CUT_KST_END, k->source);
+    cut_buf_printf(&b, "%s\n%s", CUT_KST_END, source);
     if (b.len == 0 || b.data[b.len - 1] != '\n')
         cut_buf_append(&b, "\n", 1);
     cut_buf_append(&b, "", 1);

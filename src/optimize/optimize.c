@@ -998,8 +998,29 @@ static void write_run_result(cJSON *r, const cut_result *res)
     cJSON_AddNumberToObject(r, "repeats", res->repeats);
 }
 
-/* Builds and runs the baseline: a capture run gives the references (saved), a second run checks the baseline
- * against them (a nondeterministic baseline fails here, naming the tolerance) and gives its time. */
+/* The call whose outputs become the references: the baseline's, or the spec's reference kernel (materialised with
+ * the baseline's tunables, compiled into ref_bin, written to dir/reference.cu) with the baseline's launch. */
+static int capture_call(kopt *ko, const char *dir, const cut_kcall *call, cut_kcall *ref, cut_compiled *ref_bin,
+                        cut_err *e)
+{
+    *ref = *call;
+    if (!ko->k->ref_source)
+        return 0;
+    char *src = cut_kstate_materialise_src(ko->k, NULL, ko->k->ref_source);
+    ref->src = src;
+    snprintf(ref->entry, sizeof ref->entry, "%s", ko->k->ref_entry);
+    if (write_text(dir, "reference.cu", src, e) != 0 ||
+        cut_compile_one(src, "reference.cu", &ko->copts, ref_bin, e) != 0)
+        return -1;
+    if (!ref_bin->ok)
+        return cut_err_set(e, "the reference kernel does not compile with NVRTC: %.300s", ref_bin->log);
+    ref->bin = ref_bin;
+    return 0;
+}
+
+/* Builds and runs the baseline: a capture run of the baseline (or of the spec's reference kernel) gives the references
+ * (saved), a second run checks the baseline against them (a nondeterministic baseline, or one that disagrees with the
+ * reference, fails here) and gives its time. */
 static int run_baseline(kopt *ko, cut_err *e)
 {
     char dir[1200];
@@ -1007,9 +1028,11 @@ static int run_baseline(kopt *ko, cut_err *e)
     if (cut_mkdirs(dir, e) != 0)
         return -1;
     char *src = cut_kstate_materialise(ko->k, NULL);
-    cut_kcall call;
-    cut_compiled bin;
+    cut_kcall call, ref;
+    cut_compiled bin, ref_bin;
+    memset(&ref, 0, sizeof ref);
     memset(&bin, 0, sizeof bin);
+    memset(&ref_bin, 0, sizeof ref_bin);
     int rc = -1;
     if (cut_kspec_call(ko->k, NULL, &call, e) != 0 || write_text(dir, "kernel.cu", src, e) != 0)
         goto out;
@@ -1040,11 +1063,13 @@ static int run_baseline(kopt *ko, cut_err *e)
     cut_result res;
     cut_kw_outputs outs;
     memset(&outs, 0, sizeof outs);
-    if (r->prepare_kernel(r, &ko->work, e) != 0 || r->run_kernel(r, &call, &res, &outs, e) != 0)
+    if (capture_call(ko, dir, &call, &ref, &ref_bin, e) != 0 || r->prepare_kernel(r, &ko->work, e) != 0 ||
+        r->run_kernel(r, &ref, &res, &outs, e) != 0)
         goto out;
     if (res.status != CUT_ST_OK) {
         write_text(dir, "stderr.log", res.error, e);
-        cut_err_set(e, "the baseline failed its capture run: %s: %s", cut_status_name(res.status), res.error);
+        cut_err_set(e, "the %s failed its capture run: %s: %s", ko->k->ref_source ? "reference kernel" : "baseline",
+                    cut_status_name(res.status), res.error);
         cut_kw_outputs_free(&outs);
         goto out;
     }
@@ -1071,8 +1096,12 @@ static int run_baseline(kopt *ko, cut_err *e)
     if (write_json(path, j, e) != 0)
         goto out;
     if (res.status != CUT_ST_OK) {
-        cut_err_set(e, "the baseline does not reproduce its own output (%s: %s): is it nondeterministic, or the "
-                       "tolerance too tight?", cut_status_name(res.status), res.error);
+        if (ko->k->ref_source)
+            cut_err_set(e, "the baseline does not match the reference kernel (%s: %s)", cut_status_name(res.status),
+                        res.error);
+        else
+            cut_err_set(e, "the baseline does not reproduce its own output (%s: %s): is it nondeterministic, or the "
+                           "tolerance too tight?", cut_status_name(res.status), res.error);
         goto out;
     }
     ko->baseline_ms = res.median_ms;
@@ -1094,7 +1123,9 @@ static int run_baseline(kopt *ko, cut_err *e)
     rc = update_best_link(ko, e);
 out:
     free(src);
+    free((char *)(ko->k->ref_source ? ref.src : NULL));
     cut_compiled_free(&bin);
+    cut_compiled_free(&ref_bin);
     return rc;
 }
 
