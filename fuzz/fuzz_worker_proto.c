@@ -325,9 +325,9 @@ static cut_kwork fixed_work(int refs)
     static const float x[5], y[5];
     static const int32_t n[3];
     cut_kwork w = {.nbufs = 3, .atol = 0, .rtol = 0};
-    w.bufs[0] = (cut_kw_buf){"x", 0, CUT_KS_F32, 5, {x, x}};
-    w.bufs[1] = (cut_kw_buf){"y", 1, CUT_KS_F32, 5, {refs ? y : NULL, refs ? y : NULL}};
-    w.bufs[2] = (cut_kw_buf){"n", 1, CUT_KS_I32, 3, {refs ? n : NULL, refs ? n : NULL}};
+    w.bufs[0] = (cut_kw_buf){.name = "x", .is_output = 0, .dtype = CUT_KS_F32, .elems = 5, .data = {x, x}};
+    w.bufs[1] = (cut_kw_buf){.name = "y", .is_output = 1, .dtype = CUT_KS_F32, .elems = 5, .data = {refs ? y : NULL, refs ? y : NULL}};
+    w.bufs[2] = (cut_kw_buf){.name = "n", .is_output = 1, .dtype = CUT_KS_I32, .elems = 3, .data = {refs ? n : NULL, refs ? n : NULL}};
     return w;
 }
 
