@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include "cutune/compile.h"
+#include "cutune/emu.h"
+#include "cutune/measure.h"
 #include "cutune/optimize.h"
 #include "cutune/util.h"
 #include "testutil.h"
@@ -310,10 +312,10 @@ static void test_rules_text(void **state)
     assert_string_equal(s, "float f(float x) { return __expf(x) + rsqrtf(x + 1.0f); } // expf(\n");
     free(s);
     assert_null(cut_rule_math_fusion("float f(float x) { return x * 2; }"));
-    s = cut_rule_cache_cg("__global__ void k(const float *__restrict__ x, float *y) { y[0] = x[threadIdx.x] + x[1]; "
+    s = cut_rule_cache_cg("__global__ void k(const float *__restrict__ x, float *y) { y[0] = x[threadIdx.x] + 2 * x[1]; "
                           "y[1] = __ldcg(&x[2]); }");
     assert_string_equal(s, "__global__ void k(const float *__restrict__ x, float *y) { y[0] = __ldcg(&x[threadIdx.x]) "
-                           "+ __ldcg(&x[1]); y[1] = __ldcg(&x[2]); }");
+                           "+ 2 * __ldcg(&x[1]); y[1] = __ldcg(&x[2]); }");
     free(s);
     s = cut_rule_avoid_atomics("__global__ void k(float *o, float v) { atomicAdd(o, v * 2); }", 0);
     assert_non_null(strstr(s, "auto _cut_v = (v * 2);"));
@@ -395,6 +397,89 @@ static void test_rules_on_suite(void **state)
     assert_int_equal(applied[CUT_MV_ASYNC_PIPELINE], 1);                /* conv2d's marked staging copy */
 }
 
+/* ---- the profile-prior hook (Nsight Compute priors plug in here later) ---- */
+
+static int boost_cg(void *ctx, const cut_kspec *k, const char *src, double *w, cut_err *e)
+{
+    (void)ctx, (void)k, (void)src, (void)e;
+    w[CUT_MV_CACHE_CG] = 100.0;
+    return 0;
+}
+
+static int broken(void *ctx, const cut_kspec *k, const char *src, double *w, cut_err *e)
+{
+    (void)ctx, (void)k, (void)src;
+    w[CUT_MV_BLOCK_SIZES] = 1e9; /* garbage left behind must not count */
+    return cut_err_set(e, "ncu not found");
+}
+
+static char *first_move(const cut_prior_src *ps, const char *dir, char *trace, size_t tn)
+{
+    static const char spec[] =
+        "{\"name\": \"scale\", \"language\": \"cuda\", \"entry\": \"scale\","
+        "\"source\": \"extern \\\"C\\\" __global__ void scale(const float *x, float *y, int n) "
+        "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2.0f * x[i]; }\","
+        "\"sizes\": {\"N\": 512}, \"tunables\": {\"BLOCK\": [64, 128, 256]},"
+        "\"launch\": {\"grid\": [\"cdiv(N, BLOCK)\"], \"block\": [\"BLOCK\"]},"
+        "\"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\"], \"init\": \"randn\"}],"
+        "\"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}],"
+        "\"scalars\": [{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}], \"args\": [\"x\", \"y\", \"n\"]}";
+    cut_kspec k;
+    cut_err e = {{0}};
+    if (cut_kspec_parse(spec, strlen(spec), NULL, &k, &e) != 0)
+        fail_msg("%s", e.msg);
+    cut_timing t;
+    cut_timing_default(&t);
+    t.warmup = 0, t.min_repeats = t.max_repeats = 1, t.min_total_ms = 0;
+    cut_runner *r = cut_runner_emu_new(NULL, &t, &e);
+    assert_non_null(r);
+    cut_opt_opts o;
+    cut_opt_opts_default(&o);
+    o.outdir = dir;
+    o.budget_builds = 1;
+    o.quiet = 1;
+    o.priors = ps;
+    char cache[4200];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    o.compile_cache = cache;
+    cut_cand_gen *g = cut_rules_gen_new();
+    cut_opt_summary sum;
+    if (cut_optimize_kernel(&o, &k, &r, 1, g, &sum, &e) != 0)
+        fail_msg("%s", e.msg);
+    cut_cand_gen_free(g);
+    cut_runner_free(r);
+    cut_kspec_free(&k);
+    char path[4200], *text = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s/kernels/_scale/trace.md", dir);
+    if (cut_read_file(path, &text, &len, &e) != 0)
+        fail_msg("%s", e.msg);
+    snprintf(trace, tn, "%s", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/kernels/_scale/variants/v0001/control.json", dir);
+    if (cut_read_file(path, &text, &len, &e) != 0)
+        fail_msg("%s", e.msg);
+    return text;
+}
+
+static void test_prior_source_hook(void **state)
+{
+    (void)state;
+    char trace[8192];
+    const cut_prior_src boost = {"test", NULL, boost_cg}, bad = {"ncu", NULL, broken};
+    char *dir = tu_tmpdir("optimize_priors");
+    char *c = first_move(&boost, dir, trace, sizeof trace);
+    assert_non_null(strstr(c, "\"move\":\t\"cache_policy_cg\""));
+    free(c);
+    free(dir);
+    dir = tu_tmpdir("optimize_priors_broken");
+    c = first_move(&bad, dir, trace, sizeof trace);
+    assert_null(strstr(c, "cache_policy_cg")); /* neutral weights: a block size (0.1) before __ldcg (0.03) */
+    assert_non_null(strstr(trace, "ncu priors unavailable for baseline: ncu not found"));
+    free(c);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_transposition_ptx), cmocka_unit_test(test_transposition_nvrtc),
         cmocka_unit_test(test_materialise_roundtrip), cmocka_unit_test(test_diff_patch),
         cmocka_unit_test(test_rules_text), cmocka_unit_test(test_rules_on_suite),
+        cmocka_unit_test(test_prior_source_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

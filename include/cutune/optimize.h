@@ -100,6 +100,16 @@ char *cut_rule_pad_smem(const char *src);
 char *cut_rule_grouped_raster(const char *src);
 char *cut_rule_async_stage(const char *src);
 
+/* Move priors from profiling (Nsight Compute, a later issue) plug in here: weights per move for a state, multiplied
+ * into the generator's predicted gains before priors are normalised (1: neutral). */
+typedef struct cut_prior_src {
+    const char *name; /* "ncu" */
+    void *ctx;
+    /* Fills weight[CUT_MV_COUNT] for the state src of spec k. -1 with e on failure (the search then goes on without
+     * profile priors for this state and says so in the trace). */
+    int (*weights)(void *ctx, const cut_kspec *k, const char *src, double *weight, cut_err *e);
+} cut_prior_src;
+
 /* ---- the search graph (mcgs.c) ---- */
 
 /* Constants, named as seed 002 names them. */
@@ -205,6 +215,7 @@ typedef struct cut_opt_opts {
     const char *compile_cache; /* COMPILE_CACHE_DIR; NULL: /tmp/kernel_compile_cache */
     int sm_major, sm_minor;    /* NVRTC target */
     int quiet;
+    const cut_prior_src *priors; /* NULL: the generator's predicted gains alone */
 } cut_opt_opts;
 void cut_opt_opts_default(cut_opt_opts *o);
 

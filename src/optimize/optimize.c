@@ -320,12 +320,24 @@ static int gen_edges(kopt *ko, int n, cut_err *e)
         free(p);
         return cut_err_wrap(e, "candidate generator '%s'", ko->gen->name);
     }
-    double pred[MAX_PROPOSALS];
+    double pred[MAX_PROPOSALS], weight[CUT_MV_COUNT];
+    for (int m = 0; m < CUT_MV_COUNT; m++)
+        weight[m] = 1.0;
+    cut_err pe = {{0}};
+    const cut_prior_src *ps = ko->o->priors;
+    if (ps && ps->weights(ps->ctx, ko->k, ko->src[n], weight, &pe) != 0 && ko->trace) {
+        fprintf(ko->trace, "- *%s priors unavailable for %s: %s*\n", ps->name, ko->g.nodes[n].id, pe.msg);
+        for (int m = 0; m < CUT_MV_COUNT; m++)
+            weight[m] = 1.0;
+    }
+    for (int m = 0; m < CUT_MV_COUNT; m++) /* a weight is a factor in [0, 100]; anything else is neutral */
+        weight[m] = isfinite(weight[m]) && weight[m] >= 0 ? fmin(weight[m], 100.0) : 1.0;
     for (int i = 0; i < np; i++) {
         char key[96];
         hist_key(p[i].label, key, sizeof key);
         const hist *h = hist_get(ko, p[i].move, key);
-        pred[i] = cut_mcgs_pred_gain(p[i].pred_gain, h ? h->sum : 0, h ? h->n : 0);
+        /* the profile weights the rule's estimate; history then corrects it as for any move */
+        pred[i] = cut_mcgs_pred_gain(p[i].pred_gain * weight[p[i].move], h ? h->sum : 0, h ? h->n : 0);
     }
     cut_mcgs_set_edges(&ko->g, n, p, pred, np, ko->o->min_pred_gain);
     for (int i = 0; i < np; i++) {

@@ -240,7 +240,7 @@ char *cut_rule_cache_cg(const char *src)
     for (int i = 1; i + 1 < ts.n; i++) {
         /* p[i] of a const pointer, not already an operand of & (as in __ldcg(&p[i])) */
         if (ts.t[i].kind == TK_IDENT && tk_is(&ts, i + 1, "[") && !tk_is(&ts, i - 1, "&") &&
-            !tk_is(&ts, i - 1, ".") && !tk_is(&ts, i - 1, "->") && !tk_is(&ts, i - 1, "*")) {
+            !tk_is(&ts, i - 1, ".") && !tk_is(&ts, i - 1, "->")) {
             int is_const = 0;
             for (int k = 0; k < nn; k++)
                 is_const |= same_tok(&ts, i, names[k]) && names[k] != i;
