@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "cutune/kspec.h"
+#include "cutune/optimize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,9 +174,47 @@ static void test_malformed(void **state)
     refused("\"source\": \"extern", "\"source_path\": \"/nonexistent/k.cu\", \"x\": \"extern", "source_path");
 }
 
+/* Input payloads: base64 and zlib+base64 bytes of the tensor reach both input sets; malformed ones are refused. */
+static void test_payloads(void **state)
+{
+    (void)state;
+    static const char *const ok[][2] = {{"base64", "AACAPwAAAEAAAEBAAACAQA=="},          /* 1 2 3 4 */
+                                        {"zlib+base64", "eJxjYGiwZ2BgcAAiIG5wAAAQgwJA"}}; /* the same, deflated */
+    for (int i = 0; i < 2; i++) {
+        char to[256];
+        snprintf(to, sizeof to, "\"encoding\": \"%s\", \"data\": \"%s\"", ok[i][0], ok[i][1]);
+        char text[4096];
+        const char *at = strstr(base, "\"init\": \"uniform\"");
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base, to, at + strlen("\"init\": \"uniform\""));
+        char *sz = strstr(text, "\"N\": 1000");
+        memcpy(sz, "\"N\":    4", 9);
+        cut_kspec k;
+        cut_kwork w;
+        cut_err e = {{0}};
+        if (cut_kspec_parse(text, strlen(text), NULL, &k, &e) != 0 || cut_kspec_work(&k, &w, &e) != 0)
+            fail_msg("%s: %s", ok[i][0], e.msg);
+        const float want[4] = {1, 2, 3, 4};
+        assert_memory_equal(w.bufs[0].data[0], want, sizeof want);
+        assert_memory_equal(w.bufs[0].data[1], want, sizeof want);
+        /* a size override that no longer fits the payload is refused, naming it */
+        assert_int_equal(cut_kspec_set_size(&k, "N", 5, &e), -1);
+        assert_non_null(strstr(e.msg, "inputs[0].data: 16 bytes, the shape needs 20"));
+        cut_kspec_work_free(&w);
+        cut_kspec_free(&k);
+    }
+    refused("\"init\": \"uniform\"", "\"data\": \"AACAPwAAAEAAAEBAAACAQA==\", \"encoding\": \"base64\"",
+            "inputs[0].data: 16 bytes, the shape needs 4000");
+    refused("\"init\": \"uniform\"", "\"init\": \"uniform\", \"data\": \"AAAA\"", "not both");
+    refused("\"init\": \"uniform\"", "\"data\": \"AA*A\", \"encoding\": \"base64\"", "not base64 at byte 2");
+    refused("\"init\": \"uniform\"", "\"data\": \"AAA\"", "not a multiple of 4");
+    refused("\"init\": \"uniform\"", "\"data\": \"AACAPwAAAEAAAEBAAACAQA==\"", "not a complete zlib stream");
+    refused("\"init\": \"uniform\"", "\"data\": \"AAAA\", \"encoding\": \"gzip\"", "'gzip' is not base64");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_payloads),
         cmocka_unit_test(test_eval),
         cmocka_unit_test(test_suite_softmax),
         cmocka_unit_test(test_malformed),

@@ -18,7 +18,8 @@
  * Expressions: integers, names of sizes and tunables, + - * / % (integer, C semantics, checked for overflow and
  * division by zero), parentheses, unary minus, min(a, b), max(a, b), cdiv(a, b) = ceil(a / b). A JSON number may
  * stand for a constant expression. Init: randn, uniform (in [lo, hi), default [-1, 1)), zeros, ones, full (value),
- * arange. Dtypes: f32, f64, f16, bf16, i32, i64, u8. Every error is one sentence naming the field
+ * arange; or "data": the tensor's bytes (its dtype, little-endian, row-major) as "encoding" "zlib+base64" (the
+ * default) or "base64" — both input sets then hold these bytes. Dtypes: f32, f64, f16, bf16, i32, i64, u8. Every error is one sentence naming the field
  * ("inputs[0].dtype: unknown dtype 'f8' ..."). */
 #ifndef CUTUNE_KSPEC_H
 #define CUTUNE_KSPEC_H
@@ -64,6 +65,8 @@ typedef struct cut_ks_tensor {
     cut_ks_init init;        /* inputs; outputs are poisoned before each run */
     double lo, hi, fill;     /* uniform range, full's value */
     unsigned long long seed;
+    void *payload;           /* inputs: the "data" payload's bytes (owned), or NULL (init) */
+    size_t payload_bytes;
     int accumulate;          /* outputs: "accumulate": true, the kernel adds into it (atomics): cleared to zero
                                 before each checked run instead of poisoned */
 } cut_ks_tensor;

@@ -91,6 +91,14 @@ int cut_kspec_work(const cut_kspec *k, cut_kwork *w, cut_err *e)
         snprintf(b->name, sizeof b->name, "%s", t->name);
         b->dtype = t->dtype;
         b->elems = l.in_elems[i];
+        if (t->payload) { /* given data: both sets hold it */
+            for (int s = 0; s < 2; s++) {
+                void *copy = cut_xmalloc(t->payload_bytes);
+                memcpy(copy, t->payload, t->payload_bytes);
+                b->data[s] = copy;
+            }
+            continue;
+        }
         b->data[0] = fill(t, b->elems, t->seed);
         /* constant inits (zeros, ones, full, arange) give the same set 1: nothing fresh to draw */
         b->data[1] = fill(t, b->elems, t->seed ^ FRESH_SEED_MIX);

@@ -4,6 +4,7 @@
 #include "cutune/util.h"
 
 #include <cjson/cJSON.h>
+#include <zlib.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -90,6 +91,124 @@ static int get_dtype(const cJSON *o, const char *field, cut_ks_dtype *d, cut_err
     return cut_err_set(e, "%s: unknown dtype '%s' (f32, f64, f16, bf16, i32, i64, u8)", f, s);
 }
 
+/* Standard base64 (RFC 4648, '=' padding, no line breaks) into *out (malloc'd). 0, or -1 naming the first bad byte. */
+static int base64_decode(const char *in, unsigned char **out, size_t *n, const char *f, cut_err *e)
+{
+    const size_t len = strlen(in);
+    if (len % 4)
+        return cut_err_set(e, "%s: base64 length %zu is not a multiple of 4", f, len);
+    unsigned char *buf = cut_xmalloc(len / 4 * 3 + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        unsigned v = 0;
+        int pad = 0;
+        for (int j = 0; j < 4; j++) {
+            const char c = in[i + j];
+            const char *alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            const char *at = c ? strchr(alpha, c) : NULL;
+            if (c == '=' && i + 4 == len && j >= 2 && (j == 3 || in[i + 3] == '=')) {
+                pad++;
+                v <<= 6;
+                continue;
+            }
+            if (!at || pad) {
+                free(buf);
+                return cut_err_set(e, "%s: not base64 at byte %zu", f, i + (size_t)j);
+            }
+            v = v << 6 | (unsigned)(at - alpha);
+        }
+        buf[k++] = (unsigned char)(v >> 16);
+        if (pad < 2)
+            buf[k++] = (unsigned char)(v >> 8);
+        if (pad < 1)
+            buf[k++] = (unsigned char)v;
+    }
+    *out = buf;
+    *n = k;
+    return 0;
+}
+
+#define PAYLOAD_MAX ((size_t)1 << 30) /* inflated bytes of one payload: a zlib bomb stops here */
+
+/* zlib-inflates in into *out (malloc'd), refusing more than max bytes. */
+static int inflate_all(const unsigned char *in, size_t n, size_t max, unsigned char **out, size_t *outn, const char *f,
+                       cut_err *e)
+{
+    size_t cap = n * 4 + 64;
+    unsigned char *buf = cut_xmalloc(cap);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit(&z) != Z_OK) {
+        free(buf);
+        return cut_err_set(e, "%s: zlib cannot start", f);
+    }
+    z.next_in = (unsigned char *)in;
+    z.avail_in = (uInt)n;
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        if (z.total_out == cap) {
+            if (cap >= max)
+                break;
+            cap = cap * 2 > max ? max : cap * 2;
+            buf = cut_xrealloc(buf, cap);
+        }
+        z.next_out = buf + z.total_out;
+        z.avail_out = (uInt)(cap - z.total_out);
+        rc = inflate(&z, Z_NO_FLUSH);
+        if (rc == Z_BUF_ERROR && z.avail_in == 0)
+            break;
+        if (rc == Z_BUF_ERROR)
+            rc = Z_OK;
+    }
+    const size_t got = z.total_out;
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END) {
+        free(buf);
+        return cut_err_set(e, "%s: not a complete zlib stream%s", f, rc == Z_OK ? " (or over 1 GiB inflated)" : "");
+    }
+    *out = buf;
+    *outn = got;
+    return 0;
+}
+
+/* "data" (a payload: the tensor's bytes in its dtype, little-endian, row-major) with "encoding" "base64" or
+ * "zlib+base64" (the default). Its size is checked against the shape when the spec resolves. */
+static int get_payload(const cJSON *o, const char *field, cut_ks_tensor *t, cut_err *e)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
+    if (!d)
+        return 0;
+    char f[96], enc[16] = "zlib+base64";
+    snprintf(f, sizeof f, "%s.data", field);
+    if (!cJSON_IsString(d) || !d->valuestring[0])
+        return cut_err_set(e, "%s: must be a base64 string", f);
+    if (cJSON_GetObjectItemCaseSensitive(o, "init"))
+        return cut_err_set(e, "%s: give \"data\" or \"init\", not both", field);
+    char fe[96];
+    snprintf(fe, sizeof fe, "%s.encoding", field);
+    if (cJSON_GetObjectItemCaseSensitive(o, "encoding") && get_str(o, "encoding", fe, enc, sizeof enc, e) != 0)
+        return -1;
+    const int zipped = !strcmp(enc, "zlib+base64");
+    if (!zipped && strcmp(enc, "base64"))
+        return cut_err_set(e, "%s: '%s' is not base64 or zlib+base64", fe, enc);
+    unsigned char *raw = NULL;
+    size_t n = 0;
+    if (base64_decode(d->valuestring, &raw, &n, f, e) != 0)
+        return -1;
+    if (zipped) {
+        unsigned char *plain = NULL;
+        size_t pn = 0;
+        const int rc = inflate_all(raw, n, PAYLOAD_MAX, &plain, &pn, f, e);
+        free(raw);
+        if (rc != 0)
+            return -1;
+        raw = plain, n = pn;
+    }
+    t->payload = raw;
+    t->payload_bytes = n;
+    return 0;
+}
+
 static int get_init(const cJSON *o, const char *field, cut_ks_tensor *t, cut_err *e)
 {
     char s[16], f[96];
@@ -163,7 +282,7 @@ static int get_tensors(const cJSON *root, const char *key, int is_input, cut_ks_
                 return -1;
             t->ndims++;
         }
-        if (is_input && get_init(o, f, t, e) != 0)
+        if (is_input && (get_payload(o, f, t, e) != 0 || get_init(o, f, t, e) != 0))
             return -1;
         const cJSON *acc = cJSON_GetObjectItemCaseSensitive(o, "accumulate");
         if (acc && (is_input || !cJSON_IsBool(acc)))
@@ -477,6 +596,11 @@ static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out
                 elems *= (size_t)x;
             }
             (g ? out->out_elems : out->in_elems)[i] = elems;
+            const cut_ks_tensor *t = &groups[g][i];
+            if (t->payload && t->payload_bytes != elems * cut_ks_dtype_size(t->dtype))
+                return cut_err_set(e, "inputs[%d].data: %zu bytes, the shape needs %zu (%zu %s elements)", i,
+                                   t->payload_bytes, elems * cut_ks_dtype_size(t->dtype), elems,
+                                   cut_ks_dtype_name(t->dtype));
         }
     for (int i = 0; i < k->nscalars; i++) {
         if (cut_ks_eval(k->scalars[i].value, vars, nv, &x, e) != 0)
@@ -564,4 +688,8 @@ void cut_kspec_free(cut_kspec *k)
     free(k->source);
     free(k->ref_source);
     k->source = k->ref_source = NULL;
+    for (int i = 0; i < k->ninputs; i++) {
+        free(k->inputs[i].payload);
+        k->inputs[i].payload = NULL;
+    }
 }
