@@ -211,10 +211,34 @@ static void test_payloads(void **state)
     refused("\"init\": \"uniform\"", "\"data\": \"AAAA\", \"encoding\": \"gzip\"", "'gzip' is not base64");
 }
 
+/* A floating-point scalar may be any finite number; an integer scalar may not. */
+static void test_float_scalar(void **state)
+{
+    (void)state;
+    char text[4096];
+    const char *from = "{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}";
+    const char *at = strstr(base, from);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base,
+             "{\"name\": \"n\", \"dtype\": \"f32\", \"value\": 0.25}", at + strlen(from));
+    cut_kspec k;
+    cut_kcall c;
+    cut_err e = {{0}};
+    if (cut_kspec_parse(text, strlen(text), NULL, &k, &e) != 0 || cut_kspec_call(&k, NULL, &c, &e) != 0)
+        fail_msg("%s", e.msg);
+    float f = 0;
+    assert_int_equal(c.args[2].buf, -1);
+    assert_int_equal(c.args[2].size, 4);
+    memcpy(&f, c.args[2].bytes, 4);
+    assert_true(f == 0.25f);
+    cut_kspec_free(&k);
+    refused("\"value\": \"N\"", "\"value\": 0.25", "scalars[0].value: 0.25 is not an integer");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_payloads),
+        cmocka_unit_test(test_float_scalar),
         cmocka_unit_test(test_eval),
         cmocka_unit_test(test_suite_softmax),
         cmocka_unit_test(test_malformed),

@@ -9,7 +9,7 @@
  *    "launch": {"grid": ["ROWS"], "block": ["BLOCK"], "smem": "BLOCK * 4"},   1 to 3 entries; smem optional
  *    "inputs":  [{"name": "x", "dtype": "f32", "shape": ["ROWS", "COLS"], "init": "randn", "seed": 1}],
  *    "outputs": [{"name": "y", "dtype": "f32", "shape": ["ROWS", "COLS"]}],      "accumulate": true optional
- *    "scalars": [{"name": "cols", "dtype": "i32", "value": "COLS"}],
+ *    "scalars": [{"name": "cols", "dtype": "i32", "value": "COLS"}],   f32/f64/f16/bf16: also any number (0.5)
  *    "args": ["x", "y", "cols"],                              the kernel's parameters in order
  *    "tolerance": {"atol": 1e-5, "rtol": 1e-4},
  *    "reference": {"source_path": "ref.cu", "entry": "k_ref"}}   optional: outputs of this kernel (same parameters,
@@ -74,7 +74,9 @@ typedef struct cut_ks_tensor {
 typedef struct cut_ks_scalar {
     char name[CUT_KS_NAME];
     cut_ks_dtype dtype;
-    char value[CUT_KS_EXPR];
+    char value[CUT_KS_EXPR]; /* an integer expression over sizes and tunables */
+    int is_number;           /* floating-point dtypes: "value" was a non-integer number, kept in number */
+    double number;
 } cut_ks_scalar;
 
 typedef struct cut_ks_tunable {

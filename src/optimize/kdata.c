@@ -170,11 +170,12 @@ int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_
             uint8_t u8;
         } v;
         const long long x = l.scalars[s];
+        const double fx = k->scalars[s].is_number ? k->scalars[s].number : (double)x;
         switch (k->scalars[s].dtype) {
-        case CUT_KS_F32: v.f = (float)x; break;
-        case CUT_KS_F64: v.d = (double)x; break;
-        case CUT_KS_F16: v.h = cut_f32_to_f16((float)x); break;
-        case CUT_KS_BF16: v.h = cut_f32_to_bf16((float)x); break;
+        case CUT_KS_F32: v.f = (float)fx; break;
+        case CUT_KS_F64: v.d = fx; break;
+        case CUT_KS_F16: v.h = cut_f32_to_f16((float)fx); break;
+        case CUT_KS_BF16: v.h = cut_f32_to_bf16((float)fx); break;
         case CUT_KS_I32: v.i32 = (int32_t)x; break;
         case CUT_KS_I64: v.i64 = x; break;
         default: v.u8 = (uint8_t)x; break;

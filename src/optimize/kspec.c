@@ -387,8 +387,18 @@ static int get_scalars_args_tol(const cJSON *root, cut_kspec *k, cut_err *e)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "value");
         if (!v)
             return cut_err_set(e, "%s: missing", fs);
-        if (get_expr(v, fs, s->value, sizeof s->value, e) != 0)
+        const int fp = s->dtype == CUT_KS_F32 || s->dtype == CUT_KS_F64 || s->dtype == CUT_KS_F16 ||
+                       s->dtype == CUT_KS_BF16;
+        if (fp && cJSON_IsNumber(v) && v->valuedouble != floor(v->valuedouble)) {
+            /* a floating-point scalar may be any finite number; integers stay expressions (sizes) */
+            if (!isfinite(v->valuedouble))
+                return cut_err_set(e, "%s: must be finite", fs);
+            s->is_number = 1;
+            s->number = v->valuedouble;
+            snprintf(s->value, sizeof s->value, "0");
+        } else if (get_expr(v, fs, s->value, sizeof s->value, e) != 0) {
             return -1;
+        }
         k->nscalars++;
     }
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
