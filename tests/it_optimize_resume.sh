@@ -65,4 +65,13 @@ assert sum(e["event"] == "baseline" for e in ev) == 1
 assert any(e["event"] == "resume" for e in ev)
 print("resumed; variants", len(variants))
 PY
-echo "1 passed, 0 failed"
+# a damaged state file: --resume stops with a sentence naming it, and touches nothing
+cp $KD/search_state.json state_good.json
+head -c 300 state_good.json > $KD/search_state.json
+set +e; "$BIN" "${ARGS[@]}" --resume > run3.log 2>&1; r3=$?; set -e
+[ $r3 -eq 1 ] && grep -q "search_state.json: not valid JSON" run3.log || { cat run3.log; fail "damaged state: exit $r3"; }
+echo '{"format": 99, "nodes": []}' > $KD/search_state.json
+set +e; "$BIN" "${ARGS[@]}" --resume > run4.log 2>&1; r4=$?; set -e
+[ $r4 -eq 1 ] && grep -q "not a search state of this version" run4.log || { cat run4.log; fail "foreign state: exit $r4"; }
+[ "$(ls $KD/variants | wc -l)" -ge 14 ] || fail "a damaged state cost variants"
+echo "3 passed, 0 failed"

@@ -376,6 +376,7 @@ typedef struct job {
     cut_compiled bin;
     int runnable;      /* built, not a transposition: to be measured */
     int compiled;      /* counted against the budget */
+    cut_ks_launch launch;
     int same_as;       /* transposition: the existing node */
     cut_status status;
     char status_name[32];
@@ -392,8 +393,8 @@ static void job_fail(job *j, const char *status, const char *fmt, const char *wh
     j->runnable = 0;
 }
 
-/* Materialises, diffs, patches, writes and compiles job j. Errors of the variant are its status; -1 only for disk
- * errors. */
+/* Materialises, diffs, patches and writes job j (compile_jobs then compiles it). Errors of the variant are its
+ * status; -1 only for disk errors. */
 static int build(kopt *ko, job *j, cut_err *e)
 {
     const cut_edge *ed = &ko->g.nodes[j->parent].edges[j->edge];
@@ -451,10 +452,13 @@ static int build(kopt *ko, job *j, cut_err *e)
     }
     ko->builds++;
     j->compiled = 1;
-    if (!j->runnable)
-        return write_text(j->dir, "stdout.log", "", e);
-    if (cut_compile_one(j->src, "kernel.cu", &ko->copts, &j->bin, e) != 0)
-        return -1;
+    j->launch = l;
+    return j->runnable ? 0 : write_text(j->dir, "stdout.log", "", e);
+}
+
+/* After the round's compile: the log, the PTX key, a transposition by PTX; job j is then ready to measure. */
+static int after_compile(kopt *ko, job *j, cut_err *e)
+{
     cut_buf log;
     cut_buf_init(&log);
     cut_buf_printf(&log, "NVRTC sm_%d%d%s: %s in %.0f ms\n%s", ko->copts.sm_major, ko->copts.sm_minor,
@@ -469,7 +473,7 @@ static int build(kopt *ko, job *j, cut_err *e)
         job_fail(j, "compile_error", "%s", "NVRTC rejected the variant (stdout.log has its log)");
         return 0;
     }
-    j->ptx = cut_kstate_ptx_key(j->bin.ptx, &l);
+    j->ptx = cut_kstate_ptx_key(j->bin.ptx, &j->launch);
     if (write_text(j->dir, "kernel.ptx", j->bin.ptx, e) != 0)
         return -1;
     j->same_as = cut_mcgs_find_ptx(&ko->g, j->ptx);
@@ -481,6 +485,33 @@ static int build(kopt *ko, job *j, cut_err *e)
     j->call.src = j->src;
     j->call.bin = &j->bin;
     return 0;
+}
+
+/* Compiles the round's runnable jobs together (NVRTC on the compile pool's threads), then finishes each. */
+static int compile_jobs(kopt *ko, job *jobs, int n, cut_err *e)
+{
+    const char *srcs[16];
+    int idx[16], k = 0;
+    for (int i = 0; i < n; i++)
+        if (jobs[i].runnable) {
+            srcs[k] = jobs[i].src;
+            idx[k++] = i;
+        }
+    if (k == 0)
+        return 0;
+    cut_compiled bins[16];
+    if (cut_compile_batch(srcs, k, &ko->copts, bins, e) != 0) {
+        for (int i = 0; i < k; i++)
+            cut_compiled_free(&bins[i]);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < k; i++) {
+        jobs[idx[i]].bin = bins[i]; /* the job owns it now */
+        if (rc == 0)
+            rc = after_compile(ko, &jobs[idx[i]], e);
+    }
+    return rc;
 }
 
 typedef struct run_arg {
@@ -1268,6 +1299,8 @@ static int search(kopt *ko, cut_err *e)
         int rc = 0;
         for (int i = 0; i < n && rc == 0; i++)
             rc = build(ko, &jobs[i], e);
+        if (rc == 0)
+            rc = compile_jobs(ko, jobs, n, e);
         if (rc == 0)
             rc = measure_jobs(ko, jobs, n, e);
         for (int i = 0; i < n && rc == 0; i++)
