@@ -126,13 +126,19 @@ static const char base[] =
     " \"scalars\": [{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}],"
     " \"args\": [\"x\", \"y\", \"n\"], \"tolerance\": {\"atol\": 1e-6, \"rtol\": 1e-5}}";
 
-static void refused(const char *from, const char *to, const char *words)
+/* The base spec with its first `from` replaced by `to`, into text. */
+static void spliced(const char *from, const char *to, char *text, size_t n)
 {
-    char text[4096];
     const char *at = strstr(base, from);
     if (!at)
         fail_msg("'%s' is not in the base spec", from);
-    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
+    snprintf(text, n, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
+}
+
+static void refused(const char *from, const char *to, const char *words)
+{
+    char text[4096];
+    spliced(from, to, text, sizeof text);
     cut_kspec k;
     cut_err e = {{0}};
     int rc = cut_kspec_parse(text, strlen(text), NULL, &k, &e);
@@ -184,8 +190,7 @@ static void test_payloads(void **state)
         char to[256];
         snprintf(to, sizeof to, "\"encoding\": \"%s\", \"data\": \"%s\"", ok[i][0], ok[i][1]);
         char text[4096];
-        const char *at = strstr(base, "\"init\": \"uniform\"");
-        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base, to, at + strlen("\"init\": \"uniform\""));
+        spliced("\"init\": \"uniform\"", to, text, sizeof text);
         char *sz = strstr(text, "\"N\": 1000");
         memcpy(sz, "\"N\":    4", 9);
         cut_kspec k;
@@ -216,10 +221,8 @@ static void test_float_scalar(void **state)
 {
     (void)state;
     char text[4096];
-    const char *from = "{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}";
-    const char *at = strstr(base, from);
-    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base,
-             "{\"name\": \"n\", \"dtype\": \"f32\", \"value\": 0.25}", at + strlen(from));
+    spliced("{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}",
+            "{\"name\": \"n\", \"dtype\": \"f32\", \"value\": 0.25}", text, sizeof text);
     cut_kspec k;
     cut_kcall c;
     cut_err e = {{0}};
