@@ -438,6 +438,7 @@ static int build(kopt *ko, job *j, cut_err *e)
         write_text(j->dir, "kernel.cu", j->src ? j->src : "", e) != 0)
         return -1;
     cut_ks_launch l;
+    memset(&l, 0, sizeof l);
     if (j->runnable && cut_kspec_resolve(ko->k, vals, &l, &why) == 0) {
         j->key = cut_kstate_key(j->src, &l);
         /* the same source and launch as a known state (a tunable moved back, two moves in either order): a
