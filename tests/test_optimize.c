@@ -480,6 +480,27 @@ static void test_prior_source_hook(void **state)
     free(dir);
 }
 
+/* The state file's parser: a consistent graph is accepted, a foreign or broken one refused with a sentence. */
+static void test_state_check(void **state)
+{
+    (void)state;
+    const char *ok = "{\"format\": 1, \"best\": \"v0001\", \"rng\": [\"0\", \"0\", \"0\", \"0\"], \"nodes\": ["
+                     "{\"id\": \"baseline\", \"status\": \"ok\", \"edges_ready\": true, \"edges\": ["
+                     "{\"move\": \"cache_policy_cg\", \"label\": \"cg\", \"child\": \"v0001\"},"
+                     "{\"move\": \"no_such_move\", \"label\": \"x\", \"child\": \"v0404\"}]},"
+                     "{\"id\": \"v0001\", \"parent\": \"baseline\", \"status\": \"ok\", \"edges\": []}]}";
+    cut_err e = {{0}};
+    if (cut_opt_state_check(ok, strlen(ok), &e) != 0)
+        fail_msg("%s", e.msg);
+    const char *bad[][2] = {{"{\"format\": 2, \"nodes\": [{\"id\": \"baseline\"}]}", "not a search state"},
+                            {"{\"format\": 1, \"nodes\": []}", "not a search state"},
+                            {"{\"format\": 1, \"nodes\": [", "not valid JSON"}};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
+        assert_int_equal(cut_opt_state_check(bad[i][0], strlen(bad[i][0]), &e), -1);
+        assert_non_null(strstr(e.msg, bad[i][1]));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,7 +509,7 @@ int main(void)
         cmocka_unit_test(test_transposition_ptx), cmocka_unit_test(test_transposition_nvrtc),
         cmocka_unit_test(test_materialise_roundtrip), cmocka_unit_test(test_diff_patch),
         cmocka_unit_test(test_rules_text), cmocka_unit_test(test_rules_on_suite),
-        cmocka_unit_test(test_prior_source_hook),
+        cmocka_unit_test(test_prior_source_hook), cmocka_unit_test(test_state_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,4 +238,8 @@ typedef struct cut_opt_summary {
 int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **runners, int nrunners,
                         cut_cand_gen *gen, cut_opt_summary *out, cut_err *e);
 
+/* Parses a search_state.json text into a graph (sources not read) and checks it is consistent: every edge's child a
+ * node, every node's parent a node, the best node present. 0, or -1 with a sentence. Exposed for the fuzzer. */
+int cut_opt_state_check(const char *json, size_t len, cut_err *e);
+
 #endif

@@ -76,6 +76,7 @@ typedef struct kopt {
     hist hist[512];
     cut_compile_opts copts;
     FILE *events, *trace;
+    int no_disk; /* cut_opt_state_check: sources are not read */
 } kopt;
 
 /* ---- small helpers ---- */
@@ -817,6 +818,8 @@ static int save_state(kopt *ko, cut_err *e)
 
 static char *read_src(const kopt *ko, const char *id, cut_err *e)
 {
+    if (ko->no_disk) /* cut_opt_state_check: the graph only */
+        return cut_xstrdup("");
     char path[1400];
     if (strcmp(id, "baseline") == 0)
         snprintf(path, sizeof path, "%s/baseline/kernel.cu", ko->kdir);
@@ -827,6 +830,8 @@ static char *read_src(const kopt *ko, const char *id, cut_err *e)
     return cut_read_file(path, &text, &len, e) == 0 ? text : NULL;
 }
 
+static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *e);
+
 static int load_state(kopt *ko, cut_err *e)
 {
     char path[1200];
@@ -834,6 +839,14 @@ static int load_state(kopt *ko, cut_err *e)
     cJSON *s = read_json(path, e);
     if (!s)
         return -1;
+    const int rc = state_from_json(ko, s, path, e);
+    cJSON_Delete(s);
+    return rc;
+}
+
+/* The graph, counters and rng of a parsed state file (path names it in messages). */
+static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *e)
+{
     int rc = -1;
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(s, "nodes"), *o;
     if ((int)num(s, "format", 0) != STATE_FORMAT || !cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) < 1) {
@@ -849,8 +862,11 @@ static int load_state(kopt *ko, cut_err *e)
     ko->g.noise_applied = (int)num(s, "noise_applied", 0);
     ko->threshold = num(s, "prune_threshold", ko->threshold);
     const cJSON *rng = cJSON_GetObjectItemCaseSensitive(s, "rng");
+    uint64_t any = 0;
     for (int i = 0; i < 4 && cJSON_GetArraySize(rng) == 4; i++)
-        ko->g.rng.s[i] = parse_hex(cJSON_GetArrayItem(rng, i));
+        any |= ko->g.rng.s[i] = parse_hex(cJSON_GetArrayItem(rng, i));
+    if (!any) /* missing or all zero: xoshiro would be stuck at zero */
+        cut_rng_seed(&ko->g.rng, ko->o->seed);
     cJSON_ArrayForEach(o, nodes) {
         char *src = read_src(ko, str(o, "id"), e);
         if (!src)
@@ -897,7 +913,6 @@ static int load_state(kopt *ko, cut_err *e)
         ko->best = 0;
     rc = 0;
 out:
-    cJSON_Delete(s);
     return rc;
 }
 
@@ -1441,6 +1456,33 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
                 out->best_ms, out->speedup, out->baseline_ms, out->builds);
     rc = 0;
 out:
+    kopt_free(&ko);
+    return rc;
+}
+
+int cut_opt_state_check(const char *json, size_t len, cut_err *e)
+{
+    cut_opt_opts o;
+    cut_opt_opts_default(&o);
+    kopt ko;
+    memset(&ko, 0, sizeof ko);
+    ko.o = &o;
+    ko.no_disk = 1;
+    cut_mcgs_init(&ko.g, o.seed);
+    ko.threshold = o.min_pred_gain;
+    cJSON *s = cJSON_ParseWithLength(json, len);
+    int rc = s ? state_from_json(&ko, s, "search_state.json", e) : cut_err_set(e, "search_state.json: not valid JSON");
+    cJSON_Delete(s);
+    for (int i = 0; rc == 0 && i < ko.g.nnodes; i++) {
+        const cut_node *n = &ko.g.nodes[i];
+        for (int k = 0; k < n->nedges; k++)
+            if (n->edges[k].child < -1 || n->edges[k].child >= ko.g.nnodes || !memchr(n->edges[k].label, 0, 160))
+                rc = cut_err_set(e, "search_state.json: node %s edge %d is inconsistent", n->id, k);
+        if (ko.parent[i] < 0 || ko.parent[i] >= ko.g.nnodes)
+            rc = cut_err_set(e, "search_state.json: node %s has no parent", n->id);
+    }
+    if (rc == 0 && (ko.best < 0 || ko.best >= ko.g.nnodes))
+        rc = cut_err_set(e, "search_state.json: the best node is not in the graph");
     kopt_free(&ko);
     return rc;
 }
