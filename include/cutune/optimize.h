@@ -135,6 +135,7 @@ typedef struct cut_edge {
     double pred_gain; /* after history (cut_mcgs_pred_gain) */
     double rule_gain; /* the generator's own estimate */
     uint64_t key;     /* state key of the child it leads to (cut_kstate_key), 0 if unknown */
+    char *diff;       /* the proposal's diff (owned), kept for the build; NULL after a resume (regenerated then) */
     int pruned;       /* pred_gain < --min-pred-gain: never expanded */
     int visits;
 } cut_edge;
@@ -169,8 +170,8 @@ int cut_mcgs_find_ptx(const cut_mcgs *g, uint64_t ptx_hash);
 /* The node with this state key (source and launch; OK or PENDING), or -1. */
 int cut_mcgs_find_key(const cut_mcgs *g, uint64_t key);
 int cut_mcgs_find_id(const cut_mcgs *g, const char *id);
-/* Gives node n its edges from proposals (priors from pred gains, normalised; pruned below min_pred_gain); at the root
- * (n == 0) mixes Dirichlet noise into the priors once. */
+/* Gives node n its edges from proposals (priors from pred gains, normalised; pruned below min_pred_gain; each diff
+ * copied); at the root (n == 0) mixes Dirichlet noise into the priors once. */
 void cut_mcgs_set_edges(cut_mcgs *g, int n, const cut_proposal *p, const double *pred_gain, int np,
                         double min_pred_gain);
 /* Progressive widening: how many children node n may have expanded now. */

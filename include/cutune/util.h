@@ -18,6 +18,9 @@ int cut_write_file_atomic(const char *path, const void *data, size_t len, cut_er
 int cut_path_exists(const char *path);
 /* snprintf into buf; returns -1 with e set if truncated. */
 int cut_path_join(char *buf, size_t n, const char *a, const char *b, cut_err *e);
+/* Runs argv (PATH lookup) with stdin from /dev/null, stdout to out_path (NULL: /dev/null) and stderr to err_path (the
+ * same path: one file for both). Returns the exit status, or -1 with e when it could not run or died of a signal. */
+int cut_run_tool(char **argv, const char *out_path, const char *err_path, cut_err *e);
 
 /* Growable string buffer. init/free pair; free of a zeroed buffer is a no-op. */
 typedef struct cut_buf {

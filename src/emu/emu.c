@@ -17,19 +17,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 extern const char cut_emu_prelude_text[];
-extern char **environ;
 
 #define EMU_MAX_ARGS 12
 #define EMU_MAX_PARAMS 32 /* parameters described by cut_emu_kernel_params */
@@ -71,29 +68,6 @@ static int split_words(char *buf, char **argv, int max)
     for (char *p = strtok_r(buf, " \t", &save); p && n < max; p = strtok_r(NULL, " \t", &save))
         argv[n++] = p;
     return n;
-}
-
-/* Runs argv with stdout and stderr to log_path. Returns the exit status (or -1 with e set if it could not
- * be started / was killed by a signal, which is also a compile failure). */
-static int run_logged(char **argv, const char *log_path, cut_err *e)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return cut_err_set(e, "cannot run host compiler '%s': %s (set CUTUNE_HOST_CXX)", argv[0], strerror(rc));
-    int st;
-    while (waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR)
-            return cut_err_set(e, "waitpid on host compiler: %s", strerror(errno));
-    }
-    if (WIFSIGNALED(st))
-        return cut_err_set(e, "host compiler '%s' killed by signal %d", argv[0], WTERMSIG(st));
-    return WEXITSTATUS(st);
 }
 
 static int source_has_sync(const char *src)
@@ -202,7 +176,9 @@ static int build_so(const char *src, const char *stem, const char *cxx, const ch
     argv[na++] = cpp;
     argv[na++] = "-lm";
     argv[na] = NULL;
-    int rc = run_logged(argv, log_tmp, e);
+    int rc = cut_run_tool(argv, log_tmp, log_tmp, e);
+    if (rc < 0)
+        cut_err_wrap(e, "host compiler (set CUTUNE_HOST_CXX)");
     if (rc != 0) {
         char *text = NULL;
         size_t len = 0;

@@ -4,15 +4,10 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 static const char *const move_names[CUT_MV_COUNT] = {
     [CUT_MV_ASYNC_PIPELINE] = "enable_async_pipeline", [CUT_MV_VECTORIZE] = "vectorize_global_loads",
@@ -166,32 +161,6 @@ uint64_t cut_ptx_norm_hash(const char *ptx)
 
 /* ---- diff and patch ---- */
 
-/* Runs argv (PATH lookup) with stdout to out_path (NULL: /dev/null) and stderr to err_path; returns the exit status
- * or -1 with e when it could not run or died of a signal. */
-static int run_tool(char **argv, const char *out_path, const char *err_path, cut_err *e)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out_path && strcmp(out_path, err_path) == 0)
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    else
-        posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return cut_err_set(e, "cannot run '%s': %s (is it installed?)", argv[0], strerror(rc));
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return cut_err_set(e, "waitpid(%s): %s", argv[0], strerror(errno));
-    if (!WIFEXITED(st))
-        return cut_err_set(e, "'%s' died of signal %d", argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : -1);
-    return WEXITSTATUS(st);
-}
-
 /* A unique scratch path <work_dir>/<tag>.<pid>.<counter>. */
 static void scratch(char *buf, size_t n, const char *work_dir, const char *tag)
 {
@@ -230,7 +199,7 @@ static int run_on_texts(int is_patch, const char *a, const char *b, const char *
     char *pargv[] = {"patch", "--batch", "--silent", "--no-backup-if-mismatch", "-r", "/dev/null", "-o", po, pa,
                      "-i", pb, NULL};
     /* diff exits 1 when the texts differ; patch's messages go to stdout */
-    const int st = is_patch ? run_tool(pargv, pe, pe, e) : run_tool(dargv, po, pe, e);
+    const int st = is_patch ? cut_run_tool(pargv, pe, pe, e) : cut_run_tool(dargv, po, pe, e);
     if (st < 0)
         goto out;
     if (st > (is_patch ? 0 : 1)) {

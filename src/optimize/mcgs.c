@@ -31,10 +31,19 @@ void cut_mcgs_init(cut_mcgs *g, uint64_t seed)
     cut_rng_seed(&g->rng, seed);
 }
 
+static void free_edges(cut_node *n)
+{
+    for (int k = 0; k < n->nedges; k++)
+        free(n->edges[k].diff);
+    free(n->edges);
+    n->edges = NULL;
+    n->nedges = 0;
+}
+
 void cut_mcgs_free(cut_mcgs *g)
 {
     for (int i = 0; i < g->nnodes; i++)
-        free(g->nodes[i].edges);
+        free_edges(&g->nodes[i]);
     free(g->nodes);
     memset(g, 0, sizeof *g);
 }
@@ -111,7 +120,7 @@ void cut_mcgs_set_edges(cut_mcgs *g, int n, const cut_proposal *p, const double 
                         double min_pred_gain)
 {
     cut_node *node = &g->nodes[n];
-    free(node->edges);
+    free_edges(node);
     node->edges = cut_xcalloc((size_t)(np > 0 ? np : 1), sizeof *node->edges);
     node->nedges = np;
     node->edges_ready = 1;
@@ -124,6 +133,7 @@ void cut_mcgs_set_edges(cut_mcgs *g, int n, const cut_proposal *p, const double 
         snprintf(e->label, sizeof e->label, "%s", p[i].label);
         e->pred_gain = pred_gain[i];
         e->rule_gain = p[i].pred_gain;
+        e->diff = p[i].diff ? cut_xstrdup(p[i].diff) : NULL;
         e->pruned = pred_gain[i] < min_pred_gain;
         e->prior = e->pruned ? 0 : fmax(pred_gain[i], 0.01);
         sum += e->prior;

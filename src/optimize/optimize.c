@@ -405,7 +405,8 @@ static int build(kopt *ko, job *j, cut_err *e)
         return -1;
     j->same_as = -1;
     cut_err why = {{0}};
-    j->diff = edge_diff(ko, j->parent, ed->label, &why);
+    /* the edge keeps its diff; after a resume it is regenerated (generators are deterministic for a state) */
+    j->diff = ed->diff ? cut_xstrdup(ed->diff) : edge_diff(ko, j->parent, ed->label, &why);
     long long vals[CUT_KS_MAX_VARS];
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "kernel", ko->k->name);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 static void oom(size_t n)
 {
@@ -260,4 +262,30 @@ void *cut_dlopen(const char *env_var, const char *default_lib, const char *what,
                     hint ? hint : "");
     }
     return h;
+}
+
+extern char **environ;
+
+int cut_run_tool(char **argv, const char *out_path, const char *err_path, cut_err *e)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out_path && strcmp(out_path, err_path) == 0)
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    else
+        posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return cut_err_set(e, "cannot run '%s': %s (is it installed?)", argv[0], strerror(rc));
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return cut_err_set(e, "waitpid(%s): %s", argv[0], strerror(errno));
+    if (!WIFEXITED(st))
+        return cut_err_set(e, "'%s' died of signal %d", argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+    return WEXITSTATUS(st);
 }
