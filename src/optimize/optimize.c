@@ -10,6 +10,7 @@
  * rewritten after every round; --resume loads it, then takes in every finished variant the state does not know yet
  * and deletes unfinished variant folders, so a SIGKILL loses no finished variant and the graph stays consistent.
  * The baseline's outputs are kept as the references (ref_*.bin), so a resumed search does not run the baseline. */
+#include "cutune/export.h"
 #include "cutune/measure.h"
 #include "cutune/optimize.h"
 #include "cutune/util.h"
@@ -954,19 +955,9 @@ static int reconcile(kopt *ko, cut_err *e)
                                        strcmp(ko->g.nodes[k].edges[x].label, str(c, "label")) == 0 &&
                                        ko->g.nodes[k].edges[x].child >= 0;
         if (!r || !c) {
-            char cmd_dir[1300];
-            snprintf(cmd_dir, sizeof cmd_dir, "%s", dir);
-            DIR *vd = opendir(cmd_dir);
-            struct dirent *f;
-            while (vd && (f = readdir(vd)))
-                if (f->d_name[0] != '.') {
-                    char fp[1600];
-                    snprintf(fp, sizeof fp, "%s/%s", cmd_dir, f->d_name);
-                    unlink(fp);
-                }
-            if (vd)
-                closedir(vd);
-            rmdir(cmd_dir);
+            cut_err re;
+            if (cut_remove_tree(dir, NULL, &re) != 0 && !ko->o->quiet)
+                fprintf(stderr, "cutune optimize: warning: unfinished variant %s: %s\n", names[i], re.msg);
             dropped++;
         } else if (known_transposition) {
             ko->next_id = id_num > ko->next_id ? id_num : ko->next_id;
