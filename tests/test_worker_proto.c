@@ -923,8 +923,8 @@ static void test_measure_result_hello_codecs(void **state)
     cut_buf_free(&b);
 }
 
-/* MEASURE with two TMA descriptors round-trips; a count other than 0 or 2 and bad descriptors are refused. */
-/* One TMA descriptor in MEASURE's wire form (as worker.c writes it). */
+/* One TMA descriptor in MEASURE's wire form, written by hand: the encoder cannot produce the malformed frames the
+ * test needs (one descriptor). */
 static void put_one_tma(cut_buf *b, const cut_tma_desc *t)
 {
     cut_wp_put_i32(b, t->operand);
@@ -937,6 +937,7 @@ static void put_one_tma(cut_buf *b, const cut_tma_desc *t)
     cut_wp_put_i32(b, t->swizzle);
 }
 
+/* MEASURE with two TMA descriptors round-trips; a count other than 0 or 2 and bad descriptors are refused. */
 static void test_measure_tma_codec(void **state)
 {
     (void)state;
