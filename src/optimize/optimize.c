@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -149,6 +150,13 @@ static double num(const cJSON *o, const char *key, double dflt)
     return cJSON_IsNumber(x) ? x->valuedouble : dflt;
 }
 
+/* An integer field; a value outside int (a damaged file: 1e300, inf) reads as dflt, never as an overflowing cast. */
+static int inum(const cJSON *o, const char *key, int dflt)
+{
+    const double v = num(o, key, dflt);
+    return v >= INT_MIN && v <= INT_MAX ? (int)v : dflt;
+}
+
 static const char *str(const cJSON *o, const char *key)
 {
     const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
@@ -225,7 +233,7 @@ static void load_global(kopt *ko)
         const int m = cut_move_parse(str(x, "move"));
         hist *h = m >= 0 ? hist_get(ko, (cut_move)m, str(x, "key")) : NULL;
         if (h) {
-            h->n += (int)num(x, "n", 0);
+            h->n += inum(x, "n", 0);
             h->sum += num(x, "gain_sum", 0);
         }
     }
@@ -851,17 +859,17 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
 {
     int rc = -1;
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(s, "nodes"), *o;
-    if ((int)num(s, "format", 0) != STATE_FORMAT || !cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) < 1) {
+    if (inum(s, "format", 0) != STATE_FORMAT || !cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) < 1) {
         cut_err_set(e, "%s: not a search state of this version", path);
         goto out;
     }
     ko->baseline_ms = num(s, "baseline_ms", -1);
-    ko->builds = (int)num(s, "builds", 0);
-    ko->next_id = (int)num(s, "next_id", 0);
-    ko->measured = (int)num(s, "measured", 0);
-    ko->failed = (int)num(s, "failed", 0);
-    ko->transpositions = (int)num(s, "transpositions", 0);
-    ko->g.noise_applied = (int)num(s, "noise_applied", 0);
+    ko->builds = inum(s, "builds", 0);
+    ko->next_id = inum(s, "next_id", 0);
+    ko->measured = inum(s, "measured", 0);
+    ko->failed = inum(s, "failed", 0);
+    ko->transpositions = inum(s, "transpositions", 0);
+    ko->g.noise_applied = inum(s, "noise_applied", 0);
     ko->threshold = num(s, "prune_threshold", ko->threshold);
     const cJSON *rng = cJSON_GetObjectItemCaseSensitive(s, "rng");
     uint64_t any = 0;
@@ -880,9 +888,9 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
         nd->ptx_hash = parse_hex(cJSON_GetObjectItemCaseSensitive(o, "ptx_hash"));
         nd->ms = num(o, "ms", -1);
         nd->speedup = num(o, "speedup", -1);
-        nd->visits = (int)num(o, "visits", 0);
+        nd->visits = inum(o, "visits", 0);
         nd->value_sum = num(o, "value_sum", 0);
-        nd->depth = (int)num(o, "depth", 0);
+        nd->depth = inum(o, "depth", 0);
     }
     int i = 0;
     cJSON_ArrayForEach(o, nodes) {
@@ -904,7 +912,7 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
             ed->rule_gain = num(x, "rule_gain", ed->pred_gain);
             ed->key = parse_hex(cJSON_GetObjectItemCaseSensitive(x, "key"));
             ed->pruned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "pruned"));
-            ed->visits = (int)num(x, "visits", 0);
+            ed->visits = inum(x, "visits", 0);
             const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "child"));
             ed->child = cid ? cut_mcgs_find_id(&ko->g, cid) : -1;
         }
