@@ -129,6 +129,59 @@ static const char *reduce_src =
     "}\n"
     "}\n";
 
+/* ---- cache-hinted loads of non-global addresses (a GPU faults: CUDA_ERROR_INVALID_ADDRESS_SPACE) ---- */
+
+static const char *ldcg_src =
+    "extern \"C\" __global__ void ldcg_ok(const float *x, float *y) {\n"
+    "  y[threadIdx.x] = __ldcg(&x[threadIdx.x]) + __ldg(x + 1); __stcs(&y[0], y[0]);\n"
+    "}\n"
+    "extern \"C\" __global__ void ldcg_local(const float *x, float *y) {\n"
+    "  float4 t = *reinterpret_cast<const float4 *>(x); const float *v = reinterpret_cast<const float *>(&t);\n"
+    "  y[threadIdx.x] = __ldcg(&v[1]);\n"
+    "}\n"
+    "extern \"C\" __global__ void ldcg_shared(const float *x, float *y) {\n"
+    "  __shared__ float s[32]; s[threadIdx.x] = x[threadIdx.x]; __syncthreads();\n"
+    "  y[threadIdx.x] = __ldcs(&s[31 - threadIdx.x]);\n"
+    "}\n"
+    "extern \"C\" __global__ void ldcg_past(const float *x, float *y) {\n"
+    "  y[threadIdx.x] = __ldcg(&x[threadIdx.x + 1]);\n"
+    "}\n";
+
+static void test_global_address_check(void **state)
+{
+    (void)state;
+    static float x[33], y[32]; /* x[32] exists (ldcg_past reads it unchecked) but is not part of the buffer */
+    for (int i = 0; i < 33; i++)
+        x[i] = (float)i;
+    const float *xp = x;
+    float *yp = y;
+    void *argv[2] = {&xp, &yp};
+    void *base[2] = {x, y};
+    const size_t bytes[2] = {32 * sizeof(float), sizeof y};
+    const unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+    const char *entries[] = {"ldcg_ok", "ldcg_local", "ldcg_shared", "ldcg_past"};
+    const char *what[] = {NULL, "__ldcg", "__ldcs", "__ldcg"};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(entries); i++) {
+        cut_emu_kernel *k = compile_call_ok(ldcg_src, entries[i]);
+        cut_err e = {{0}};
+        /* unchecked without the buffers: every kernel runs */
+        if (cut_emu_launch_argv(k, grid, block, argv, &e) != 0)
+            fail_msg("%s unchecked: %s", entries[i], e.msg);
+        cut_emu_set_globals(k, base, bytes, 2);
+        const int rc = cut_emu_launch_argv(k, grid, block, argv, &e);
+        if (!what[i]) {
+            if (rc != 0)
+                fail_msg("%s: %s", entries[i], e.msg);
+            assert_true(y[5] == 6.0f);
+        } else {
+            assert_int_equal(rc, -1);
+            assert_non_null(strstr(e.msg, what[i]));
+            assert_non_null(strstr(e.msg, "CUDA_ERROR_INVALID_ADDRESS_SPACE"));
+        }
+        cut_emu_kernel_free(k);
+    }
+}
+
 static void test_dynamic_smem_reduction(void **state)
 {
     (void)state;
@@ -418,6 +471,7 @@ int main(void)
     cut_emu_kernel_free(k);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typed_scalars),
+        cmocka_unit_test(test_global_address_check),
         cmocka_unit_test(test_dynamic_smem_reduction),
         cmocka_unit_test(test_dynamic_smem_aligned_and_lines),
         cmocka_unit_test(test_runner_capture_then_check),

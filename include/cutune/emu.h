@@ -36,6 +36,9 @@ int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned blo
 /* Runs a kernel from cut_emu_compile_call: argv[i] is the address of argument i, of the parameter's exact type
  * (a buffer argument: the address of the pointer). */
 int cut_emu_launch_argv(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **argv, cut_err *e);
+/* The global buffers of k's next launches: a cache-hinted load or store (__ldcg, __stcs, ...) outside all of them
+ * fails the launch, as it faults on a GPU (a local or shared address). n = 0 turns the check off (the default). */
+void cut_emu_set_globals(cut_emu_kernel *k, void *const *base, const size_t *bytes, int n);
 void cut_emu_kernel_free(cut_emu_kernel *k);
 
 /* The emulation runner: validates against the CPU reference and times wall-clock on the CPU.

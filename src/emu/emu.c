@@ -32,6 +32,7 @@ extern const char cut_emu_prelude_text[];
 #define EMU_MAX_PARAMS 32 /* parameters described by cut_emu_kernel_params */
 #define EMU_MAX_THREADS 1024
 #define EMU_STACK_BYTES (256u * 1024u)
+#define EMU_MAX_GLOBALS 32 /* buffers cut_emu_set_globals keeps */
 #define EMU_CXX_FLAGS "-O1 -shared -fPIC -std=c++17 -w -fno-strict-aliasing -fno-math-errno"
 
 /* Layout shared with struct cut_emu_hooks in emu_prelude.h. */
@@ -40,6 +41,7 @@ typedef struct emu_hooks {
     void (*syncthreads)(void);
     void (*syncwarp)(void);
     void (*warp_exchange)(unsigned long long v, unsigned long long *all);
+    void (*global_access)(const void *p, unsigned long bytes, const char *what);
 } emu_hooks;
 
 typedef void (*emu_bind_fn)(const emu_hooks *);
@@ -55,6 +57,9 @@ struct cut_emu_kernel {
     int typed;    /* entry is a cut_emu_compile_call trampoline taking one void **argv */
     int nparams;  /* typed: the kernel's parameters, params[i] as cut_emu_params in the prelude describes them */
     unsigned params[EMU_MAX_PARAMS];
+    int nglobal; /* global buffers of the next launches (cut_emu_set_globals): 0, no address check */
+    const unsigned char *global_base[EMU_MAX_GLOBALS];
+    size_t global_bytes[EMU_MAX_GLOBALS];
     char so_path[1024];
 };
 
@@ -83,7 +88,9 @@ static int source_has_sync(const char *src)
 static void hooks_syncthreads(void);
 static void hooks_syncwarp(void);
 static void hooks_warp_exchange(unsigned long long v, unsigned long long *all);
-static const emu_hooks emu_hooks_table = {1, hooks_syncthreads, hooks_syncwarp, hooks_warp_exchange};
+static void hooks_global_access(const void *p, unsigned long bytes, const char *what);
+static const emu_hooks emu_hooks_table = {2, hooks_syncthreads, hooks_syncwarp, hooks_warp_exchange,
+                                          hooks_global_access};
 
 /* dlopens the .so and binds the runtime hooks. */
 static int load_so(const char *so, cut_emu_kernel *k, cut_err *e)
@@ -636,7 +643,9 @@ typedef struct emu_launch {
     unsigned long long nblocks;
     _Atomic unsigned long long next_block;
     int serial;        /* no barrier in the source: no fibers */
-    atomic_int misuse; /* 1: barrier in serial mode; 2: a warp barrier that could never complete */
+    atomic_int misuse; /* 1: barrier in serial mode; 2: a warp barrier that could never complete; 3: a global
+                        * load or store (misuse_what) of an address outside the global buffers */
+    char misuse_what[16];
     struct emu_worker *ws; /* [nworkers]; ws[0] is the launching thread */
     unsigned joined, active; /* pool threads that took a worker slot / are still inside (under pool.mu) */
 } emu_launch;
@@ -667,6 +676,24 @@ static void warp_release(emu_worker *w, unsigned warp)
     for (unsigned t = 32u * warp; t < end; t++)
         if (w->fibers[t].state == F_WARP)
             w->fibers[t].state = F_RUN;
+}
+
+/* A cache-hinted load or store (the prelude's __ldcg & co.): outside every global buffer of the launch it is the
+ * GPU's fault on a local or shared address; the first one is recorded and fails the launch. */
+static void hooks_global_access(const void *p, unsigned long bytes, const char *what)
+{
+    emu_worker *w = emu_cur;
+    const cut_emu_kernel *k = w ? w->L->k : NULL;
+    if (!k || k->nglobal == 0)
+        return;
+    const unsigned char *a = p;
+    for (int i = 0; i < k->nglobal; i++)
+        if (a >= k->global_base[i] && bytes <= k->global_bytes[i] &&
+            (size_t)(a - k->global_base[i]) <= k->global_bytes[i] - bytes)
+            return;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&w->L->misuse, &expected, 3))
+        snprintf(w->L->misuse_what, sizeof w->L->misuse_what, "%s", what);
 }
 
 static void hooks_syncthreads(void)
@@ -985,6 +1012,9 @@ static int launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned bloc
     else if (rc == 0 && misuse == 2)
         rc = cut_err_set(e, "kernel deadlocked: lanes waited at a warp barrier while others waited at "
                             "__syncthreads or exited");
+    else if (rc == 0 && misuse == 3)
+        rc = cut_err_set(e, "%s of an address outside the global buffers (local or shared memory): on a GPU this "
+                            "faults with CUDA_ERROR_INVALID_ADDRESS_SPACE", L->misuse_what);
 
     for (unsigned i = 0; i < L->nworkers; i++) {
         free(ws[i].fibers);
@@ -994,6 +1024,16 @@ static int launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned bloc
     free(ws);
     free(L);
     return rc;
+}
+
+void cut_emu_set_globals(cut_emu_kernel *k, void *const *base, const size_t *bytes, int n)
+{
+    k->nglobal = 0;
+    for (int i = 0; i < n && k->nglobal < EMU_MAX_GLOBALS; i++)
+        if (base[i]) {
+            k->global_base[k->nglobal] = base[i];
+            k->global_bytes[k->nglobal++] = bytes[i];
+        }
 }
 
 int cut_emu_launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned block[3], void **args, int nargs,

@@ -145,6 +145,9 @@ struct cut_emu_hooks {
     /* Warp exchange: every lane of the calling thread's warp passes v; all[0..31] receives the lanes' values
      * (0 for lanes that do not exist). */
     void (*warp_exchange)(unsigned long long v, unsigned long long *all);
+    /* version 2: a cache-hinted load or store (what) of bytes at p, which must be global memory; the runtime
+     * records a fault when the launch's global buffers are known and p is not inside one */
+    void (*global_access)(const void *p, unsigned long bytes, const char *what);
 };
 static const cut_emu_hooks *cut_emu_h;
 
@@ -251,16 +254,26 @@ static inline double min(double a, double b) { return fmin(a, b); }
 static inline double max(double a, double b) { return fmax(a, b); }
 
 /* ---- cache-hinted loads and stores ---- */
-template <class T> static inline T __ldg(const T *p) { return *p; }
-template <class T> static inline T __ldca(const T *p) { return *p; }
-template <class T> static inline T __ldcg(const T *p) { return *p; }
-template <class T> static inline T __ldcs(const T *p) { return *p; }
-template <class T> static inline T __ldlu(const T *p) { return *p; }
-template <class T> static inline T __ldcv(const T *p) { return *p; }
-template <class T> static inline void __stwb(T *p, T v) { *p = v; }
-template <class T> static inline void __stcg(T *p, T v) { *p = v; }
-template <class T> static inline void __stcs(T *p, T v) { *p = v; }
-template <class T> static inline void __stwt(T *p, T v) { *p = v; }
+/* These compile to ld.global / st.global: on a local or shared address the GPU faults. The runtime checks. */
+static inline void cut_emu_gmem(const void *p, unsigned long n, const char *what)
+{
+    if (cut_emu_h && cut_emu_h->version >= 2)
+        cut_emu_h->global_access(p, n, what);
+}
+#define CUT_EMU_LD(name) \
+    template <class T> static inline T name(const T *p) { cut_emu_gmem(p, sizeof(T), #name); return *p; }
+#define CUT_EMU_ST(name) \
+    template <class T> static inline void name(T *p, T v) { cut_emu_gmem(p, sizeof(T), #name); *p = v; }
+CUT_EMU_LD(__ldg)
+CUT_EMU_LD(__ldca)
+CUT_EMU_LD(__ldcg)
+CUT_EMU_LD(__ldcs)
+CUT_EMU_LD(__ldlu)
+CUT_EMU_LD(__ldcv)
+CUT_EMU_ST(__stwb)
+CUT_EMU_ST(__stcg)
+CUT_EMU_ST(__stcs)
+CUT_EMU_ST(__stwt)
 
 /* ---- atomics (blocks run in parallel on several OS threads) ---- */
 static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }

@@ -484,6 +484,15 @@ static void kcall_bind(kcall_run *run, int set)
 static int launch_kcall(void *arg, cut_err *e)
 {
     kcall_run *run = arg;
+    void *base[CUT_KW_MAX_ARGS];
+    size_t bytes[CUT_KW_MAX_ARGS];
+    int n = 0;
+    for (int i = 0; i < run->c->nargs; i++)
+        if (run->c->args[i].buf >= 0) {
+            base[n] = run->ptrs[i];
+            bytes[n++] = kw_bytes(&run->er->kw.bufs[run->c->args[i].buf]);
+        }
+    cut_emu_set_globals(run->k, base, bytes, n);
     return cut_emu_launch_argv(run->k, run->c->grid, run->c->block, run->argv, e);
 }
 

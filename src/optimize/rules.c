@@ -11,7 +11,8 @@
  *                          __syncthreads()
  *   grouped_gemm_colmajor  a tunable GROUP*; and a __global__ function using blockIdx.x and blockIdx.y: blocks
  *                          remapped to a grouped column-major raster (groups of 8 block rows)
- *   cache_policy_cg        reads p[i] of pointers declared `const T *p` (and *reinterpret_cast<const T *>(e)) through
+ *   cache_policy_cg        reads p[i] of global const pointers (a __global__ function's `const T *p` parameters and
+ *                          locals computed from them), and *reinterpret_cast<const T *>(e) of such addresses, through
  *                          __ldcg
  *   avoid_atomics_reduce   statements `atomicAdd(p, v);`: the warp's values summed with shuffles first (one atomic
  *                          per warp), or per block through shared memory (one per block)
@@ -202,11 +203,87 @@ static char *ed_apply(const char *src, edits *es)
 
 /* ---- cache_policy_cg ---- */
 
-/* Names declared as `const T *name` (parameters and locals). */
-static int const_pointer_names(const toks *ts, int *names, int max)
+/* __ldcg is a global-memory load: on a local or shared address the GPU faults (CUDA_ERROR_INVALID_ADDRESS_SPACE).
+ * So only pointers known to point into global memory are rewritten: `const T *p` parameters of __global__
+ * functions, and locals `const T *q = p + ...` initialised from one of those by arithmetic (no `&`). A name that is
+ * also declared any other way (a __device__ function's parameter, `const T *v = reinterpret_cast<..>(&t)`, a local
+ * without an initialiser) is left alone. */
+
+static int same_tok(const toks *ts, int a, int b)
 {
-    int n = 0;
-    for (int i = 0; i + 2 < ts->n && n < max; i++) {
+    const tok *x = &ts->t[a], *y = &ts->t[b];
+    return x->end - x->start == y->end - y->start && memcmp(ts->src + x->start, ts->src + y->start,
+                                                            (size_t)(x->end - x->start)) == 0;
+}
+
+typedef struct ptr_names {
+    int n;
+    int tok[64];    /* the declared name's token */
+    int global[64]; /* 1: points into global memory */
+} ptr_names;
+
+/* 1 when tok i is the name of a declaration classified global, 0 otherwise; -1 when the name is declared another
+ * way too. */
+static int name_global(const toks *ts, const ptr_names *pn, int i)
+{
+    int seen = 0;
+    for (int k = 0; k < pn->n; k++)
+        if (same_tok(ts, i, pn->tok[k])) {
+            if (!pn->global[k])
+                return -1;
+            seen = 1;
+        }
+    return seen;
+}
+
+/* Whether tokens [a, b) are an initialiser or address computed from a global pointer: no `&`, and the first
+ * identifier (casts and parentheses skipped) names one. */
+static int derived_from_global(const toks *ts, const ptr_names *pn, int a, int b)
+{
+    int first = -1;
+    for (int i = a; i < b; i++) {
+        if (tk_is(ts, i, "&"))
+            return 0;
+        if (first < 0 && ts->t[i].kind == TK_IDENT)
+            first = i;
+    }
+    return first >= 0 && name_global(ts, pn, first) == 1;
+}
+
+/* End of a declaration's initialiser starting at i: the `,` or `;` at depth 0. */
+static int init_end(const toks *ts, int i)
+{
+    int depth = 0;
+    for (; i < ts->n; i++) {
+        if (tk_is(ts, i, "(") || tk_is(ts, i, "[") || tk_is(ts, i, "{"))
+            depth++;
+        else if (tk_is(ts, i, ")") || tk_is(ts, i, "]") || tk_is(ts, i, "}"))
+            depth--;
+        else if (depth == 0 && (tk_is(ts, i, ",") || tk_is(ts, i, ";")))
+            return i;
+        if (depth < 0)
+            return i;
+    }
+    return ts->n;
+}
+
+/* Every `const T *name` declaration in order, each classified. */
+static void const_pointer_names(const toks *ts, ptr_names *pn)
+{
+    int kparams[32][2], nk = 0; /* parameter lists of __global__ functions, as token ranges */
+    for (int i = 0; i < ts->n && nk < 32; i++)
+        if (tk_is(ts, i, "__global__")) {
+            int j = i + 1;
+            while (j < ts->n && !tk_is(ts, j, "(") && !tk_is(ts, j, ";") && !tk_is(ts, j, "{"))
+                j++;
+            const int close = tk_is(ts, j, "(") ? tk_match(ts, j) : -1;
+            if (close > 0) {
+                kparams[nk][0] = j;
+                kparams[nk++][1] = close;
+            }
+        }
+    pn->n = 0;
+    for (int i = 0; i + 2 < ts->n && pn->n < (int)CUT_ARRAY_LEN(pn->tok); i++) {
         if (!tk_is(ts, i, "const"))
             continue;
         int j = i + 1;
@@ -217,47 +294,51 @@ static int const_pointer_names(const toks *ts, int *names, int max)
         j++;
         while (tk_is(ts, j, "__restrict__") || tk_is(ts, j, "const"))
             j++;
-        if (j < ts->n && ts->t[j].kind == TK_IDENT && !tk_is(ts, j + 1, "("))
-            names[n++] = j;
+        if (j >= ts->n || ts->t[j].kind != TK_IDENT || tk_is(ts, j + 1, "("))
+            continue;
+        int global = 0;
+        for (int k = 0; k < nk; k++)
+            global |= j > kparams[k][0] && j < kparams[k][1];
+        if (!global && tk_is(ts, j + 1, "="))
+            global = derived_from_global(ts, pn, j + 2, init_end(ts, j + 2));
+        pn->tok[pn->n] = j;
+        pn->global[pn->n++] = global;
     }
-    return n;
 }
 
-static int same_tok(const toks *ts, int a, int b)
+static int is_decl(const ptr_names *pn, int i)
 {
-    const tok *x = &ts->t[a], *y = &ts->t[b];
-    return x->end - x->start == y->end - y->start && memcmp(ts->src + x->start, ts->src + y->start,
-                                                            (size_t)(x->end - x->start)) == 0;
+    for (int k = 0; k < pn->n; k++)
+        if (pn->tok[k] == i)
+            return 1;
+    return 0;
 }
 
 char *cut_rule_cache_cg(const char *src)
 {
     toks ts;
     tokenize(src, &ts);
-    int names[64];
-    const int nn = const_pointer_names(&ts, names, 64);
+    ptr_names pn;
+    const_pointer_names(&ts, &pn);
     edits es = {0};
     for (int i = 1; i + 1 < ts.n; i++) {
-        /* p[i] of a const pointer, not already an operand of & (as in __ldcg(&p[i])) */
+        /* p[i] of a global const pointer, not already an operand of & (as in __ldcg(&p[i])) */
         if (ts.t[i].kind == TK_IDENT && tk_is(&ts, i + 1, "[") && !tk_is(&ts, i - 1, "&") &&
-            !tk_is(&ts, i - 1, ".") && !tk_is(&ts, i - 1, "->")) {
-            int is_const = 0;
-            for (int k = 0; k < nn; k++)
-                is_const |= same_tok(&ts, i, names[k]) && names[k] != i;
-            const int close = is_const ? tk_match(&ts, i + 1) : -1;
+            !tk_is(&ts, i - 1, ".") && !tk_is(&ts, i - 1, "->") && !is_decl(&pn, i) && name_global(&ts, &pn, i) == 1) {
+            const int close = tk_match(&ts, i + 1);
             if (close > 0 && !tk_is(&ts, close + 1, "[") && !tk_is(&ts, close + 1, "=")) {
                 ed_add(&es, ts.t[i].start, ts.t[close].end, "__ldcg(&%.*s)", TK_SPAN(&ts, i, close));
                 i = close;
             }
         }
-        /* *reinterpret_cast<const T *>(e) as an rvalue */
+        /* *reinterpret_cast<const T *>(e) as an rvalue, e an address computed from a global const pointer */
         if (tk_is(&ts, i, "*") && tk_is(&ts, i + 1, "reinterpret_cast") && tk_is(&ts, i + 2, "<") &&
             tk_is(&ts, i + 3, "const") && (tk_is(&ts, i - 1, "=") || tk_is(&ts, i - 1, "(") || tk_is(&ts, i - 1, ","))) {
             int j = i + 3;
             while (j < ts.n && !tk_is(&ts, j, ">"))
                 j++;
             const int close = tk_is(&ts, j + 1, "(") ? tk_match(&ts, j + 1) : -1;
-            if (close > 0 && !tk_is(&ts, close + 1, "=")) {
+            if (close > 0 && !tk_is(&ts, close + 1, "=") && derived_from_global(&ts, &pn, j + 2, close)) {
                 ed_add(&es, ts.t[i].start, ts.t[close].end, "__ldcg(%.*s)", TK_SPAN(&ts, i + 1, close));
                 i = close;
             }
