@@ -40,13 +40,28 @@ d = json.load(open(devices))
 dev = d["devices"][0] if isinstance(d, dict) and d.get("devices") else d
 kernels = [{k: x[k] for k in ("name", "baseline_ms", "best_ms", "speedup", "builds", "best_moves", "best_variant",
                              "measured", "failed", "transpositions")} for x in s["kernels"]]
-geo = math.exp(sum(math.log(k["speedup"]) for k in kernels) / len(kernels)) if kernels else None
-out = {"gpu": s["gpu"], "device": dev, "backend": s["backend"], "command": command, "wall_s": int(wall),
-       "geomean_speedup": geo, "kernels": kernels}
-json.dump(out, open(result, "w"), indent=1)
-print(f"{'kernel':<14} {'baseline ms':>12} {'best ms':>10} {'speedup':>8} {'builds':>6}  best moves")
+# variants measured by each worker (the GPU of --gpus), from the variants' result.json
+import glob, os
 for k in kernels:
-    print(f"{k['name']:<14} {k['baseline_ms']:>12.4f} {k['best_ms']:>10.4f} {k['speedup']:>8.2f} {k['builds']:>6}  "
-          + " > ".join(k["best_moves"]))
-print(f"geomean speedup {geo:.2f}x over {len(kernels)} kernels; wall {wall} s")
+    per = {}
+    for r in glob.glob(os.path.join(os.path.dirname(summary), "kernels", "_" + k["name"], "variants", "*", "result.json")):
+        w = json.load(open(r)).get("worker")
+        if w is not None:
+            per[str(w)] = per.get(str(w), 0) + 1
+    k["variants_per_gpu"] = dict(sorted(per.items()))
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+geo = geomean([k["speedup"] for k in kernels])
+# reduce_sum's per-thread atomics make its speedup orders of magnitude larger than the rest: the mean without it too
+geo_wo = geomean([k["speedup"] for k in kernels if k["name"] != "reduce_sum"])
+out = {"gpu": s["gpu"], "device": dev, "backend": s["backend"], "command": command, "wall_s": int(wall),
+       "geomean_speedup": geo, "geomean_speedup_without_reduce_sum": geo_wo, "kernels": kernels}
+json.dump(out, open(result, "w"), indent=1)
+print(f"{'kernel':<14} {'baseline ms':>12} {'best ms':>10} {'speedup':>8} {'builds':>6} {'failed':>6}  per GPU  best moves")
+for k in kernels:
+    per = ",".join(f"{g}:{n}" for g, n in k["variants_per_gpu"].items())
+    print(f"{k['name']:<14} {k['baseline_ms']:>12.4f} {k['best_ms']:>10.4f} {k['speedup']:>8.2f} {k['builds']:>6} "
+          f"{k['failed']:>6}  {per:<7}  " + " > ".join(k["best_moves"]))
+print(f"geomean speedup {geo:.2f}x over {len(kernels)} kernels"
+      + (f", {geo_wo:.2f}x without reduce_sum" if geo_wo else "") + f"; wall {wall} s")
 PY

@@ -77,6 +77,9 @@ assert all(n["visits"] >= 1 for n in s["nodes"]), "a node without a backed-up vi
 # virtual losses are not persisted and every expanded edge's child exists
 ids = {n["id"] for n in s["nodes"]}
 assert all(e["child"] in ids for n in s["nodes"] for e in n["edges"] if e["child"] is not None)
+# both workers measured variants, each recorded with the --gpus entry that measured it
+workers = [json.load(open(f"{kd}/variants/{v}/result.json")).get("worker") for v in os.listdir(f"{kd}/variants")]
+assert {0, 1} <= set(workers), workers
 PY
 # a second run without --resume refuses to overwrite the search
 if "$BIN" optimize --input specs/reduce_sum.json --outdir out --backend emu --budget-builds 12 --sizes N=8192 \

@@ -44,5 +44,16 @@ void cut_emu_kernel_free(cut_emu_kernel *k);
 /* The emulation runner: validates against the CPU reference and times wall-clock on the CPU.
  * work_dir holds the host build products (NULL: a fresh directory under $TMPDIR). */
 cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_err *e);
+/* run_kernel calls hook(ctx, 1) once the kernel is compiled, before its first launch, and hook(ctx, 0) after its last
+ * (the emulation worker's watchdog for hangs). */
+void cut_runner_emu_set_launch_hook(cut_runner *r, void (*hook)(void *ctx, int on), void *ctx);
+
+/* The emulation worker process (`cutune __worker emu:<dir> in out`, emu_worker.c): user kernels only, .so files in
+ * work_dir. Returns its exit code. */
+int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd);
+/* The runner of user kernels on the host emulator in a worker process (started with worker_exe, NULL: this
+ * executable), so a crashing or hanging variant is a recorded fault or timeout: the GPU runner's process management
+ * with an emulation worker. Caller frees with cut_runner_free. */
+cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const cut_timing *t, cut_err *e);
 
 #endif

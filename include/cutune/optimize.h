@@ -217,6 +217,7 @@ typedef struct cut_opt_opts {
     int sm_major, sm_minor;    /* NVRTC target */
     int quiet;
     const cut_prior_src *priors; /* NULL: the generator's predicted gains alone */
+    const int *gpus;             /* the device of each runner, recorded per variant (NULL: the runner's index) */
 } cut_opt_opts;
 void cut_opt_opts_default(cut_opt_opts *o);
 

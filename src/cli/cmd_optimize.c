@@ -208,8 +208,10 @@ static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, c
     t.warmup = 0;
     t.min_repeats = t.max_repeats = 3;
     t.min_total_ms = 0;
+    /* each in a worker process of its own: a variant that crashes or hangs the emulator is that variant's fault or
+     * timeout, as on a GPU */
     for (int i = 0; i < c->ngpus; i++)
-        if (!(r[i] = cut_runner_emu_new(NULL, &t, e)))
+        if (!(r[i] = cut_runner_emu_worker_new(NULL, &t, e)))
             return -1;
     return 0;
 }
@@ -270,6 +272,7 @@ int cut_cmd_optimize(int argc, char **argv)
     }
     const char *cache = getenv("COMPILE_CACHE_DIR");
     c.o.compile_cache = cache && *cache ? cache : NULL;
+    c.o.gpus = c.gpus;
     gen = cut_rules_gen_new();
     summary = cJSON_CreateObject();
     cJSON_AddStringToObject(summary, "gpu", gpu_name);

@@ -1,7 +1,9 @@
 /* cutune — the hidden `cutune __worker <dev> <in_fd> <out_fd>` subcommand: the GPU measurement worker process
- * started by the GPU runner (gpu_runner.c). Not meant to be run by hand. */
+ * started by the GPU runner (gpu_runner.c), or with `emu:<dir>` as the device the emulation worker
+ * (src/emu/emu_worker.c). Not meant to be run by hand. */
 #include "cli/cli.h"
 #include "cutune/common.h"
+#include "cutune/emu.h"
 #include "cutune/measure.h"
 
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Parses a non-negative int; -1 if s is not one. */
 static int parse_nonneg(const char *s)
@@ -24,11 +27,12 @@ static int parse_nonneg(const char *s)
 int cut_cmd_worker(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: cutune __worker <device> <in_fd> <out_fd>\n"
+        fprintf(stderr, "usage: cutune __worker <device>|emu:<dir> <in_fd> <out_fd>\n"
                         "(internal: the measurement worker started by cutune's GPU runner)\n");
         return CUT_EXIT_USAGE;
     }
-    const int dev = parse_nonneg(argv[1]), in_fd = parse_nonneg(argv[2]), out_fd = parse_nonneg(argv[3]);
+    const int emu = strncmp(argv[1], "emu:", 4) == 0 && argv[1][4];
+    const int dev = emu ? 0 : parse_nonneg(argv[1]), in_fd = parse_nonneg(argv[2]), out_fd = parse_nonneg(argv[3]);
     if (dev < 0 || in_fd < 0 || out_fd < 0) {
         fprintf(stderr, "cutune __worker: device and file descriptors must be non-negative integers\n");
         return CUT_EXIT_USAGE;
@@ -37,5 +41,5 @@ int cut_cmd_worker(int argc, char **argv)
         fprintf(stderr, "cutune __worker: file descriptor %d or %d is not open\n", in_fd, out_fd);
         return CUT_EXIT_USAGE;
     }
-    return cut_worker_main(dev, in_fd, out_fd);
+    return emu ? cut_emu_worker_main(argv[1] + 4, in_fd, out_fd) : cut_worker_main(dev, in_fd, out_fd);
 }

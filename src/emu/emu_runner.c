@@ -29,6 +29,8 @@
 typedef struct emu_runner {
     char work_dir[1024];
     int own_dir; /* created by us: emptied and removed on destroy */
+    void (*launch_hook)(void *ctx, int on); /* cut_runner_emu_set_launch_hook */
+    void *launch_ctx;
     int prepared;
     int is_gemm; /* 1: a GEMM is prepared (in, w, out = A, B, C; checked by relative Frobenius error) */
     cut_conv conv;
@@ -613,11 +615,15 @@ static int emu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cu
         return 0;
     }
     cut_kw_outputs *cap = capture ? outs : NULL;
+    if (er->launch_hook)
+        er->launch_hook(er->launch_ctx, 1);
     if (kcall_mismatch(&er->kw, c, run.k, res) == 0 && kcall_checked(&run, 0, cap, res, "") == 0) {
         time_launches(&r->timing, launch_kcall, &run, res);
         if (res->status == CUT_ST_OK && kcall_checked(&run, 1, cap, res, "fresh inputs: ") != 0)
             res->median_ms = res->min_ms = res->max_ms = -1;
     }
+    if (er->launch_hook)
+        er->launch_hook(er->launch_ctx, 0);
     if (res->status != CUT_ST_OK && capture)
         cut_kw_outputs_free(outs); /* nothing half-captured becomes a reference */
     cut_emu_kernel_free(run.k);
@@ -657,6 +663,13 @@ static void emu_destroy(cut_runner *r)
         free(er);
     }
     free(r);
+}
+
+void cut_runner_emu_set_launch_hook(cut_runner *r, void (*hook)(void *ctx, int on), void *ctx)
+{
+    emu_runner *er = r->impl;
+    er->launch_hook = hook;
+    er->launch_ctx = ctx;
 }
 
 /* Allocates the runner; caller frees with cut_runner_free. */

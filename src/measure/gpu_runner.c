@@ -10,6 +10,8 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "measure/worker_proto.h"
 
+#include "cutune/emu.h"
+#include "cutune/export.h"
 #include "cutune/gpu.h"
 #include "cutune/half.h"
 #include "gpu/nvml.h"
@@ -29,12 +31,17 @@
 
 /* How long a new worker may take to create its context and say HELLO, or to take a workload (PREPARE). */
 #define START_TIMEOUT_S 120.0
+/* An emulation worker compiles each variant with the host C++ compiler before the timed part (which its own
+ * watchdog limits): the parent waits this much longer for its reply. */
+#define EMU_COMPILE_ALLOWANCE_S 120.0
 /* How long an exiting worker gets before SIGKILL, and how long a killed one is waited for. */
 #define EXIT_GRACE_S 2.0
 #define REAP_LIMIT_S 30.0
 
 typedef struct gpu_impl {
     int dev;
+    int emu; /* an emulation worker (cut_runner_emu_worker_new): user kernels on the host, .so files in emu_dir */
+    char emu_dir[PATH_MAX];
     char exe[PATH_MAX];
     cut_measure_env env;
     int have_info; /* env filled from the parent's own query; otherwise from the first HELLO */
@@ -59,6 +66,13 @@ typedef struct gpu_impl {
 
 int cut_wp_spawn(const char *exe, int dev, int *pid, int *to_worker, int *from_worker, cut_err *e)
 {
+    char dev_s[16];
+    snprintf(dev_s, sizeof dev_s, "%d", dev);
+    return cut_wp_spawn_arg(exe, dev_s, pid, to_worker, from_worker, e);
+}
+
+int cut_wp_spawn_arg(const char *exe, const char *dev_arg, int *pid, int *to_worker, int *from_worker, cut_err *e)
+{
     int p2c[2], c2p[2];
     /* Close-on-exec everywhere, so that workers started concurrently (one per GPU) never inherit each other's
      * pipes; the child clears the flag on its own two ends only. */
@@ -70,11 +84,10 @@ int cut_wp_spawn(const char *exe, int dev, int *pid, int *to_worker, int *from_w
         close(p2c[1]);
         return cut_err_set(e, "cannot create a pipe for the worker: %s", strerror(err));
     }
-    char dev_s[16], in_s[16], out_s[16];
-    snprintf(dev_s, sizeof dev_s, "%d", dev);
+    char in_s[16], out_s[16];
     snprintf(in_s, sizeof in_s, "%d", p2c[0]);
     snprintf(out_s, sizeof out_s, "%d", c2p[1]);
-    char *argv[] = {(char *)exe, "__worker", dev_s, in_s, out_s, NULL};
+    char *argv[] = {(char *)exe, "__worker", (char *)dev_arg, in_s, out_s, NULL};
 
     /* Block signals across fork so the child runs none of the parent's handlers before exec. */
     sigset_t all, old;
@@ -226,7 +239,12 @@ static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
 /* Starts a worker and waits for HELLO; then sends the workload if there is one. */
 static int worker_start(gpu_impl *g, const cut_timing *t, cut_err *e)
 {
-    if (cut_wp_spawn(g->exe, g->dev, &g->pid, &g->to_w, &g->from_w, e) != 0)
+    char dev_arg[PATH_MAX + 8];
+    if (g->emu)
+        snprintf(dev_arg, sizeof dev_arg, "emu:%s", g->emu_dir);
+    else
+        snprintf(dev_arg, sizeof dev_arg, "%d", g->dev);
+    if (cut_wp_spawn_arg(g->exe, dev_arg, &g->pid, &g->to_w, &g->from_w, e) != 0)
         return -1;
     g->starts++;
     cut_wp_frame f;
@@ -235,7 +253,7 @@ static int worker_start(gpu_impl *g, const cut_timing *t, cut_err *e)
         char msg[CUT_ERR_LEN - 128], how[96];
         fail_reply(g, rc, &f, "message instead of HELLO", "it exited before it was ready", e, msg, sizeof msg, how,
                    sizeof how);
-        return cut_err_set(e, "the measurement worker (%s __worker %d) failed: %s (%s)", g->exe, g->dev, msg, how);
+        return cut_err_set(e, "the measurement worker (%s __worker %s) failed: %s (%s)", g->exe, dev_arg, msg, how);
     }
     cut_wp_hello h;
     int dec = cut_wp_hello_decode(&f, &h, e);
@@ -584,6 +602,8 @@ static void gpu_destroy(cut_runner *r)
         free(g->w);
         free(g->ref);
         cut_wp_prepare_kernel_free(&g->kw);
+        if (g->emu)
+            cut_remove_tree(g->emu_dir, NULL, NULL);
         free(g);
     }
     free(r);
@@ -756,13 +776,15 @@ static int kernel_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, cu
     if (f->type == CUT_WP_KERNEL_RESULT) {
         if (cut_wp_kernel_result_decode(f, &g->kw.work, res, outs ? outs : &none, &err) != 0)
             reply_failure(g, -1, timeout_s, &err, res);
-        else if (res->status == CUT_ST_FAULT)
-            worker_stop(g, 0, NULL, 0); /* its context is dead; it exits by itself */
+        else if (res->status == CUT_ST_FAULT || res->status == CUT_ST_TIMEOUT)
+            worker_stop(g, 0, NULL, 0); /* its context is dead, or its watchdog fired: it exits by itself */
         return 0;
     }
     if (f->type == CUT_WP_ERROR) {
         char msg[CUT_ERR_LEN - 64];
         cut_wp_error_decode(f, msg, sizeof msg);
+        if (g->emu)
+            return cut_err_set(e, "emulation worker: %s", msg);
         return cut_err_set(e, "measurement worker on GPU %d: %s", g->dev, msg);
     }
     cut_err_set(&err, "unexpected %s reply to RUN_KERNEL", cut_wp_type_name(f->type));
@@ -783,12 +805,17 @@ static int gpu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cu
     if (!outs && !cut_kwork_has_refs(&g->kw.work))
         return cut_err_set(e, "GPU runner: run_kernel on a work without references needs outs for the captured "
                               "outputs");
-    if (compile_failed(c->bin, res) != 0)
+    if ((!g->emu || c->bin) && compile_failed(c->bin, res) != 0)
         return 0;
+    if (g->emu && !c->src)
+        return cut_err_set(e, "emulation runner: run_kernel without the kernel's source");
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_run_kernel_encode(c, c->bin->cubin, c->bin->cubin_size, &b);
-    const double timeout_s = request_timeout(r, NULL);
+    if (g->emu) /* the emulation worker compiles the source itself */
+        cut_wp_run_kernel_encode(c, c->src, strlen(c->src), &b);
+    else
+        cut_wp_run_kernel_encode(c, c->bin->cubin, c->bin->cubin_size, &b);
+    const double timeout_s = request_timeout(r, NULL) + (g->emu ? EMU_COMPILE_ALLOWANCE_S : 0);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
     int rc = request(g, &r->timing, CUT_WP_RUN_KERNEL, &b, timeout_s, cut_wp_kernel_result_max(&g->kw.work), &f,
@@ -815,12 +842,16 @@ int cut_runner_gpu_worker_starts(const cut_runner *r)
     return (r && r->measure == gpu_measure) ? ((const gpu_impl *)r->impl)->starts : 0;
 }
 
-/* Caller frees with cut_runner_free. */
-cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_timing *t, const cut_gpu_info *info,
-                                    cut_err *e)
+/* The runner around a worker process: a GPU's (dev, info) or, with emu_dir, the emulation worker's. */
+static cut_runner *runner_new(int dev, const char *emu_dir, const char *worker_exe, const cut_timing *t,
+                              const cut_gpu_info *info, cut_err *e)
 {
     gpu_impl *g = cut_xcalloc(1, sizeof *g);
     g->dev = dev;
+    if (emu_dir) {
+        g->emu = 1;
+        snprintf(g->emu_dir, sizeof g->emu_dir, "%s", emu_dir);
+    }
     g->to_w = g->from_w = -1;
     if (worker_exe && *worker_exe) {
         snprintf(g->exe, sizeof g->exe, "%s", worker_exe);
@@ -836,10 +867,13 @@ cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_t
         free(g);
         return NULL;
     }
-    snprintf(g->env.backend, sizeof g->env.backend, "cuda");
+    snprintf(g->env.backend, sizeof g->env.backend, g->emu ? "emu" : "cuda");
     g->env.sm_clock_mhz = -1;
     g->env.power_limit_w = -1.0;
-    if (info) {
+    if (g->emu) {
+        snprintf(g->env.gpu_name, sizeof g->env.gpu_name, "host-emulation");
+        g->have_info = 1;
+    } else if (info) {
         snprintf(g->env.gpu_name, sizeof g->env.gpu_name, "%s", info->name);
         snprintf(g->env.gpu_uuid, sizeof g->env.gpu_uuid, "%s", info->uuid);
         snprintf(g->env.driver_string, sizeof g->env.driver_string, "%s", info->driver_string);
@@ -866,6 +900,28 @@ cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_t
         gpu_destroy(r);
         return NULL;
     }
+    return r;
+}
+
+/* Caller frees with cut_runner_free. */
+cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_timing *t, const cut_gpu_info *info,
+                                    cut_err *e)
+{
+    return runner_new(dev, NULL, worker_exe, t, info, e);
+}
+
+cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const cut_timing *t, cut_err *e)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/cutune-emu-worker-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        cut_err_set(e, "cannot create the emulation worker's directory %s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    cut_runner *r = runner_new(-1, dir, worker_exe, t, NULL, e);
+    if (!r)
+        cut_remove_tree(dir, NULL, NULL);
     return r;
 }
 

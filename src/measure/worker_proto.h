@@ -234,6 +234,8 @@ int cut_wp_error_decode(const cut_wp_frame *f, char *msg, size_t n);
 /* Starts `exe __worker dev in_fd out_fd` with two close-on-exec pipes (only the worker's two ends survive its
  * exec; its stdout goes to the parent's stderr). *to_worker / *from_worker are the parent's ends. */
 int cut_wp_spawn(const char *exe, int dev, int *pid, int *to_worker, int *from_worker, cut_err *e);
+/* The same with the device argument as text ("emu:<dir>" starts the emulation worker). */
+int cut_wp_spawn_arg(const char *exe, const char *dev_arg, int *pid, int *to_worker, int *from_worker, cut_err *e);
 
 /* The GPU runner without querying a GPU in the parent: info NULL takes name/UUID/sm from the worker's HELLO.
  * cut_runner_gpu_new is cut_gpu_query + this. Tests use it with a fake worker. Caller frees with cut_runner_free. */

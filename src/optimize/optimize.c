@@ -740,6 +740,8 @@ static int finish_job(kopt *ko, job *j, cut_err *e)
         cJSON_AddNumberToObject(r, "max_abs_err", j->res.max_abs_err);
         cJSON_AddNumberToObject(r, "speedup", ko->baseline_ms / oc.ms);
     }
+    if (j->runnable) /* which worker measured it: the GPU of --gpus */
+        cJSON_AddNumberToObject(r, "worker", ko->o->gpus ? ko->o->gpus[j->runner] : j->runner);
     if (j->same_as >= 0)
         cJSON_AddStringToObject(r, "same_as", ko->g.nodes[j->same_as].id);
     hex64(j->key, hx);

@@ -1,0 +1,207 @@
+/* cutune — the emulation measurement worker, `cutune __worker emu:<dir> <in_fd> <out_fd>`.
+ *
+ * User kernels run under host emulation in a process of their own, behind the GPU worker's protocol (HELLO,
+ * PREPARE_KERNEL, RUN_KERNEL, QUIT; worker_proto.h). The emulator runs kernels in its own address space, so a variant
+ * that writes wild or overflows its stack would otherwise take the optimizer down, and one that loops forever would
+ * hang it. Here it costs that variant only: the parent (gpu_runner.c, as for a GPU) records a crash as a fault and
+ * starts a fresh worker.
+ *
+ * Hangs: the emulation runner calls launch_hook once the variant is compiled and before its first launch; that arms
+ * a timer of the work's timeout. When it fires, the handler writes a KERNEL_RESULT with status timeout, prepared
+ * before the run, and exits. (Compiling is not timed: the host compiler takes seconds.) The parent's own timeout,
+ * longer by EMU_COMPILE_ALLOWANCE_S, stays the backstop. */
+#include "cutune/emu.h"
+#include "cutune/measure.h"
+#include "measure/worker_proto.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+/* The timeout reply, complete with its frame header, written by the timer's signal handler. */
+static struct {
+    int fd;
+    uint8_t *frame;
+    size_t len;
+    double seconds;
+} wd = {-1, NULL, 0, 0};
+
+static void on_timer(int sig)
+{
+    (void)sig;
+    for (size_t off = 0; wd.frame && off < wd.len;) { /* write(2) and _exit(2) only: async-signal-safe */
+        const ssize_t k = write(wd.fd, wd.frame + off, wd.len - off);
+        if (k <= 0 && errno != EINTR)
+            break;
+        off += k > 0 ? (size_t)k : 0;
+    }
+    _exit(3);
+}
+
+static void launch_hook(void *ctx, int on)
+{
+    (void)ctx;
+    struct itimerval it = {{0, 0}, {0, 0}};
+    if (on) {
+        it.it_value.tv_sec = (time_t)wd.seconds;
+        it.it_value.tv_usec = (suseconds_t)((wd.seconds - (double)(time_t)wd.seconds) * 1e6);
+        if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+            it.it_value.tv_usec = 1000;
+    }
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Builds the timeout frame for work w (before the run; the handler cannot allocate). */
+static void watchdog_prepare(const cut_kwork *w, double seconds)
+{
+    cut_result res;
+    cut_result_reset(&res);
+    res.status = CUT_ST_TIMEOUT;
+    snprintf(res.error, sizeof res.error, "timeout after %g s: the emulated kernel did not finish and its worker "
+             "was stopped", seconds);
+    cut_kw_outputs none;
+    memset(&none, 0, sizeof none);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_kernel_result_encode(&res, w, &none, &b);
+    uint8_t *frame = cut_xmalloc(CUT_WP_HEADER_SIZE + b.len);
+    const uint32_t magic = CUT_WP_MAGIC, type = CUT_WP_KERNEL_RESULT;
+    const uint64_t len = b.len;
+    memcpy(frame, &magic, 4);
+    memcpy(frame + 4, &type, 4);
+    memcpy(frame + 8, &len, 8);
+    memcpy(frame + CUT_WP_HEADER_SIZE, b.data, b.len);
+    cut_buf_free(&b);
+    uint8_t *old = wd.frame;
+    wd.frame = frame;
+    wd.len = CUT_WP_HEADER_SIZE + (size_t)len;
+    wd.seconds = seconds;
+    free(old);
+}
+
+static int send_frame(int fd, uint32_t type, const cut_buf *b)
+{
+    cut_err e;
+    if (cut_wp_send(fd, type, b ? b->data : NULL, b ? b->len : 0, &e) != 0) {
+        fprintf(stderr, "cutune emulation worker: %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int send_error(int fd, const char *msg)
+{
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_error_encode(msg, &b);
+    const int rc = send_frame(fd, CUT_WP_ERROR, &b);
+    cut_buf_free(&b);
+    return rc;
+}
+
+/* RUN_KERNEL: the "cubin" bytes carry the source. Appends the KERNEL_RESULT payload to out; -1 with e for a request
+ * that cannot run at all (the parent's setup error). */
+static int run_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
+{
+    cut_kcall c;
+    const uint8_t *code;
+    size_t n;
+    if (cut_wp_run_kernel_decode(f, w, &c, &code, &n, e) != 0)
+        return -1;
+    char *src = cut_xmalloc(n + 1);
+    memcpy(src, code, n);
+    src[n] = '\0';
+    c.src = src;
+    cut_kw_outputs outs;
+    memset(&outs, 0, sizeof outs);
+    const int capture = !cut_kwork_has_refs(w);
+    watchdog_prepare(w, r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0);
+    cut_result res;
+    const int rc = r->run_kernel(r, &c, &res, capture ? &outs : NULL, e);
+    launch_hook(NULL, 0);
+    if (rc == 0)
+        cut_wp_kernel_result_encode(&res, w, &outs, out);
+    cut_kw_outputs_free(&outs);
+    free(src);
+    return rc;
+}
+
+int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
+{
+    signal(SIGPIPE, SIG_IGN);
+    wd.fd = out_fd;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_timer;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+
+    cut_err e = {{0}};
+    cut_runner *r = cut_runner_emu_new(work_dir, NULL, &e);
+    if (!r) {
+        send_error(out_fd, e.msg);
+        return 1;
+    }
+    cut_runner_emu_set_launch_hook(r, launch_hook, NULL);
+    cut_wp_hello h;
+    memset(&h, 0, sizeof h);
+    snprintf(h.name, sizeof h.name, "host-emulation");
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_hello_encode(&h, &b);
+    int code = send_frame(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
+    cut_wp_prepare_kernel pk;
+    memset(&pk, 0, sizeof pk);
+    int prepared = 0;
+    while (code < 0) {
+        cut_wp_frame f;
+        const int rc = cut_wp_recv(in_fd, -1.0, CUT_WP_MAX_REQUEST, &f, &e);
+        if (rc <= 0) { /* the parent closed the pipe (0), or garbage */
+            if (rc < 0)
+                fprintf(stderr, "cutune emulation worker: %s\n", e.msg);
+            code = rc == 0 ? 0 : 1;
+            break;
+        }
+        b.len = 0;
+        switch (f.type) {
+        case CUT_WP_PREPARE_KERNEL:
+            cut_wp_prepare_kernel_free(&pk);
+            prepared = 0;
+            if (cut_wp_prepare_kernel_decode(&f, &pk, &e) != 0 || (r->timing = pk.timing,
+                                                                    r->prepare_kernel(r, &pk.work, &e)) != 0) {
+                code = send_error(out_fd, e.msg) == 0 ? -1 : 1;
+            } else {
+                prepared = 1;
+                code = send_frame(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+            }
+            break;
+        case CUT_WP_RUN_KERNEL:
+            if (!prepared)
+                code = send_error(out_fd, "emulation worker: RUN_KERNEL before PREPARE_KERNEL") == 0 ? -1 : 1;
+            else if (run_kernel(r, &pk.work, &f, &b, &e) != 0)
+                code = send_error(out_fd, e.msg) == 0 ? -1 : 1;
+            else
+                code = send_frame(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
+            break;
+        case CUT_WP_QUIT:
+            code = 0;
+            break;
+        default: {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the emulation worker runs user kernels only (PREPARE_KERNEL, RUN_KERNEL), "
+                     "not %s", cut_wp_type_name(f.type));
+            code = send_error(out_fd, msg) == 0 ? -1 : 1;
+        }
+        }
+        cut_wp_frame_free(&f);
+    }
+    cut_buf_free(&b);
+    cut_wp_prepare_kernel_free(&pk);
+    cut_runner_free(r);
+    free(wd.frame);
+    return code;
+}
