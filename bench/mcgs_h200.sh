@@ -32,9 +32,11 @@ wall=$(( $(date +%s) - t0 ))
 # what explains the run, small enough to bring back from the device: no PTX, sources or compile logs
 tar czf mcgs_artifacts.tgz --exclude='*.ptx' --exclude='kernel.cu' --exclude='stdout.log' --exclude='*.bin' \
   --exclude='.scratch' out optimize.log devices.json
-python3 - out/summary.json devices.json "$RESULT" "$COMMAND" "$wall" <<'PY'
+BENCH_COMMAND="CUTUNE_MCGS_GPUS=$GPUS CUTUNE_MCGS_BUDGET=$BUDGET CUTUNE_MCGS_SEED=$SEED bench/mcgs_h200.sh"
+BENCH_COMMAND="$BENCH_COMMAND ${1:-bench/results/mcgs_h200.json}"
+python3 - out/summary.json devices.json "$RESULT" "$COMMAND" "$wall" "$BENCH_COMMAND" <<'PY'
 import json, math, sys
-summary, devices, result, command, wall = sys.argv[1:6]
+summary, devices, result, command, wall, bench_command = sys.argv[1:7]
 s = json.load(open(summary))
 d = json.load(open(devices))
 dev = d["devices"][0] if isinstance(d, dict) and d.get("devices") else d
@@ -54,7 +56,8 @@ def geomean(xs):
 geo = geomean([k["speedup"] for k in kernels])
 # reduce_sum's per-thread atomics make its speedup orders of magnitude larger than the rest: the mean without it too
 geo_wo = geomean([k["speedup"] for k in kernels if k["name"] != "reduce_sum"])
-out = {"gpu": s["gpu"], "device": dev, "backend": s["backend"], "command": command, "wall_s": int(wall),
+out = {"gpu": s["gpu"], "device": dev, "backend": s["backend"], "command": command, "bench_command": bench_command,
+       "wall_s": int(wall),
        "geomean_speedup": geo, "geomean_speedup_without_reduce_sum": geo_wo, "kernels": kernels}
 json.dump(out, open(result, "w"), indent=1)
 print(f"{'kernel':<14} {'baseline ms':>12} {'best ms':>10} {'speedup':>8} {'builds':>6} {'failed':>6}  per GPU  best moves")
