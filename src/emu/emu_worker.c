@@ -83,26 +83,6 @@ static void watchdog_prepare(const cut_kwork *w, double seconds)
     free(old);
 }
 
-static int send_frame(int fd, uint32_t type, const cut_buf *b)
-{
-    cut_err e;
-    if (cut_wp_send(fd, type, b ? b->data : NULL, b ? b->len : 0, &e) != 0) {
-        fprintf(stderr, "cutune emulation worker: %s\n", e.msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int send_error(int fd, const char *msg)
-{
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_error_encode(msg, &b);
-    const int rc = send_frame(fd, CUT_WP_ERROR, &b);
-    cut_buf_free(&b);
-    return rc;
-}
-
 /* RUN_KERNEL: the "cubin" bytes carry the source. Appends the KERNEL_RESULT payload to out; -1 with e for a request
  * that cannot run at all (the parent's setup error). */
 static int run_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
@@ -143,7 +123,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
     cut_err e = {{0}};
     cut_runner *r = cut_runner_emu_new(work_dir, NULL, &e);
     if (!r) {
-        send_error(out_fd, e.msg);
+        cut_wp_reply_error(out_fd, e.msg);
         return 1;
     }
     cut_runner_emu_set_launch_hook(r, launch_hook, NULL);
@@ -153,7 +133,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_hello_encode(&h, &b);
-    int code = send_frame(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
+    int code = cut_wp_reply(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
     cut_wp_prepare_kernel pk;
     memset(&pk, 0, sizeof pk);
     int prepared = 0;
@@ -173,19 +153,19 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
             prepared = 0;
             if (cut_wp_prepare_kernel_decode(&f, &pk, &e) != 0 || (r->timing = pk.timing,
                                                                     r->prepare_kernel(r, &pk.work, &e)) != 0) {
-                code = send_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             } else {
                 prepared = 1;
-                code = send_frame(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
             }
             break;
         case CUT_WP_RUN_KERNEL:
             if (!prepared)
-                code = send_error(out_fd, "emulation worker: RUN_KERNEL before PREPARE_KERNEL") == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, "emulation worker: RUN_KERNEL before PREPARE_KERNEL") == 0 ? -1 : 1;
             else if (run_kernel(r, &pk.work, &f, &b, &e) != 0)
-                code = send_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
-                code = send_frame(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
             break;
         case CUT_WP_QUIT:
             code = 0;
@@ -194,7 +174,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
             char msg[160];
             snprintf(msg, sizeof msg, "the emulation worker runs user kernels only (PREPARE_KERNEL, RUN_KERNEL), "
                      "not %s", cut_wp_type_name(f.type));
-            code = send_error(out_fd, msg) == 0 ? -1 : 1;
+            code = cut_wp_reply_error(out_fd, msg) == 0 ? -1 : 1;
         }
         }
         cut_wp_frame_free(&f);

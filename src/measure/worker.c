@@ -1847,7 +1847,7 @@ static int wk_prepare_gemm(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     return rc;
 }
 
-static int reply(int fd, uint32_t type, const cut_buf *b)
+int cut_wp_reply(int fd, uint32_t type, const cut_buf *b)
 {
     cut_err e;
     if (cut_wp_send(fd, type, b ? b->data : NULL, b ? b->len : 0, &e) != 0) {
@@ -1857,12 +1857,12 @@ static int reply(int fd, uint32_t type, const cut_buf *b)
     return 0;
 }
 
-static int reply_error(int fd, const char *msg)
+int cut_wp_reply_error(int fd, const char *msg)
 {
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_error_encode(msg, &b);
-    int rc = reply(fd, CUT_WP_ERROR, &b);
+    int rc = cut_wp_reply(fd, CUT_WP_ERROR, &b);
     cut_buf_free(&b);
     return rc;
 }
@@ -1876,14 +1876,14 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
     cut_err e = {{0}};
     cut_wp_hello h;
     if (wk_init(&w, dev, &h, &e) != 0) {
-        reply_error(out_fd, e.msg);
+        cut_wp_reply_error(out_fd, e.msg);
         wk_free(&w, 0);
         return 1;
     }
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_hello_encode(&h, &b);
-    int code = reply(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
+    int code = cut_wp_reply(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
     int dead = 0;
     while (code < 0) {
         cut_wp_frame f;
@@ -1901,42 +1901,42 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
         switch (f.type) {
         case CUT_WP_PREPARE:
             if (wk_prepare(&w, &f, &e) != 0)
-                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
-                code = reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
             break;
         case CUT_WP_PREPARE_GEMM:
             if (wk_prepare_gemm(&w, &f, &e) != 0)
-                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
-                code = reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
             break;
         case CUT_WP_PREPARE_KERNEL:
             if (cut_wk_prepare_kernel(&w, &f, &e) != 0)
-                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
-                code = reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
             break;
         case CUT_WP_RUN_KERNEL:
             if (cut_wk_run_kernel(&w, &f, &b, &dead, &e) != 0)
-                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
-                code = reply(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
             if (dead)
                 code = 3;
             break;
         case CUT_WP_CUBLAS: {
             if (!w.prepared || !w.is_gemm) {
-                code = reply_error(out_fd, "worker: CUBLAS before PREPARE_GEMM") == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, "worker: CUBLAS before PREPARE_GEMM") == 0 ? -1 : 1;
                 break;
             }
             cut_result res;
             char algo[64] = "";
             if (cut_cublas_baseline(&w, &res, algo, sizeof algo, &dead, &e) != 0) {
-                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             } else {
                 cut_wp_result_encode(&res, algo, &b);
-                code = reply(out_fd, CUT_WP_CUBLAS_RESULT, &b) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_CUBLAS_RESULT, &b) == 0 ? -1 : 1;
             }
             if (dead)
                 code = 3;
@@ -1945,18 +1945,16 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
         case CUT_WP_VENDOR: {
             cut_vendor_opts o;
             if (!w.prepared || !w.is_gemm || cut_wp_vendor_decode(&f, &o, &e) != 0) {
-                code = reply_error(out_fd, (w.prepared && w.is_gemm) ? e.msg : "worker: VENDOR before PREPARE_GEMM") ==
-                               0
-                           ? -1
-                           : 1;
+                const char *why = (w.prepared && w.is_gemm) ? e.msg : "worker: VENDOR before PREPARE_GEMM";
+                code = cut_wp_reply_error(out_fd, why) == 0 ? -1 : 1;
                 break;
             }
             cut_vendor_result *v = cut_xmalloc(sizeof *v);
             if (cut_vendor_baseline(&w, &o, v, &dead, &e) != 0) {
-                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             } else {
                 cut_wp_vendor_result_encode(v, &b);
-                code = reply(out_fd, CUT_WP_VENDOR_RESULT, &b) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_VENDOR_RESULT, &b) == 0 ? -1 : 1;
             }
             free(v);
             if (dead)
@@ -1966,13 +1964,13 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
         case CUT_WP_MEASURE: {
             cut_wp_measure m;
             if (!w.prepared || cut_wp_measure_decode(&f, &m, &e) != 0) {
-                code = reply_error(out_fd, w.prepared ? e.msg : "worker: MEASURE before PREPARE") == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, w.prepared ? e.msg : "worker: MEASURE before PREPARE") == 0 ? -1 : 1;
                 break;
             }
             cut_result res;
             measure_kernel(&w, &m, NULL, &res, NULL, NULL, NULL, &dead);
             cut_wp_result_encode(&res, "", &b);
-            code = reply(out_fd, CUT_WP_RESULT, &b) == 0 ? -1 : 1;
+            code = cut_wp_reply(out_fd, CUT_WP_RESULT, &b) == 0 ? -1 : 1;
             if (dead)
                 code = 3;
             break;
@@ -1981,7 +1979,7 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
             cut_wp_measure m;
             cut_energy_plan plan;
             if (!w.prepared || cut_wp_energy_decode(&f, &m, &plan, &e) != 0) {
-                code = reply_error(out_fd, w.prepared ? e.msg : "worker: ENERGY before PREPARE") == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, w.prepared ? e.msg : "worker: ENERGY before PREPARE") == 0 ? -1 : 1;
                 break;
             }
             cut_result res;
@@ -1991,23 +1989,23 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
             cut_err why = {{0}};
             measure_kernel(&w, &m, &plan, &res, &er, &ok, &why, &dead);
             cut_wp_energy_result_encode(&res, ok, why.msg, &er, &b);
-            code = reply(out_fd, CUT_WP_ENERGY_RESULT, &b) == 0 ? -1 : 1;
+            code = cut_wp_reply(out_fd, CUT_WP_ENERGY_RESULT, &b) == 0 ? -1 : 1;
             if (dead)
                 code = 3;
             break;
         }
         case CUT_WP_CUDNN: {
             if (!w.prepared) {
-                code = reply_error(out_fd, "worker: CUDNN before PREPARE") == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, "worker: CUDNN before PREPARE") == 0 ? -1 : 1;
                 break;
             }
             cut_result res;
             char algo[64] = "";
             if (cut_cudnn_baseline(&w, &res, algo, sizeof algo, &dead, &e) != 0) {
-                code = reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             } else {
                 cut_wp_result_encode(&res, algo, &b);
-                code = reply(out_fd, CUT_WP_CUDNN_RESULT, &b) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_CUDNN_RESULT, &b) == 0 ? -1 : 1;
             }
             if (dead)
                 code = 3;
@@ -2019,7 +2017,7 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
         default: {
             char msg[96];
             snprintf(msg, sizeof msg, "worker: unexpected %s message", cut_wp_type_name(f.type));
-            code = reply_error(out_fd, msg) == 0 ? -1 : 1;
+            code = cut_wp_reply_error(out_fd, msg) == 0 ? -1 : 1;
             break;
         }
         }

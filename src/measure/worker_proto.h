@@ -229,6 +229,13 @@ size_t cut_wp_kernel_result_max(const cut_kwork *w);
 void cut_wp_error_encode(const char *msg, cut_buf *b);
 int cut_wp_error_decode(const cut_wp_frame *f, char *msg, size_t n);
 
+/* ---- worker side ---- */
+
+/* Sends a reply (b NULL: empty); a failure is printed to stderr. 0 or -1. */
+int cut_wp_reply(int fd, uint32_t type, const cut_buf *b);
+/* Sends ERROR with msg. 0 or -1. */
+int cut_wp_reply_error(int fd, const char *msg);
+
 /* ---- parent side (gpu_runner.c) ---- */
 
 /* Starts `exe __worker dev in_fd out_fd` with two close-on-exec pipes (only the worker's two ends survive its
