@@ -53,7 +53,9 @@ void cut_runner_emu_set_launch_hook(cut_runner *r, void (*hook)(void *ctx, int o
 int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd);
 /* The runner of user kernels on the host emulator in a worker process (started with worker_exe, NULL: this
  * executable), so a crashing or hanging variant is a recorded fault or timeout: the GPU runner's process management
- * with an emulation worker. Caller frees with cut_runner_free. */
-cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const cut_timing *t, cut_err *e);
+ * with an emulation worker. The host-compiled kernels go to so_dir, kept across runs (the file names hash the source,
+ * the prelude and the compiler flags; NULL: a temporary folder removed with the runner). Caller frees with
+ * cut_runner_free. */
+cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const char *so_dir, const cut_timing *t, cut_err *e);
 
 #endif

@@ -207,13 +207,15 @@ int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_
 
 typedef struct cut_runner cut_runner;
 
+#define CUT_OPT_COMPILE_CACHE "/tmp/kernel_compile_cache" /* seed 002's default compile cache */
+
 typedef struct cut_opt_opts {
     const char *outdir;        /* per kernel: <outdir>/kernels/_<name>/ */
     int budget_builds;         /* variants built per kernel (the baseline not counted) */
     double min_pred_gain;      /* prune threshold */
     int resume;                /* continue <outdir>/kernels/_<name>/search_state.json */
     uint64_t seed;
-    const char *compile_cache; /* COMPILE_CACHE_DIR; NULL: /tmp/kernel_compile_cache */
+    const char *compile_cache; /* COMPILE_CACHE_DIR; NULL: CUT_OPT_COMPILE_CACHE */
     int sm_major, sm_minor;    /* NVRTC target */
     int quiet;
     const cut_prior_src *priors; /* NULL: the generator's predicted gains alone */

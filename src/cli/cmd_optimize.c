@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,9 +210,12 @@ static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, c
     t.min_repeats = t.max_repeats = 3;
     t.min_total_ms = 0;
     /* each in a worker process of its own: a variant that crashes or hangs the emulator is that variant's fault or
-     * timeout, as on a GPU */
+     * timeout, as on a GPU; host-compiled kernels kept in the compile cache (a resumed search compiles nothing twice) */
+    const char *cache = getenv("COMPILE_CACHE_DIR");
+    char so_dir[PATH_MAX];
+    snprintf(so_dir, sizeof so_dir, "%s/emu", cache && *cache ? cache : CUT_OPT_COMPILE_CACHE);
     for (int i = 0; i < c->ngpus; i++)
-        if (!(r[i] = cut_runner_emu_worker_new(NULL, &t, e)))
+        if (!(r[i] = cut_runner_emu_worker_new(NULL, so_dir, &t, e)))
             return -1;
     return 0;
 }

@@ -40,7 +40,8 @@
 
 typedef struct gpu_impl {
     int dev;
-    int emu; /* an emulation worker (cut_runner_emu_worker_new): user kernels on the host, .so files in emu_dir */
+    int emu;      /* an emulation worker (cut_runner_emu_worker_new): user kernels on the host, .so files in emu_dir */
+    int emu_temp; /* emu_dir is ours: removed with the runner */
     char emu_dir[PATH_MAX];
     char exe[PATH_MAX];
     cut_measure_env env;
@@ -602,7 +603,7 @@ static void gpu_destroy(cut_runner *r)
         free(g->w);
         free(g->ref);
         cut_wp_prepare_kernel_free(&g->kw);
-        if (g->emu)
+        if (g->emu_temp)
             cut_remove_tree(g->emu_dir, NULL, NULL);
         free(g);
     }
@@ -910,17 +911,28 @@ cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_t
     return runner_new(dev, NULL, worker_exe, t, info, e);
 }
 
-cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const cut_timing *t, cut_err *e)
+cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const char *so_dir, const cut_timing *t, cut_err *e)
 {
-    const char *tmp = getenv("TMPDIR");
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/cutune-emu-worker-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        cut_err_set(e, "cannot create the emulation worker's directory %s: %s", dir, strerror(errno));
-        return NULL;
+    if (so_dir) {
+        if (snprintf(dir, sizeof dir, "%s", so_dir) >= (int)sizeof dir) {
+            cut_err_set(e, "emulation folder path too long: %s", so_dir);
+            return NULL;
+        }
+        if (cut_mkdirs(dir, e) != 0)
+            return NULL;
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/cutune-emu-worker-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+            cut_err_set(e, "cannot create the emulation worker's folder %s: %s", dir, strerror(errno));
+            return NULL;
+        }
     }
     cut_runner *r = runner_new(-1, dir, worker_exe, t, NULL, e);
-    if (!r)
+    if (r)
+        ((gpu_impl *)r->impl)->emu_temp = !so_dir;
+    else if (!so_dir)
         cut_remove_tree(dir, NULL, NULL);
     return r;
 }

@@ -1417,7 +1417,7 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
     cut_compile_opts_default(&ko.copts);
     ko.copts.sm_major = o->sm_major;
     ko.copts.sm_minor = o->sm_minor;
-    ko.copts.cache_dir = o->compile_cache ? o->compile_cache : "/tmp/kernel_compile_cache";
+    ko.copts.cache_dir = o->compile_cache ? o->compile_cache : CUT_OPT_COMPILE_CACHE;
     ko.copts.want_ptx = 1;
     snprintf(ko.kdir, sizeof ko.kdir, "%s/kernels/_%s", o->outdir, k->name);
     snprintf(ko.scratch, sizeof ko.scratch, "%s/.scratch", ko.kdir);
