@@ -1013,8 +1013,9 @@ static int launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned bloc
         rc = cut_err_set(e, "kernel deadlocked: lanes waited at a warp barrier while others waited at "
                             "__syncthreads or exited");
     else if (rc == 0 && misuse == 3)
-        rc = cut_err_set(e, "%s of an address outside the global buffers (local or shared memory): on a GPU this "
-                            "faults with CUDA_ERROR_INVALID_ADDRESS_SPACE", L->misuse_what);
+        rc = cut_err_set(e, "%s of an address outside the launch's buffers: past a buffer's end, or local or "
+                            "shared memory (on a GPU that faults with CUDA_ERROR_INVALID_ADDRESS_SPACE)",
+                         L->misuse_what);
 
     for (unsigned i = 0; i < L->nworkers; i++) {
         free(ws[i].fibers);

@@ -777,7 +777,7 @@ static int kernel_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, cu
     if (f->type == CUT_WP_KERNEL_RESULT) {
         if (cut_wp_kernel_result_decode(f, &g->kw.work, res, outs ? outs : &none, &err) != 0)
             reply_failure(g, -1, timeout_s, &err, res);
-        else if (res->status == CUT_ST_FAULT || res->status == CUT_ST_TIMEOUT)
+        else if (res->status == CUT_ST_FAULT || (g->emu && res->status == CUT_ST_TIMEOUT))
             worker_stop(g, 0, NULL, 0); /* its context is dead, or its watchdog fired: it exits by itself */
         return 0;
     }
