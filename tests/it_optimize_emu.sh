@@ -9,7 +9,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
 mkdir specs
-cp "$SRC"/kernels/reduce_sum.* "$SRC"/kernels/softmax_row.* specs/
+cp "$SRC"/kernels/reduce_sum* "$SRC"/kernels/softmax_row.* specs/ # reduce_sum_ref.cu: its reference
 export COMPILE_CACHE_DIR=$DIR/cache
 "$BIN" optimize --input specs --outdir out --backend emu --no-llm --budget-builds 10 --seed 3 \
   --sizes N=8192,ROWS=16,COLS=256 > run.log 2>&1 || { cat run.log; fail "optimize exited $?"; }
@@ -60,6 +60,10 @@ for k in summary["kernels"]:
     print(k["name"], "speedup", round(k["speedup"], 2), "best", k["best_variant"], k["best_moves"])
 assert attempts == 0, attempts  # the global graph saw every variant of both kernels
 # the emulated reduction: aggregating the atomics is proposed first (highest predicted gain) and passes the check
+# reduce_sum is checked against its spec's double-precision reference kernel, softmax_row against its baseline
+refs = {k["name"]: json.load(open(f"{out}/kernels/_{k['name']}/baseline/result.json"))["references"]
+        for k in summary["kernels"]}
+assert refs == {"reduce_sum": "reduce_sum_ref", "softmax_row": "baseline"}, refs
 rs = f"{out}/kernels/_reduce_sum/variants"
 moves = [json.load(open(f"{rs}/{v}/control.json"))["move"] for v in sorted(os.listdir(rs))]
 assert "avoid_atomics_reduce" in moves, moves

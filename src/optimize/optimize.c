@@ -1158,6 +1158,8 @@ static int run_baseline(kopt *ko, cut_err *e)
         goto out;
     hex64(cut_kstate_ptx_key(bin.ptx, &l), hx);
     cJSON_AddStringToObject(j, "ptx_hash", hx);
+    /* what every variant is checked against */
+    cJSON_AddStringToObject(j, "references", ko->k->ref_source ? ko->k->ref_entry : "baseline");
     snprintf(path, sizeof path, "%s/result.json", dir);
     if (write_json(path, j, e) != 0)
         goto out;
@@ -1447,7 +1449,10 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
     } else {
         if (run_baseline(&ko, e) != 0 || save_state(&ko, e) != 0)
             goto out;
-        if (!o->quiet)
+        if (!o->quiet && k->ref_source)
+            printf("  baseline %.4f ms, matches the reference kernel %s; variants are checked against it\n",
+                   ko.baseline_ms, k->ref_entry);
+        else if (!o->quiet)
             printf("  baseline %.4f ms\n", ko.baseline_ms);
     }
     if (search(&ko, e) != 0)
