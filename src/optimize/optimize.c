@@ -1062,6 +1062,7 @@ static void write_run_result(cJSON *r, const cut_result *res)
     cJSON_AddNumberToObject(r, "min_ms", res->min_ms);
     cJSON_AddNumberToObject(r, "max_ms", res->max_ms);
     cJSON_AddNumberToObject(r, "repeats", res->repeats);
+    cJSON_AddNumberToObject(r, "max_abs_err", res->max_abs_err); /* against the references (0 for its own outputs) */
 }
 
 /* The call whose outputs become the references: the baseline's, or the spec's reference kernel (materialised with
