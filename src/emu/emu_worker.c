@@ -69,16 +69,12 @@ static void watchdog_prepare(const cut_kwork *w, double seconds)
     cut_buf_init(&b);
     cut_wp_kernel_result_encode(&res, w, &none, &b);
     uint8_t *frame = cut_xmalloc(CUT_WP_HEADER_SIZE + b.len);
-    const uint32_t magic = CUT_WP_MAGIC, type = CUT_WP_KERNEL_RESULT;
-    const uint64_t len = b.len;
-    memcpy(frame, &magic, 4);
-    memcpy(frame + 4, &type, 4);
-    memcpy(frame + 8, &len, 8);
+    cut_wp_header(frame, CUT_WP_KERNEL_RESULT, b.len);
     memcpy(frame + CUT_WP_HEADER_SIZE, b.data, b.len);
-    cut_buf_free(&b);
     uint8_t *old = wd.frame;
     wd.frame = frame;
-    wd.len = CUT_WP_HEADER_SIZE + (size_t)len;
+    wd.len = CUT_WP_HEADER_SIZE + b.len;
+    cut_buf_free(&b);
     wd.seconds = seconds;
     free(old);
 }

@@ -843,14 +843,16 @@ int cut_runner_gpu_worker_starts(const cut_runner *r)
     return (r && r->measure == gpu_measure) ? ((const gpu_impl *)r->impl)->starts : 0;
 }
 
-/* The runner around a worker process: a GPU's (dev, info) or, with emu_dir, the emulation worker's. */
-static cut_runner *runner_new(int dev, const char *emu_dir, const char *worker_exe, const cut_timing *t,
+/* The runner around a worker process: a GPU's (dev, info) or, with emu_dir, the emulation worker's (emu_temp: the
+ * folder is removed with the runner, also when it cannot start). */
+static cut_runner *runner_new(int dev, const char *emu_dir, int emu_temp, const char *worker_exe, const cut_timing *t,
                               const cut_gpu_info *info, cut_err *e)
 {
     gpu_impl *g = cut_xcalloc(1, sizeof *g);
     g->dev = dev;
     if (emu_dir) {
         g->emu = 1;
+        g->emu_temp = emu_temp;
         snprintf(g->emu_dir, sizeof g->emu_dir, "%s", emu_dir);
     }
     g->to_w = g->from_w = -1;
@@ -865,6 +867,8 @@ static cut_runner *runner_new(int dev, const char *emu_dir, const char *worker_e
     }
     if (access(g->exe, X_OK) != 0) {
         cut_err_set(e, "the measurement worker %s cannot be run: %s", g->exe, strerror(errno));
+        if (g->emu_temp)
+            cut_remove_tree(g->emu_dir, NULL, NULL);
         free(g);
         return NULL;
     }
@@ -908,7 +912,7 @@ static cut_runner *runner_new(int dev, const char *emu_dir, const char *worker_e
 cut_runner *cut_runner_gpu_new_with(int dev, const char *worker_exe, const cut_timing *t, const cut_gpu_info *info,
                                     cut_err *e)
 {
-    return runner_new(dev, NULL, worker_exe, t, info, e);
+    return runner_new(dev, NULL, 0, worker_exe, t, info, e);
 }
 
 cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const char *so_dir, const cut_timing *t, cut_err *e)
@@ -929,12 +933,7 @@ cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const char *so_dir
             return NULL;
         }
     }
-    cut_runner *r = runner_new(-1, dir, worker_exe, t, NULL, e);
-    if (r)
-        ((gpu_impl *)r->impl)->emu_temp = !so_dir;
-    else if (!so_dir)
-        cut_remove_tree(dir, NULL, NULL);
-    return r;
+    return runner_new(-1, dir, !so_dir, worker_exe, t, NULL, e);
 }
 
 cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing *t, cut_err *e)

@@ -71,14 +71,18 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+void cut_wp_header(uint8_t hdr[CUT_WP_HEADER_SIZE], uint32_t type, uint64_t len)
+{
+    const uint32_t magic = CUT_WP_MAGIC;
+    memcpy(hdr, &magic, 4);
+    memcpy(hdr + 4, &type, 4);
+    memcpy(hdr + 8, &len, 8);
+}
+
 int cut_wp_send(int fd, uint32_t type, const void *payload, size_t len, cut_err *e)
 {
     uint8_t hdr[CUT_WP_HEADER_SIZE];
-    uint32_t magic = CUT_WP_MAGIC;
-    uint64_t len64 = len;
-    memcpy(hdr, &magic, 4);
-    memcpy(hdr + 4, &type, 4);
-    memcpy(hdr + 8, &len64, 8);
+    cut_wp_header(hdr, type, len);
 
     /* A write to a pipe whose reader is gone raises SIGPIPE, which would kill the parent. Block it in this thread
      * for the duration of the write and swallow the one this write raised (the usual library technique), so the

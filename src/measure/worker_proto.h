@@ -86,6 +86,8 @@ void cut_wp_frame_free(cut_wp_frame *f);
 
 /* Writes one frame (header + payload), retrying on EINTR and short writes. A closed read end gives -1 with
  * "the other side closed the pipe" (EPIPE) and never kills the process with SIGPIPE. */
+/* The frame header of a message of type with a payload of len bytes (what cut_wp_send writes first). */
+void cut_wp_header(uint8_t hdr[CUT_WP_HEADER_SIZE], uint32_t type, uint64_t len);
 int cut_wp_send(int fd, uint32_t type, const void *payload, size_t len, cut_err *e);
 
 /* Reads one frame. timeout_s < 0 waits forever; otherwise the whole frame must arrive within timeout_s.

@@ -138,6 +138,16 @@ static int tk_match(const toks *ts, int i)
     return -1;
 }
 
+/* The parameter list of the __global__ function whose keyword is token i: the index of its "(" (its ")" is
+ * tk_match of that), or -1 (a declaration without one). */
+static int global_params(const toks *ts, int i)
+{
+    int j = i + 1;
+    while (j < ts->n && !tk_is(ts, j, "(") && !tk_is(ts, j, ";") && !tk_is(ts, j, "{"))
+        j++;
+    return tk_is(ts, j, "(") ? j : -1;
+}
+
 /* ---- edits: replacements of byte ranges, applied back to front ---- */
 
 typedef struct edit {
@@ -273,10 +283,7 @@ static void const_pointer_names(const toks *ts, ptr_names *pn)
     int kparams[32][2], nk = 0; /* parameter lists of __global__ functions, as token ranges */
     for (int i = 0; i < ts->n && nk < 32; i++)
         if (tk_is(ts, i, "__global__")) {
-            int j = i + 1;
-            while (j < ts->n && !tk_is(ts, j, "(") && !tk_is(ts, j, ";") && !tk_is(ts, j, "{"))
-                j++;
-            const int close = tk_is(ts, j, "(") ? tk_match(ts, j) : -1;
+            const int j = global_params(ts, i), close = j >= 0 ? tk_match(ts, j) : -1;
             if (close > 0) {
                 kparams[nk][0] = j;
                 kparams[nk++][1] = close;
@@ -469,10 +476,7 @@ char *cut_rule_grouped_raster(const char *src)
     for (int i = 0; i < ts.n; i++) {
         if (!tk_is(&ts, i, "__global__"))
             continue;
-        int j = i;
-        while (j < ts.n && !tk_is(&ts, j, "("))
-            j++;
-        const int pclose = j < ts.n ? tk_match(&ts, j) : -1;
+        const int j = global_params(&ts, i), pclose = j >= 0 ? tk_match(&ts, j) : -1;
         if (pclose < 0 || !tk_is(&ts, pclose + 1, "{"))
             continue;
         const int body = pclose + 1, bclose = tk_match(&ts, body);
