@@ -1,4 +1,4 @@
-/* libFuzzer target: the optimizer's source rewrites (src/optimize/rules.c) and the tunables header of a materialised
+/* libFuzzer target: the optimizer's source rewrites (src/ops/kernel/rules.c) and the tunables header of a materialised
  * state (cut_kstate_tunables) on arbitrary text — what a user's kernel or an LLM's patched source can be.
  *
  * Invariants: every rule returns NULL or a new, NUL-terminated text that differs from its input; a rule applied to its

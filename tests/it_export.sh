@@ -18,7 +18,7 @@ grep -q "^exported 36 kernel(s) of 3 case(s)" export.out || fail "export summary
 for f in kernels/driver.cu kernels/CMakeLists.txt kernels/kernel_metadata.csv; do [ -f "$f" ] || fail "missing $f"; done
 
 # Layout, CSV and launch configuration, checked against the tuningresults lines and an independent derivation of
-# each template's grid/block from its knobs (src/space/{direct,igemm,winograd}.c geometry).
+# each template's grid/block from its knobs (src/ops/conv2d/{direct,igemm,winograd}_space.c geometry).
 python3 - <<'PY' || fail "layout / kernel_metadata.csv"
 import csv, glob, json, math, os, re
 HEADER = ("case,kernel_id,n,h,w,co,ci,kh,kw,stride,pad,template,knobs,grid_x,grid_y,grid_z,block_x,block_y,"

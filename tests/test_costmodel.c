@@ -10,8 +10,8 @@
 
 #include "cutune/costmodel.h"
 #include "cutune/record.h"
-#include "model/features.h"
-#include "space/templates.h"
+#include "strategy/features.h"
+#include "ops/conv2d/templates.h"
 #include "replay_fixture.h"
 #include "testutil.h"
 

@@ -1,4 +1,4 @@
-/* Tests of the host emulation of CUDA (src/emu/): hand-written kernels (naive, shared-memory tiled, tree
+/* Tests of the host emulation of CUDA (src/measure/ (emu*)): hand-written kernels (naive, shared-memory tiled, tree
  * reduction, float4 loads, warp shuffles, atomics, early return before a barrier) run on the CPU and are
  * compared with the reference; wrong kernels fail; compile errors are reported; the runner works end to end.
  * Skips (77) when no host C++ compiler is available. */

@@ -15,7 +15,7 @@
 #include "cutune/gemm.h"
 #include "cutune/gemm_space.h"
 #include "cutune/util.h"
-#include "gemm/mma.h"
+#include "ops/gemm/mma.h"
 #include "testutil.h"
 
 #include <math.h>

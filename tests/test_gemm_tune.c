@@ -10,9 +10,10 @@
 #include "cutune/emu.h"
 #include "cutune/gemm_space.h"
 #include "cutune/gemm_tune.h"
+#include "cutune/report.h"
 #include "cutune/search.h"
 #include "cutune/util.h"
-#include "model/features.h"
+#include "strategy/features.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>

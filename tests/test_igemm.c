@@ -10,7 +10,7 @@
 #include "cutune/compile.h"
 #include "cutune/emu.h"
 #include "cutune/space.h"
-#include "space/templates.h"
+#include "ops/conv2d/templates.h"
 #include "emu_check.h"
 #include "testutil.h"
 

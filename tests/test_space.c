@@ -7,7 +7,7 @@
 
 #include "cutune/codegen.h"
 #include "cutune/space.h"
-#include "space/templates.h"
+#include "ops/conv2d/templates.h"
 
 #include <cjson/cJSON.h>
 #include <string.h>

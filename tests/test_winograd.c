@@ -13,8 +13,8 @@
 #include "cutune/emu.h"
 #include "cutune/measure.h"
 #include "cutune/space.h"
-#include "model/features.h"
-#include "space/templates.h"
+#include "strategy/features.h"
+#include "ops/conv2d/templates.h"
 #include "emu_check.h"
 #include "testutil.h"
 

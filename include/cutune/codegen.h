@@ -8,10 +8,16 @@
 #define CUTUNE_CODEGEN_H
 
 #include "cutune/common.h"
-#include "cutune/space.h"
-#include "cutune/workload.h"
 
 #define CUT_ENTRY_LEN 64
+#define CUT_MAX_KNOBS 16
+
+/* A candidate of a template: which template of its op's registry, and its integer knobs. */
+typedef struct cut_sched {
+    int tpl;                 /* index into the op's template registry */
+    int k[CUT_MAX_KNOBS];    /* knob values, meaning per template */
+} cut_sched;
+
 
 /* A TMA tensor map the GPU worker encodes (cuTensorMapEncodeTiled) for a Hopper kernel: a 2-D row-major view of
  * operand A or B in global memory, copied in boxes into shared memory with the given swizzle. Elements past
@@ -40,13 +46,6 @@ typedef struct cut_kernel_src {
     cut_tma_desc tma[2];
 } cut_kernel_src;
 
-/* Generates the kernel for a valid schedule. Caller frees with cut_kernel_src_free. */
-int cut_codegen_conv(const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
-/* As cut_codegen_conv, with the entry named `entry` instead of "cut_conv2d" (NULL: the default), so that several
- * kernels can be linked into one program (cutune export). entry must be a C identifier shorter than
- * CUT_ENTRY_LEN. Caller frees with cut_kernel_src_free, also after an error. */
-int cut_codegen_conv_named(const cut_conv *c, const cut_sched *s, const char *entry, cut_kernel_src *out,
-                           cut_err *e);
 /* Renames the entry of generated source in place: the one whole-word "cut_conv2d" followed by '(' (its
  * definition). An error if the name occurs other than exactly once that way, or entry is not an identifier. */
 int cut_codegen_rename_entry(cut_kernel_src *k, const char *entry, cut_err *e);

@@ -2,10 +2,10 @@
  * trials of a case, predicting how fast an unmeasured schedule will be, so the search measures the promising
  * ones first.
  *
- * Each schedule becomes a fixed-length feature vector (src/model/features.c): a one-hot of the template, its knobs
+ * Each schedule becomes a fixed-length feature vector (src/strategy/features.c): a one-hot of the template, its knobs
  * and what follows from them (threads, work per thread and per block, shared memory, estimated occupancy, waves,
  * arithmetic intensity of a block tile, loads per FMA, unrolled body size, memory sectors per warp, bank
- * conflicts, ...). The model learns to order schedules by log(GFLOP/s) (XGBoost rank:pairwise; src/model/costmodel.c
+ * conflicts, ...). The model learns to order schedules by log(GFLOP/s) (XGBoost rank:pairwise; src/strategy/costmodel.c
  * says why not regression): only the order of its scores is meaningful. Failed trials are learned as "slower than
  * anything measured". Not thread-safe: one model per search. */
 #ifndef CUTUNE_COSTMODEL_H

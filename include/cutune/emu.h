@@ -1,6 +1,6 @@
 /* cutune — host emulation of CUDA for generated SIMT kernels.
  *
- * The generated CUDA C text is compiled by the host C++ compiler with a prelude (src/emu/emu_prelude.h) that maps
+ * The generated CUDA C text is compiled by the host C++ compiler with a prelude (src/measure/ (emu*)emu_prelude.h) that maps
  * threadIdx/blockIdx/blockDim/gridDim to thread-locals, __shared__ to `static thread_local` storage,
  * __syncthreads() to a barrier, and vector types/intrinsics to host equivalents. The shared object is dlopen'd.
  * Blocks run in parallel on a pool of OS threads; a block never leaves its OS thread, so thread_local __shared__

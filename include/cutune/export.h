@@ -79,8 +79,5 @@ typedef void (*cut_clean_report)(void *ctx, const char *path, int removed, const
  * Symbolic links are never followed. report (may be NULL) is called for every candidate that exists. Returns the
  * number of paths removed, or -1. */
 int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e);
-/* Removes path and everything below it without following symbolic links. Adds the number of entries removed to
- * *count (may be NULL). */
-int cut_remove_tree(const char *path, long *count, cut_err *e);
 
 #endif

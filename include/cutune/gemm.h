@@ -10,11 +10,11 @@
 #define CUTUNE_GEMM_H
 
 #include "cutune/common.h"
+#include "cutune/half.h"
 
 #include <stddef.h>
 
 typedef enum cut_gemm_layout { CUT_GEMM_NN = 0, CUT_GEMM_NT = 1 } cut_gemm_layout;
-typedef enum cut_dtype { CUT_DT_FP32 = 0, CUT_DT_TF32, CUT_DT_FP16, CUT_DT_BF16, CUT_DT_COUNT } cut_dtype;
 
 typedef struct cut_gemm {
     int m, n, k;
@@ -22,15 +22,11 @@ typedef struct cut_gemm {
     cut_dtype dtype;
 } cut_gemm;
 
-/* ---- workload (src/workload/gemm.c) ---- */
+/* ---- workload (src/ops/gemm/gemm.c) ---- */
 
-/* "fp32", "tf32", "fp16", "bf16"; "nn", "nt". */
-const char *cut_dtype_name(cut_dtype d);
-int cut_dtype_parse(const char *s, cut_dtype *d, cut_err *e);
+/* "nn", "nt". */
 const char *cut_gemm_layout_name(cut_gemm_layout l);
 int cut_gemm_layout_parse(const char *s, cut_gemm_layout *l, cut_err *e);
-/* Bytes of one input element (4, 4, 2, 2). */
-size_t cut_dtype_size(cut_dtype d);
 
 /* Rejects M, N or K <= 0 or a matrix of 2^31 or more elements; the sentence names the field and its value. */
 int cut_gemm_validate(const cut_gemm *g, cut_err *e);
@@ -51,7 +47,7 @@ void cut_gemm_name(const cut_gemm *g, char *buf, size_t n);
  * Only g's m, n and k are set (layout and dtype are left as they are); on failure nothing is written. */
 int cut_gemm_parse_args(int argc, const char *const *argv, cut_gemm *g, int *trials, int *option, cut_err *e);
 
-/* ---- reference (src/workload/gemm_ref.c) ---- */
+/* ---- reference (src/ops/gemm/gemm_ref.c) ---- */
 
 /* Double-precision C = A·B (NN) or A·Bᵀ (NT) from float inputs (inputs of a low-precision dtype are given already
  * rounded to it, as floats). Multi-threaded. c has M·N elements. */

@@ -3,7 +3,7 @@
  * A block computes a BM x BN tile of C = A·B (NN) or A·Bᵀ (NT) in steps of BK along K with (BM/TM) x (BN/TN)
  * threads, each holding a TM x TN register tile. Both operand tiles are staged in shared memory with K as the
  * row index (As[k][m], Bs[k][n]), optionally double-buffered. M, N and K need not be multiples of the tiles:
- * loads and stores are guarded. fp32 only in this step. src/gemm/space.c holds the space, src/gemm/codegen.c the
+ * loads and stores are guarded. fp32 only in this step. src/ops/gemm/space.c holds the space, src/ops/gemm/codegen.c the
  * generator (it explains the kernel). */
 #ifndef CUTUNE_GEMM_SPACE_H
 #define CUTUNE_GEMM_SPACE_H
@@ -11,7 +11,7 @@
 #include "cutune/codegen.h"
 #include "cutune/common.h"
 #include "cutune/gemm.h"
-#include "cutune/space.h"
+#include "cutune/devlimits.h"
 
 #include <stddef.h>
 
@@ -65,12 +65,12 @@ int cut_gemm_simt_sample_valid(const cut_gemm *g, const cut_devlimits *d, cut_rn
  * out with cut_kernel_src_free. */
 int cut_codegen_gemm_simt(const cut_gemm *g, const cut_gemm_sched *s, cut_kernel_src *out, cut_err *e);
 
-/* ---- the GEMM template registry (src/gemm/registry.c): every GEMM template in the same space/search machinery ----
+/* ---- the GEMM template registry (src/ops/gemm/registry.c): every GEMM template in the same space/search machinery ----
  *
  * Templates: "simt" (fp32 FMA, the analogue of TVM's generic tuning; this file's knobs above), "mma" (multi-stage
- * cp.async pipeline feeding mma.sync tensor cores; fp16, bf16, tf32; knobs in src/gemm/mma.h, space in
- * src/gemm/mma.c, kernel in src/gemm/mma_codegen.c) and "wgmma" (Hopper, sm_90a:
- * TMA + mbarriers + wgmma with producer/consumer warp specialisation; src/gemm/wgmma.c).
+ * cp.async pipeline feeding mma.sync tensor cores; fp16, bf16, tf32; knobs in src/ops/gemm/mma.h, space in
+ * src/ops/gemm/mma.c, kernel in src/ops/gemm/mma_codegen.c) and "wgmma" (Hopper, sm_90a:
+ * TMA + mbarriers + wgmma with producer/consumer warp specialisation; src/ops/gemm/wgmma.c).
  *
  * Kernel contract (every template): extern "C" __global__ entry "cut_gemm", C fp32 row-major M x N, A row-major
  * M x K and B row-major K x N (NN) or N x K (NT) stored in the dtype's storage type (fp32 and tf32: float; fp16:

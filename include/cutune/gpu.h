@@ -4,7 +4,7 @@
 #define CUTUNE_GPU_H
 
 #include "cutune/common.h"
-#include "cutune/space.h"
+#include "cutune/devlimits.h"
 
 #include <stddef.h>
 

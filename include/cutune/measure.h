@@ -169,21 +169,4 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
 /* The worker's main loop (hidden subcommand `cutune __worker <dev> <in_fd> <out_fd>`). Returns the exit code. */
 int cut_worker_main(int dev, int in_fd, int out_fd);
 
-/* Double-precision CPU reference convolution (multi-threaded). out has cut_conv_out_elems elements. */
-void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out);
-/* Fills a tensor with uniform random values in [-1, 1) from seed. */
-void cut_fill_uniform(float *x, size_t n, uint64_t seed);
-/* Compares out with ref: atol + rtol*|ref|, NaN/Inf never passes. Returns the number of mismatches and fills
- * msg with the first few (index, got, want). */
-size_t cut_compare(const float *out, const double *ref, size_t n, double atol, double rtol, double *max_abs_err,
-                   char *msg, size_t msg_len);
-/* Tolerance for fp32 conv with reduction length k: atol/rtol scaled with sqrt(k). */
-void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol);
-/* cut_conv_tolerance with atol and rtol multiplied by scale: the factor of an algorithm whose fp32 rounding is not
- * that of a sum of products (cut_kernel_src.tol_scale, set by the code generator). scale <= 1 (0 included) or
- * not finite: no change, so that no template gets a tighter or a NaN tolerance by accident. */
-void cut_conv_tolerance_scaled(const cut_conv *c, double scale, double *atol, double *rtol);
-/* The measured factor of Winograd F(m x m, 3x3) in fp32: 1 for m = 2, 4 for m = 4 (check.c has the numbers). */
-double cut_tolerance_scale_winograd(int m);
-
 #endif

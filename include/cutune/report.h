@@ -13,6 +13,7 @@
 
 #include "cutune/common.h"
 #include "cutune/energy.h"
+#include "cutune/gemm_record.h"
 #include "cutune/record.h"
 #include "cutune/util.h"
 #include "cutune/workload.h"
@@ -121,5 +122,29 @@ typedef struct cut_report_out {
 /* Writes outdir/report/ (marked): summary.md and, unless plots is 0, the plots' .dat/.gp files, rendered when
  * gnuplot is on PATH. Returns -1 with a sentence for a write or gnuplot failure. */
 int cut_report_write(const cut_report *r, const char *outdir, int plots, cut_report_out *out, cut_err *e);
+
+/* ---- the GEMM report (src/post/gemm_report.c) ---- */
+
+typedef struct cut_gemm_report_row {
+    cut_gemm gemm;
+    double generic_tflops, template_tflops, vendor_tflops; /* -1: missing */
+    double generic_ms, template_ms, vendor_ms;             /* -1: missing */
+    char generic_knobs[512], template_knobs[512];          /* cut_gemm_sched_describe, "" when missing */
+    char vendor_algo[128];                                 /* "" when missing */
+    char gpu[128];                                         /* of the best record */
+} cut_gemm_report_row;
+
+/* One row per GEMM log in rec_dir (gemm_*.json, sorted by name): best generic kernel = fastest valid "simt"
+ * record, best template kernel = fastest valid record of any other template, vendor = res_dir/vendor_<gemm
+ * name>.json if present ({"tflops", "ms", "algo"}; a malformed file is a note on stderr and a missing value).
+ * *rows allocated (caller frees). Returns the count, or -1. */
+int cut_gemm_report_collect(const char *rec_dir, const char *res_dir, cut_gemm_report_row **rows, cut_err *e);
+/* Writes out_dir/gemm.md (a table per dtype: shape, layout, generic / template / vendor TFLOP/s, template/vendor
+ * and generic/vendor, best knobs) and out_dir/gemm.json:
+ *   {"gpu":"..."|null,"command":"...","rows":[{"m","n","k","layout","dtype","generic_tflops","template_tflops",
+ *    "vendor_tflops","vendor_algo","generic_ms","template_ms","vendor_ms","generic_knobs","template_knobs"}]}
+ * with null for each missing value. */
+int cut_gemm_report_write(const char *out_dir, const char *command, const cut_gemm_report_row *rows, int n,
+                          cut_err *e);
 
 #endif

@@ -5,29 +5,10 @@
 #ifndef CUTUNE_SPACE_H
 #define CUTUNE_SPACE_H
 
+#include "cutune/codegen.h"
 #include "cutune/common.h"
+#include "cutune/devlimits.h"
 #include "cutune/workload.h"
-
-#define CUT_MAX_KNOBS 16
-
-/* What the space needs to know of the device. Filled from the GPU (gpu.h) or with sm_90 defaults. */
-typedef struct cut_devlimits {
-    int sm_major, sm_minor;        /* 9, 0 */
-    int sm_count;                  /* 132 */
-    int max_threads_per_block;     /* 1024 */
-    int max_smem_per_block;        /* static shared memory, bytes: 49152 */
-    int max_regs_per_block;        /* 65536 */
-    int max_regs_per_thread;       /* 255 */
-    int warp_size;                 /* 32 */
-} cut_devlimits;
-
-/* Limits of an H100/H200 (sm_90): the defaults when no GPU is present. */
-void cut_devlimits_sm90(cut_devlimits *d);
-
-typedef struct cut_sched {
-    int tpl;                 /* index into cut_templates() */
-    int k[CUT_MAX_KNOBS];    /* knob values, meaning per template */
-} cut_sched;
 
 /* A template: knob names, sampling, mutation, validity. All functions are pure given the rng. */
 typedef struct cut_template {
@@ -67,4 +48,13 @@ int cut_sched_from_cjson(const void *obj, cut_sched *s, cut_err *e);
 /* Short human form "direct tco=4 toh=2 ..." */
 void cut_sched_describe(const cut_sched *s, char *buf, size_t n);
 
+/* ---- code generation of the conv templates (src/ops/conv2d/codegen.c) ---- */
+
+/* Generates the kernel for a valid schedule. Caller frees with cut_kernel_src_free. */
+int cut_codegen_conv(const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+/* As cut_codegen_conv, with the entry named `entry` instead of "cut_conv2d" (NULL: the default), so that several
+ * kernels can be linked into one program (cutune export). entry must be a C identifier shorter than
+ * CUT_ENTRY_LEN. Caller frees with cut_kernel_src_free, also after an error. */
+int cut_codegen_conv_named(const cut_conv *c, const cut_sched *s, const char *entry, cut_kernel_src *out,
+                           cut_err *e);
 #endif

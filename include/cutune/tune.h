@@ -65,7 +65,7 @@ typedef struct cut_tune_stats {
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
                   cut_err *e);
 
-/* ---- prior logs (src/search/prior.c) ----
+/* ---- prior logs (src/pipeline/prior.c) ----
  *
  * Before its first trial, a case's cost model learns from the logs of the other workloads nearest in shape. They
  * come from a list of folders, in priority order: the records folder (any GPU), the --prior-dir folders and the
@@ -97,7 +97,7 @@ double cut_prior_shape_distance(const cut_conv *a, const cut_conv *b);
 int cut_prior_select(const cut_prior_dir *dirs, int ndirs, const cut_conv *c, int max, cut_prior_log **out);
 void cut_prior_logs_free(cut_prior_log *logs, int n);
 
-/* ---- the final measurement (src/search/final.c) ---- */
+/* ---- the final measurement (src/pipeline/final.c) ---- */
 
 #define CUT_FINAL_MAX 8
 

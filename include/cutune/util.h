@@ -49,4 +49,17 @@ void *cut_xcalloc(size_t n, size_t size);
 void *cut_xrealloc(void *p, size_t n);
 char *cut_xstrdup(const char *s);
 
+/* ---- inputs and checks (src/core/numeric.c) ---- */
+
+/* Fills a tensor with uniform random values in [-1, 1) from seed. */
+void cut_fill_uniform(float *x, size_t n, uint64_t seed);
+/* Compares out with ref: atol + rtol*|ref|, NaN/Inf never passes. Returns the number of mismatches and fills
+ * msg with the first few (index, got, want). */
+size_t cut_compare(const float *out, const double *ref, size_t n, double atol, double rtol, double *max_abs_err,
+                   char *msg, size_t msg_len);
+
+/* Removes path and everything below it without following symbolic links (src/core/fs.c). Adds the number of entries
+ * removed to *count (may be NULL). */
+int cut_remove_tree(const char *path, long *count, cut_err *e);
+
 #endif

@@ -51,4 +51,18 @@ int cut_conv_list_names(const char *const **names);
 /* Directory holding the built-in lists: $CUTUNE_WORKLOADS, else the one baked in at build time. */
 const char *cut_workloads_dir(void);
 
+/* ---- reference and tolerances (src/ops/conv2d/reference.c) ---- */
+
+/* Double-precision CPU reference convolution (multi-threaded). out has cut_conv_out_elems elements. */
+void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out);
+/* Tolerance for fp32 conv with reduction length k: atol/rtol scaled with sqrt(k). */
+void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol);
+/* cut_conv_tolerance with atol and rtol multiplied by scale: the factor of an algorithm whose fp32 rounding is not
+ * that of a sum of products (cut_kernel_src.tol_scale, set by the code generator). scale <= 1 (0 included) or
+ * not finite: no change, so that no template gets a tighter or a NaN tolerance by accident. */
+void cut_conv_tolerance_scaled(const cut_conv *c, double scale, double *atol, double *rtol);
+/* The measured factor of Winograd F(m x m, 3x3) in fp32: 1 for m = 2, 4 for m = 4 (check.c has the numbers). */
+double cut_tolerance_scale_winograd(int m);
+
+
 #endif

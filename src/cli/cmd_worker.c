@@ -1,6 +1,6 @@
 /* cutune — the hidden `cutune __worker <dev> <in_fd> <out_fd>` subcommand: the GPU measurement worker process
  * started by the GPU runner (gpu_runner.c), or with `emu:<dir>` as the device the emulation worker
- * (src/emu/emu_worker.c). Not meant to be run by hand. */
+ * (src/measure/emu_worker.c). Not meant to be run by hand. */
 #include "cli/cli.h"
 #include "cutune/common.h"
 #include "cutune/emu.h"

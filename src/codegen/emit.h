@@ -1,10 +1,8 @@
-/* cutune — per-template emitters (internal). Each appends the kernel text after the banner and fills the launch
- * configuration of out (grid, block, entry, smem). */
+/* cutune — text shared by the templates' code generators of every op (internal). */
 #ifndef CUTUNE_CODEGEN_EMIT_H
 #define CUTUNE_CODEGEN_EMIT_H
 
 #include "cutune/codegen.h"
-#include "cutune/gemm.h"
 #include "cutune/util.h"
 
 /* CUDA C text shared by the register-tiled GEMM-like templates (conv igemm, GEMM SIMT): shared-memory loads of
@@ -50,17 +48,7 @@
     "                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n" \
     "        }\n"
 
-void cut_emit_banner(cut_buf *b, const cut_conv *c, const cut_sched *s);
-/* The banner of a GEMM kernel: the workload (cut_gemm_name), the operands' layout, the schedule (through the GEMM
- * registry) and, when note is not NULL, one more comment line. */
-void cut_emit_gemm_banner(cut_buf *b, const cut_gemm *g, const cut_sched *s, const char *note);
 /* Appends text with every line that is not a preprocessor directive indented by `extra` more spaces. */
 void cut_emit_indented(cut_buf *b, const char *text, int extra);
-/* The launch configuration every conv template shares: entry cut_conv2d, a 1-D block, static shared memory only,
- * no inline PTX. */
-void cut_emit_launch(cut_kernel_src *out, const unsigned grid[3], int threads);
-int cut_emit_direct(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
-int cut_emit_igemm(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
-int cut_emit_winograd(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 
 #endif

@@ -11,7 +11,6 @@
 #include "measure/worker_proto.h"
 
 #include "cutune/emu.h"
-#include "cutune/export.h"
 #include "cutune/gpu.h"
 #include "cutune/half.h"
 #include "gpu/nvml.h"

@@ -1,6 +1,6 @@
-/* cutune — GEMM tuning records (cutune/gemm_tune.h has the format): JSON lines with the GEMM registry's names,
+/* cutune — GEMM tuning records (cutune/gemm_record.h has the format): JSON lines with the GEMM registry's names,
  * tolerant loading, and the tuningresults/ file of the fastest records. */
-#include "cutune/gemm_tune.h"
+#include "cutune/gemm_record.h"
 #include "cutune/gemm_space.h"
 #include "cutune/record.h"
 #include "record/json.h"

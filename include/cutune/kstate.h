@@ -1,0 +1,97 @@
+/* cutune — a user kernel's states for the MCGS optimizer (issue 7, seed 002): materialised sources, state keys,
+ * diffs, candidate generators (the rules; an LLM later) and the spec as runner work.
+ *
+ * A state is a materialised source: the spec's tunables as #define lines in a marked header, then the user's source
+ * (cut_kstate_materialise). The launch configuration follows from the tunables through the spec's expressions, so the
+ * source alone is the state; its key hashes the source and the resolved launch. A second key hashes the normalised
+ * PTX (comments and blank lines dropped): two sources that compile to the same PTX are one state (a transposition).
+ *
+ * A candidate generator proposes candidates for a state as unified diffs against its source; the optimizer applies
+ * each with GNU patch, never by editing lines itself. */
+#ifndef CUTUNE_KSTATE_H
+#define CUTUNE_KSTATE_H
+
+#include "cutune/common.h"
+#include "cutune/kspec.h"
+#include "cutune/kwork.h"
+#include "cutune/mcgs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- states ---- */
+
+#define CUT_KST_BEGIN "// cutune: tunables (edit these values, the launch follows)"
+#define CUT_KST_END "// cutune: end of tunables"
+
+/* The materialised source for tunable values vals (NULL: the baseline's), malloc'd. */
+char *cut_kstate_materialise(const cut_kspec *k, const long long *vals);
+/* The same header in front of another source (the spec's reference kernel). */
+char *cut_kstate_materialise_src(const cut_kspec *k, const long long *vals, const char *source);
+/* Reads the tunable values back from a materialised source: each tunable defined exactly once in the header, with an
+ * allowed value. 0, or -1 with a sentence ("tunable BLOCK: 384 is not an allowed value (128, 256)"). */
+int cut_kstate_tunables(const cut_kspec *k, const char *src, long long *vals, cut_err *e);
+/* The state key: FNV-1a over the source and the resolved launch. */
+uint64_t cut_kstate_key(const char *src, const cut_ks_launch *l);
+/* Hash of PTX with comments, blank lines and leading/trailing blanks removed. */
+uint64_t cut_ptx_norm_hash(const char *ptx);
+/* The transposition key: the normalised PTX and the launch (a tunable that only sizes the launch leaves the PTX as
+ * it was, yet is another state). */
+uint64_t cut_kstate_ptx_key(const char *ptx, const cut_ks_launch *l);
+
+/* ---- diffs (GNU diff and patch) ---- */
+
+/* A unified diff from a to b with file labels a/kernel.cu and b/kernel.cu (`diff -u`), malloc'd into *out ("" when
+ * equal). work_dir holds the temporary files. */
+int cut_diff_unified(const char *a, const char *b, const char *work_dir, char **out, cut_err *e);
+/* Applies a unified diff to src with `patch` (no fuzz beyond patch's default, no reject files): *out gets the new
+ * text. A diff that does not apply: -1 with patch's message. */
+int cut_patch_apply(const char *src, const char *diff, const char *work_dir, char **out, cut_err *e);
+
+/* ---- candidate generators ---- */
+
+typedef struct cut_cand_gen {
+    const char *name; /* "rules", "llm" */
+    void *ctx;
+    /* Proposes up to max candidates for the state src of spec k: out[0..n), n returned (0: nothing applies), -1 on
+     * an error of the generator itself (e). work_dir: scratch space. */
+    int (*propose)(void *ctx, const cut_kspec *k, const char *src, const char *work_dir, cut_proposal *out, int max,
+                   cut_err *e);
+    void (*destroy)(void *ctx);
+} cut_cand_gen;
+
+/* The rule generator: every rule of the nine moves that applies to the state (rules.c lists what each recognises). */
+cut_cand_gen *cut_rules_gen_new(void);
+void cut_cand_gen_free(cut_cand_gen *g);
+
+/* A rule's rewrite as text (what the generator diffs): out malloc'd, NULL when the rule does not apply. Exposed for
+ * tests. */
+char *cut_rule_cache_cg(const char *src);
+char *cut_rule_math_fusion(const char *src);
+char *cut_rule_avoid_atomics(const char *src, int block_level);
+char *cut_rule_pad_smem(const char *src);
+char *cut_rule_grouped_raster(const char *src);
+char *cut_rule_async_stage(const char *src);
+
+/* Move priors from profiling (Nsight Compute, a later issue) plug in here: weights per move for a state, multiplied
+ * into the generator's predicted gains before priors are normalised (1: neutral). */
+typedef struct cut_prior_src {
+    const char *name; /* "ncu" */
+    void *ctx;
+    /* Fills weight[CUT_MV_COUNT] for the state src of spec k. -1 with e on failure (the search then goes on without
+     * profile priors for this state and says so in the trace). */
+    int (*weights)(void *ctx, const cut_kspec *k, const char *src, double *weight, cut_err *e);
+} cut_prior_src;
+
+/* ---- the spec as a runner workload (kdata.c) ---- */
+
+/* Fills w with the spec's buffers for the baseline's sizes: inputs (set 0 from each input's seed, set 1 from the seed
+ * mixed with a constant: fresh values of the same distribution), outputs without references. The input contents are
+ * malloc'd into w's data pointers: free with cut_kspec_work_free. 0, or -1 with a sentence. */
+int cut_kspec_work(const cut_kspec *k, cut_kwork *w, cut_err *e);
+void cut_kspec_work_free(cut_kwork *w);
+/* The call for tunable values vals: launch from the spec's expressions, arguments in the spec's order (buffers:
+ * inputs then outputs as in cut_kspec_work; scalars converted to their dtype). src and bin are left to the caller. */
+int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_err *e);
+
+#endif

@@ -1,0 +1,110 @@
+/* cutune — the conv reference (double precision, multi-threaded) and its tolerances (see cutune/workload.h). */
+#include "cutune/workload.h"
+#include "cutune/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- reference convolution ---------------------------------------------------------------------------- */
+
+/* Work is split into (image, output channel) planes; threads take planes from a shared counter. Each plane is
+ * accumulated in double as out[oh][ow] += w[co][ci][kh][kw] * in[ci][oh*s+kh-p][ow*s+kw-p] with the valid
+ * ow range computed up front, so the inner loop has no branches and vectorises (stride 1). */
+typedef struct ref_job {
+    const cut_conv *c;
+    const float *in, *w;
+    double *out;
+    int oh, ow;
+    long total; /* output planes (N x CO), handed out one at a time by cut_parallel_for */
+} ref_job;
+
+static void ref_plane(void *arg, long plane)
+{
+    const ref_job *j = arg;
+    const cut_conv *c = j->c;
+    const int n = (int)(plane / c->co), co = (int)(plane % c->co);
+    const int OH = j->oh, OW = j->ow, S = c->stride, P = c->pad;
+    double *o = j->out + (size_t)plane * OH * OW;
+    memset(o, 0, sizeof(double) * (size_t)OH * OW);
+    for (int ci = 0; ci < c->ci; ci++) {
+        const float *ip = j->in + ((size_t)n * c->ci + ci) * c->h * c->w;
+        const float *wp = j->w + ((size_t)co * c->ci + ci) * c->kh * c->kw;
+        for (int kh = 0; kh < c->kh; kh++) {
+            for (int kw = 0; kw < c->kw; kw++) {
+                const double wv = wp[kh * c->kw + kw];
+                /* ow range with 0 <= ow*S + kw - P < W */
+                int ow0 = 0, ow1 = OW; /* [ow0, ow1) */
+                if (kw - P < 0)
+                    ow0 = (P - kw + S - 1) / S;
+                int lim = c->w - kw + P; /* ow*S < lim */
+                if (lim <= 0)
+                    continue;
+                ow1 = CUT_MIN(OW, (lim + S - 1) / S);
+                if (ow0 >= ow1)
+                    continue;
+                for (int oh = 0; oh < OH; oh++) {
+                    const int ih = oh * S + kh - P;
+                    if (ih < 0 || ih >= c->h)
+                        continue;
+                    const float *row = ip + (size_t)ih * c->w;
+                    double *orow = o + (size_t)oh * OW;
+                    const int off = kw - P;
+                    if (S == 1) {
+                        for (int x = ow0; x < ow1; x++)
+                            orow[x] += wv * (double)row[x + off];
+                    } else {
+                        for (int x = ow0; x < ow1; x++)
+                            orow[x] += wv * (double)row[x * S + off];
+                    }
+                }
+            }
+        }
+    }
+}
+
+void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out)
+{
+    ref_job j = {.c = c, .in = in, .w = w, .out = out, .oh = cut_conv_oh(c), .ow = cut_conv_ow(c)};
+    j.total = (long)c->n * c->co;
+    cut_parallel_for(j.total, (double)j.total * j.oh * j.ow * c->ci * c->kh * c->kw, ref_plane, &j);
+}
+
+/* ---- comparison --------------------------------------------------------------------------------------- */
+
+void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol)
+{
+    const double u = 0x1.0p-24;
+    const double k = (double)c->ci * c->kh * c->kw;
+    *atol = CUT_MAX(4.0 * u * k, 1e-5);
+    *rtol = CUT_MAX(32.0 * u * sqrt(k), 1e-5);
+}
+
+void cut_conv_tolerance_scaled(const cut_conv *c, double scale, double *atol, double *rtol)
+{
+    cut_conv_tolerance(c, atol, rtol);
+    if (isfinite(scale) && scale > 1.0) {
+        *atol *= scale;
+        *rtol *= scale;
+    }
+}
+
+/* Winograd F(m x m, 3x3) (space/winograd.c has the matrices). Its rounding is not that of a sum of products: each
+ * channel's contribution passes through the input and filter transforms (G has entries 1/3, 1/15 that round) and
+ * the alpha^2 partial sums, of the size of the inputs times the transforms' norms, are combined by A^T with
+ * cancellation (weights up to 8 x 8 for m = 4). So the error has a part per channel that does not shrink with the
+ * reduction length like cut_conv_tolerance's 4*u*K assumes.
+ * Measured, as the largest |err| / atol over all outputs, inputs and weights uniform in [-1, 1):
+ *   m = 2: 0.07 / 0.17 / 0.09 at CI 1 / 5 / 32 (emulated kernel, 2 x 16 x 20 x 20 = 12,800 outputs each); at
+ *          most 0.23 in a simulation of the kernel's arithmetic over 320,000 outputs for CI 1..512 (0.05 at CI 32
+ *          and 512): within the plain tolerance, factor 1.
+ *   m = 4: 0.54 / 0.84 / 1.00 / 0.82 / 0.59 / 0.48 at CI 1 / 3 / 5 / 8 / 32 / 64 (emulated kernel, 12,800
+ *          outputs each, padding 1); the simulation over 320,000 outputs: 0.97 at CI 5, 0.84 at CI 8, 0.76
+ *          at CI 32, 0.34 at CI 512 (and test_winograd measures CI 5, 32 and 512 on every run). On an H200
+ *          (NVRTC, sm_90) over the seed-001 layers: 0.86 at 272x272, CI 32 (4.7 million outputs), 0.73 at
+ *          68x68, CI 128, 0.62 at 34x34, CI 256; F(2x2) there: 0.08..0.12. Such maxima grow slowly with the
+ *          number of outputs, so the plain tolerance would reject correct F(4x4) kernels now and then. Factor 4:
+ *          the worst measured ratio becomes 0.25, and a wrong index (at least one product term, |x*w| ~ 0.25)
+ *          still exceeds atol by ~50x at K = 4608 (atol 4.4e-3) and by ~6000x at CI 1 (atol 4e-5). */
+double cut_tolerance_scale_winograd(int m) { return m >= 4 ? 4.0 : 1.0; }
