@@ -50,7 +50,7 @@ static int is_identifier(const char *s)
 int cut_codegen_rename_entry(cut_kernel_src *k, const char *entry, cut_err *e)
 {
     char def[CUT_ENTRY_LEN];
-    snprintf(def, sizeof def, "%s", k->entry);
+    snprintf(def, sizeof def, "%s", k->entry[0] ? k->entry : "cut_conv2d"); /* no entry set: the conv default */
     const size_t dl = strlen(def);
     if (!is_identifier(entry) || strlen(entry) >= CUT_ENTRY_LEN)
         return cut_err_set(e, "codegen: entry name '%s' is not a C identifier of at most %d characters",
