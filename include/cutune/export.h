@@ -14,6 +14,7 @@
 
 #include "cutune/codegen.h"
 #include "cutune/common.h"
+#include "cutune/gemm.h"
 #include "cutune/space.h"
 #include "cutune/util.h"
 #include "cutune/workload.h"
@@ -59,9 +60,63 @@ void cut_export_csv_row(cut_buf *b, const cut_export_kernel *k);
 int cut_export_write(const cut_export_set *set, const char *outdir, const char *arch, cut_err *e);
 
 /* Generated text (exposed for tests). Each appends to b. */
+/* C++ text of cutune's input generator (fill_uniform(std::vector<float>&, uint64_t seed)), shared by the exported
+ * drivers of every op. */
+extern const char cut_export_rng_text[];
 void cut_export_wrapper_text(cut_buf *b, const cut_export_kernel *k);
 void cut_export_driver_text(cut_buf *b, const cut_export_set *set);
 void cut_export_cmake_text(cut_buf *b, const cut_export_set *set, const char *arch);
+
+/* ---- GEMMs (src/post/export_gemm.c, export_gemm_texts.c) ----
+ *
+ * Layout under DIR/kernels/gemm/ (a CUDA project of its own, added to kernels/CMakeLists.txt):
+ *   <gemm name>/kernelK.cuh   generated kernel, entry extern "C" cut_gemmG_kK
+ *   <gemm name>/kernelK.cu    int launch_gemmG_kK(A, B, C, stream): grid/block/dynamic smem, and the TMA maps of A
+ *                             and B encoded with cuTensorMapEncodeTiled where the kernel takes them
+ *   driver.cu                 one measurement driver (cutune's inputs, a double GEMM on the GPU as the reference,
+ *                             relative Frobenius check per dtype, L2 flush, events, median; checked again after)
+ *   CMakeLists.txt            builds gemm_driver with nvcc alone (sm_90a when a kernel needs it)
+ *   gemm_metadata.csv         one row per kernel (CUT_EXPORT_GEMM_CSV_HEADER)
+ * G is the 1-based index of the GEMM's results file (tuningresults/gemm_*.json, sorted by name), K the 1-based line
+ * number in that file. */
+#define CUT_EXPORT_GEMM_CSV_HEADER                                                                                \
+    "gemm,kernel_id,m,n,k,layout,dtype,template,knobs,grid_x,grid_y,grid_z,block_x,block_y,block_z,smem_dynamic,"  \
+    "tuned_ms,tuned_tflops"
+
+typedef struct cut_export_gemm_kernel {
+    int gemm_id, kernel_id; /* G and K above */
+    cut_gemm gemm;
+    cut_sched sched;        /* a GEMM registry schedule */
+    double tuned_ms, tuned_tflops;
+    cut_kernel_src ks;      /* entry cut_gemmG_kK; owned */
+} cut_export_gemm_kernel;
+
+typedef struct cut_export_gemm_set {
+    int n;
+    cut_export_gemm_kernel *k; /* owned, by GEMM, then kernel id */
+    int skipped;               /* unmeasured or failed trials left out */
+} cut_export_gemm_set;
+
+/* Reads every gemm_*.json in results_dir (vendor_* and conv files are not read), checks each line (well-formed,
+ * workload equal to the file name's, schedule valid under sm_90 limits) and generates every kernel in memory. No
+ * GEMM file: an empty set, not an error. Caller frees with cut_export_gemm_set_free, also after an error. */
+int cut_export_gemm_load(const char *results_dir, cut_export_gemm_set *set, cut_err *e);
+void cut_export_gemm_set_free(cut_export_gemm_set *set);
+/* Writes kdir/gemm/ (kdir is the prepared kernels/ folder of cut_export_write_all); nothing for an empty set. */
+int cut_export_gemm_write(const cut_export_gemm_set *set, const char *kdir, const char *arch, cut_err *e);
+void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k);
+void cut_export_gemm_driver_text(cut_buf *b, const cut_export_gemm_set *set);
+void cut_export_gemm_cmake_text(cut_buf *b, const cut_export_gemm_set *set, const char *arch);
+
+/* ---- every op at once ---- */
+
+/* Conv kernels as cut_export_load, except that a folder with no conv results gives an empty set (allow_empty 1). */
+int cut_export_load_conv(const char *results_dir, int allow_empty, cut_export_set *set, cut_err *e);
+/* Writes DIR/kernels/ with the conv kernels of conv (its driver, CMakeLists.txt and CSV as cut_export_write) and the
+ * GEMMs of gemm under kernels/gemm/; kernels/CMakeLists.txt adds the gemm project when there is one. Either set may
+ * be empty, not both. */
+int cut_export_write_all(const cut_export_set *conv, const cut_export_gemm_set *gemm, const char *outdir,
+                         const char *arch, cut_err *e);
 
 /* Creates dir (if needed) and its marker file. */
 int cut_export_mark_dir(const char *dir, cut_err *e);

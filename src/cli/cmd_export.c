@@ -11,10 +11,11 @@
 static const char export_usage[] =
     "usage: cutune export [--outdir DIR] [--results DIR] [--arch SM]\n"
     "  --outdir DIR   write DIR/kernels/ (default .): caseN/kernelK.{cuh,cu}, driver.cu, CMakeLists.txt,\n"
-    "                 kernel_metadata.csv; an earlier export there is replaced\n"
+    "                 kernel_metadata.csv, and gemm/ for tuned GEMMs; an earlier export there is replaced\n"
     "  --results DIR  the sampled representatives (default DIR/tuningresults, as written by tune/sample)\n"
     "  --arch SM      default CUDA architecture of kernels/CMakeLists.txt (default 90; also sm_90)\n"
-    "Kernel K of case N is line K of tuningresults/caseN_*.json. Build and run the driver with\n"
+    "Kernel K of case N is line K of tuningresults/caseN_*.json; kernel K of GEMM G is line K of the G-th\n"
+    "tuningresults/gemm_*.json. Build and run the drivers with\n"
     "  cmake -S DIR/kernels -B DIR/build && cmake --build DIR/build -j && DIR/build/driver\n";
 
 /* 1 if path a lies inside folder b (both resolved), so that replacing b would delete a. */
@@ -68,19 +69,43 @@ int cut_cmd_export(int argc, char **argv)
         return CUT_EXIT_USAGE;
     }
     cut_export_set set;
-    if (cut_export_load(results, &set, &e) != 0 || cut_export_write(&set, outdir, arch, &e) != 0) {
+    cut_export_gemm_set gemm;
+    memset(&gemm, 0, sizeof gemm);
+    int rc = cut_export_load_conv(results, 1, &set, &e);
+    if (rc == 0)
+        rc = cut_export_gemm_load(results, &gemm, &e);
+    if (rc == 0 && set.n == 0 && gemm.n == 0)
+        rc = cut_err_set(&e, "the tuning results folder '%s' has no measured kernels (conv caseN_*.json or "
+                             "gemm_*.json); run cutune tune or cutune sample first", results);
+    if (rc == 0)
+        rc = cut_export_write_all(&set, &gemm, outdir, arch, &e);
+    if (rc != 0) {
         fprintf(stderr, "cutune export: %s\n", e.msg);
         cut_export_set_free(&set);
+        cut_export_gemm_set_free(&gemm);
         return CUT_EXIT_USAGE;
     }
-    int ncases = 0;
-    for (int i = 0; i < set.n; i++)
-        ncases += i == 0 || set.k[i].case_idx != set.k[i - 1].case_idx;
-    printf("exported %d kernel(s) of %d case(s) to %s", set.n, ncases, kdir);
-    if (set.skipped)
-        printf(" (%d failed or unmeasured line(s) left out)", set.skipped);
-    printf("\nbuild: cmake -S %s -B %s/build && cmake --build %s/build -j && %s/build/driver\n", kdir, outdir, outdir,
-           outdir);
+    if (set.n > 0) {
+        int ncases = 0;
+        for (int i = 0; i < set.n; i++)
+            ncases += i == 0 || set.k[i].case_idx != set.k[i - 1].case_idx;
+        printf("exported %d kernel(s) of %d case(s) to %s", set.n, ncases, kdir);
+        if (set.skipped)
+            printf(" (%d failed or unmeasured line(s) left out)", set.skipped);
+        printf("\nbuild: cmake -S %s -B %s/build && cmake --build %s/build -j && %s/build/driver\n", kdir, outdir,
+               outdir, outdir);
+    }
+    if (gemm.n > 0) {
+        int ngemms = 0;
+        for (int i = 0; i < gemm.n; i++)
+            ngemms += i == 0 || gemm.k[i].gemm_id != gemm.k[i - 1].gemm_id;
+        printf("exported %d GEMM kernel(s) of %d GEMM(s) to %s/gemm", gemm.n, ngemms, kdir);
+        if (gemm.skipped)
+            printf(" (%d failed or unmeasured line(s) left out)", gemm.skipped);
+        printf("\nbuild: cmake -S %s -B %s/build && cmake --build %s/build -j && %s/build/gemm/gemm_driver\n", kdir,
+               outdir, outdir, outdir);
+    }
     cut_export_set_free(&set);
+    cut_export_gemm_set_free(&gemm);
     return CUT_EXIT_OK;
 }

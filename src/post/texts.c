@@ -70,9 +70,8 @@ static const char driver_head[] =
     "// tol_scale: the kernel's algorithm widens cutune's tolerance by this factor (Winograd F(4x4,3x3): 4).\n"
     "struct kernel_entry { int case_id, kernel_id; double tol_scale; launch_fn launch; };\n\n";
 
-/* The fixed part after the tables, one string per topic (inputs and reference, comparison, timing, per-kernel
- * measurement, arguments, main). */
-static const char *const driver_body[] = {
+/* The input generator of every exported driver: cutune's cut_rng_seed + cut_fill_uniform in C++. */
+const char cut_export_rng_text[] =
     "// ---- inputs: cutune's generator (cut_rng_seed + cut_fill_uniform) ----\n"
     "// splitmix64 seeds xoshiro256**; the top 24 bits of each draw become a float in [-1, 1) that is a multiple of\n"
     "// 2^-23, so the inputs are bit-identical to those cutune validated with (seed S for the input, S ^\n"
@@ -92,7 +91,12 @@ static const char *const driver_body[] = {
     "        s[2] ^= s[0];\n        s[3] ^= s[1];\n        s[1] ^= s[2];\n        s[0] ^= s[3];\n"
     "        s[2] ^= t;\n        s[3] = rotl64(s[3], 45);\n"
     "        x[i] = (float)((double)(r >> 40) * 0x1.0p-23 - 1.0);\n"
-    "    }\n}\n\n"
+    "    }\n}\n\n";
+
+/* The fixed part after the tables, one string per topic (inputs and reference, comparison, timing, per-kernel
+ * measurement, arguments, main). */
+static const char *const driver_body[] = {
+    cut_export_rng_text,
     "// ---- reference and tolerance ----\n"
     "static int out_h(const conv_case &c) { return (c.h + 2 * c.pad - c.kh) / c.stride + 1; }\n"
     "static int out_w(const conv_case &c) { return (c.w + 2 * c.pad - c.kw) / c.stride + 1; }\n"

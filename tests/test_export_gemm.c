@@ -1,0 +1,209 @@
+/* cutune export of tuned GEMMs: loading tuningresults/gemm_*.json (mma.sync and wgmma schedules, fp16, NN and NT),
+ * refusing bad files, the written project (renamed entries, TMA maps encoded by the launcher, sm_90a), and, where
+ * nvcc is installed, that the exported project builds with cmake + nvcc alone. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cutune/export.h"
+#include "cutune/gemm_record.h"
+#include "cutune/gemm_space.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static cut_sched valid_sched(const cut_gemm *g, int tpl, uint64_t seed)
+{
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng rng;
+    cut_rng_seed(&rng, seed);
+    cut_sched s;
+    cut_err e = {{0}};
+    assert_int_equal(cut_gemm_sched_sample_valid(g, &d, tpl, &rng, &s, 5000, &e), 0);
+    return s;
+}
+
+/* Appends one record of g and s (status st, median ms) to path. */
+static void add_record(const char *path, const cut_gemm *g, const cut_sched *s, cut_status st, double ms, int trial)
+{
+    cut_gemm_record r;
+    memset(&r, 0, sizeof r);
+    r.trial = trial;
+    r.gemm = *g;
+    r.sched = *s;
+    r.status = st;
+    r.median_ms = r.min_ms = r.max_ms = st == CUT_ST_OK ? ms : -1;
+    r.gflops = st == CUT_ST_OK ? cut_gemm_gflops(g, ms) : 0;
+    r.rel_err = -1;
+    r.repeats = 5;
+    r.regs = r.spills = -1;
+    snprintf(r.env.backend, sizeof r.env.backend, "cuda");
+    snprintf(r.ts, sizeof r.ts, "2026-12-06T00:00:00Z");
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_gemm_record_to_json(&r, &b);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fwrite(b.data, 1, b.len, f);
+    fclose(f);
+    cut_buf_free(&b);
+}
+
+static void results_path(char *buf, size_t n, const char *dir, const cut_gemm *g)
+{
+    char name[128];
+    cut_gemm_name(g, name, sizeof name);
+    snprintf(buf, n, "%s/%s.json", dir, name);
+}
+
+static char *read_all(const char *path)
+{
+    char *text = NULL;
+    size_t len = 0;
+    cut_err e = {{0}};
+    assert_int_equal(cut_read_file(path, &text, &len, &e), 0);
+    return text;
+}
+
+static void test_export_mma_and_wgmma(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir("export_gemm");
+    char res[1024], out[1024], path[2048];
+    snprintf(res, sizeof res, "%s/tuningresults", dir);
+    snprintf(out, sizeof out, "%s/exp", dir);
+    cut_err e = {{0}};
+    assert_int_equal(cut_mkdirs(res, &e), 0);
+    const cut_gemm nn = {256, 192, 128, CUT_GEMM_NN, CUT_DT_FP16}, nt = {200, 136, 72, CUT_GEMM_NT, CUT_DT_BF16};
+    const cut_sched w = valid_sched(&nn, CUT_GEMM_TPL_WGMMA, 1), m = valid_sched(&nn, CUT_GEMM_TPL_MMA, 2);
+    const cut_sched m2 = valid_sched(&nt, CUT_GEMM_TPL_MMA, 3);
+    results_path(path, sizeof path, res, &nn);
+    add_record(path, &nn, &w, CUT_ST_OK, 0.010, 0);
+    add_record(path, &nn, &m, CUT_ST_OK, 0.020, 1);
+    add_record(path, &nn, &m, CUT_ST_WRONG_RESULT, 0, 2); /* skipped */
+    results_path(path, sizeof path, res, &nt);
+    add_record(path, &nt, &m2, CUT_ST_OK, 0.015, 0);
+    /* a vendor file beside them is not a kernel */
+    snprintf(path, sizeof path, "%s/vendor_gemm_nn_fp16_M_256_N_192_K_128.json", res);
+    assert_int_equal(cut_write_file_atomic(path, "{\"tflops\":1,\"ms\":1,\"algo\":\"x\"}\n", 33, &e), 0);
+
+    cut_export_gemm_set set;
+    assert_int_equal(cut_export_gemm_load(res, &set, &e), 0);
+    assert_int_equal(set.n, 3);
+    assert_int_equal(set.skipped, 1);
+    /* sorted by file name: gemm_nn_... is GEMM 1, gemm_nt_... GEMM 2 */
+    assert_int_equal(set.k[0].gemm_id, 1);
+    assert_int_equal(set.k[0].kernel_id, 1);
+    assert_string_equal(set.k[0].ks.entry, "cut_gemm1_k1");
+    assert_string_equal(set.k[2].ks.entry, "cut_gemm2_k1");
+    assert_int_equal(set.k[0].ks.ntma, 2);
+    assert_int_equal(set.k[0].ks.arch_a, 1);
+    assert_non_null(strstr(set.k[0].ks.src, "cut_gemm1_k1("));
+    assert_null(strstr(set.k[0].ks.src, "void cut_gemm("));
+
+    cut_export_set conv;
+    assert_int_equal(cut_export_load_conv(res, 1, &conv, &e), 0);
+    assert_int_equal(conv.n, 0);
+    assert_int_equal(cut_export_write_all(&conv, &set, out, "90", &e), 0);
+    snprintf(path, sizeof path, "%s/kernels/gemm/gemm_nn_fp16_M_256_N_192_K_128/kernel1.cu", out);
+    char *launcher = read_all(path);
+    assert_non_null(strstr(launcher, "cuTensorMapEncodeTiled"));
+    assert_non_null(strstr(launcher, "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"));
+    assert_non_null(strstr(launcher, "int launch_gemm1_k1(const void *A, const void *B, float *C, cudaStream_t s)"));
+    free(launcher);
+    snprintf(path, sizeof path, "%s/kernels/gemm/gemm_nt_bf16_M_200_N_136_K_72/kernel1.cu", out);
+    launcher = read_all(path);
+    assert_null(strstr(launcher, "cuTensorMapEncodeTiled"));
+    assert_non_null(strstr(launcher, "launch_typed(cut_gemm2_k1, grid, block, smem, s, A, B, C);"));
+    free(launcher);
+    snprintf(path, sizeof path, "%s/kernels/gemm/CMakeLists.txt", out);
+    char *cmk = read_all(path);
+    assert_non_null(strstr(cmk, "set(CUTUNE_GEMM_ARCH 90a "));
+    assert_non_null(strstr(cmk, "CUDA_ARCHITECTURES ${CUTUNE_GEMM_ARCH}"));
+    assert_non_null(strstr(cmk, "gemm_nt_bf16_M_200_N_136_K_72/kernel1.cu"));
+    free(cmk);
+    snprintf(path, sizeof path, "%s/kernels/CMakeLists.txt", out);
+    cmk = read_all(path);
+    assert_non_null(strstr(cmk, "add_subdirectory(gemm)"));
+    free(cmk);
+    snprintf(path, sizeof path, "%s/kernels/gemm/gemm_metadata.csv", out);
+    char *csv = read_all(path);
+    assert_true(strncmp(csv, CUT_EXPORT_GEMM_CSV_HEADER "\n", strlen(CUT_EXPORT_GEMM_CSV_HEADER) + 1) == 0);
+    assert_non_null(strstr(csv, "\n1,1,256,192,128,nn,fp16,wgmma,\""));
+    free(csv);
+    snprintf(path, sizeof path, "%s/kernels/" CUT_EXPORT_MARKER, out);
+    assert_int_equal(access(path, F_OK), 0);
+
+    /* The project builds with cmake + nvcc alone (no cutune header or library), where nvcc is installed. */
+    const char *nvcc = getenv("CUTUNE_NVCC") ? getenv("CUTUNE_NVCC") : "/usr/local/cuda/bin/nvcc";
+    if (access(nvcc, X_OK) == 0 && system("cmake --version >/dev/null 2>&1") == 0) {
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd,
+                 "cmake -S '%s/kernels' -B '%s/build' -DCMAKE_CUDA_COMPILER='%s' >'%s/cmake.log' 2>&1 && "
+                 "cmake --build '%s/build' -j2 >>'%s/cmake.log' 2>&1",
+                 out, out, nvcc, dir, out, dir);
+        int rc = system(cmd);
+        if (rc != 0) {
+            snprintf(cmd, sizeof cmd, "tail -40 '%s/cmake.log'", dir);
+            assert_int_equal(system(cmd), 0);
+        }
+        assert_int_equal(rc, 0);
+        snprintf(path, sizeof path, "%s/build/gemm/gemm_driver", out);
+        assert_int_equal(access(path, X_OK), 0);
+    } else {
+        print_message("nvcc not found at %s: the exported project was not built\n", nvcc);
+    }
+    cut_export_set_free(&conv);
+    cut_export_gemm_set_free(&set);
+    free(dir);
+}
+
+static void test_export_refuses(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir("export_gemm_bad");
+    char res[1024], path[2048];
+    snprintf(res, sizeof res, "%s/tuningresults", dir);
+    cut_err e = {{0}};
+    assert_int_equal(cut_mkdirs(res, &e), 0);
+    cut_export_gemm_set set;
+    /* an empty folder: an empty set, not an error (the CLI says there is nothing to export) */
+    assert_int_equal(cut_export_gemm_load(res, &set, &e), 0);
+    assert_int_equal(set.n, 0);
+    cut_export_gemm_set_free(&set);
+    /* a record of another GEMM than its file name says */
+    const cut_gemm g = {64, 48, 40, CUT_GEMM_NN, CUT_DT_FP32}, other = {64, 48, 41, CUT_GEMM_NN, CUT_DT_FP32};
+    const cut_sched s = valid_sched(&other, CUT_GEMM_TPL_SIMT, 4);
+    results_path(path, sizeof path, res, &g);
+    add_record(path, &other, &s, CUT_ST_OK, 0.01, 0);
+    assert_int_equal(cut_export_gemm_load(res, &set, &e), -1);
+    assert_non_null(strstr(e.msg, "line 1: the record's GEMM is gemm_nn_fp32_M_64_N_48_K_41, not the file's"));
+    cut_export_gemm_set_free(&set);
+    /* a malformed line */
+    assert_int_equal(cut_write_file_atomic(path, "{\"v\":1}\n", 8, &e), 0);
+    assert_int_equal(cut_export_gemm_load(res, &set, &e), -1);
+    assert_non_null(strstr(e.msg, "gemm_nn_fp32_M_64_N_48_K_40.json"));
+    cut_export_gemm_set_free(&set);
+    /* no results folder at all */
+    snprintf(path, sizeof path, "%s/none", dir);
+    assert_int_equal(cut_export_gemm_load(path, &set, &e), -1);
+    assert_non_null(strstr(e.msg, "there is no tuning results folder"));
+    cut_export_gemm_set_free(&set);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_export_mma_and_wgmma),
+        cmocka_unit_test(test_export_refuses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
