@@ -6,6 +6,8 @@
  *   kernel_outputs/caseN/powercapP/results.csv         id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)
  *   kernel_outputs/caseN/powercapP/energy.jsonl        one object per kernel: per-lround numbers, clocks, ...
  *   kernel_outputs/caseN/all.csv                       id + 3 columns per cap
+ * A tuned GEMM's representatives (tuningresults/gemm_*.json) are measured the same way into
+ * kernel_outputs/<gemm name>/ (the GEMM's workload prepared by the runner instead of a conv case's).
  *
  * The cap changes only with --allow-power-cap, only on the measured GPU (by UUID), and is restored on every way
  * out (cutune/powercap.h). Kernels are checked against the reference before and after they are measured. */
@@ -153,10 +155,21 @@ static int write_caps_csv(const char *odir, const cut_powercap_list *caps, cut_e
     return rc;
 }
 
-/* One case's state while its caps are measured. */
+/* One kernel to measure: its id in its results file and its source (owned by the loaded export set). */
+typedef struct run_kernel {
+    int kernel_id;
+    const cut_kernel_src *ks;
+} run_kernel;
+
+/* One workload's state while its caps are measured: a conv case or a GEMM (every op's representatives are measured
+ * the same way; only the runner's prepare differs). */
 typedef struct case_run {
-    int case_idx;
-    const cut_export_kernel *k; /* this case's kernels */
+    int case_idx;               /* conv: N of caseN; GEMM: G, its results file's index */
+    char label[160];            /* folder under kernel_outputs/: "caseN" or the GEMM's name */
+    int is_gemm;
+    cut_conv conv;
+    cut_gemm gemm;
+    run_kernel *k;              /* this workload's kernels, owned */
     int n;
     cut_compiled *bins;         /* [n], cuda only */
     cut_energy_table tables[CUT_POWERCAP_MAX_LIST];
@@ -202,13 +215,13 @@ typedef struct energy_ctx {
  * is written down (output file with the reason) and counted; a meter that fails stops the run (-1). */
 static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char *cdir, cut_err *e)
 {
-    const cut_export_kernel *k = &cr->k[i];
-    cut_candidate cand = {.ks = &k->ks, .bin = cr->bins ? &cr->bins[i] : NULL};
+    const run_kernel *k = &cr->k[i];
+    cut_candidate cand = {.ks = k->ks, .bin = cr->bins ? &cr->bins[i] : NULL};
     cut_result res;
     cut_energy_result er;
     memset(&er, 0, sizeof er);
     if (x->runner->energy(x->runner, &cand, &x->o->plan, &res, &er, e) != 0)
-        return cut_err_wrap(e, "case %d kernel %d", k->case_idx, k->kernel_id);
+        return cut_err_wrap(e, "%s kernel %d", cr->label, k->kernel_id);
     char path[4400];
     cut_buf b;
     cut_buf_init(&b);
@@ -217,7 +230,7 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
     if (res.status != CUT_ST_OK) {
         cr->failures++;
         cut_buf_printf(&b, "Error: %s: %s\n", cut_status_name(res.status), res.error);
-        fprintf(stderr, "cutune energy: case %d kernel %d: %s: %s\n", k->case_idx, k->kernel_id,
+        fprintf(stderr, "cutune energy: %s kernel %d: %s: %s\n", cr->label, k->kernel_id,
                 cut_status_name(res.status), res.error);
         rc = write_buf(path, &b, e);
     } else {
@@ -225,14 +238,14 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
         rc = write_buf(path, &b, e);
         cut_energy_table_add(&cr->tables[p], k->kernel_id, er.gflops, er.energy_mj, er.edp);
         b.len = 0;
-        cut_energy_json_line(&b, k->case_idx, k->kernel_id, x->limit_w, x->idle_w, &er);
+        cut_energy_json_line(&b, cr->case_idx, k->kernel_id, x->limit_w, x->idle_w, &er);
         snprintf(path, sizeof path, "%s/energy.jsonl", cdir);
         if (rc == 0)
             rc = append_line(path, &b, e);
         if (rc == 0)
             rc = write_results_csv(cdir, &cr->tables[p], e);
-        printf("case %d kernel %2d @ %.0f W: %9.4f ms %10.4f mJ %8.1f W %9.1f GFLOP/s  CV %.2f%%  %.2f s\n",
-               k->case_idx, k->kernel_id, x->limit_w, er.time_ms, er.energy_mj, er.power_w, er.gflops,
+        printf("%s kernel %2d @ %.0f W: %9.4f ms %10.4f mJ %8.1f W %9.1f GFLOP/s  CV %.2f%%  %.2f s\n",
+               cr->label, k->kernel_id, x->limit_w, er.time_ms, er.energy_mj, er.power_w, er.gflops,
                100 * er.cv_energy, er.seconds);
         fflush(stdout);
     }
@@ -243,10 +256,12 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
 /* One case at the cap in force (index p): its kernels, then its results.csv for this cap. */
 static int measure_case_at_cap(energy_ctx *x, case_run *cr, int p, cut_err *e)
 {
-    if (x->runner->prepare(x->runner, &cr->k[0].conv, 7, e) != 0)
-        return cut_err_wrap(e, "case %d", cr->case_idx);
+    if (cr->is_gemm && !x->runner->prepare_gemm)
+        return cut_err_set(e, "%s: this backend cannot measure GEMMs", cr->label);
+    if ((cr->is_gemm ? x->runner->prepare_gemm(x->runner, &cr->gemm, 7, e) : x->runner->prepare(x->runner, &cr->conv, 7, e)) != 0)
+        return cut_err_wrap(e, "%s", cr->label);
     char cdir[4200], jl[4300];
-    snprintf(cdir, sizeof cdir, "%s/case%d/powercap%d", x->odir, cr->case_idx, p + 1);
+    snprintf(cdir, sizeof cdir, "%s/%s/powercap%d", x->odir, cr->label, p + 1);
     if (cut_mkdirs(cdir, e) != 0)
         return -1;
     snprintf(jl, sizeof jl, "%s/energy.jsonl", cdir);
@@ -263,7 +278,7 @@ static int write_all_csv(const energy_ctx *x, const case_run *cr, int ncaps, cut
     cut_buf_init(&b);
     cut_energy_all_csv(&b, cr->tables, ncaps);
     char path[4300];
-    snprintf(path, sizeof path, "%s/case%d/all.csv", x->odir, cr->case_idx);
+    snprintf(path, sizeof path, "%s/%s/all.csv", x->odir, cr->label);
     int rc = write_buf(path, &b, e);
     cut_buf_free(&b);
     return rc;
@@ -280,13 +295,15 @@ static int compile_case(const energy_opts *o, case_run *cr, cut_err *e)
     cut_compile_opts_default(&co);
     co.sm_major = info.sm_major;
     co.sm_minor = info.sm_minor;
-    const char **srcs = cut_xcalloc((size_t)cr->n, sizeof *srcs);
-    for (int i = 0; i < cr->n; i++)
-        srcs[i] = cr->k[i].ks.src;
     cr->bins = cut_xcalloc((size_t)cr->n, sizeof *cr->bins);
-    int rc = cut_compile_batch(srcs, cr->n, &co, cr->bins, e);
-    free(srcs);
-    return rc;
+    for (int i = 0; i < cr->n; i++) {
+        cut_compile_opts ko; /* sm_90a for a kernel that needs it (wgmma) */
+        cut_compile_opts_for_kernel(&co, cr->k[i].ks->arch_a, &ko);
+        const char *src = cr->k[i].ks->src;
+        if (cut_compile_batch(&src, 1, &ko, &cr->bins[i], e) != 0)
+            return cut_err_wrap(e, "%s kernel %d", cr->label, cr->k[i].kernel_id);
+    }
+    return 0;
 }
 
 static void case_run_free(case_run *cr)
@@ -296,27 +313,56 @@ static void case_run_free(case_run *cr)
     free(cr->bins);
     for (int p = 0; p < CUT_POWERCAP_MAX_LIST; p++)
         cut_energy_table_free(&cr->tables[p]);
+    free(cr->k);
     memset(cr, 0, sizeof *cr);
 }
 
-/* The set's kernels selected by --case/--kernel, grouped by case into runs (shallow copies: the set keeps
- * ownership of the sources). Returns the number of runs, or -1. */
-static int group_cases(const energy_opts *o, const cut_export_set *set, cut_export_kernel **sel_out,
+/* Adds kernel (id, ks) to the run of the current workload, starting a new run when is_new. */
+static void add_kernel(case_run *runs, int *nruns, int is_new, int id, const cut_kernel_src *ks)
+{
+    if (is_new)
+        (*nruns)++;
+    case_run *r = &runs[*nruns - 1];
+    r->k = cut_xrealloc(r->k, (size_t)(r->n + 1) * sizeof *r->k);
+    r->k[r->n++] = (run_kernel){.kernel_id = id, .ks = ks};
+}
+
+/* The kernels of both sets selected by --case/--kernel (--case selects a conv case only), grouped by workload into
+ * runs (the sets keep ownership of the sources). Returns the number of runs, or -1. */
+static int group_cases(const energy_opts *o, const cut_export_set *set, const cut_export_gemm_set *gset,
                        case_run **runs_out, cut_err *e)
 {
-    cut_export_kernel *sel = cut_xcalloc((size_t)(set->n ? set->n : 1), sizeof *sel);
-    case_run *runs = cut_xcalloc((size_t)(set->n ? set->n : 1), sizeof *runs);
-    int nsel = 0, nruns = 0;
-    for (int i = 0; i < set->n; i++)
-        if ((!o->case_only || set->k[i].case_idx == o->case_only) &&
-            (!o->kernel_only || set->k[i].kernel_id == o->kernel_only))
-            sel[nsel++] = set->k[i];
-    for (int i = 0; i < nsel; i++) {
-        if (i == 0 || sel[i].case_idx != sel[i - 1].case_idx)
-            runs[nruns++] = (case_run){.case_idx = sel[i].case_idx, .k = &sel[i]};
-        runs[nruns - 1].n++;
+    case_run *runs = cut_xcalloc((size_t)(set->n + gset->n + 1), sizeof *runs);
+    int nruns = 0, last = -1;
+    for (int i = 0; i < set->n; i++) {
+        const cut_export_kernel *k = &set->k[i];
+        if ((o->case_only && k->case_idx != o->case_only) || (o->kernel_only && k->kernel_id != o->kernel_only))
+            continue;
+        int is_new = k->case_idx != last;
+        add_kernel(runs, &nruns, is_new, k->kernel_id, &k->ks);
+        if (is_new) {
+            runs[nruns - 1].case_idx = k->case_idx;
+            runs[nruns - 1].conv = k->conv;
+            snprintf(runs[nruns - 1].label, sizeof runs[nruns - 1].label, "case%d", k->case_idx);
+        }
+        last = k->case_idx;
     }
-    *sel_out = sel;
+    last = -1;
+    for (int i = 0; !o->case_only && i < gset->n; i++) {
+        const cut_export_gemm_kernel *k = &gset->k[i];
+        if (o->kernel_only && k->kernel_id != o->kernel_only)
+            continue;
+        int is_new = k->gemm_id != last;
+        add_kernel(runs, &nruns, is_new, k->kernel_id, &k->ks);
+        if (is_new) {
+            case_run *r = &runs[nruns - 1];
+            r->case_idx = k->gemm_id;
+            r->is_gemm = 1;
+            r->gemm = k->gemm;
+            cut_gemm_name(&k->gemm, r->label, sizeof r->label);
+        }
+        last = k->gemm_id;
+    }
     *runs_out = runs;
     if (nruns == 0)
         return cut_err_set(e, "no kernel in the results matches --case %d --kernel %d", o->case_only, o->kernel_only);
@@ -324,12 +370,11 @@ static int group_cases(const energy_opts *o, const cut_export_set *set, cut_expo
 }
 
 /* Cap by cap (one change each), every case's kernels; then all.csv per case. Returns kernels measured, or -1. */
-static int run_all(energy_ctx *x, const cut_export_set *set, cut_powercap_session *s, const cut_powercap_list *caps,
-                   int *failures, cut_err *e)
+static int run_all(energy_ctx *x, const cut_export_set *set, const cut_export_gemm_set *gset, cut_powercap_session *s,
+                   const cut_powercap_list *caps, int *failures, cut_err *e)
 {
-    cut_export_kernel *sel = NULL;
     case_run *runs = NULL;
-    int nruns = group_cases(x->o, set, &sel, &runs, e), rc = nruns < 0 ? -1 : 0, done = 0;
+    int nruns = group_cases(x->o, set, gset, &runs, e), rc = nruns < 0 ? -1 : 0, done = 0;
     for (int c = 0; rc == 0 && c < nruns; c++)
         rc = compile_case(x->o, &runs[c], e);
     for (int p = 0; rc == 0 && p < caps->n; p++) {
@@ -351,7 +396,6 @@ static int run_all(energy_ctx *x, const cut_export_set *set, cut_powercap_sessio
         case_run_free(&runs[c]);
     }
     free(runs);
-    free(sel);
     return rc == 0 ? done : -1;
 }
 
@@ -404,8 +448,17 @@ static int energy_main(energy_opts *o, cut_err *e)
                    CUT_EXIT_USAGE;
 
     cut_export_set set;
-    if (cut_export_load(o->results, &set, e) != 0) {
+    cut_export_gemm_set gset;
+    memset(&gset, 0, sizeof gset);
+    int lrc = cut_export_load_conv(o->results, 1, &set, e);
+    if (lrc == 0)
+        lrc = cut_export_gemm_load(o->results, &gset, e);
+    if (lrc == 0 && set.n == 0 && gset.n == 0)
+        lrc = cut_err_set(e, "the tuning results folder '%s' has no measured kernels (conv caseN_*.json or "
+                             "gemm_*.json); run cutune tune or cutune sample first", o->results);
+    if (lrc != 0) {
         cut_export_set_free(&set);
+        cut_export_gemm_set_free(&gset);
         return CUT_EXIT_USAGE;
     }
     energy_ctx x = {.o = o};
@@ -420,7 +473,7 @@ static int energy_main(energy_opts *o, cut_err *e)
         goto out;
     fprintf(stderr, "cutune energy: %s (%s), %d cap(s), %d lround(s) of >= %d counter steps per kernel\n", dev.name,
             o->backend, caps.n, o->plan.lrounds, o->plan.min_steps);
-    int n = run_all(&x, &set, s, &caps, &failures, e);
+    int n = run_all(&x, &set, &gset, s, &caps, &failures, e);
     cut_err end_err = {{0}};
     int restored = cut_powercap_end(s, &end_err);
     s = NULL;
@@ -441,6 +494,7 @@ out:
     }
     cut_runner_free(x.runner);
     cut_export_set_free(&set);
+    cut_export_gemm_set_free(&gset);
     return code;
 }
 

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Every phase for the GEMM op on the host emulator (issue 14): cutune tune --gemm -> export (kernels/gemm/, a
+# standalone project) -> report --gemm -> energy of the GEMM's representatives against the fake libnvidia-ml
+# ($CUTUNE_FAKE_NVML), with a conv case beside it in the same folders so that each phase takes every op it finds.
+set -euo pipefail
+BIN=$1; DIR=$2
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+[ -n "${CUTUNE_FAKE_NVML:-}" ] || { echo "SKIP: CUTUNE_FAKE_NVML is not set (run through ctest)"; exit 77; }
+
+"$BIN" tune --gemm M=64 N=48 K=40 t=12 --backend emu --quiet --outdir . > tune_gemm.out
+[ -f tuningresults/gemm_nn_fp32_M_64_N_48_K_40.json ] || fail "no GEMM results"
+ngemm=$(wc -l < tuningresults/gemm_nn_fp32_M_64_N_48_K_40.json)
+[ "$ngemm" -eq 5 ] || fail "expected the 5 best GEMM kernels in tuningresults, got $ngemm"
+
+# export with GEMMs only
+"$BIN" export --outdir . > export.out || { cat export.out; fail "export of a GEMM-only results folder"; }
+grep -q "^exported 5 GEMM kernel(s) of 1 GEMM(s) to ./kernels/gemm" export.out || { cat export.out; fail "export line"; }
+for k in 1 2 3 4 5; do
+    for ext in cu cuh; do
+        [ -f kernels/gemm/gemm_nn_fp32_M_64_N_48_K_40/kernel$k.$ext ] || fail "kernel$k.$ext missing"
+    done
+    grep -q "cut_gemm1_k$k(" kernels/gemm/gemm_nn_fp32_M_64_N_48_K_40/kernel$k.cuh || fail "entry of kernel $k not renamed"
+done
+grep -q "add_subdirectory(gemm)" kernels/CMakeLists.txt || fail "top CMakeLists does not add the GEMM project"
+[ "$(wc -l < kernels/gemm/gemm_metadata.csv)" -eq 6 ] || fail "gemm_metadata.csv rows"
+[ ! -f kernels/driver.cu ] || fail "a conv driver without conv kernels"
+
+# a conv case beside it: export takes both ops
+"$BIN" tune --backend emu --conv 1,8,8,8,4,3,3,1,1 --trials 8 --batch 8 --quiet --outdir . > tune_conv.out
+"$BIN" export --outdir . > export2.out
+grep -q "^exported .* kernel(s) of 1 case(s) to ./kernels" export2.out || { cat export2.out; fail "conv export line"; }
+grep -q "^exported 5 GEMM kernel(s)" export2.out || fail "GEMMs left out when conv results are present"
+[ -f kernels/driver.cu ] && [ -f kernels/gemm/driver.cu ] || fail "both drivers expected"
+grep -q "add_subdirectory(gemm)" kernels/CMakeLists.txt || fail "conv CMakeLists does not add the GEMM project"
+
+# report
+"$BIN" report --gemm --outdir . > report.out || fail "report --gemm"
+grep -q "64" report/gemm.md || fail "report/gemm.md lacks the GEMM"
+
+# energy of the representatives of both ops at the current cap, fake NVML
+export CUTUNE_NVML_LIB=$CUTUNE_FAKE_NVML
+export FAKE_NVML_GPUS="NVIDIA H200:600000:200000:700000"
+export FAKE_NVML_STATE=$PWD/nvml.state FAKE_NVML_LOG=$PWD/nvml.log FAKE_NVML_ENERGY=300:10
+"$BIN" energy --backend emu --test --warmup 0.02 --power-caps current > energy.out 2> energy.err || {
+    cat energy.out energy.err; fail "energy"; }
+nconv=$(wc -l < "$(ls tuningresults/case*.json)")
+grep -q "^measured $((nconv + 5)) kernel(s) at 1 cap(s)" energy.out || { cat energy.out; fail "energy summary"; }
+python3 - <<'PY' || fail "GEMM energy files"
+import csv, json
+d = "kernel_outputs/gemm_nn_fp32_M_64_N_48_K_40/"
+rows = list(csv.reader(open(d + "powercap1/results.csv")))
+assert rows[0] == ["id", "perf(GFLOP/s)", "energy(mJ)", "EDP(ms*mJ)"], rows[0]
+assert [r[0] for r in rows[1:]] == ["1", "2", "3", "4", "5"], rows
+lines = [json.loads(l) for l in open(d + "powercap1/energy.jsonl")]
+assert [l["id"] for l in lines] == [1, 2, 3, 4, 5], lines
+for r, l in zip(rows[1:], lines):
+    perf, energy, edp = map(float, r[1:])
+    assert perf > 0 and energy > 0, r
+    assert abs(l["power_w"] - 300) < 30, l  # the fake board draws 300 W
+allrows = list(csv.reader(open(d + "all.csv")))
+assert [r[0] for r in allrows[1:]] == ["1", "2", "3", "4", "5"], allrows
+PY
+[ ! -f nvml.log ] || ! grep -q set_limit nvml.log || fail "the current cap was changed"
+echo "OK"
