@@ -35,9 +35,24 @@ PY
 # resume: a finished log is skipped
 "$BIN" tune --gemm M=64 N=48 K=40 t=24 --backend emu --quiet --outdir . > resume.out
 grep -q "already finished (24 trials)" resume.out || fail "resume"
-# conv tools skip GEMM logs: sampling the records folder writes no GEMM file and does not fail
+# sampling takes every op's logs (issue 14): a GEMM log is sampled, not copied and not read as a conv log: its
+# representatives are records of that log, the fastest first, failed trials left out
 "$BIN" sample --out sampled >/dev/null 2>sample.err || { cat sample.err; fail "cutune sample beside GEMM logs"; }
-[ -z "$(ls sampled 2>/dev/null | grep gemm_)" ] || fail "cutune sample copied a GEMM log"
+for f in tuningrecords/gemm_*.json; do
+    s=sampled/$(basename "$f")
+    [ -f "$s" ] || fail "cutune sample wrote no representatives of $f"
+    python3 - "$f" "$s" <<'PY' || fail "sampled GEMM log $s"
+import json, sys
+log = [json.loads(l) for l in open(sys.argv[1])]
+got = [json.loads(l) for l in open(sys.argv[2])]
+valid = sorted((r for r in log if r["status"] == "ok"), key=lambda r: r["median_ms"])
+by_trial = {r["trial"]: r for r in log}
+assert got and all(by_trial[r["trial"]] == r for r in got), "a sampled record that is not the log's"
+assert all(r["status"] == "ok" for r in got), "a failed trial sampled"
+assert got[0]["median_ms"] == valid[0]["median_ms"], "the fastest trial is not first"
+assert len(got) == min(len(valid), 25), (len(got), len(valid))
+PY
+done
 
 # the report: vendor numbers for NN only
 cat > tuningresults/vendor_gemm_nn_fp32_M_64_N_48_K_40.json <<'J'

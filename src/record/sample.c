@@ -15,6 +15,7 @@
  * With an energy objective (--objective energy|edp) only a few trials per round have energy measured, so the
  * ranking is in two tiers: the trials with the objective measured first, by the objective (then by time, trial,
  * position), then all other successful trials by time. The groups above are taken over that one ranking. */
+#include "cutune/gemm_record.h"
 #include "cutune/record.h"
 
 #include <errno.h>
@@ -124,6 +125,36 @@ static int sample_file(const char *in_path, const char *out_path, int keep, cut_
     return rc;
 }
 
+/* The GEMM log in_path sampled like a conv log (by median time: GEMM trials carry no energy) into out_path, the
+ * chosen records in rank order, each written again as its record line. A log with unreadable lines is sampled from
+ * its readable ones. */
+static int sample_gemm_file(const char *in_path, const char *out_path, int keep, cut_err *e)
+{
+    cut_gemm_record *recs = NULL;
+    int n = 0, partial = 0, bad = 0;
+    char note[256];
+    if (cut_gemm_records_load(in_path, &recs, &n, &partial, &bad, note, sizeof note, e) != 0)
+        return -1;
+    cut_record *ranks = cut_xcalloc((size_t)(n ? n : 1), sizeof *ranks);
+    for (int i = 0; i < n; i++) {
+        ranks[i].status = recs[i].status;
+        ranks[i].median_ms = recs[i].median_ms;
+        ranks[i].trial = recs[i].trial;
+    }
+    int *idx = cut_xmalloc((size_t)keep * sizeof *idx);
+    int k = cut_sample_select(ranks, n, keep, idx);
+    cut_buf out;
+    cut_buf_init(&out);
+    for (int j = 0; j < k; j++)
+        cut_gemm_record_to_json(&recs[idx[j]], &out);
+    int rc = cut_write_file_atomic(out_path, out.data ? out.data : "", out.len, e);
+    cut_buf_free(&out);
+    free(idx);
+    free(ranks);
+    free(recs);
+    return rc;
+}
+
 int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_objective o, cut_err *e)
 {
     if (keep <= 0)
@@ -153,6 +184,24 @@ int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_object
         if (cut_path_join(in_path, sizeof in_path, in_dir, names[i], e) != 0 ||
             cut_path_join(out_path, sizeof out_path, out_dir, names[i], e) != 0 ||
             sample_file(in_path, out_path, keep, o, e) != 0) {
+            cut_records_names_free(names, n);
+            return -1;
+        }
+        written++;
+    }
+    cut_records_names_free(names, n);
+    /* Every op's logs: the GEMM logs (gemm_*.json) too. */
+    if (cut_gemm_records_dir_list(in_dir, &names, &n, e) != 0)
+        return -1;
+    if (n > 0 && cut_mkdirs(out_dir, e) != 0) {
+        cut_records_names_free(names, n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char in_path[4096], out_path[4096];
+        if (cut_path_join(in_path, sizeof in_path, in_dir, names[i], e) != 0 ||
+            cut_path_join(out_path, sizeof out_path, out_dir, names[i], e) != 0 ||
+            sample_gemm_file(in_path, out_path, keep, e) != 0) {
             cut_records_names_free(names, n);
             return -1;
         }
