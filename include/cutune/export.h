@@ -63,6 +63,9 @@ int cut_export_write(const cut_export_set *set, const char *outdir, const char *
 /* C++ text of cutune's input generator (fill_uniform(std::vector<float>&, uint64_t seed)), shared by the exported
  * drivers of every op. */
 extern const char cut_export_rng_text[];
+/* A launcher's opt-in to the kernel's dynamic shared memory above 48 KiB (nothing when it uses none); the launcher
+ * has `smem` in scope and returns an int. */
+void cut_export_smem_optin_text(cut_buf *b, const cut_kernel_src *ks);
 void cut_export_wrapper_text(cut_buf *b, const cut_export_kernel *k);
 void cut_export_driver_text(cut_buf *b, const cut_export_set *set);
 void cut_export_cmake_text(cut_buf *b, const cut_export_set *set, const char *arch);

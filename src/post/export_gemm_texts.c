@@ -59,17 +59,7 @@ void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
                                      "}\n\n",
                    k->gemm_id,
                    k->kernel_id, g[0], g[1], g[2], t[0], t[1], t[2], k->ks.smem_dynamic);
-    if (k->ks.smem_dynamic > 0)
-        cut_buf_printf(b,
-                       "    static int smem_set = 0; // dynamic shared memory above 48 KiB is opted into once\n"
-                       "    if (!smem_set) {\n"
-                       "        cudaError_t err =\n"
-                       "            cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
-                       "        if (err != cudaSuccess)\n"
-                       "            return (int)err;\n"
-                       "        smem_set = 1;\n"
-                       "    }\n",
-                       k->ks.entry);
+    cut_export_smem_optin_text(b, &k->ks);
     if (k->ks.ntma == 2) {
         cut_buf_printf(b, "    // The kernel reads A and B through TMA maps, encoded for these pointers on every call (a "
                           "few\n    // microseconds on the host): cutune's worker encodes them the same way.\n"

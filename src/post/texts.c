@@ -12,6 +12,22 @@ static void shape_str(const cut_conv *c, char *buf, size_t n)
     snprintf(buf, n, "[%d,%d,%d,%d,%d,%d,%d,%d,%d]", c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad);
 }
 
+void cut_export_smem_optin_text(cut_buf *b, const cut_kernel_src *ks)
+{
+    if (ks->smem_dynamic > 0)
+        cut_buf_printf(b,
+                       "    // Dynamic shared memory beyond the default 48 KiB must be opted into, once per kernel.\n"
+                       "    static int smem_set = 0;\n"
+                       "    if (!smem_set) {\n"
+                       "        cudaError_t err =\n"
+                       "            cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
+                       "        if (err != cudaSuccess)\n"
+                       "            return (int)err;\n"
+                       "        smem_set = 1;\n"
+                       "    }\n",
+                       ks->entry);
+}
+
 void cut_export_wrapper_text(cut_buf *b, const cut_export_kernel *k)
 {
     char shape[128], desc[512];
@@ -32,18 +48,7 @@ void cut_export_wrapper_text(cut_buf *b, const cut_export_kernel *k)
                    "    const size_t smem = %uu;\n",
                    CUTUNE_VERSION, k->kernel_id, k->case_idx, shape, k->kernel_id, desc, k->kernel_id, k->case_idx,
                    k->kernel_id, g[0], g[1], g[2], t[0], t[1], t[2], k->ks.smem_dynamic);
-    if (k->ks.smem_dynamic > 0)
-        cut_buf_printf(b,
-                       "    // Dynamic shared memory beyond the default 48 KiB must be opted into, once per kernel.\n"
-                       "    static int smem_set = 0;\n"
-                       "    if (!smem_set) {\n"
-                       "        cudaError_t err =\n"
-                       "            cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);\n"
-                       "        if (err != cudaSuccess)\n"
-                       "            return (int)err;\n"
-                       "        smem_set = 1;\n"
-                       "    }\n",
-                       k->ks.entry);
+    cut_export_smem_optin_text(b, &k->ks);
     cut_buf_printf(b,
                    "    %s<<<grid, block, smem, s>>>(in, w, out);\n"
                    "    return (int)cudaGetLastError();\n"
