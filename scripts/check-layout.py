@@ -21,7 +21,7 @@ OWNER = {
     "op.h": "ops",
     "measure.h": "measure", "emu.h": "measure",
     "energy.h": "energy", "powercap.h": "energy",
-    "search.h": "strategy", "costmodel.h": "strategy", "mcgs.h": "strategy",
+    "search.h": "strategy", "costmodel.h": "strategy", "mcgs.h": "strategy", "strategy.h": "strategy",
     "tune.h": "pipeline", "gemm_tune.h": "pipeline", "optimize.h": "pipeline",
     "record.h": "record", "gemm_record.h": "record",
     "export.h": "post", "report.h": "post",

@@ -12,8 +12,8 @@
 #define CUTUNE_COSTMODEL_H
 
 #include "cutune/common.h"
-#include "cutune/space.h"
-#include "cutune/workload.h"
+#include "cutune/codegen.h"
+#include "cutune/devlimits.h"
 
 /* Length of every feature vector, whatever the template (unused slots are 0). */
 #define CUT_FEAT_LEN 64
@@ -37,10 +37,6 @@ void cut_costmodel_add(cut_costmodel *m, const float *features, double gflops);
  * workload. With a ranking objective pairs are formed only within a group, so workloads of different speed do not
  * mix; the features carry the workload's shape, so the trees can tell them apart. */
 void cut_costmodel_add_group(cut_costmodel *m, const float *features, double gflops, int group);
-/* Convenience: features of schedule s (regs from the compiler, -1 if unknown) plus cut_costmodel_add.
- * Returns -1 with e set if the features cannot be computed (unknown template). */
-int cut_costmodel_add_sched(cut_costmodel *m, const cut_conv *c, const cut_devlimits *d, const cut_sched *s,
-                            int regs, double gflops, cut_err *e);
 /* Number of points added so far, and of those with a valid measurement. */
 int cut_costmodel_count(const cut_costmodel *m);
 int cut_costmodel_count_valid(const cut_costmodel *m);
@@ -59,12 +55,11 @@ int cut_costmodel_predict(cut_costmodel *m, const float *feats, int n, float *sc
 /* The last error of predict/rank (empty if none). Owned by the model. */
 const char *cut_costmodel_error(const cut_costmodel *m);
 
-/* Orders n candidate schedules of workload c best-first by the model: order[0..n) is a permutation of 0..n-1.
- * Registers are unknown before compiling, so the features use the estimate. Returns 0 when ranked by the model;
- * 1 when the model is untrained (order is then the identity, so the caller's own order stands); -1 on an error
- * (order is the identity too, and cut_costmodel_error says why). Ties keep the candidates' order. */
-int cut_costmodel_rank(cut_costmodel *m, const cut_conv *c, const cut_devlimits *d, const cut_sched *cands, int n,
-                       int *order);
+/* Orders n feature vectors (row-major n x CUT_FEAT_LEN) best-first by the model: order[0..n) is a permutation of
+ * 0..n-1; rows with bad[i] set (bad may be NULL) come last. Returns 0 when ranked by the model; 1 when the model is
+ * untrained (order is then the identity, so the caller's own order stands); -1 on an error (order is the identity
+ * too, and cut_costmodel_error says why). Ties keep the rows' order. */
+int cut_costmodel_rank_features(cut_costmodel *m, const float *x, const char *bad, int n, int *order);
 
 /* Spearman rank correlation of a and b (n values each, ties get their average rank). 0 when n < 2 or either
  * side is constant. */

@@ -12,6 +12,8 @@
 #include "cutune/common.h"
 #include "cutune/gemm.h"
 #include "cutune/devlimits.h"
+#include "cutune/search.h"
+#include "cutune/strategy.h"
 
 #include <stddef.h>
 
@@ -128,5 +130,27 @@ int cut_codegen_gemm(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out,
 extern const cut_gemm_template cut_gemm_tpl_simt, cut_gemm_tpl_mma, cut_gemm_tpl_wgmma;
 /* Registry indices (registry.c keeps this order). */
 enum { CUT_GEMM_TPL_SIMT = 0, CUT_GEMM_TPL_MMA = 1, CUT_GEMM_TPL_WGMMA = 2 };
+
+/* ---- cost-model features (src/ops/gemm/features.c) ---- */
+
+/* GEMM features (a separate cost model from conv's: slot meanings differ by kind, see features.c): one-hot of the
+ * GEMM template (registry index < CUT_FEAT_NTPL), log2 M/N/K, dtype, layout, and from the template's geometry:
+ * tile sizes, threads, stages, shared memory, blocks per SM, waves and tail-wave efficiency, arithmetic intensity
+ * per block, tile-padding waste, tensor cores; then the raw knobs (log2(1 + k)). regs: the compiler's count or -1
+ * (the geometry's estimate). Deterministic and finite. Returns CUT_FEAT_LEN, or -1 for a template outside the
+ * registry or past CUT_FEAT_NTPL, or a too-small cap. */
+int cut_features_gemm(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap);
+
+
+
+/* ---- the GEMM space as strategies see it (src/ops/gemm/space_op.c) ---- */
+
+/* The schedule space of GEMM g under d: every GEMM template (cutune/strategy.h). Caller frees with cut_space_free
+ * (or hands it to a strategy, which takes ownership). */
+cut_space *cut_gemm_space_new(const cut_gemm *g, const cut_devlimits *d);
+/* A search over cut_gemm_space_new(g, d): every template that applies to g (and is in o->tpl_mask, a bit per
+ * registry index, when that is not 0); the cost model learns cut_features_gemm. Replay (o->universe) works as for
+ * conv. Caller frees with cut_search_free. */
+cut_search *cut_search_new_gemm(const cut_gemm *g, const cut_devlimits *d, const cut_search_opts *o);
 
 #endif

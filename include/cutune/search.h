@@ -5,9 +5,7 @@
 #define CUTUNE_SEARCH_H
 
 #include "cutune/common.h"
-#include "cutune/gemm.h"
-#include "cutune/space.h"
-#include "cutune/workload.h"
+#include "cutune/strategy.h"
 
 typedef struct cut_search_opts {
     uint64_t seed;
@@ -26,22 +24,24 @@ void cut_search_opts_default(cut_search_opts *o);
 
 typedef struct cut_search cut_search;
 
-/* Creates a search for c under the device limits d. Caller frees with cut_search_free. */
-cut_search *cut_search_new(const cut_conv *c, const cut_devlimits *d, const cut_search_opts *o);
-/* Creates a search over the GEMM template registry (cutune/gemm_space.h) for g under d: every template that
- * applies to g (and is in o->tpl_mask, a bit per registry index, when that is not 0); the cost model learns
- * cut_features_gemm. Replay (o->universe) works as for conv. Caller frees with cut_search_free. */
-cut_search *cut_search_new_gemm(const cut_gemm *g, const cut_devlimits *d, const cut_search_opts *o);
+/* Creates a search over the schedule space sp (cutune/strategy.h), taking ownership of it: every template of sp
+ * that applies (and is in o->tpl_mask, a bit per template index, when that is not 0); the cost model learns sp's
+ * features (none when sp has no features). o NULL: the defaults. Caller frees with cut_search_free. The ops' own
+ * constructors: cut_search_new (conv, cutune/space.h), cut_search_new_gemm (cutune/gemm_space.h). */
+cut_search *cut_search_new_space(cut_space *sp, const cut_search_opts *o);
+/* The space the search searches (owned by the search). */
+const cut_space *cut_search_space(const cut_search *s);
 /* Templates the search draws from (0: none applies, nothing can be proposed). */
 int cut_search_templates(const cut_search *s);
 void cut_search_free(cut_search *s);
 /* Reports a measured schedule: time_ms > 0 for a valid measurement, <= 0 for a failed one; regs from the
  * compiler or -1. Also marks it seen and feeds the cost model. */
 void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int regs);
-/* Conv searches only (a GEMM search returns -1). Gives the cost model a measured trial of another workload c (a prior, e.g. the other cases of a list): group
- * (!= 0) names that workload. It is not marked seen and does not enter the population. Returns -1 (and ignores it)
- * without a model, for group 0 or a schedule without features. With a prior the model guides the first round. */
-int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, double time_ms, int regs, int group);
+/* Gives the cost model a measured trial of another workload (a prior, e.g. the other cases of a list): its
+ * features f (CUT_FEAT_LEN floats, computed by the same op for that workload) and score (sp->score of its time, 0
+ * for a failed trial); group (!= 0) names that workload. It is not marked seen and does not enter the population.
+ * Returns -1 (and ignores it) without a model or for group 0. With a prior the model guides the first round. */
+int cut_search_add_prior_features(cut_search *s, const float *f, double score, int group);
 /* Fills up to n new valid schedules never seen or proposed before. Returns how many (0 when the space seems
  * exhausted). Once the model has data: a share epsilon (cut_search_epsilon) of fresh random schedules, and the
  * best-scored unseen schedules of a few generations of evolution whose fitness is the model's score, started from
@@ -53,5 +53,11 @@ int cut_search_seen(const cut_search *s);
 double cut_search_epsilon(const cut_search *s);
 /* 1 while the cost model is in use (it is dropped, with one message on stderr, if XGBoost fails). */
 int cut_search_model_active(const cut_search *s);
+
+/* The evolutionary strategy (cutune/strategy.h) over sp, taking ownership of it: cut_search behind propose/observe.
+ * Caller frees with cut_strategy_free. */
+cut_strategy *cut_strategy_evolve_new(cut_space *sp, const cut_search_opts *o);
+/* The search behind an evolve strategy (NULL for another strategy): for callers that feed it priors. */
+cut_search *cut_strategy_search(cut_strategy *s);
 
 #endif

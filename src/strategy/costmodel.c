@@ -11,7 +11,6 @@
  *   - 100 rounds, depth 6, eta 0.3, hist trees (Ansor's settings are similar). */
 #include "cutune/costmodel.h"
 #include "cutune/util.h"
-#include "strategy/features.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -134,16 +133,6 @@ void cut_costmodel_add_group(cut_costmodel *m, const float *features, double gfl
 void cut_costmodel_add(cut_costmodel *m, const float *features, double gflops)
 {
     cut_costmodel_add_group(m, features, gflops, 0);
-}
-
-int cut_costmodel_add_sched(cut_costmodel *m, const cut_conv *c, const cut_devlimits *d, const cut_sched *s,
-                            int regs, double gflops, cut_err *e)
-{
-    float f[CUT_FEAT_LEN];
-    if (cut_features_conv(c, s, d, regs, f, CUT_FEAT_LEN) < 0)
-        return cut_err_set(e, "cost model: no features for a schedule of template %d", s->tpl);
-    cut_costmodel_add(m, f, gflops);
-    return 0;
 }
 
 int cut_costmodel_count(const cut_costmodel *m) { return m->n; }
@@ -331,8 +320,7 @@ static int by_score_desc(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-int cut_costmodel_rank(cut_costmodel *m, const cut_conv *c, const cut_devlimits *d, const cut_sched *cands, int n,
-                       int *order)
+int cut_costmodel_rank_features(cut_costmodel *m, const float *x, const char *bad, int n, int *order)
 {
     for (int i = 0; i < n; i++)
         order[i] = i;
@@ -340,19 +328,12 @@ int cut_costmodel_rank(cut_costmodel *m, const cut_conv *c, const cut_devlimits 
         return 1;
     if (n <= 0)
         return 0;
-    float *x = cut_xmalloc(sizeof(float) * CUT_FEAT_LEN * (size_t)n);
     float *s = cut_xmalloc(sizeof(float) * (size_t)n);
-    char *bad = cut_xcalloc((size_t)n, 1);
-    for (int i = 0; i < n; i++)
-        if (cut_features_conv(c, &cands[i], d, -1, x + (size_t)i * CUT_FEAT_LEN, CUT_FEAT_LEN) < 0) {
-            memset(x + (size_t)i * CUT_FEAT_LEN, 0, sizeof(float) * CUT_FEAT_LEN);
-            bad[i] = 1; /* unknown template: ranked last */
-        }
     int rc = cut_costmodel_predict(m, x, n, s);
     if (rc == 0) {
         scored *t = cut_xmalloc(sizeof(scored) * (size_t)n);
         for (int i = 0; i < n; i++) {
-            t[i].s = bad[i] ? -INFINITY : s[i];
+            t[i].s = bad && bad[i] ? -INFINITY : s[i];
             t[i].i = i;
         }
         qsort(t, (size_t)n, sizeof *t, by_score_desc);
@@ -360,9 +341,7 @@ int cut_costmodel_rank(cut_costmodel *m, const cut_conv *c, const cut_devlimits 
             order[i] = t[i].i;
         free(t);
     }
-    free(bad);
     free(s);
-    free(x);
     return rc;
 }
 

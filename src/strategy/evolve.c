@@ -5,13 +5,12 @@
  * the best measured schedules plus fresh random ones evolves for a few generations with the model's score as the
  * fitness, and the best-scored schedules never measured become the proposals. A share epsilon of every round stays
  * random (it starts at random_share and decays to random_share_final), so the model keeps seeing the whole space.
- * Conv and GEMM searches are the same code: a small table of space operations (space_ops) hides which template
- * registry, validity check and cost-model features a workload kind uses. */
+ * The search never knows which op it searches: the op's cut_space (cutune/strategy.h) gives the templates, the
+ * sampler, mutation, validity check and cost-model features. */
 #include "cutune/search.h"
 #include "cutune/costmodel.h"
-#include "cutune/gemm_space.h"
 #include "cutune/util.h"
-#include "strategy/features.h"
+#include "strategy/hset.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,101 +30,12 @@ typedef struct member {
     double ms;
 } member;
 
-/* Open-addressing set of schedule hashes (0 = empty slot). */
-typedef struct hset {
-    uint64_t *slot;
-    size_t cap, len;
-} hset;
-
-/* The schedule space of one workload kind as the search sees it (conv: the cut_template registry; GEMM: the
- * cut_gemm_template registry). wl points at the search's own copy of the workload. */
-typedef struct space_ops {
-    int (*ntpl)(void);
-    int (*nknobs)(int tpl); /* 0 for an unknown template */
-    int (*applies)(const void *wl, const cut_devlimits *d, int tpl);
-    int (*sample_valid)(const void *wl, const cut_devlimits *d, int tpl, cut_rng *r, cut_sched *out, int tries);
-    void (*mutate)(const void *wl, const cut_devlimits *d, cut_rng *r, cut_sched *s);
-    int (*check)(const void *wl, const cut_sched *s, const cut_devlimits *d);
-    int (*features)(const void *wl, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap);
-    double (*gflops)(const void *wl, double ms);
-} space_ops;
-
-/* ---- conv ---- */
-static int conv_nknobs(int tpl)
-{
-    const cut_template *t = cut_template_get(tpl);
-    return t ? t->nknobs : 0;
-}
-static int conv_applies(const void *wl, const cut_devlimits *d, int tpl)
-{
-    (void)d;
-    return cut_template_get(tpl)->applies(wl);
-}
-static int conv_sample_valid(const void *wl, const cut_devlimits *d, int tpl, cut_rng *r, cut_sched *out, int tries)
-{
-    return cut_sched_sample_valid(wl, d, tpl, r, out, tries);
-}
-static void conv_mutate(const void *wl, const cut_devlimits *d, cut_rng *r, cut_sched *s)
-{
-    cut_template_get(s->tpl)->mutate(wl, d, r, s);
-}
-static int conv_check(const void *wl, const cut_sched *s, const cut_devlimits *d)
-{
-    return cut_sched_check(wl, s, d, NULL);
-}
-static int conv_features(const void *wl, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap)
-{
-    return cut_features_conv(wl, s, d, regs, out, cap);
-}
-static double conv_gflops(const void *wl, double ms) { return cut_conv_gflops(wl, ms); }
-
-static const space_ops conv_ops = {cut_template_count, conv_nknobs,  conv_applies,  conv_sample_valid,
-                                   conv_mutate,        conv_check,   conv_features, conv_gflops};
-
-/* ---- GEMM ---- */
-static int gemm_nknobs(int tpl)
-{
-    const cut_gemm_template *t = cut_gemm_template_get(tpl);
-    return t ? t->nknobs : 0;
-}
-static int gemm_applies(const void *wl, const cut_devlimits *d, int tpl)
-{
-    return cut_gemm_template_get(tpl)->applies(wl, d, NULL);
-}
-static int gemm_sample_valid(const void *wl, const cut_devlimits *d, int tpl, cut_rng *r, cut_sched *out, int tries)
-{
-    return cut_gemm_sched_sample_valid(wl, d, tpl, r, out, tries, NULL);
-}
-static void gemm_mutate(const void *wl, const cut_devlimits *d, cut_rng *r, cut_sched *s)
-{
-    const cut_gemm_template *t = cut_gemm_template_get(s->tpl);
-    if (t)
-        t->mutate(wl, d, r, s);
-}
-static int gemm_check(const void *wl, const cut_sched *s, const cut_devlimits *d)
-{
-    return cut_gemm_sched_check(wl, s, d, NULL);
-}
-static int gemm_features(const void *wl, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap)
-{
-    return cut_features_gemm(wl, s, d, regs, out, cap);
-}
-static double gemm_gflops(const void *wl, double ms) { return cut_gemm_gflops(wl, ms); }
-
-static const space_ops gemm_ops = {cut_gemm_template_count, gemm_nknobs,  gemm_applies,  gemm_sample_valid,
-                                   gemm_mutate,             gemm_check,   gemm_features, gemm_gflops};
-
 struct cut_search {
-    const space_ops *ops;
-    union {
-        cut_conv conv;
-        cut_gemm gemm;
-    } wl;
-    cut_devlimits dev;
+    cut_space *sp; /* owned */
     cut_search_opts o;
     cut_rng rng;
-    hset seen;   /* observed or proposed */
-    hset in_uni; /* members of o.universe */
+    cut_hset seen;   /* observed or proposed */
+    cut_hset in_uni; /* members of o.universe */
     member *pop; /* sorted ascending by ms, at most o.population */
     int npop;
     int ntpl;
@@ -150,108 +60,44 @@ void cut_search_opts_default(cut_search_opts *o)
     o->nuniverse = 0;
 }
 
-static uint64_t key_of(const cut_sched *sc)
+static uint64_t key_of(const cut_search *s, const cut_sched *sc)
 {
-    uint64_t h = cut_sched_hash(sc);
+    uint64_t h = cut_space_hash(s->sp, sc);
     return h ? h : 1;
 }
 
-static int hset_has(const hset *s, uint64_t h)
+cut_search *cut_search_new_space(cut_space *sp, const cut_search_opts *o)
 {
-    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-        if (s->slot[i] == 0)
-            return 0;
-        if (s->slot[i] == h)
-            return 1;
-    }
-}
-
-static void hset_add(hset *s, uint64_t h);
-
-static void hset_grow(hset *s)
-{
-    uint64_t *old = s->slot;
-    size_t oldcap = s->cap;
-    s->cap = oldcap ? oldcap * 2 : 1024;
-    s->slot = cut_xcalloc(s->cap, sizeof *s->slot);
-    s->len = 0;
-    for (size_t i = 0; i < oldcap; i++)
-        if (old[i])
-            hset_add(s, old[i]);
-    free(old);
-}
-
-/* Adds h; returns 1 if it was new. */
-static int hset_put(hset *s, uint64_t h)
-{
-    if (!s->slot || (s->len + 1) * 2 > s->cap)
-        hset_grow(s);
-    size_t i = h & (s->cap - 1);
-    while (s->slot[i] != 0) {
-        if (s->slot[i] == h)
-            return 0;
-        i = (i + 1) & (s->cap - 1);
-    }
-    s->slot[i] = h;
-    s->len++;
-    return 1;
-}
-
-static void hset_add(hset *s, uint64_t h) { (void)hset_put(s, h); }
-
-static void hset_free(hset *s)
-{
-    free(s->slot);
-    memset(s, 0, sizeof *s);
-}
-
-/* The parts of cut_search_new shared by both kinds: ops and s->wl are set by the caller. */
-static void search_init(cut_search *s, const cut_devlimits *d, const cut_search_opts *o)
-{
-    s->dev = *d;
+    cut_search *s = cut_xcalloc(1, sizeof *s);
+    s->sp = sp;
     if (o)
         s->o = *o;
     else
         cut_search_opts_default(&s->o);
     if (s->o.population < 2)
         s->o.population = 2;
-    if (s->o.use_model) {
+    if (s->o.use_model && sp->features) {
         cut_err e;
         s->model = cut_costmodel_new(&e);
         if (!s->model)
             fprintf(stderr, "cutune: cost model unavailable, searching without it: %s\n", e.msg);
     }
     cut_rng_seed(&s->rng, s->o.seed);
-    hset_grow(&s->seen);
-    hset_grow(&s->in_uni);
+    cut_hset_grow(&s->seen);
+    cut_hset_grow(&s->in_uni);
     for (int i = 0; i < s->o.nuniverse; i++)
-        hset_add(&s->in_uni, key_of(&s->o.universe[i]));
+        cut_hset_add(&s->in_uni, key_of(s, &s->o.universe[i]));
     s->pop = cut_xcalloc((size_t)s->o.population, sizeof *s->pop);
-    for (int t = 0; t < s->ops->ntpl() && s->ntpl < 32; t++) {
+    for (int t = 0; t < sp->ntpl && s->ntpl < 32; t++) {
         if (s->o.tpl_mask && !(s->o.tpl_mask & (1 << t)))
             continue;
-        if (s->ops->applies(&s->wl, &s->dev, t))
+        if (sp->applies(sp, t))
             s->tpls[s->ntpl++] = t;
     }
-}
-
-cut_search *cut_search_new(const cut_conv *c, const cut_devlimits *d, const cut_search_opts *o)
-{
-    cut_search *s = cut_xcalloc(1, sizeof *s);
-    s->ops = &conv_ops;
-    s->wl.conv = *c;
-    search_init(s, d, o);
     return s;
 }
 
-cut_search *cut_search_new_gemm(const cut_gemm *g, const cut_devlimits *d, const cut_search_opts *o)
-{
-    cut_search *s = cut_xcalloc(1, sizeof *s);
-    s->ops = &gemm_ops;
-    s->wl.gemm = *g;
-    search_init(s, d, o);
-    return s;
-}
+const cut_space *cut_search_space(const cut_search *s) { return s->sp; }
 
 int cut_search_templates(const cut_search *s) { return s->ntpl; }
 
@@ -260,8 +106,9 @@ void cut_search_free(cut_search *s)
     if (!s)
         return;
     cut_costmodel_free(s->model);
-    hset_free(&s->seen);
-    hset_free(&s->in_uni);
+    cut_space_free(s->sp);
+    cut_hset_free(&s->seen);
+    cut_hset_free(&s->in_uni);
     free(s->pop);
     free(s);
 }
@@ -281,11 +128,11 @@ double cut_search_epsilon(const cut_search *s)
 
 void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int regs)
 {
-    hset_add(&s->seen, key_of(sc));
+    cut_hset_add(&s->seen, key_of(s, sc));
     s->nobs++;
     float f[CUT_FEAT_LEN];
-    if (s->model && s->ops->features(&s->wl, sc, &s->dev, regs, f, CUT_FEAT_LEN) >= 0) {
-        cut_costmodel_add(s->model, f, time_ms > 0 ? s->ops->gflops(&s->wl, time_ms) : 0.0);
+    if (s->model && s->sp->features(s->sp, sc, regs, f, CUT_FEAT_LEN) >= 0) {
+        cut_costmodel_add(s->model, f, time_ms > 0 ? s->sp->score(s->sp, time_ms) : 0.0);
         s->new_obs++;
     }
     if (!(time_ms > 0))
@@ -302,12 +149,11 @@ void cut_search_observe(cut_search *s, const cut_sched *sc, double time_ms, int 
     s->pop[at].ms = time_ms;
 }
 
-int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, double time_ms, int regs, int group)
+int cut_search_add_prior_features(cut_search *s, const float *f, double score, int group)
 {
-    float f[CUT_FEAT_LEN];
-    if (!s->model || s->ops != &conv_ops || group == 0 || cut_features_conv(c, sc, &s->dev, regs, f, CUT_FEAT_LEN) < 0)
+    if (!s->model || group == 0)
         return -1;
-    cut_costmodel_add_group(s->model, f, time_ms > 0 ? cut_conv_gflops(c, time_ms) : 0.0, group);
+    cut_costmodel_add_group(s->model, f, score, group);
     s->nprior++;
     s->new_obs++;
     return 0;
@@ -316,10 +162,10 @@ int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, 
 /* ---- the space as the search sees it: the template spaces, or a recorded universe (replay) ---- */
 
 /* Distance between two schedules of one template: sum over knobs of |log2(1+a) - log2(1+b)|. */
-static double knob_distance(const space_ops *ops, const cut_sched *a, const cut_sched *b)
+static double knob_distance(const cut_space *sp, const cut_sched *a, const cut_sched *b)
 {
     double d = 0;
-    for (int i = 0; i < ops->nknobs(a->tpl) && i < CUT_MAX_KNOBS; i++)
+    for (int i = 0; i < sp->nknobs(sp, a->tpl) && i < CUT_MAX_KNOBS; i++)
         d += fabs(log2(1.0 + CUT_MAX(a->k[i], 0)) - log2(1.0 + CUT_MAX(b->k[i], 0)));
     return d;
 }
@@ -328,14 +174,14 @@ static double knob_distance(const space_ops *ops, const cut_sched *a, const cut_
  * first); members are returned as they are. Returns -1 if the universe has no member of that template. */
 static int snap(const cut_search *s, cut_sched *c)
 {
-    if (!s->o.universe || hset_has(&s->in_uni, key_of(c)))
+    if (!s->o.universe || cut_hset_has(&s->in_uni, key_of(s, c)))
         return 0;
     int best = -1;
     double bd = INFINITY;
     for (int i = 0; i < s->o.nuniverse; i++) {
         if (s->o.universe[i].tpl != c->tpl)
             continue;
-        double d = knob_distance(s->ops, c, &s->o.universe[i]);
+        double d = knob_distance(s->sp, c, &s->o.universe[i]);
         if (d < bd)
             bd = d, best = i;
     }
@@ -356,7 +202,7 @@ static int random_valid(cut_search *s, cut_sched *out)
     if (s->ntpl == 0)
         return -1;
     int tpl = s->tpls[cut_rng_below(&s->rng, (uint32_t)s->ntpl)];
-    return s->ops->sample_valid(&s->wl, &s->dev, tpl, &s->rng, out, 256);
+    return s->sp->sample_valid(s->sp, tpl, &s->rng, out, 256);
 }
 
 /* A child of p (and q, if given and of the same template): crossover, then one or two mutations. 0 if valid. */
@@ -364,11 +210,11 @@ static int make_child(cut_search *s, const cut_sched *p, const cut_sched *q, cut
 {
     *out = *p;
     if (q && q->tpl == p->tpl)
-        cut_sched_crossover(p, q, &s->rng, out);
+        cut_space_crossover(s->sp, p, q, &s->rng, out);
     int steps = 1 + (int)cut_rng_below(&s->rng, 2);
     for (int i = 0; i < steps; i++)
-        s->ops->mutate(&s->wl, &s->dev, &s->rng, out);
-    if (s->ops->check(&s->wl, out, &s->dev) != 0)
+        s->sp->mutate(s->sp, &s->rng, out);
+    if (s->sp->check(s->sp, out, NULL) != 0)
         return -1;
     return snap(s, out);
 }
@@ -393,7 +239,7 @@ static int propose_plain(cut_search *s, int n, cut_sched *out, int random_only)
             ok = random_valid(s, c);
         else
             ok = make_child(s, pick_parent(s), cut_rng_double(&s->rng) < EVO_CROSSOVER ? pick_parent(s) : NULL, c);
-        if (ok != 0 || !hset_put(&s->seen, key_of(c))) {
+        if (ok != 0 || !cut_hset_put(&s->seen, key_of(s, c))) {
             misses++;
             continue;
         }
@@ -424,7 +270,7 @@ static int score_all(cut_search *s, scored *v, int n)
     float *y = cut_xmalloc(sizeof(float) * (size_t)n);
     char *bad = cut_xcalloc((size_t)n, 1);
     for (int i = 0; i < n; i++)
-        if (s->ops->features(&s->wl, &v[i].sc, &s->dev, -1, x + (size_t)i * CUT_FEAT_LEN, CUT_FEAT_LEN) < 0) {
+        if (s->sp->features(s->sp, &v[i].sc, -1, x + (size_t)i * CUT_FEAT_LEN, CUT_FEAT_LEN) < 0) {
             memset(x + (size_t)i * CUT_FEAT_LEN, 0, sizeof(float) * CUT_FEAT_LEN);
             bad[i] = 1;
         }
@@ -450,14 +296,14 @@ static int propose_model(cut_search *s, int n, cut_sched *out)
 {
     const int cap = EVO_POPULATION + EVO_RANDOM + EVO_CHILDREN;
     scored *pop = cut_xcalloc((size_t)cap, sizeof *pop);
-    hset local = {0}; /* everything that has been in a population this round */
-    hset_grow(&local);
+    cut_hset local = {0}; /* everything that has been in a population this round */
+    cut_hset_grow(&local);
     int np = 0, rc = 0;
     for (int i = 0; i < s->npop; i++) /* measured elites seed the population */
-        if (hset_put(&local, key_of(&s->pop[i].sc)))
+        if (cut_hset_put(&local, key_of(s, &s->pop[i].sc)))
             pop[np++].sc = s->pop[i].sc;
     for (int i = 0, misses = 0; i < EVO_RANDOM && misses < 1000;) {
-        if (random_valid(s, &pop[np].sc) != 0 || !hset_put(&local, key_of(&pop[np].sc))) {
+        if (random_valid(s, &pop[np].sc) != 0 || !cut_hset_put(&local, key_of(s, &pop[np].sc))) {
             misses++;
             continue;
         }
@@ -473,11 +319,11 @@ static int propose_model(cut_search *s, int n, cut_sched *out)
         }
         qsort(pop, (size_t)np, sizeof *pop, by_score_desc);
         for (int i = 0; i < np; i++) {
-            if (hset_has(&s->seen, key_of(&pop[i].sc)) || !isfinite(pop[i].score))
+            if (cut_hset_has(&s->seen, key_of(s, &pop[i].sc)) || !isfinite(pop[i].score))
                 continue;
             int dup = 0;
             for (int j = 0; j < nbest && !dup; j++)
-                dup = cut_sched_equal(&best[j].sc, &pop[i].sc);
+                dup = cut_space_equal(s->sp, &best[j].sc, &pop[i].sc);
             if (dup || (nbest == n && pop[i].score <= best[n - 1].score))
                 continue;
             int at = nbest < n ? nbest++ : n - 1;
@@ -495,7 +341,7 @@ static int propose_model(cut_search *s, int n, cut_sched *out)
         for (int i = 0, misses = 0; i < EVO_CHILDREN && misses < 2000;) {
             const cut_sched *p = pick_scored(s, pop, parents);
             const cut_sched *q = cut_rng_double(&s->rng) < EVO_CROSSOVER ? pick_scored(s, pop, parents) : NULL;
-            if (make_child(s, p, q, &pop[np].sc) != 0 || !hset_put(&local, key_of(&pop[np].sc))) {
+            if (make_child(s, p, q, &pop[np].sc) != 0 || !cut_hset_put(&local, key_of(s, &pop[np].sc))) {
                 misses++;
                 continue;
             }
@@ -504,10 +350,10 @@ static int propose_model(cut_search *s, int n, cut_sched *out)
     }
     int got = 0;
     for (int i = 0; rc == 0 && i < nbest; i++)
-        if (hset_put(&s->seen, key_of(&best[i].sc)))
+        if (cut_hset_put(&s->seen, key_of(s, &best[i].sc)))
             out[got++] = best[i].sc;
     free(best);
-    hset_free(&local);
+    cut_hset_free(&local);
     free(pop);
     return rc == 0 ? got : -1;
 }
