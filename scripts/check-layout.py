@@ -22,7 +22,7 @@ OWNER = {
     "measure.h": "measure", "emu.h": "measure",
     "energy.h": "energy", "powercap.h": "energy",
     "search.h": "strategy", "costmodel.h": "strategy", "mcgs.h": "strategy", "strategy.h": "strategy",
-    "tune.h": "pipeline", "gemm_tune.h": "pipeline", "optimize.h": "pipeline",
+    "tune.h": "pipeline", "gemm_tune.h": "pipeline", "optimize.h": "pipeline", "task.h": "pipeline",
     "record.h": "record", "gemm_record.h": "record",
     "export.h": "post", "report.h": "post",
     "cutune.h": None,  # the umbrella header: includes everything, owned by no folder

@@ -25,6 +25,7 @@ typedef struct cut_tune_cfg {
     cut_compile_opts copts;
     cut_devlimits limits;
     int progress;            /* 1: print the progress line on stderr */
+    cut_strategy_kind strategy; /* --strategy: evolve (0, the default), random or exhaustive (cutune/strategy.h) */
     int case_pos, case_total;/* for the progress line: "case i/n" */
     const char *kernel_dump_dir; /* NULL: none; else failed candidates' source + log are written here */
     double max_seconds;      /* > 0: stop proposing new batches after this long (the log says how many ran) */

@@ -38,13 +38,17 @@ void cut_cstream_free(cut_cstream *s);
 /* Frees a job and what it owns. */
 void cut_job_free(cut_job *j);
 
-/* ---- pieces of the tuning loop shared by the conv (tune.c) and GEMM (tune_gemm.c) loops; in tune.c ---- */
+/* ---- pieces of the tuning loop (src/pipeline/loop.c) ---- */
 
 struct cut_tune_cfg;
 
 /* Measures the jobs whose code was generated (res.status OK) in one r->measure call (cubins when use_nvrtc) and
  * stores each result in its job. -1 only for setup errors. */
 int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e);
+/* The same through task t's own measure when it has one (t NULL or without one: r->measure). */
+struct cut_task;
+int cut_tune_measure_jobs_with(const struct cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner *r,
+                               cut_err *e);
 /* The progress line on stderr ("<label> | trials 10/100 | failed 1 | best ... GFLOP/s | ..."): on a terminal
  * rewritten in place, else at most every 10 s and at the end (final). */
 void cut_tune_progress(const struct cut_tune_cfg *cfg, const char *label, int done, int total, int failed,

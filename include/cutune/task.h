@@ -1,0 +1,98 @@
+/* cutune — the one tuning loop: tune(op, strategy, runner, journal) for every kind of work.
+ *
+ * A task is an op bound to one workload: a Conv2D case (cut_task_conv_new), a GEMM (cut_task_gemm_new) or a user
+ * kernel spec's tunables (cut_task_kernel_new). It names the workload (its log's file name follows the seeds),
+ * counts FLOPs, builds its schedule space, generates code, prepares the runner, measures and writes and reads its
+ * record lines. cut_tune_task runs the loop any task rides on: the strategy proposes, code is generated and compiled
+ * on all cores while the runner measures what has finished compiling, every trial is appended to the log (one
+ * write, fsync'd per batch) and observed by the strategy, under a trial and time budget, resumed from the log. */
+#ifndef CUTUNE_TASK_H
+#define CUTUNE_TASK_H
+
+#include "cutune/codegen.h"
+#include "cutune/common.h"
+#include "cutune/measure.h"
+#include "cutune/strategy.h"
+#include "cutune/tune.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One trial as the loop knows it, whatever the op (each op writes it as its record line). */
+typedef struct cut_trial {
+    int trial;                        /* 0-based within the log */
+    cut_sched sched;
+    cut_status status;
+    char error[256];
+    double median_ms, min_ms, max_ms; /* -1 when not measured */
+    int repeats;
+    double err;                       /* the check's error (max abs, or relative Frobenius); -1 not checked */
+    double compile_ms;
+    int regs, spills;                 /* -1 unknown */
+    cut_measure_env env;
+    char ts[32];
+    double energy_mj, edp, power_w;   /* 0: not measured (--objective energy|edp only) */
+} cut_trial;
+
+typedef struct cut_task cut_task;
+struct cut_task {
+    const char *op;        /* "conv2d", "gemm", "kernel" */
+    char name[256];        /* the workload's name: its log is <records_dir>/<name>.json */
+    char label[64];        /* the progress line's label ("case 3/7", the GEMM's name) */
+    char what[64];         /* the workload in messages ("case 3", the GEMM's name) */
+    char stem[64];         /* failed candidates' dumps: <kernel_dump_dir>/<stem>_trial<N>.cu ("case3", the name) */
+    void *wl;              /* the op's workload, owned */
+    double flops;          /* per launch; 0 when unknown (GFLOP/s are then not reported) */
+    int batch;             /* candidates per round when the configuration does not say (conv 16, GEMM 32) */
+    int has_energy;        /* 1: its records carry energy, so --objective energy|edp is possible */
+    /* The strategy of this task under cfg (cfg->strategy; seeds derived from cfg->seed and nold, the trials already in
+     * the log). NULL with e when none can search it (no template applies, a space too large to enumerate). */
+    cut_strategy *(*strategy)(const cut_task *t, const cut_tune_cfg *cfg, int nold, cut_err *e);
+    /* Optional: gives the strategy what it may learn from before the first trial (conv: other workloads' logs). Returns
+     * the prior trials given. */
+    int (*priors)(const cut_task *t, cut_strategy *s, const cut_tune_cfg *cfg, const char *gpu, int nold);
+    /* The kernel of a valid schedule (caller frees out with cut_kernel_src_free, also after an error). */
+    int (*codegen)(const cut_task *t, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+    /* Optional: 0 if runner r can measure this kind of work, else -1 with a sentence (checked before the log opens). */
+    int (*check_runner)(const cut_task *t, const cut_runner *r, cut_err *e);
+    /* Prepares the runner for the workload (inputs from seed, references). -1 with e for setup errors. */
+    int (*prepare)(const cut_task *t, cut_runner *r, uint64_t seed, cut_err *e);
+    /* Optional (NULL: r->measure): checks and times n candidates on the prepared runner; res[i] for c[i]. */
+    int (*measure)(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res, cut_err *e);
+    /* Appends the record line of tr (with '\n') to b. */
+    void (*record)(const cut_task *t, const cut_trial *tr, cut_buf *b);
+    /* Loads the log at path (a missing file: none): its trials into *out (caller frees), their count in *n, and in
+     * *extra the lines that could not be read but still count as trials run. -1 with e when the log cannot be used. */
+    int (*load)(const cut_task *t, const char *path, cut_trial **out, int *n, int *extra, cut_err *e);
+    /* Optional: writes what goes beside the log before the first new trial (conv: seed 001's <name>.csv). */
+    int (*start)(const cut_task *t, const cut_tune_cfg *cfg, const cut_runner *r, cut_err *e);
+    void (*destroy)(cut_task *t);
+};
+
+/* Frees the task (NULL is a no-op). */
+void cut_task_free(cut_task *t);
+
+/* The conv case case_idx (1-based) of c; label "case pos/total" from cfg. Caller frees with cut_task_free. */
+cut_task *cut_task_conv_new(const cut_conv *c, int case_idx, const cut_tune_cfg *cfg);
+/* The GEMM g over the templates of tpl_mask (bit i: registry index i; 0: every template that applies). */
+cut_task *cut_task_gemm_new(const cut_gemm *g, int tpl_mask);
+
+/* The strategy cfg->strategy over sp (taking ownership of sp), seeded with seed: evolve with the cost model (o:
+ * its options, NULL the defaults; o->seed is replaced by seed), random, or exhaustive (at most
+ * CUT_EXHAUSTIVE_MAX combinations). NULL with e when it cannot be made. */
+#define CUT_EXHAUSTIVE_MAX 1000000LL
+cut_strategy *cut_task_strategy(cut_space *sp, const cut_tune_cfg *cfg, const cut_search_opts *o, uint64_t seed,
+                                cut_err *e);
+
+/* Tunes task t with runner r under cfg (records_dir, trials, batch, seed, use_nvrtc + copts, limits, progress,
+ * kernel_dump_dir, max_seconds, objective, use_prior). Resumes from an existing log (a log with >= cfg->trials
+ * trials is finished: st->skipped). Returns -1 only for setup errors (no strategy, unwritable log, runner failure,
+ * and with an energy objective a runner without an energy method or a failing meter). */
+int cut_tune_task(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, cut_tune_stats *st, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,374 @@
+/* cutune — the one tuning loop (cutune/task.h): strategy -> codegen -> compile (overlapped) -> measure -> record ->
+ * observe, resumable, for every op. */
+#include "cutune/search.h"
+#include "cutune/task.h"
+#include "cutune/util.h"
+#include "pipeline/cstream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WARMUP_TRIALS 256
+
+void cut_task_free(cut_task *t)
+{
+    if (!t)
+        return;
+    if (t->destroy)
+        t->destroy(t);
+    free(t->wl);
+    free(t);
+}
+
+cut_strategy *cut_task_strategy(cut_space *sp, const cut_tune_cfg *cfg, const cut_search_opts *o, uint64_t seed,
+                                cut_err *e)
+{
+    switch (cfg->strategy) {
+    case CUT_STRAT_RANDOM:
+        return cut_strategy_random_new(sp, seed);
+    case CUT_STRAT_EXHAUSTIVE:
+        return cut_strategy_exhaustive_new(sp, CUT_EXHAUSTIVE_MAX, e);
+    case CUT_STRAT_EVOLVE:
+    default: {
+        cut_search_opts so;
+        if (o)
+            so = *o;
+        else
+            cut_search_opts_default(&so);
+        so.seed = seed;
+        return cut_strategy_evolve_new(sp, &so);
+    }
+    }
+}
+
+void cut_tune_progress(const cut_tune_cfg *cfg, const char *label, int done, int total, int failed,
+                       double best_gflops, double rate, int final)
+{
+    if (!cfg->progress)
+        return;
+    static double last;
+    double now = cut_now_s();
+    int tty = isatty(2);
+    if (!final && !tty && now - last < 10.0)
+        return;
+    last = now;
+    double eta = rate > 0 ? (total - done) / rate : 0;
+    fprintf(stderr, "%s%s | trials %d/%d | failed %d | best %.1f GFLOP/s | %.2f trials/s | ETA %.0f s%s",
+            tty ? "\r\033[K" : "", label, done, total, failed, best_gflops, rate, eta, (final || !tty) ? "\n" : "");
+    fflush(stderr);
+}
+
+void cut_tune_dump_failure(const char *dir, const char *stem, int trial, const cut_kernel_src *ks,
+                           const cut_compiled *bin, const cut_result *res)
+{
+    if (!dir || !ks->src)
+        return;
+    char path[1024];
+    cut_err e;
+    if (cut_mkdirs(dir, &e) != 0)
+        return;
+    snprintf(path, sizeof path, "%s/%s_trial%d.cu", dir, stem, trial);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_buf_printf(&b, "%s\n/* status: %s\n%s\n", ks->src, cut_status_name(res->status), res->error);
+    if (bin && bin->log)
+        cut_buf_printf(&b, "NVRTC log:\n%s\n", bin->log);
+    cut_buf_printf(&b, "*/\n");
+    cut_write_file_atomic(path, b.data, b.len, &e);
+    cut_buf_free(&b);
+}
+
+/* Folds one trial into the best by objective o (time: the fastest valid median; energy / edp: the minimum over the
+ * trials with energy measured). */
+static void track_best(cut_tune_stats *st, cut_objective o, const cut_trial *tr)
+{
+    if (tr->status != CUT_ST_OK || !(tr->median_ms > 0))
+        return;
+    double v = o == CUT_OBJ_TIME ? tr->median_ms : o == CUT_OBJ_ENERGY ? tr->energy_mj : tr->edp;
+    if (o != CUT_OBJ_TIME) {
+        if (!(v > 0))
+            return;
+        st->energy_trials++;
+    }
+    if (st->best_obj >= 0 && v >= st->best_obj)
+        return;
+    st->best_obj = v;
+    st->best_ms = tr->median_ms;
+    st->best = tr->sched;
+    st->best_energy_mj = o == CUT_OBJ_TIME ? -1 : tr->energy_mj;
+    st->best_edp = o == CUT_OBJ_TIME ? -1 : tr->edp;
+    st->best_power_w = o == CUT_OBJ_TIME ? -1 : tr->power_w;
+}
+
+/* Indices of the valid jobs, fastest first (ties: job order). Returns the count. */
+static int order_by_time(cut_job **jobs, int n, int *order)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (jobs[i]->res.status != CUT_ST_OK)
+            continue;
+        int j = m++;
+        for (; j > 0 && jobs[order[j - 1]]->res.median_ms > jobs[i]->res.median_ms; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    return m;
+}
+
+/* Energy objective: measures the energy of the round's cfg->energy_top fastest valid jobs into er (the others
+ * stay zero). The runner checks and times each again first; the recorded time stays the round's. A meter failure
+ * is a setup error. */
+static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_runner *r, int first_trial,
+                          cut_energy_result *er, cut_err *e)
+{
+    int *order = cut_xcalloc((size_t)n, sizeof *order);
+    int m = order_by_time(jobs, n, order), top = cfg->energy_top > 0 ? cfg->energy_top : 2, rc = 0;
+    for (int k = 0; k < CUT_MIN(top, m) && rc == 0; k++) {
+        int i = order[k];
+        cut_candidate cand = {&jobs[i]->ks, cfg->use_nvrtc ? &jobs[i]->bin : NULL};
+        cut_result res;
+        cut_energy_result x;
+        memset(&res, 0, sizeof res);
+        if (r->energy(r, &cand, &cfg->energy_plan, &res, &x, e) != 0)
+            rc = cut_err_wrap(e, "--objective %s: measuring the energy of trial %d", cut_objective_name(cfg->objective),
+                              first_trial + i);
+        else if (res.status == CUT_ST_OK)
+            er[i] = x;
+        else
+            fprintf(stderr, "\ncutune: trial %d passed its check but failed it before the energy measurement (%s: %s);"
+                            " recorded without energy\n",
+                    first_trial + i, cut_status_name(res.status), res.error);
+    }
+    free(order);
+    return rc;
+}
+
+int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e)
+{
+    return cut_tune_measure_jobs_with(NULL, jobs, n, use_nvrtc, r, e);
+}
+
+int cut_tune_measure_jobs_with(const cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e)
+{
+    cut_candidate *cands = cut_xcalloc((size_t)n, sizeof *cands);
+    cut_result *mres = cut_xcalloc((size_t)n, sizeof *mres);
+    int *map = cut_xcalloc((size_t)n, sizeof *map);
+    int m = 0, rc = 0; /* only candidates that generated code measure; the runner sees a compact array */
+    for (int i = 0; i < n; i++) {
+        if (jobs[i]->res.status != CUT_ST_OK)
+            continue;
+        cands[m].ks = &jobs[i]->ks;
+        cands[m].bin = use_nvrtc ? &jobs[i]->bin : NULL;
+        map[m++] = i;
+    }
+    if (m > 0 && (t && t->measure ? t->measure(t, r, cands, m, mres, e) : r->measure(r, cands, m, mres, e)) != 0)
+        rc = -1;
+    for (int j = 0; rc == 0 && j < m; j++)
+        jobs[map[j]]->res = mres[j];
+    free(cands), free(mres), free(map);
+    return rc;
+}
+
+/* The trial of a measured job. */
+static void fill_trial(cut_trial *tr, int trial, const cut_job *jb, const cut_compiled *bin, const cut_measure_env *env,
+                       const cut_energy_result *er)
+{
+    const cut_result *res = &jb->res;
+    memset(tr, 0, sizeof *tr);
+    tr->trial = trial;
+    tr->sched = jb->sched;
+    tr->status = res->status;
+    snprintf(tr->error, sizeof tr->error, "%s", res->error);
+    tr->median_ms = tr->min_ms = tr->max_ms = tr->err = -1;
+    if (res->status == CUT_ST_OK) {
+        tr->median_ms = res->median_ms;
+        tr->min_ms = res->min_ms;
+        tr->max_ms = res->max_ms;
+        tr->err = res->max_abs_err;
+    }
+    tr->repeats = res->repeats;
+    tr->compile_ms = bin ? bin->compile_ms : 0;
+    tr->regs = bin ? bin->regs : -1;
+    tr->spills = bin && bin->spill_stores >= 0 ? bin->spill_stores + bin->spill_loads : -1;
+    tr->env = *env;
+    cut_utc_timestamp(tr->ts, sizeof tr->ts);
+    tr->energy_mj = er->energy_mj;
+    tr->edp = er->edp;
+    tr->power_w = er->power_w;
+}
+
+typedef struct loop_run {
+    const cut_tune_cfg *cfg;
+    cut_task *t;
+    cut_runner *r;
+    cut_strategy *strat;
+    cut_reclog log;
+    cut_tune_stats *st;
+} loop_run;
+
+/* Measures finished jobs (and with an energy objective the energy of the fastest few), appends their records
+ * (one write each, then fsync) and feeds the strategy. */
+static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, cut_err *e)
+{
+    const cut_tune_cfg *cfg = x->cfg;
+    int rc = cut_tune_measure_jobs_with(x->t, jobs, n, cfg->use_nvrtc, x->r, e);
+    cut_energy_result *er = cut_xcalloc((size_t)n, sizeof *er);
+    if (rc == 0 && cfg->objective != CUT_OBJ_TIME)
+        rc = measure_energy(jobs, n, cfg, x->r, first_trial, er, e);
+    const cut_measure_env *env = rc == 0 ? x->r->env(x->r) : NULL;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        cut_job *jb = jobs[i];
+        const cut_compiled *bin = cfg->use_nvrtc ? &jb->bin : NULL;
+        cut_trial tr;
+        fill_trial(&tr, first_trial + i, jb, bin, env, &er[i]);
+        cut_buf b;
+        cut_buf_init(&b);
+        x->t->record(x->t, &tr, &b);
+        rc = cut_reclog_append_line(&x->log, b.data, b.len, e);
+        cut_buf_free(&b);
+        if (rc != 0)
+            break;
+        track_best(x->st, cfg->objective, &tr);
+        /* The strategy learns time, the dense signal (every candidate has it); energy is measured only for the
+         * few fastest of each round. */
+        x->strat->observe(x->strat, &jb->sched, jb->res.status == CUT_ST_OK ? jb->res.median_ms : -1,
+                          bin ? bin->regs : -1);
+        if (jb->res.status != CUT_ST_OK) {
+            x->st->failures_new++;
+            cut_tune_dump_failure(cfg->kernel_dump_dir, x->t->stem, first_trial + i, &jb->ks, bin, &jb->res);
+        }
+    }
+    free(er);
+    return rc == 0 ? cut_reclog_sync(&x->log, e) : -1;
+}
+
+/* Proposes up to want new schedules, generates their code and queues them for compilation. Returns how many. */
+static int refill(loop_run *x, cut_cstream *cs, int want, cut_sched *buf)
+{
+    int got = x->strat->propose(x->strat, want, buf);
+    for (int i = 0; i < got; i++) {
+        cut_job *j = cut_xcalloc(1, sizeof *j);
+        j->sched = buf[i];
+        cut_err e;
+        if (x->t->codegen(x->t, &j->sched, &j->ks, &e) != 0) {
+            j->res.status = CUT_ST_COMPILE_ERROR;
+            snprintf(j->res.error, sizeof j->res.error, "codegen: %s", e.msg);
+        }
+        cut_cstream_submit(cs, j);
+    }
+    return got;
+}
+
+static double best_gflops(const loop_run *x)
+{
+    return x->st->best_ms > 0 && x->t->flops > 0 ? x->t->flops / (x->st->best_ms * 1e6) : 0;
+}
+
+/* The rounds: proposals compile on all cores while the runner measures whatever has finished compiling; up to two
+ * batches are in flight, so a slow compile never holds up the measurements. In the first WARMUP_TRIALS the next
+ * batch waits until the current one is mostly measured: the cost model then learns from nearly every trial before
+ * it proposes, which matters most while it has little data (it costs a little GPU idle time). done: trials in the
+ * log so far. */
+static int rounds(loop_run *x, int done, double t0, cut_err *e)
+{
+    const cut_tune_cfg *cfg = x->cfg;
+    int batch = cfg->batch > 0 ? CUT_MIN(cfg->batch, 256) : x->t->batch > 0 ? x->t->batch : 16;
+    int rc = 0, exhausted = 0, out_of_time = 0;
+    cut_sched *buf = cut_xcalloc((size_t)batch, sizeof *buf);
+    cut_job **jobs = cut_xcalloc((size_t)batch, sizeof *jobs);
+    cut_cstream *cs = cut_cstream_new(cfg->use_nvrtc ? &cfg->copts : NULL, e);
+    if (!cs)
+        rc = -1;
+    while (rc == 0) {
+        int inflight = cut_cstream_inflight(cs), remaining = cfg->trials - done - inflight;
+        out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds;
+        int depth = done < WARMUP_TRIALS ? CUT_MAX(batch / 4, 1) : 2 * batch;
+        if (remaining > 0 && inflight < depth && !exhausted && !out_of_time)
+            exhausted = refill(x, cs, CUT_MIN(batch, remaining), buf) == 0;
+        if ((inflight = cut_cstream_inflight(cs)) == 0)
+            break;
+        int n = cut_cstream_take(cs, jobs, batch, CUT_MIN(8, inflight));
+        for (int i = 0; i < n && rc == 0; i++)
+            if (jobs[i]->setup_failed)
+                rc = cut_err_set(e, "%s", jobs[i]->err.msg);
+        if (rc == 0)
+            rc = measure_record(x, jobs, n, done, e);
+        for (int i = 0; i < n; i++)
+            cut_job_free(jobs[i]);
+        if (rc != 0)
+            break;
+        done += n;
+        x->st->trials_new += n;
+        double el = cut_now_s() - t0;
+        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, best_gflops(x),
+                          el > 0 ? x->st->trials_new / el : 0, 0);
+    }
+    if (rc == 0 && done < cfg->trials && cfg->progress)
+        fprintf(stderr, "\n%s: stopped after %d trials: %s\n", x->t->what, done,
+                out_of_time ? "time budget spent" : "the schedule space is exhausted");
+    if (rc == 0)
+        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, best_gflops(x),
+                          x->st->trials_new / (cut_now_s() - t0 + 1e-9), 1);
+    cut_cstream_free(cs);
+    free(buf);
+    free(jobs);
+    x->st->trials_total = done;
+    return rc;
+}
+
+/* Feeds the existing log to the strategy and the best (resume). Returns the trials it counts, or -1. */
+static int resume(loop_run *x, const cut_trial *old, int nold, int extra)
+{
+    for (int i = 0; i < nold; i++) {
+        x->strat->observe(x->strat, &old[i].sched, old[i].status == CUT_ST_OK ? old[i].median_ms : -1, old[i].regs);
+        track_best(x->st, x->cfg->objective, &old[i]);
+    }
+    return nold + extra;
+}
+
+int cut_tune_task(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, cut_tune_stats *st, cut_err *e)
+{
+    memset(st, 0, sizeof *st);
+    st->best_ms = st->best_obj = st->best_energy_mj = st->best_edp = st->best_power_w = -1;
+    if (cfg->objective != CUT_OBJ_TIME && (!r->energy || !t->has_energy))
+        return cut_err_set(e, "--objective %s needs energy measurements, and %s", cut_objective_name(cfg->objective),
+                           !r->energy ? "this runner cannot make them" : "this kind of work does not record them");
+    double t0 = cut_now_s();
+    char path[1024];
+    if (snprintf(path, sizeof path, "%s/%s.json", cfg->records_dir, t->name) >= (int)sizeof path)
+        return cut_err_set(e, "records path too long");
+    cut_trial *old = NULL;
+    int nold = 0, extra = 0;
+    if (t->load(t, path, &old, &nold, &extra, e) != 0)
+        return -1;
+    loop_run x = {.cfg = cfg, .t = t, .r = r, .st = st};
+    x.log.fd = -1;
+    int rc = 0, done = 0;
+    if (!(x.strat = t->strategy(t, cfg, nold, e)) || (t->check_runner && t->check_runner(t, r, e) != 0))
+        rc = -1;
+    if (rc == 0)
+        done = resume(&x, old, nold, extra);
+    free(old);
+    st->trials_total = done;
+    if (rc == 0 && done >= cfg->trials) {
+        st->skipped = 1;
+    } else if (rc == 0) {
+        if (cfg->use_prior && t->priors)
+            st->prior_trials = t->priors(t, x.strat, cfg, r->env(r)->gpu_name, nold);
+        if (cut_reclog_open(path, &x.log, e) != 0)
+            rc = -1;
+        else if (t->prepare(t, r, cfg->seed, e) != 0)
+            rc = cut_err_wrap(e, "preparing %s", t->what);
+        else if (t->start && t->start(t, cfg, r, e) != 0)
+            rc = -1;
+        else
+            rc = rounds(&x, done, t0, e);
+    }
+    cut_reclog_close(&x.log);
+    cut_strategy_free(x.strat);
+    st->best_gflops = best_gflops(&x);
+    st->seconds = cut_now_s() - t0;
+    return rc;
+}
