@@ -1,5 +1,5 @@
-/* Tests of the measurement worker's wire protocol (src/measure/worker.c) and of the GPU runner's parent side
- * (src/measure/gpu_runner.c) without a GPU.
+/* Tests of the measurement worker's wire protocol (src/measure/worker_wire.c, worker_proto.c and
+ * worker_proto_kernel.c) and of the GPU runner's parent side (src/measure/gpu_runner.c) without a GPU.
  *
  * Framing: round trips through a pipe (empty, small, and a multi-MiB payload from a writer thread); truncated,
  * garbage, unknown-type, oversized and stalled frames are errors or timeouts, never UB; EPIPE does not kill us.

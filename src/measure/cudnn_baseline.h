@@ -11,7 +11,7 @@
 #include <cuda.h>
 #include <stddef.h>
 
-typedef struct cut_wk cut_wk; /* worker state (worker.c) */
+typedef struct cut_wk cut_wk; /* worker state (worker_int.h) */
 
 /* One run of the thing being measured, enqueued on the legacy default stream (stream 0), reading the worker's
  * input/weight tensors and writing its output tensor. Returns 0, or -1 with a message; sets *sticky = 1 when the
@@ -21,7 +21,7 @@ typedef struct cut_wk_launcher {
     void *arg;
 } cut_wk_launcher;
 
-/* worker.c: poison the output with NaN, run once, synchronise, copy back and compare with the reference; then
+/* harness.c: poison the output with NaN, run once, synchronise, copy back and compare with the reference; then
  * warm-up, timed repeats (L2 flush before each, outside the events; CUDA events around the run only; >= min_repeats
  * and >= min_total_ms, <= max_repeats; median/min/max); then poison, run and compare again. Fills res (status OK,
  * LAUNCH_ERROR, WRONG_RESULT or FAULT). *fatal = 1 when the context is dead. */

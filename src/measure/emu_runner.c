@@ -1,5 +1,5 @@
 /* cutune — the emulation runner: a cut_runner that compiles each candidate's CUDA C with the host compiler
- * (emu.c), checks it against the double-precision CPU reference and times it with the wall clock.
+ * (emu_compile.c), checks it against the double-precision CPU reference and times it with the wall clock.
  *
  * A batch is host-compiled in parallel (one compiler per CPU, 32 candidates at a time), then run one by one.
  * Per candidate: inline PTX, or dynamic shared memory over the emulated 227 KiB -> CUT_ST_INVALID with the

@@ -1,5 +1,5 @@
 /* cutune — the worker side of a user kernel's workload (internal header): what worker_kernel.c needs from the
- * worker (worker.c) and what the worker's loop calls there. Everything runs inside `cutune __worker`. */
+ * worker (worker.c, harness.c) and what the worker's loop calls there. Everything runs inside `cutune __worker`. */
 #ifndef CUTUNE_MEASURE_WORKER_KERNEL_H
 #define CUTUNE_MEASURE_WORKER_KERNEL_H
 
