@@ -67,4 +67,13 @@ allrows = list(csv.reader(open(d + "all.csv")))
 assert [r[0] for r in allrows[1:]] == ids, allrows
 PY
 [ ! -f nvml.log ] || ! grep -q set_limit nvml.log || fail "the current cap was changed"
+# strategies are orthogonal to ops: random on a GEMM, and exhaustive refused (clearly) on a space too large
+"$BIN" tune --gemm M=32 N=16 K=8 t=6 --strategy random --backend emu --quiet --outdir strat > strat.out ||
+    fail "tune --gemm --strategy random"
+[ "$(wc -l < strat/tuningrecords/gemm_nn_fp32_M_32_N_16_K_8.json)" -eq 6 ] || fail "random strategy: 6 records"
+if "$BIN" tune --conv 1,8,8,8,4,3,3,1,1 --trials 4 --strategy exhaustive --backend emu --quiet --outdir strat \
+    > ex.out 2> ex.err; then fail "an exhaustive conv search should be refused"; fi
+grep -q "cannot be enumerated: use --strategy evolve or random" ex.err || { cat ex.err; fail "exhaustive message"; }
+rc=0; "$BIN" tune --conv 1,8,8,8,4,3,3,1,1 --strategy annealing --backend emu > bad.out 2> bad.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "unknown strategy 'annealing'" bad.err || fail "--strategy annealing: exit 2 naming it"
 echo "OK"

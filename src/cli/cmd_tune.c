@@ -44,6 +44,8 @@ static const char usage_text[] =
     "                      (transfer learning; default on), found in DIR/tuningrecords, the --prior-dir\n"
     "                      folders and the shipped priors of this GPU ($CUTUNE_WORKLOADS/priors/<GPU name>)\n"
     "  --prior-dir P       one more folder of prior logs (repeatable); only its records of this GPU are used\n"
+    "  --strategy S        evolve (default: evolutionary search ranked by the XGBoost cost model), random, or\n"
+    "                      exhaustive (every valid schedule, for spaces of at most a million knob combinations)\n"
     "  --objective O       time (default), energy or edp: with energy/edp the 2 fastest candidates of each round\n"
     "                      also get a short tuning-time energy measurement (NVML's energy counter; records gain\n"
     "                      energy_mj, edp, power_w), and the best and tuningresults/ rank by O among those\n"
@@ -189,7 +191,7 @@ int cut_cmd_tune(int argc, char **argv)
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
         prior = 1, energy_steps = 3;
-    const char *objective = "time", *tpl = NULL;
+    const char *objective = "time", *tpl = NULL, *strategy = "evolve";
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -232,6 +234,8 @@ int cut_cmd_tune(int argc, char **argv)
             rc = cut_arg_str(argc, argv, &i, &tpl, &e);
         } else if (!strcmp(a, "--objective")) {
             rc = cut_arg_str(argc, argv, &i, &objective, &e);
+        } else if (!strcmp(a, "--strategy")) {
+            rc = cut_arg_str(argc, argv, &i, &strategy, &e);
         } else if (!strcmp(a, "--energy-steps")) {
             rc = cut_arg_int(argc, argv, &i, 1, 1000, &energy_steps, &e);
         } else if (!strcmp(a, "--cache-dir")) {
@@ -271,7 +275,8 @@ int cut_cmd_tune(int argc, char **argv)
         }
     }
     cut_objective obj;
-    if (cut_objective_parse(objective, &obj, &e) != 0) {
+    cut_strategy_kind strat;
+    if (cut_objective_parse(objective, &obj, &e) != 0 || cut_strategy_kind_parse(strategy, &strat, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
@@ -280,7 +285,7 @@ int cut_cmd_tune(int argc, char **argv)
                                 .conv_str = conv_str, .tpl = tpl, .backend = backend, .outdir = outdir,
                                 .cache_dir = cache_dir, .gpu = gpu, .batch = batch, .seed = (uint64_t)seed,
                                 .timeout = timeout, .budget = budget, .quiet = quiet, .no_sample = no_sample,
-                                .objective = obj};
+                                .objective = obj, .strategy = strat};
         return cut_cli_tune_gemm(&go);
     }
     if (trials < 0)
@@ -353,6 +358,7 @@ int cut_cmd_tune(int argc, char **argv)
     cfg.prior_dirs = prior_dirs;
     cfg.nprior_dirs = nprior_dirs;
     cfg.objective = obj;
+    cfg.strategy = strat;
     cut_devlimits_sm90(&cfg.limits);
     cut_runner *runner = NULL;
     int exit_code = cut_cli_tune_backend(backend, gpu, cache_dir ? cache_dir : cache, outdir, &tm, &cfg, &runner);

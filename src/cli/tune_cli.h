@@ -29,6 +29,7 @@ typedef struct cut_cli_gemm_opts {
     int budget;         /* --time-budget seconds, 0: none */
     int quiet, no_sample;
     cut_objective objective;
+    cut_strategy_kind strategy;
 } cut_cli_gemm_opts;
 
 /* `cutune tune --gemm ...`: tunes one GEMM. Returns the exit code (2: a usage error, or no template computes the

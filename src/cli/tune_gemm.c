@@ -99,6 +99,7 @@ static int setup_cfg(const cut_cli_gemm_opts *o, char *rec_dir, char *res_dir, c
     cfg->progress = !o->quiet;
     cfg->case_pos = cfg->case_total = 1;
     cfg->max_seconds = o->budget;
+    cfg->strategy = o->strategy;
     cut_devlimits_sm90(&cfg->limits);
     return 0;
 }
