@@ -23,6 +23,14 @@ expect shape_unknown_size "$(echo "$good" | sed 's/"shape": \["ROWS", "COLS"\]}\
 expect launch_too_big "$(echo "$good" | sed 's/"block": \["BLOCK"\]/"block": ["BLOCK * 16"]/')" "launch.block"
 expect missing_entry "$(echo "$good" | sed 's/"entry": "softmax_row"/"entry": "softmax_rows"/')" "entry"
 expect args_mismatch "$(echo "$good" | sed 's/"args": \["x", "y", "cols"\]/"args": ["x", "y"]/')" "args"
+restricted() { echo "$good" | sed "s/\"args\": \\[/\"restrictions\": [$1], \"args\": [/"; }
+expect restriction_syntax "$(restricted '"BLOCK = 128"')" \
+  "restrictions\[0\]: expression 'BLOCK = 128': unexpected '=' (compare with '==')"
+expect restriction_name "$(restricted '"BLOCK % VEC == 0", "BLOCKS > 1"')" \
+  "restrictions\[1\]: expression 'BLOCKS > 1': unknown name"
+expect restriction_baseline "$(restricted '"BLOCK >= 256 || COLS < 64"')" \
+  "restrictions\[0\]: 'BLOCK >= 256 || COLS < 64' is false for the baseline"
+restricted '"ROWS % 4 == 0"' > restricted.json
 # options
 set +e
 "$BIN" optimize --input softmax_row.cu.nope > o1.log 2>&1; r1=$?
@@ -36,6 +44,11 @@ set -e
 [ $r3 -eq 2 ] && grep -q -- "--gpus" o3.log || fail "--gpus"
 [ $r4 -eq 2 ] && grep -q -- "--budget-builds" o4.log || fail "--budget-builds"
 [ $r5 -eq 2 ] && grep -q "ROWS" o5.log || { cat o5.log; fail "--sizes ROWS=0"; }
+# a size override under which the baseline breaks a restriction
+set +e; "$BIN" optimize --input restricted.json --sizes ROWS=6 --backend emu --outdir out > o6.log 2>&1; r6=$?; set -e
+[ $r6 -eq 2 ] && grep -q "size ROWS=6: restrictions\[0\]: 'ROWS % 4 == 0' is false" o6.log ||
+  { cat o6.log; fail "--sizes against a restriction"; }
+[ ! -e out ] || fail "--sizes against a restriction: an output folder was created"
 # a reference kernel in the spec: its outputs are the references; a baseline that disagrees with it stops the kernel
 ref_spec() { # baseline body, reference body
   cat <<JSON

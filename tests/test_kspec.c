@@ -1,6 +1,8 @@
-/* Kernel specs for the MCGS optimizer (issue 7): the launch-expression evaluator (precedence, functions, names, and
- * its errors), the suite's row-softmax spec loaded and resolved, and malformed specs refused with a sentence naming
- * the field (bad JSON, unknown dtype, shape or launch naming an unknown size, missing entry point, args mismatch). */
+/* Kernel specs for the MCGS optimizer (issue 7): the launch-expression evaluator (precedence, functions, names,
+ * comparisons and logic with short-circuits, and its errors), the suite's row-softmax spec loaded and resolved,
+ * malformed specs refused with a sentence naming the field (bad JSON, unknown dtype, shape or launch naming an
+ * unknown size, missing entry point, args mismatch), and restrictions: each malformed one refused naming it, a
+ * baseline that breaks one refused, and cut_kspec_allows on allowed and forbidden tunables. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -63,6 +65,34 @@ static void test_eval(void **state)
     ev_fails("99999999999999999999", "too large");
     ev_fails("4096 * 4096 * 4096 * 4096 * 4096 * 4096", "overflow");
     ev_fails("", "expected a number");
+    /* comparisons and logic: 0 or 1, C's precedence (* over + over < over == over && over ||) */
+    assert_int_equal(ev("1 + 2 == 3"), 1);
+    assert_int_equal(ev("BLOCK == 16 * 16"), 1);
+    assert_int_equal(ev("2 < 3 == 1"), 1);  /* (2 < 3) == 1 */
+    assert_int_equal(ev("3 > 2 > 1"), 0);   /* (3 > 2) > 1, as in C */
+    assert_int_equal(ev("1 || 0 && 0"), 1); /* && binds tighter */
+    assert_int_equal(ev("(1 || 0) && 0"), 0);
+    assert_int_equal(ev("0 && 1 || 1"), 1);
+    assert_int_equal(ev("!0 + 1"), 2); /* unary ! binds tighter than + */
+    assert_int_equal(ev("!BLOCK > 16"), 0); /* (!BLOCK) > 16 */
+    assert_int_equal(ev("!(BLOCK > 16)"), 0);
+    assert_int_equal(ev("!!ROWS"), 1);
+    assert_int_equal(ev("-!0"), -1);
+    assert_int_equal(ev("3 <= 3 && 4 >= 5"), 0);
+    assert_int_equal(ev("COLS != 1000 || ROWS % BLOCK == 0"), 1);
+    assert_int_equal(ev("5 && 7"), 1);
+    assert_int_equal(ev("min(BLOCK < 300, 2)"), 1);
+    /* short-circuits: the operand not evaluated cannot fail, but its names are checked */
+    assert_int_equal(ev("0 && 1 / 0"), 0);
+    assert_int_equal(ev("BLOCK > 0 || cdiv(1, 0) + 9223372036854775807 * 2"), 1);
+    assert_int_equal(ev("BLOCK - 256 != 0 && COLS / (BLOCK - 256) > 2"), 0);
+    ev_fails("1 && 1 / 0", "division by zero");
+    ev_fails("1 || FOO", "unknown name");
+    ev_fails("0 && (1 +", "at its end");
+    ev_fails("BLOCK = 256", "unexpected '=' (compare with '==')");
+    ev_fails("!= 3", "expected a number");
+    ev_fails("1 <> 2", "expected a number");
+    ev_fails("1 & 2", "unexpected text");
     char deep[400] = "";
     for (int i = 0; i < 100; i++)
         strcat(deep, "(");
@@ -237,6 +267,169 @@ static void test_float_scalar(void **state)
     refused("\"value\": \"N\"", "\"value\": 0.25", "scalars[0].value: 0.25 is not an integer");
 }
 
+/* ---- restrictions ---- */
+
+/* A spec with tunables BX [16, 8, 32], BY [16, 8, 32, 1], TY [1, 2, 4], size N = n, and `restrictions` spliced in
+ * verbatim (e.g. ", \"restrictions\": [...]"). */
+static void rspec(long long n, const char *restrictions, char *text, size_t len)
+{
+    snprintf(text, len,
+             "{\"name\": \"k\", \"language\": \"cuda\", \"entry\": \"k\","
+             " \"source\": \"extern \\\"C\\\" __global__ void k(float *y) { }\","
+             " \"sizes\": {\"N\": %lld},"
+             " \"tunables\": {\"BX\": [16, 8, 32], \"BY\": [16, 8, 32, 1], \"TY\": [1, 2, 4]},"
+             " \"launch\": {\"grid\": [\"cdiv(N, BX)\"], \"block\": [\"BX\", \"BY\"]},"
+             " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"N\"]}], \"args\": [\"y\"]%s}",
+             n, restrictions);
+}
+
+static void rparse(long long n, const char *restrictions, cut_kspec *k)
+{
+    char text[12000];
+    rspec(n, restrictions, text, sizeof text);
+    cut_err e = {{0}};
+    if (cut_kspec_parse(text, strlen(text), NULL, k, &e) != 0)
+        fail_msg("%s: %s", restrictions, e.msg);
+}
+
+/* Refused with exactly the message want. */
+static void rrefused(const char *restrictions, const char *want)
+{
+    char text[12000];
+    rspec(1024, restrictions, text, sizeof text);
+    cut_kspec k;
+    cut_err e = {{0}};
+    const int rc = cut_kspec_parse(text, strlen(text), NULL, &k, &e);
+    cut_kspec_free(&k);
+    if (rc == 0)
+        fail_msg("accepted: %s", restrictions);
+    if (strcmp(e.msg, want) != 0)
+        fail_msg("%s:\n  got  '%s'\n  want '%s'", restrictions, e.msg, want);
+    printf("  refused: %s\n", e.msg);
+}
+
+static void allows(const cut_kspec *k, long long bx, long long by, long long ty, int want, const char *why_want)
+{
+    const long long vals[3] = {bx, by, ty};
+    char why[256] = "stale";
+    const int got = cut_kspec_allows(k, vals, why, sizeof why);
+    if (got != want)
+        fail_msg("BX=%lld BY=%lld TY=%lld: allows %d, want %d (%s)", bx, by, ty, got, want, why);
+    if (want)
+        assert_string_equal(why, "");
+    else if (strcmp(why, why_want) != 0)
+        fail_msg("BX=%lld BY=%lld TY=%lld:\n  got  '%s'\n  want '%s'", bx, by, ty, why, why_want);
+    assert_int_equal(cut_kspec_allows(k, vals, NULL, 0), want); /* no buffer: the same answer */
+}
+
+static void test_restrictions(void **state)
+{
+    (void)state;
+    cut_kspec k;
+    /* Kernel Tuner's matmul restriction */
+    rparse(1024, ", \"restrictions\": [\"BX == BY * TY\"]", &k);
+    assert_int_equal(k.nrestrictions, 1);
+    assert_string_equal(k.restrictions[0], "BX == BY * TY");
+    assert_int_equal(cut_kspec_allows(&k, NULL, NULL, 0), 1); /* the baseline */
+    allows(&k, 16, 16, 1, 1, NULL);
+    allows(&k, 32, 16, 2, 1, NULL);
+    allows(&k, 8, 8, 1, 1, NULL);
+    allows(&k, 32, 16, 1, 0, "restrictions[0] 'BX == BY * TY' is false for BX=32, BY=16, TY=1");
+    allows(&k, 16, 8, 1, 0, "restrictions[0] 'BX == BY * TY' is false for BX=16, BY=8, TY=1");
+    cut_kspec_free(&k);
+    /* no restrictions: everything is allowed */
+    rparse(1024, "", &k);
+    assert_int_equal(k.nrestrictions, 0);
+    allows(&k, 32, 1, 4, 1, NULL);
+    cut_kspec_free(&k);
+
+    /* precedence: && over || (left to right the baseline would break the first), % over ==, ! over >; the first
+     * broken restriction is named, with the sizes it reads */
+    rparse(1000,
+           ", \"restrictions\": [\"BX == BY * TY || BY == 1 && TY == 4\", \"!(BX > 16) || N % (BX * BY) != 0\","
+           " \"BX * BY <= 512\"]",
+           &k);
+    allows(&k, 16, 16, 1, 1, NULL);
+    allows(&k, 8, 1, 4, 1, NULL);  /* the && clause */
+    allows(&k, 32, 16, 2, 1, NULL); /* 1000 % 512 != 0 */
+    allows(&k, 32, 1, 1, 0,
+           "restrictions[0] 'BX == BY * TY || BY == 1 && TY == 4' is false for BX=32, BY=1, TY=1");
+    allows(&k, 8, 1, 2, 0, "restrictions[0] 'BX == BY * TY || BY == 1 && TY == 4' is false for BX=8, BY=1, TY=2");
+    allows(&k, 8, 8, 1, 1, NULL);
+    allows(&k, 32, 32, 1, 0, "restrictions[2] 'BX * BY <= 512' is false for BX=32, BY=32");
+    cut_kspec_free(&k);
+    rparse(1024, ", \"restrictions\": [\"!(BX > 16) || N % (BX * BY) != 0\"]", &k);
+    allows(&k, 32, 8, 4, 0, "restrictions[0] '!(BX > 16) || N % (BX * BY) != 0' is false for N=1024, BX=32, BY=8");
+    cut_kspec_free(&k);
+    /* a restriction that cannot be evaluated for some tunables forbids them, saying why; its short-circuit keeps
+     * the baseline's evaluation safe */
+    rparse(1000, ", \"restrictions\": [\"BX == 16 || N % (BX - 32) >= 0\"]", &k);
+    allows(&k, 8, 16, 1, 1, NULL);
+    allows(&k, 32, 16, 1, 0,
+           "restrictions[0] cannot be evaluated for N=1000, BX=32: expression 'BX == 16 || N % (BX - 32) >= 0': "
+           "division by zero at ' >= 0' (byte 26)");
+    cut_kspec_free(&k);
+
+    /* malformed: each names the restriction and the problem */
+    rrefused(", \"restrictions\": \"BX == 16\"",
+             "restrictions: must be an array of expression strings (\"BX == BY * TY\")");
+    rrefused(", \"restrictions\": [16]", "restrictions[0]: must be a string (a boolean expression)");
+    rrefused(", \"restrictions\": [\"BX == BY * TY\", \"  \"]", "restrictions[1]: empty");
+    rrefused(", \"restrictions\": [\"BX == BY *\"]",
+             "restrictions[0]: expression 'BX == BY *': expected a number, a name or '(' at its end");
+    rrefused(", \"restrictions\": [\"BX == BZ * TY\"]",
+             "restrictions[0]: expression 'BX == BZ * TY': unknown name (not a size or tunable) at 'BZ * TY' (byte 7)");
+    rrefused(", \"restrictions\": [\"BX == 16 || Q > 1\"]", /* a name in an operand never evaluated: still checked */
+             "restrictions[0]: expression 'BX == 16 || Q > 1': unknown name (not a size or tunable) at 'Q > 1' "
+             "(byte 13)");
+    rrefused(", \"restrictions\": [\"BX = BY * TY\"]",
+             "restrictions[0]: expression 'BX = BY * TY': unexpected '=' (compare with '==') at '= BY * TY' (byte 4)");
+    rrefused(", \"restrictions\": [\"(BX == BY * TY\"]",
+             "restrictions[0]: expression '(BX == BY * TY': expected ')' at its end");
+    rrefused(", \"restrictions\": [\"BX == 16\", \"sqrt(BX) == 4\"]",
+             "restrictions[1]: expression 'sqrt(BX) == 4': unknown function (min, max, cdiv) at '(BX) == 4' (byte 5)");
+    rrefused(", \"restrictions\": [\"N % (BX - 16) == 0\"]",
+             "restrictions[0]: expression 'N % (BX - 16) == 0': division by zero at ' == 0' (byte 14)");
+    /* the baseline (each tunable's first value) breaks one */
+    rrefused(", \"restrictions\": [\"BX == BY * TY\", \"BX * BY <= 128\"]",
+             "restrictions[1]: 'BX * BY <= 128' is false for the baseline (BX=16, BY=16; each tunable's first value)");
+    rrefused(", \"restrictions\": [\"2 > 3\"]",
+             "restrictions[0]: '2 > 3' is false for the baseline (no variables; each tunable's first value)");
+    /* limits: length and count */
+    char many[8000] = ", \"restrictions\": [", one[400];
+    memset(one, 0, sizeof one);
+    strcpy(one, "\"BX");
+    for (int i = 0; i < 130; i++)
+        strcat(one, " + 0");
+    strcat(one, " == 16\"");
+    snprintf(many + strlen(many), sizeof many - strlen(many), "%s]", one);
+    rrefused(many, "restrictions[0]: expression longer than 255 characters");
+    for (int count = CUT_KS_MAX_RESTRICTIONS; count <= CUT_KS_MAX_RESTRICTIONS + 1; count++) {
+        snprintf(many, sizeof many, ", \"restrictions\": [");
+        for (int i = 0; i < count; i++)
+            strcat(many, i ? ", \"BX > 0\"" : "\"BX > 0\"");
+        strcat(many, "]");
+        if (count > CUT_KS_MAX_RESTRICTIONS) {
+            rrefused(many, "restrictions: more than 32");
+        } else { /* 32 of them: fine */
+            rparse(1024, many, &k);
+            assert_int_equal(k.nrestrictions, CUT_KS_MAX_RESTRICTIONS);
+            cut_kspec_free(&k);
+        }
+    }
+
+    /* a size override the baseline's tunables no longer satisfy is refused, the size kept */
+    rparse(1024, ", \"restrictions\": [\"N % (BX * BY) == 0\"]", &k);
+    cut_err e = {{0}};
+    assert_int_equal(cut_kspec_set_size(&k, "N", 1000, &e), -1);
+    assert_string_equal(e.msg, "size N=1000: restrictions[0]: 'N % (BX * BY) == 0' is false for the baseline "
+                               "(N=1000, BX=16, BY=16; each tunable's first value)");
+    assert_int_equal(k.sizes[0].value, 1024);
+    assert_int_equal(cut_kspec_set_size(&k, "N", 4096, &e), 0);
+    assert_int_equal(k.sizes[0].value, 4096);
+    cut_kspec_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_eval),
         cmocka_unit_test(test_suite_softmax),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_restrictions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* The MCGS optimizer's parts (issue 7): PUCT, progressive widening, root Dirichlet noise (deterministic for a seed),
  * selection with virtual loss and backup, transposition detection by normalised PTX, diffs applied with GNU patch,
  * materialised states, and every rule on every suite kernel: the rewrite is what the rule promises, and the result
- * still compiles with NVRTC for sm_90. */
+ * still compiles with NVRTC for sm_90. A spec's restrictions: the rule generator never proposes tunables that break
+ * one (repairing changes by a second tunable), and cut_cand_gen_propose drops any generator's proposals that do. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -545,6 +546,201 @@ static void test_failing_move_closed(void **state)
     free(dir);
 }
 
+/* ---- restrictions ---- */
+
+static void load_fixture(const char *name, cut_kspec *k)
+{
+    const char *fx = getenv("CUTUNE_FIXTURES");
+    char p[4096];
+    snprintf(p, sizeof p, "%s/kernels/%s.json", fx ? fx : "tests/fixtures", name);
+    cut_err e = {{0}};
+    if (cut_kspec_load(p, k, &e) != 0)
+        fail_msg("%s", e.msg);
+}
+
+#define RMAX 96
+
+/* The rule generator's proposals for state src under spec k, each applied with patch: the patched texts (malloc'd)
+ * and their tunables read back. Returns how many. Labels and resulting texts are unique within the state. */
+static int patched_proposals(const cut_kspec *k, const char *src, const char *dir, char **texts,
+                             long long (*vals)[CUT_KS_MAX_VARS], char (*labels)[160])
+{
+    cut_cand_gen *g = cut_rules_gen_new();
+    cut_proposal p[RMAX];
+    cut_err e = {{0}};
+    const int np = g->propose(g->ctx, k, src, dir, p, RMAX, &e);
+    if (np < 1)
+        fail_msg("%d proposals (%s)", np, e.msg);
+    for (int j = 0; j < np; j++) {
+        if (cut_patch_apply(src, p[j].diff, dir, &texts[j], &e) != 0 || cut_kstate_tunables(k, texts[j], vals[j], &e))
+            fail_msg("%s: %s", p[j].label, e.msg);
+        snprintf(labels[j], 160, "%s", p[j].label);
+        for (int q = 0; q < j; q++) {
+            assert_string_not_equal(labels[q], labels[j]);
+            assert_string_not_equal(texts[q], texts[j]);
+        }
+        cut_proposal_free(&p[j]);
+    }
+    cut_cand_gen_free(g);
+    return np;
+}
+
+/* Kernel Tuner's matmul restriction (block_size_x == block_size_y * tile_size_y): from the baseline and from every
+ * state one and two moves away, every proposal's tunables satisfy it (cut_kspec_allows), and the coupled tunables
+ * still move, repaired in pairs. The same spec without the restriction proposes tunables that break it, so the
+ * check above can fail. */
+static void test_rules_respect_restrictions(void **state)
+{
+    (void)state;
+    cut_kspec k;
+    load_fixture("matmul_tiled", &k);
+    assert_int_equal(k.nrestrictions, 1);
+    char *dir = tu_tmpdir("optimize_restrictions");
+    char *base = cut_kstate_materialise(&k, NULL);
+    compiles(base, "matmul_tiled");
+    char **texts = calloc(RMAX, sizeof *texts), **next = calloc(RMAX, sizeof *next);
+    long long (*vals)[CUT_KS_MAX_VARS] = calloc(RMAX, sizeof *vals);
+    char (*labels)[160] = calloc(RMAX, sizeof *labels);
+    int nnext = 0, checked = 0, repaired = 0, bx_moved = 0;
+    /* depth 1 from the baseline, then depth 2 from each of those states */
+    const char *frontier[RMAX + 1] = {base};
+    int nfront = 1;
+    for (int depth = 0; depth < 2; depth++) {
+        for (int f = 0; f < nfront; f++) {
+            const int np = patched_proposals(&k, frontier[f], dir, texts, vals, labels);
+            for (int j = 0; j < np; j++) {
+                char why[256];
+                if (cut_kspec_allows(&k, vals[j], why, sizeof why) != 1)
+                    fail_msg("depth %d: '%s' proposes %s", depth + 1, labels[j], why);
+                assert_true(vals[j][0] == vals[j][1] * vals[j][3]); /* the same, by hand */
+                checked++;
+                repaired += strchr(labels[j], ',') != NULL;
+                bx_moved += strncmp(labels[j], "block_size_x ", 13) == 0;
+                if (depth == 0)
+                    next[nnext++] = texts[j];
+                else
+                    free(texts[j]);
+            }
+        }
+        nfront = nnext;
+        for (int i = 0; i < nnext; i++)
+            frontier[i] = next[i];
+    }
+    printf("  %d proposals checked, %d repaired by a second tunable, %d move block_size_x\n", checked, repaired,
+           bx_moved);
+    assert_true(checked > 100);
+    assert_true(repaired >= 4 && bx_moved >= 2);
+
+    /* without the restriction: the same generator breaks it from the baseline */
+    cut_kspec *unrestricted = malloc(sizeof *unrestricted);
+    memcpy(unrestricted, &k, sizeof k); /* shares k's buffers: not freed */
+    unrestricted->nrestrictions = 0;
+    const int np = patched_proposals(unrestricted, base, dir, texts, vals, labels);
+    int broken = 0;
+    for (int j = 0; j < np; j++) {
+        broken += !cut_kspec_allows(&k, vals[j], NULL, 0);
+        free(texts[j]);
+    }
+    printf("  without the restriction %d of %d proposals break it\n", broken, np);
+    assert_true(broken >= 1);
+    free(unrestricted);
+    for (int i = 0; i < nnext; i++)
+        free(next[i]);
+    free(texts), free(next), free(vals), free(labels);
+    free(base);
+    free(dir);
+    cut_kspec_free(&k);
+}
+
+/* A generator that ignores restrictions: one proposal per entry of want (the tunables to materialise, or NULL for a
+ * diff that does not apply). */
+typedef struct fixed_gen {
+    const long long *want[8];
+    int n;
+} fixed_gen;
+
+static int fixed_propose(void *ctx, const cut_kspec *k, const char *src, const char *work_dir, cut_proposal *out,
+                         int max, cut_err *e)
+{
+    const fixed_gen *f = ctx;
+    int n = 0;
+    for (; n < f->n && n < max; n++) {
+        out[n] = (cut_proposal){.move = CUT_MV_BLOCK_SIZES, .pred_gain = 0.1};
+        snprintf(out[n].label, sizeof out[n].label, "fixed %d", n);
+        if (!f->want[n]) {
+            out[n].diff = strdup("this is not a diff\n");
+            continue;
+        }
+        char *text = cut_kstate_materialise(k, f->want[n]);
+        const int rc = cut_diff_unified(src, text, work_dir, &out[n].diff, e);
+        free(text);
+        if (rc != 0)
+            return -1;
+    }
+    return n;
+}
+
+/* cut_cand_gen_propose: any generator's proposals that break a restriction are dropped, the others kept in order
+ * (a diff that does not apply too: the build records it); without restrictions nothing is dropped; the rules lose
+ * nothing to it (they never propose a broken one). */
+static void test_cand_gen_filter(void **state)
+{
+    (void)state;
+    cut_kspec k;
+    load_fixture("matmul_tiled", &k);
+    char *dir = tu_tmpdir("optimize_filter");
+    char *base = cut_kstate_materialise(&k, NULL);
+    /* block_size_x, block_size_y, tile_size_x, tile_size_y */
+    static const long long a[4] = {32, 16, 1, 1}, b[4] = {16, 16, 2, 1}, c[4] = {32, 16, 1, 2}, d[4] = {8, 16, 1, 1};
+    fixed_gen f = {{a, b, NULL, c, d}, 5};
+    cut_cand_gen g = {"fixed", &f, fixed_propose, NULL};
+    cut_proposal p[RMAX];
+    cut_err e = {{0}};
+    int n = cut_cand_gen_propose(&g, &k, base, dir, p, RMAX, &e);
+    assert_int_equal(n, 3); /* a and d break it */
+    assert_string_equal(p[0].label, "fixed 1");
+    assert_string_equal(p[1].label, "fixed 2");
+    assert_string_equal(p[2].label, "fixed 3");
+    for (int i = 0; i < n; i++)
+        cut_proposal_free(&p[i]);
+    /* the one check, on a materialised source */
+    char why[256], *src = cut_kstate_materialise(&k, a);
+    assert_int_equal(cut_kstate_allowed(&k, src, why, sizeof why), 0);
+    assert_string_equal(why, "restrictions[0] 'block_size_x == block_size_y * tile_size_y' is false for "
+                             "block_size_x=32, block_size_y=16, tile_size_y=1");
+    free(src);
+    src = cut_kstate_materialise(&k, c);
+    assert_int_equal(cut_kstate_allowed(&k, src, why, sizeof why), 1);
+    free(src);
+    assert_int_equal(cut_kstate_allowed(&k, k.source, why, sizeof why), -1); /* no tunables header */
+    assert_non_null(strstr(why, "header"));
+    /* a generator error stays an error */
+    f.want[0] = a;
+    f.n = 1;
+    cut_cand_gen bad = {"fixed", &f, fixed_propose, NULL};
+    assert_int_equal(cut_cand_gen_propose(&bad, &k, base, "/nonexistent/dir", p, RMAX, &e), -1);
+    /* the rules: nothing dropped */
+    cut_cand_gen *rules = cut_rules_gen_new();
+    const int direct = rules->propose(rules->ctx, &k, base, dir, p, RMAX, &e);
+    for (int i = 0; i < direct; i++)
+        cut_proposal_free(&p[i]);
+    assert_int_equal(cut_cand_gen_propose(rules, &k, base, dir, p, RMAX, &e), direct);
+    for (int i = 0; i < direct; i++)
+        cut_proposal_free(&p[i]);
+    cut_cand_gen_free(rules);
+    /* without restrictions every proposal is kept */
+    f = (fixed_gen){{a, b, NULL, c, d}, 5};
+    k.nrestrictions = 0;
+    n = cut_cand_gen_propose(&g, &k, base, dir, p, RMAX, &e);
+    assert_int_equal(n, 5);
+    for (int i = 0; i < n; i++)
+        cut_proposal_free(&p[i]);
+    k.nrestrictions = 1;
+    free(base);
+    free(dir);
+    cut_kspec_free(&k);
+}
+
 /* The state file's parser: a consistent graph is accepted, a foreign or broken one refused with a sentence. */
 static void test_state_check(void **state)
 {
@@ -575,7 +771,8 @@ int main(void)
         cmocka_unit_test(test_materialise_roundtrip), cmocka_unit_test(test_diff_patch),
         cmocka_unit_test(test_rules_text), cmocka_unit_test(test_rules_on_suite),
         cmocka_unit_test(test_prior_source_hook), cmocka_unit_test(test_failing_move_closed),
-        cmocka_unit_test(test_state_check),
+        cmocka_unit_test(test_state_check), cmocka_unit_test(test_rules_respect_restrictions),
+        cmocka_unit_test(test_cand_gen_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,12 +12,17 @@
  *    "scalars": [{"name": "cols", "dtype": "i32", "value": "COLS"}],   f32/f64/f16/bf16: also any number (0.5)
  *    "args": ["x", "y", "cols"],                              the kernel's parameters in order
  *    "tolerance": {"atol": 1e-5, "rtol": 1e-4},
- *    "reference": {"source_path": "ref.cu", "entry": "k_ref"}}   optional: outputs of this kernel (same parameters,
+ *    "reference": {"source_path": "ref.cu", "entry": "k_ref"},   optional: outputs of this kernel (same parameters,
  *                                                              the baseline's launch) are the references
+ *    "restrictions": ["BLOCK % VEC == 0", "BLOCK * VEC <= COLS"]}   optional: configurations the kernel supports
  *
  * Expressions: integers, names of sizes and tunables, + - * / % (integer, C semantics, checked for overflow and
- * division by zero), parentheses, unary minus, min(a, b), max(a, b), cdiv(a, b) = ceil(a / b). A JSON number may
- * stand for a constant expression. Init: randn, uniform (in [lo, hi), default [-1, 1)), zeros, ones, full (value),
+ * division by zero), comparisons == != < <= > >= and logical && || ! (0 or 1, && and || short-circuit), parentheses,
+ * unary minus, min(a, b), max(a, b), cdiv(a, b) = ceil(a / b); C's precedence. A JSON number may stand for a constant
+ * expression. Restrictions: up to CUT_KS_MAX_RESTRICTIONS expressions over sizes and tunables; a configuration is
+ * allowed when every one is non-zero (one whose arithmetic fails there, a division by zero, forbids it). The
+ * baseline must be allowed. Kernel Tuner's `restrictions`, in this syntax.
+ * Init: randn, uniform (in [lo, hi), default [-1, 1)), zeros, ones, full (value),
  * arange; or "data": the tensor's bytes (its dtype, little-endian, row-major) as "encoding" "zlib+base64" (the
  * default) or "base64" — both input sets then hold these bytes. Dtypes: f32, f64, f16, bf16, i32, i64, u8. Every error is one sentence naming the field
  * ("inputs[0].dtype: unknown dtype 'f8' ..."). */
@@ -35,6 +40,7 @@
 #define CUT_KS_MAX_TENSORS 16
 #define CUT_KS_MAX_DIMS 6
 #define CUT_KS_MAX_ARGS 32
+#define CUT_KS_MAX_RESTRICTIONS 32 /* each at most CUT_KS_EXPR - 1 characters */
 
 /* ---- expressions ---- */
 
@@ -104,6 +110,8 @@ typedef struct cut_kspec {
     int nargs;
     char args[CUT_KS_MAX_ARGS][CUT_KS_NAME];
     double atol, rtol;
+    int nrestrictions;
+    char restrictions[CUT_KS_MAX_RESTRICTIONS][CUT_KS_EXPR]; /* boolean expressions every variant must satisfy */
 } cut_kspec;
 
 /* A launch and buffer sizes resolved for one choice of tunables. */
@@ -117,17 +125,25 @@ typedef struct cut_ks_launch {
 /* Parses a spec from JSON text; source_path is read relative to base_dir (NULL: the current folder). Checks every
  * field, then resolves the baseline (each tunable's first value): shapes >= 1, grid and block >= 1, at most 1024
  * threads per block, the entry defined in the source as a __global__ function, args naming each tensor and scalar
- * exactly once. 0, or -1 with one sentence naming the field. Caller frees out with cut_kspec_free (also on failure). */
+ * exactly once, every restriction well-formed and true for the baseline. 0, or -1 with one sentence naming the field
+ * ("restrictions[1]: expression 'BX == BY *': expected a number, a name or '(' at its end"). Caller frees out with
+ * cut_kspec_free (also on failure). */
 int cut_kspec_parse(const char *json, size_t len, const char *base_dir, cut_kspec *out, cut_err *e);
 /* Reads and parses a spec file ("<path>: <sentence>" on failure). */
 int cut_kspec_load(const char *path, cut_kspec *out, cut_err *e);
 void cut_kspec_free(cut_kspec *k);
 
 /* Sets size name to value (an override of the spec's, e.g. a smaller problem for emulation) and checks that the
- * baseline still resolves. 0, or -1 with a sentence. */
+ * baseline still resolves and satisfies the restrictions. 0, or -1 with a sentence (the size is then unchanged). */
 int cut_kspec_set_size(cut_kspec *k, const char *name, long long value, cut_err *e);
 
 /* The launch and buffer sizes for tunable values vals[0..ntunables) (NULL: each tunable's first value). */
 int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);
+
+/* Whether tunable values vals[0..ntunables) (NULL: the baseline's) satisfy every restriction of the spec: 1, or 0
+ * with the first one they break written into why (why_n bytes, may be NULL), one line naming it and the values it
+ * reads: "restrictions[0] 'BX == BY * TY' is false for BX=32, BY=16, TY=1". Every proposal of the optimizer passes
+ * this check (cutune/kstate.h). */
+int cut_kspec_allows(const cut_kspec *k, const long long *vals, char *why, size_t why_n);
 
 #endif

@@ -7,7 +7,15 @@
  * PTX (comments and blank lines dropped): two sources that compile to the same PTX are one state (a transposition).
  *
  * A candidate generator proposes candidates for a state as unified diffs against its source; the optimizer applies
- * each with GNU patch, never by editing lines itself. */
+ * each with GNU patch, never by editing lines itself.
+ *
+ * Restrictions (the spec's "restrictions", cut_kspec_allows): no variant whose tunables break one is ever built.
+ * cut_kstate_allowed is the one check, on a materialised source's tunables. The rule generator runs it on every
+ * proposal it makes (and repairs a tunable change that breaks one by changing one more tunable); any generator's
+ * proposals pass it through cut_cand_gen_propose, which drops the ones that break a restriction. The optimizer must
+ * ask generators through cut_cand_gen_propose, never g->propose directly, and must call cut_kspec_allows on the
+ * tunables it reads back from every patched source (cut_kstate_tunables) before it builds it: a violating one is
+ * the variant's failure ("invalid"), never compiled. */
 #ifndef CUTUNE_KSTATE_H
 #define CUTUNE_KSTATE_H
 
@@ -31,6 +39,10 @@ char *cut_kstate_materialise_src(const cut_kspec *k, const long long *vals, cons
 /* Reads the tunable values back from a materialised source: each tunable defined exactly once in the header, with an
  * allowed value. 0, or -1 with a sentence ("tunable BLOCK: 384 is not an allowed value (128, 256)"). */
 int cut_kstate_tunables(const cut_kspec *k, const char *src, long long *vals, cut_err *e);
+/* The spec's restrictions on a materialised source's tunables (cut_kstate_tunables, then cut_kspec_allows): 1
+ * allowed, 0 a restriction is broken (why: which, and the values), -1 the tunables cannot be read (why: the reason;
+ * the build then fails the variant with it). why (why_n bytes) may be NULL. */
+int cut_kstate_allowed(const cut_kspec *k, const char *src, char *why, size_t why_n);
 /* The state key: FNV-1a over the source and the resolved launch. */
 uint64_t cut_kstate_key(const char *src, const cut_ks_launch *l);
 /* Hash of PTX with comments, blank lines and leading/trailing blanks removed. */
@@ -60,7 +72,16 @@ typedef struct cut_cand_gen {
     void (*destroy)(void *ctx);
 } cut_cand_gen;
 
-/* The rule generator: every rule of the nine moves that applies to the state (rules.c lists what each recognises). */
+/* The one way to ask a generator: g->propose, then every proposal whose diff, applied to src, gives tunables that
+ * break a restriction of k is dropped (freed; the rest keep their order). A diff that does not apply or whose
+ * tunables cannot be read is kept: the build records why. Returns the count left in out[0..n), or -1 with e (the
+ * generator's own error; nothing left to free). */
+int cut_cand_gen_propose(const cut_cand_gen *g, const cut_kspec *k, const char *src, const char *work_dir,
+                         cut_proposal *out, int max, cut_err *e);
+
+/* The rule generator: every rule of the nine moves that applies to the state (rules.c lists what each recognises).
+ * Its proposals never break a restriction of the spec: a tunable change that would is proposed together with the
+ * nearest change of one other tunable that makes it allowed ("BX 16 -> 32, TY 1 -> 2"), or not at all. */
 cut_cand_gen *cut_rules_gen_new(void);
 void cut_cand_gen_free(cut_cand_gen *g);
 

@@ -1,11 +1,18 @@
-/* cutune — integer expressions of kernel specs (include/cutune/kspec.h): a recursive-descent evaluator.
+/* cutune — integer expressions of kernel specs (include/cutune/kspec.h): a recursive-descent evaluator with C's
+ * precedence (lowest first).
  *
- *   expr   := term (('+' | '-') term)*
+ *   expr   := land ('||' land)*
+ *   land   := eq ('&&' eq)*
+ *   eq     := rel (('==' | '!=') rel)*
+ *   rel    := add (('<' | '<=' | '>' | '>=') add)*
+ *   add    := term (('+' | '-') term)*
  *   term   := unary (('*' | '/' | '%') unary)*
- *   unary  := '-' unary | atom
+ *   unary  := '-' unary | '!' unary | atom
  *   atom   := integer | name | name '(' expr ',' expr ')' | '(' expr ')'
  *
- * 64-bit signed arithmetic; overflow, division by zero and a nesting deeper than 64 are errors. */
+ * 64-bit signed arithmetic; comparisons and logical operators give 0 or 1. && and || short-circuit as in C: the
+ * operand not evaluated is still parsed and its names checked, but its arithmetic cannot fail ("N > 0 && M / N > 2").
+ * Overflow, division by zero and a nesting deeper than 64 are errors. */
 #include "cutune/kspec.h"
 
 #include <ctype.h>
@@ -18,6 +25,7 @@ typedef struct ev {
     const char *s, *p;
     const cut_ks_var *vars;
     int nvars, depth;
+    int dead; /* > 0: inside an operand that && or || does not evaluate (parsed, names checked, no arithmetic error) */
     cut_err *e;
 } ev;
 
@@ -51,6 +59,10 @@ static int expr(ev *v, long long *out);
 
 static int binop(ev *v, char op, long long a, long long b, long long *out)
 {
+    if (v->dead) {
+        *out = 0;
+        return 0;
+    }
     switch (op) {
     case '+': if (__builtin_add_overflow(a, b, out)) return fail(v, "overflow"); return 0;
     case '-': if (__builtin_sub_overflow(a, b, out)) return fail(v, "overflow"); return 0;
@@ -85,7 +97,9 @@ static int call(ev *v, const char *name, size_t len, long long *out)
     if (*v->p != ')')
         return fail(v, "expected ')'");
     v->p++;
-    if (is_min)
+    if (v->dead)
+        *out = 0;
+    else if (is_min)
         *out = a < b ? a : b;
     else if (is_max)
         *out = a > b ? a : b;
@@ -145,7 +159,8 @@ static int atom(ev *v, long long *out)
 static int unary(ev *v, long long *out)
 {
     skip(v);
-    if (*v->p != '-')
+    const char op = *v->p;
+    if (op != '-' && !(op == '!' && v->p[1] != '='))
         return atom(v, out);
     if (++v->depth > MAX_DEPTH)
         return fail(v, "nesting too deep");
@@ -154,9 +169,13 @@ static int unary(ev *v, long long *out)
     if (unary(v, &x) != 0)
         return -1;
     v->depth--;
-    if (x == LLONG_MIN)
+    if (op == '!') {
+        *out = !x;
+        return 0;
+    }
+    if (x == LLONG_MIN && !v->dead)
         return fail(v, "overflow");
-    *out = -x;
+    *out = x == LLONG_MIN ? 0 : -x;
     return 0;
 }
 
@@ -176,22 +195,84 @@ static int term(ev *v, long long *out)
     }
 }
 
-static int expr(ev *v, long long *out)
+static int add(ev *v, long long *out)
 {
-    if (++v->depth > MAX_DEPTH)
-        return fail(v, "nesting too deep");
     if (term(v, out) != 0)
         return -1;
     for (;;) {
         skip(v);
         const char op = *v->p;
         if (op != '+' && op != '-')
-            break;
+            return 0;
         v->p++;
         long long b;
         if (term(v, &b) != 0 || binop(v, op, *out, b, out) != 0)
             return -1;
     }
+}
+
+/* The comparison operator at v->p ("<=", "<", ...; "==" and "!=" when eq), its length into *len; NULL when none. */
+static const char *cmp_op(const ev *v, int eq, int *len)
+{
+    static const char *const rel[] = {"<=", ">=", "<", ">"}, *const eqs[] = {"==", "!="};
+    const char *const *ops = eq ? eqs : rel;
+    for (int i = 0; i < (eq ? 2 : 4); i++)
+        if (strncmp(v->p, ops[i], strlen(ops[i])) == 0) {
+            *len = (int)strlen(ops[i]);
+            return ops[i];
+        }
+    return NULL;
+}
+
+/* One level of comparisons: eq 0 for < <= > >=, 1 for == !=. Left to right, each giving 0 or 1 (as in C). */
+static int compare(ev *v, int eq, long long *out)
+{
+    if ((eq ? compare(v, 0, out) : add(v, out)) != 0)
+        return -1;
+    for (;;) {
+        skip(v);
+        int len = 0;
+        const char *op = cmp_op(v, eq, &len);
+        if (!op)
+            return 0;
+        v->p += len;
+        long long b;
+        if ((eq ? compare(v, 0, &b) : add(v, &b)) != 0)
+            return -1;
+        const long long a = *out;
+        *out = op[0] == '=' ? a == b : op[0] == '!' ? a != b : op[0] == '<' ? (len == 2 ? a <= b : a < b)
+                                                                           : (len == 2 ? a >= b : a > b);
+    }
+}
+
+/* One level of logic: is_or 0 for &&, 1 for ||. The right operand is evaluated dead once the left decides. */
+static int logic(ev *v, int is_or, long long *out)
+{
+    if ((is_or ? logic(v, 0, out) : compare(v, 1, out)) != 0)
+        return -1;
+    const char *op = is_or ? "||" : "&&";
+    for (;;) {
+        skip(v);
+        if (strncmp(v->p, op, 2) != 0)
+            return 0;
+        v->p += 2;
+        const int decided = is_or ? *out != 0 : *out == 0;
+        long long b;
+        v->dead += decided;
+        const int rc = is_or ? logic(v, 0, &b) : compare(v, 1, &b);
+        v->dead -= decided;
+        if (rc != 0)
+            return -1;
+        *out = decided ? is_or : b != 0;
+    }
+}
+
+static int expr(ev *v, long long *out)
+{
+    if (++v->depth > MAX_DEPTH)
+        return fail(v, "nesting too deep");
+    if (logic(v, 1, out) != 0)
+        return -1;
     v->depth--;
     return 0;
 }
@@ -205,6 +286,8 @@ int cut_ks_eval(const char *s, const cut_ks_var *vars, int nvars, long long *out
     if (expr(&v, &x) != 0)
         return -1;
     skip(&v);
+    if (*v.p == '=')
+        return fail(&v, "unexpected '=' (compare with '==')");
     if (*v.p)
         return fail(&v, "unexpected text");
     *out = x;

@@ -546,6 +546,131 @@ static int check_args(const cut_kspec *k, cut_err *e)
     return 0;
 }
 
+/* The expression variables for tunable values vals (NULL: the baseline's): the sizes, then the tunables. Returns
+ * their count. */
+static int spec_vars(const cut_kspec *k, const long long *vals, cut_ks_var *vars)
+{
+    int nv = 0;
+    for (int i = 0; i < k->nsizes; i++)
+        vars[nv++] = k->sizes[i];
+    for (int i = 0; i < k->ntunables; i++) {
+        snprintf(vars[nv].name, CUT_KS_NAME, "%s", k->tunables[i].name);
+        vars[nv++].value = vals ? vals[i] : k->tunables[i].values[0];
+    }
+    return nv;
+}
+
+/* ---- restrictions ---- */
+
+/* "restrictions": an optional array of non-empty expression strings (checked against the baseline later). */
+static int get_restrictions(const cJSON *root, cut_kspec *k, cut_err *e)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "restrictions"), *x;
+    if (!r)
+        return 0;
+    if (!cJSON_IsArray(r))
+        return cut_err_set(e, "restrictions: must be an array of expression strings (\"BX == BY * TY\")");
+    if (cJSON_GetArraySize(r) > CUT_KS_MAX_RESTRICTIONS)
+        return cut_err_set(e, "restrictions: more than %d", CUT_KS_MAX_RESTRICTIONS);
+    cJSON_ArrayForEach(x, r) {
+        const int i = k->nrestrictions;
+        if (!cJSON_IsString(x) || !x->valuestring)
+            return cut_err_set(e, "restrictions[%d]: must be a string (a boolean expression)", i);
+        const char *t = x->valuestring;
+        while (*t == ' ' || *t == '\t')
+            t++;
+        if (!*t)
+            return cut_err_set(e, "restrictions[%d]: empty", i);
+        if (strlen(x->valuestring) >= CUT_KS_EXPR)
+            return cut_err_set(e, "restrictions[%d]: expression longer than %d characters", i, CUT_KS_EXPR - 1);
+        snprintf(k->restrictions[k->nrestrictions++], CUT_KS_EXPR, "%s", x->valuestring);
+    }
+    return 0;
+}
+
+/* "NAME=value, ..." into buf for each variable the expression names (in the variables' order). */
+static void named_values(const char *expr, const cut_ks_var *vars, int nv, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < nv; i++) {
+        const size_t len = strlen(vars[i].name);
+        int named = 0;
+        for (const char *p = expr; *p && !named;) {
+            if (!(isalpha((unsigned char)*p) || *p == '_')) {
+                p++;
+                continue;
+            }
+            const char *q = p;
+            while (isalnum((unsigned char)*q) || *q == '_')
+                q++;
+            named = (size_t)(q - p) == len && strncmp(p, vars[i].name, len) == 0;
+            p = q;
+        }
+        if (named && at < n) {
+            const int w = snprintf(buf + at, n - at, "%s%s=%lld", at ? ", " : "", vars[i].name, vars[i].value);
+            at += w > 0 ? (size_t)w : 0;
+        }
+    }
+}
+
+/* Restriction i for the variables: 1 true, 0 false, -1 when it cannot be evaluated (e: the evaluator's sentence). */
+static int restriction_holds(const cut_kspec *k, int i, const cut_ks_var *vars, int nv, cut_err *e)
+{
+    long long x = 0;
+    if (cut_ks_eval(k->restrictions[i], vars, nv, &x, e) != 0)
+        return -1;
+    return x != 0;
+}
+
+/* Every restriction well-formed (its names known, its syntax right) and true for the baseline. */
+static int check_restrictions(const cut_kspec *k, cut_err *e)
+{
+    cut_ks_var vars[CUT_KS_MAX_VARS];
+    const int nv = spec_vars(k, NULL, vars);
+    for (int i = 0; i < k->nrestrictions; i++) {
+        const int h = restriction_holds(k, i, vars, nv, e);
+        if (h < 0)
+            return cut_err_wrap(e, "restrictions[%d]", i);
+        if (h == 0) {
+            char vals[512];
+            named_values(k->restrictions[i], vars, nv, vals, sizeof vals);
+            return cut_err_set(e, "restrictions[%d]: '%s' is false for the baseline (%s; each tunable's first value)",
+                               i, k->restrictions[i], vals[0] ? vals : "no variables");
+        }
+    }
+    return 0;
+}
+
+int cut_kspec_allows(const cut_kspec *k, const long long *vals, char *why, size_t why_n)
+{
+    cut_ks_var vars[CUT_KS_MAX_VARS];
+    const int nv = spec_vars(k, vals, vars);
+    for (int i = 0; i < k->nrestrictions; i++) {
+        cut_err e = {{0}};
+        const int h = restriction_holds(k, i, vars, nv, &e);
+        if (h == 1)
+            continue;
+        if (why && why_n) {
+            char named[512];
+            named_values(k->restrictions[i], vars, nv, named, sizeof named);
+            if (h == 0)
+                snprintf(why, why_n, "restrictions[%d] '%s' is false for %s", i, k->restrictions[i],
+                         named[0] ? named : "these values");
+            else
+                snprintf(why, why_n, "restrictions[%d] cannot be evaluated for %s: %s", i,
+                         named[0] ? named : "these values", e.msg);
+            for (char *c = why; *c; c++) /* one line, as every sentence of a spec */
+                if ((unsigned char)*c < 32 || *c == 127)
+                    *c = '?';
+        }
+        return 0;
+    }
+    if (why && why_n)
+        why[0] = 0;
+    return 1;
+}
+
 static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);
 
 int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e)
@@ -556,13 +681,7 @@ int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *
 static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e)
 {
     cut_ks_var vars[CUT_KS_MAX_VARS];
-    int nv = 0;
-    for (int i = 0; i < k->nsizes; i++)
-        vars[nv++] = k->sizes[i];
-    for (int i = 0; i < k->ntunables; i++) {
-        snprintf(vars[nv].name, CUT_KS_NAME, "%s", k->tunables[i].name);
-        vars[nv++].value = vals ? vals[i] : k->tunables[i].values[0];
-    }
+    const int nv = spec_vars(k, vals, vars);
     memset(out, 0, sizeof *out);
     long long x, threads = 1;
     for (int d = 0; d < 3; d++) {
@@ -634,10 +753,12 @@ static int parse_root(const cJSON *root, const char *base_dir, cut_kspec *k, cut
         get_reference(root, base_dir, k, e) != 0 ||
         get_vars(root, k, e) != 0 || get_launch(root, k, e) != 0 ||
         get_tensors(root, "inputs", 1, k->inputs, &k->ninputs, e) != 0 ||
-        get_tensors(root, "outputs", 0, k->outputs, &k->noutputs, e) != 0 || get_scalars_args_tol(root, k, e) != 0)
+        get_tensors(root, "outputs", 0, k->outputs, &k->noutputs, e) != 0 || get_scalars_args_tol(root, k, e) != 0 ||
+        get_restrictions(root, k, e) != 0)
         return -1;
     cut_ks_launch l;
-    if (check_entry(k, e) != 0 || check_args(k, e) != 0 || cut_kspec_resolve(k, NULL, &l, e) != 0)
+    if (check_entry(k, e) != 0 || check_args(k, e) != 0 || cut_kspec_resolve(k, NULL, &l, e) != 0 ||
+        check_restrictions(k, e) != 0)
         return -1;
     return 0;
 }
@@ -682,7 +803,8 @@ int cut_kspec_set_size(cut_kspec *k, const char *name, long long value, cut_err 
             const long long old = k->sizes[i].value;
             k->sizes[i].value = value;
             cut_ks_launch l;
-            if (cut_kspec_resolve(k, NULL, &l, e) != 0) {
+            if (cut_kspec_resolve(k, NULL, &l, e) != 0 || check_restrictions(k, e) != 0) {
+                one_line(e);
                 k->sizes[i].value = old;
                 return cut_err_wrap(e, "size %s=%lld", name, value);
             }

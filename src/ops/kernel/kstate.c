@@ -95,6 +95,18 @@ int cut_kstate_tunables(const cut_kspec *k, const char *src, long long *vals, cu
     return 0;
 }
 
+int cut_kstate_allowed(const cut_kspec *k, const char *src, char *why, size_t why_n)
+{
+    long long vals[CUT_KS_MAX_VARS];
+    cut_err e = {{0}};
+    if (cut_kstate_tunables(k, src, vals, &e) != 0) {
+        if (why && why_n)
+            snprintf(why, why_n, "%s", e.msg);
+        return -1;
+    }
+    return cut_kspec_allows(k, vals, why, why_n);
+}
+
 static uint64_t launch_hash(uint64_t h, const cut_ks_launch *l)
 {
     const unsigned v[7] = {l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem};
@@ -200,4 +212,32 @@ int cut_diff_unified(const char *a, const char *b, const char *work_dir, char **
 int cut_patch_apply(const char *src, const char *diff, const char *work_dir, char **out, cut_err *e)
 {
     return run_on_texts(1, src, diff, work_dir, out, e);
+}
+
+/* ---- generators ---- */
+
+int cut_cand_gen_propose(const cut_cand_gen *g, const cut_kspec *k, const char *src, const char *work_dir,
+                         cut_proposal *out, int max, cut_err *e)
+{
+    const int n = g->propose(g->ctx, k, src, work_dir, out, max, e);
+    if (n <= 0 || k->nrestrictions == 0)
+        return n;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        char *patched = NULL;
+        cut_err ignore;
+        const int broken = out[i].diff && cut_patch_apply(src, out[i].diff, work_dir, &patched, &ignore) == 0 &&
+                           cut_kstate_allowed(k, patched, NULL, 0) == 0;
+        free(patched);
+        if (broken) {
+            cut_proposal_free(&out[i]);
+            continue;
+        }
+        if (kept != i) {
+            out[kept] = out[i];
+            memset(&out[i], 0, sizeof out[i]);
+        }
+        kept++;
+    }
+    return kept;
 }

@@ -19,7 +19,10 @@
  *   softmax_math_fusion    expf/logf/sinf/cosf/powf -> __expf/__logf/__sinf/__cosf/__powf, 1.0f / sqrtf(x) ->
  *                          rsqrtf(x)
  * The text rewrites work on tokens (comments, strings and preprocessor lines are never touched) and are validated by
- * the measurement like any candidate: a rewrite that is wrong for a kernel fails its check and is recorded. */
+ * the measurement like any candidate: a rewrite that is wrong for a kernel fails its check and is recorded.
+ * The spec's restrictions hold for every proposal (propose_text checks each): a tunable change that breaks one is
+ * proposed together with the nearest change of one other tunable that mends it ("BX 16 -> 32, BY 16 -> 32"; a
+ * configuration proposed once per state), or not at all. */
 #include "cutune/kstate.h"
 #include "cutune/util.h"
 
@@ -595,21 +598,29 @@ static double rule_gain(cut_move m, int neighbour)
 
 /* ---- the generator ---- */
 
+#define REPAIR_EVALS 20000 /* configurations a generator call may try while repairing changes that break restrictions */
+
 typedef struct gen_state {
     const cut_kspec *k;
     const char *src, *work_dir;
     cut_proposal *out;
     int max, n;
     cut_err *e;
+    long long (*configs)[CUT_KS_MAX_VARS]; /* tunables of the tunable changes proposed so far (max of them, owned) */
+    int nconfigs;
+    int evals_left;                                     /* of REPAIR_EVALS */
+    long long sorted[CUT_KS_MAX_VARS][CUT_KS_MAX_VALUES]; /* each tunable's allowed values, ascending */
 } gen_state;
 
-/* Adds a proposal rewriting the state to text new_src (owned, freed here). -1 on a diff failure. */
+/* Adds a proposal rewriting the state to text new_src (owned, freed here). -1 on a diff failure. Every proposal of
+ * the rules passes here: one whose tunables break a restriction of the spec is dropped (cutune/kstate.h). */
 static int propose_text(gen_state *g, cut_move m, const char *label, double gain, char *new_src)
 {
     if (!new_src)
         return 0;
     int rc = 0;
-    if (g->n < g->max && strcmp(new_src, g->src) != 0) {
+    if (g->n < g->max && strcmp(new_src, g->src) != 0 &&
+        (g->k->nrestrictions == 0 || cut_kstate_allowed(g->k, new_src, NULL, 0) != 0)) {
         cut_proposal *p = &g->out[g->n];
         memset(p, 0, sizeof *p);
         if ((rc = cut_diff_unified(g->src, new_src, g->work_dir, &p->diff, g->e)) == 0) {
@@ -623,6 +634,78 @@ static int propose_text(gen_state *g, cut_move m, const char *label, double gain
     return rc;
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+    const long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether tunable values vals give a launch and satisfy the restrictions, and were not proposed yet. */
+static int config_new_ok(gen_state *g, const long long *vals)
+{
+    for (int i = 0; i < g->nconfigs; i++)
+        if (memcmp(g->configs[i], vals, sizeof(long long) * (size_t)g->k->ntunables) == 0)
+            return 0;
+    cut_ks_launch l;
+    cut_err ignore;
+    return cut_kspec_allows(g->k, vals, NULL, 0) && cut_kspec_resolve(g->k, vals, &l, &ignore) == 0;
+}
+
+/* vals[t] breaks a restriction: changes one other tunable u to the nearest value (in ascending order of u's allowed
+ * values) that makes vals allowed and new; the first u in the spec's order wins a tie. Returns u (vals updated), or
+ * -1 (vals unchanged) when none does or the evaluation budget is spent. */
+static int repair(gen_state *g, const long long *cur, int t, long long *vals)
+{
+    const cut_kspec *k = g->k;
+    for (int d = 1; d < CUT_KS_MAX_VALUES; d++)
+        for (int u = 0; u < k->ntunables; u++) {
+            const int nv = k->tunables[u].nvalues;
+            int r = 0;
+            while (r < nv && g->sorted[u][r] != cur[u])
+                r++;
+            for (int side = -1; u != t && side <= 1; side += 2) {
+                const int at = r + side * d;
+                if (at < 0 || at >= nv || g->sorted[u][at] == cur[u])
+                    continue;
+                if (g->evals_left-- <= 0)
+                    return -1;
+                vals[u] = g->sorted[u][at];
+                if (config_new_ok(g, vals))
+                    return u;
+                vals[u] = cur[u];
+            }
+        }
+    return -1;
+}
+
+/* The state's source with the header's #define lines rewritten from values cur to vals, malloc'd; NULL if a line
+ * is not found. */
+static char *with_values(const cut_kspec *k, const char *src, const long long *cur, const long long *vals)
+{
+    char *text = cut_xstrdup(src);
+    for (int t = 0; t < k->ntunables && text; t++) {
+        if (vals[t] == cur[t])
+            continue;
+        char from[160], to[160];
+        snprintf(from, sizeof from, "#define %s %lld\n", k->tunables[t].name, cur[t]);
+        snprintf(to, sizeof to, "#define %s %lld\n", k->tunables[t].name, vals[t]);
+        const char *hit = strstr(text, from);
+        char *next = NULL;
+        if (hit) {
+            cut_buf b;
+            cut_buf_init(&b);
+            cut_buf_append(&b, text, (size_t)(hit - text));
+            cut_buf_printf(&b, "%s%s", to, hit + strlen(from));
+            next = b.data;
+        }
+        free(text);
+        text = next;
+    }
+    return text;
+}
+
+/* Every other allowed value of each tunable; a change that breaks a restriction is repaired by one more change
+ * (repair) or left out. */
 static int propose_tunables(gen_state *g)
 {
     const cut_kspec *k = g->k;
@@ -630,12 +713,16 @@ static int propose_tunables(gen_state *g)
     if (cut_kstate_tunables(k, g->src, cur, g->e) != 0)
         return -1;
     for (int t = 0; t < k->ntunables; t++) {
+        memcpy(g->sorted[t], k->tunables[t].values, sizeof(long long) * (size_t)k->tunables[t].nvalues);
+        qsort(g->sorted[t], (size_t)k->tunables[t].nvalues, sizeof(long long), cmp_ll);
+    }
+    for (int t = 0; t < k->ntunables; t++) {
         const cut_ks_tunable *tu = &k->tunables[t];
         int at = 0;
         for (int v = 0; v < tu->nvalues; v++)
             if (tu->values[v] == cur[t])
                 at = v;
-        for (int v = 0; v < tu->nvalues; v++) {
+        for (int v = 0; v < tu->nvalues && g->nconfigs < g->max; v++) {
             if (v == at)
                 continue;
             long long vals[CUT_KS_MAX_VARS];
@@ -645,23 +732,19 @@ static int propose_tunables(gen_state *g)
             cut_err ignore;
             if (cut_kspec_resolve(k, vals, &l, &ignore) != 0)
                 continue; /* the launch this value gives is impossible */
-            /* rewrite the one #define line of the header */
-            char from[160], to[160];
-            snprintf(from, sizeof from, "#define %s %lld\n", tu->name, cur[t]);
-            snprintf(to, sizeof to, "#define %s %lld\n", tu->name, tu->values[v]);
-            const char *hit = strstr(g->src, from);
-            if (!hit)
-                continue;
-            cut_buf b;
-            cut_buf_init(&b);
-            cut_buf_append(&b, g->src, (size_t)(hit - g->src));
-            cut_buf_printf(&b, "%s%s", to, hit + strlen(from));
+            int u = -1;
+            if (!config_new_ok(g, vals) && (u = repair(g, cur, t, vals)) < 0)
+                continue; /* breaks a restriction that no single other change mends */
             char label[160];
-            snprintf(label, sizeof label, "%s %lld -> %lld", tu->name, cur[t], tu->values[v]);
+            int len = snprintf(label, sizeof label, "%s %lld -> %lld", tu->name, cur[t], tu->values[v]);
+            if (u >= 0 && len > 0 && (size_t)len < sizeof label)
+                snprintf(label + len, sizeof label - (size_t)len, ", %s %lld -> %lld", k->tunables[u].name, cur[u],
+                         vals[u]);
+            memcpy(g->configs[g->nconfigs++], vals, sizeof vals);
             const cut_move m = tunable_move(tu->name);
             /* sorted allowed lists are the common case; "neighbour" = adjacent in the spec's list order */
             const int neighbour = v == at - 1 || v == at + 1;
-            if (propose_text(g, m, label, rule_gain(m, neighbour), b.data) != 0)
+            if (propose_text(g, m, label, rule_gain(m, neighbour), with_values(k, g->src, cur, vals)) != 0)
                 return -1;
         }
     }
@@ -672,27 +755,35 @@ static int rules_propose(void *ctx, const cut_kspec *k, const char *src, const c
                          int max, cut_err *e)
 {
     (void)ctx;
-    gen_state g = {k, src, work_dir, out, max, 0, e};
-    if (propose_tunables(&g) != 0 ||
-        propose_text(&g, CUT_MV_AVOID_ATOMICS, "warp-aggregated atomicAdd", rule_gain(CUT_MV_AVOID_ATOMICS, 1),
+    /* owned here: the state (8 KiB of sorted value lists) and its configs */
+    gen_state *g = cut_xmalloc(sizeof *g);
+    *g = (gen_state){.k = k, .src = src, .work_dir = work_dir, .out = out, .max = max, .e = e,
+                     .evals_left = REPAIR_EVALS};
+    g->configs = cut_xcalloc(max > 0 ? (size_t)max : 1, sizeof *g->configs);
+    int rc = 0;
+    if (propose_tunables(g) != 0 ||
+        propose_text(g, CUT_MV_AVOID_ATOMICS, "warp-aggregated atomicAdd", rule_gain(CUT_MV_AVOID_ATOMICS, 1),
                      cut_rule_avoid_atomics(src, 0)) != 0 ||
-        propose_text(&g, CUT_MV_AVOID_ATOMICS, "block-aggregated atomicAdd", rule_gain(CUT_MV_AVOID_ATOMICS, 1) + 0.1,
+        propose_text(g, CUT_MV_AVOID_ATOMICS, "block-aggregated atomicAdd", rule_gain(CUT_MV_AVOID_ATOMICS, 1) + 0.1,
                      cut_rule_avoid_atomics(src, 1)) != 0 ||
-        propose_text(&g, CUT_MV_MATH_FUSION, "fast math intrinsics", rule_gain(CUT_MV_MATH_FUSION, 1),
+        propose_text(g, CUT_MV_MATH_FUSION, "fast math intrinsics", rule_gain(CUT_MV_MATH_FUSION, 1),
                      cut_rule_math_fusion(src)) != 0 ||
-        propose_text(&g, CUT_MV_CACHE_CG, "const loads through __ldcg", rule_gain(CUT_MV_CACHE_CG, 1),
+        propose_text(g, CUT_MV_CACHE_CG, "const loads through __ldcg", rule_gain(CUT_MV_CACHE_CG, 1),
                      cut_rule_cache_cg(src)) != 0 ||
-        propose_text(&g, CUT_MV_PAD_TAIL, "pad 2-D shared arrays by one column", rule_gain(CUT_MV_PAD_TAIL, 1),
+        propose_text(g, CUT_MV_PAD_TAIL, "pad 2-D shared arrays by one column", rule_gain(CUT_MV_PAD_TAIL, 1),
                      cut_rule_pad_smem(src)) != 0 ||
-        propose_text(&g, CUT_MV_GROUPED, "grouped column-major block raster", rule_gain(CUT_MV_GROUPED, 1),
+        propose_text(g, CUT_MV_GROUPED, "grouped column-major block raster", rule_gain(CUT_MV_GROUPED, 1),
                      cut_rule_grouped_raster(src)) != 0 ||
-        propose_text(&g, CUT_MV_ASYNC_PIPELINE, "cp.async for the marked staging copy",
+        propose_text(g, CUT_MV_ASYNC_PIPELINE, "cp.async for the marked staging copy",
                      rule_gain(CUT_MV_ASYNC_PIPELINE, 1), cut_rule_async_stage(src)) != 0) {
-        for (int i = 0; i < g.n; i++)
+        for (int i = 0; i < g->n; i++)
             cut_proposal_free(&out[i]);
-        return -1;
+        rc = -1;
     }
-    return g.n;
+    const int n = g->n;
+    free(g->configs);
+    free(g);
+    return rc == 0 ? n : -1;
 }
 
 cut_cand_gen *cut_rules_gen_new(void)
