@@ -14,7 +14,7 @@
 static char *edge_diff(kopt *ko, int n, const char *label, cut_err *e)
 {
     cut_proposal *p = cut_xcalloc(MAX_PROPOSALS, sizeof *p);
-    const int np = ko->gen->propose(ko->gen->ctx, ko->k, ko->src[n], ko->scratch, p, MAX_PROPOSALS, e);
+    const int np = cut_cand_gen_propose(ko->gen, ko->k, ko->src[n], ko->scratch, p, MAX_PROPOSALS, e);
     char *diff = NULL;
     for (int i = 0; i < np; i++) {
         if (!diff && strcmp(p[i].label, label) == 0) {
@@ -64,6 +64,8 @@ int cut_opt_build(kopt *ko, job *j, cut_err *e)
         job_fail(j, "patch_error", "%s", why.msg);
     } else if (cut_kstate_tunables(ko->k, j->src, vals, &why) != 0 || cut_kspec_call(ko->k, vals, &j->call, &why) != 0) {
         job_fail(j, "invalid", "%s", why.msg);
+    } else if (!cut_kspec_allows(ko->k, vals, why.msg, sizeof why.msg)) {
+        job_fail(j, "invalid", "restriction broken: %s", why.msg); /* never compiled */
     } else {
         j->runnable = 1;
         cJSON *t = cJSON_AddObjectToObject(c, "tunables");

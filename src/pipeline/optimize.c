@@ -115,7 +115,7 @@ static uint64_t proposal_key(kopt *ko, int n, const char *diff)
 int cut_opt_gen_edges(kopt *ko, int n, cut_err *e)
 {
     cut_proposal *p = cut_xcalloc(MAX_PROPOSALS, sizeof *p);
-    const int np = ko->gen->propose(ko->gen->ctx, ko->k, ko->src[n], ko->scratch, p, MAX_PROPOSALS, e);
+    const int np = cut_cand_gen_propose(ko->gen, ko->k, ko->src[n], ko->scratch, p, MAX_PROPOSALS, e);
     if (np < 0) {
         free(p);
         return cut_err_wrap(e, "candidate generator '%s'", ko->gen->name);
