@@ -19,7 +19,11 @@
 #ifndef CUTUNE_KSTATE_H
 #define CUTUNE_KSTATE_H
 
+#include "cutune/codegen.h"
 #include "cutune/common.h"
+#include "cutune/costmodel.h"
+#include "cutune/devlimits.h"
+#include "cutune/strategy.h"
 #include "cutune/kspec.h"
 #include "cutune/kwork.h"
 #include "cutune/mcgs.h"
@@ -114,5 +118,17 @@ void cut_kspec_work_free(cut_kwork *w);
 /* The call for tunable values vals: launch from the spec's expressions, arguments in the spec's order (buffers:
  * inputs then outputs as in cut_kspec_work; scalars converted to their dtype). src and bin are left to the caller. */
 int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_err *e);
+
+/* ---- the tunables as a schedule space (kspace.c): `cutune tune --kernel` searches them with any strategy ---- */
+
+/* The space of k's tunables (cutune/strategy.h): one template, knob i the index of tunable i's value in its list; a
+ * schedule is valid when it resolves, fits the device's threads per block and satisfies every restriction;
+ * enumerable (exhaustive search); features from the tunables' values and the resolved launch. k must outlive the
+ * space. NULL with e when k has more tunables than a schedule holds (CUT_MAX_KNOBS). */
+cut_space *cut_kspec_space_new(const cut_kspec *k, const cut_devlimits *d, cut_err *e);
+/* The tunable values of schedule s of that space (vals: k->ntunables). -1 with e for an index off a list. */
+int cut_kspec_sched_values(const cut_kspec *k, const cut_sched *s, long long *vals, cut_err *e);
+/* The schedule of tunable values vals. -1 with e for a value not in its tunable's list. */
+int cut_kspec_sched_from_values(const cut_kspec *k, const long long *vals, cut_sched *s, cut_err *e);
 
 #endif

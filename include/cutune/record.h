@@ -115,4 +115,48 @@ int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_object
  * nearest, file order, unmeasured records skipped). Returns the number of files written, or -1. */
 int cut_report_perf_dir(const char *results_dir, const char *perf_dir, cut_err *e);
 
+/* ---- the one record line (src/record/trial.c) ----
+ *
+ * Version 2 of the record line, every op's: {"v":2,"op":"conv2d"|"gemm"|"kernel","trial":N,"workload":{the op's
+ * own: a conv's shape and dtype, a GEMM's sizes, layout and dtype, a kernel spec's name and sizes},"sched":{"tpl":
+ * template, knob: value ...},"status":...,"error":... (failed trials),"median_ms","min_ms","max_ms" (null: not
+ * measured),"repeats","gflops" (0 when the FLOPs are unknown),"err" (the check's error, null: not checked),
+ * "compile_ms","regs","spills","backend","gpu":{"name","uuid","driver","driver_version","sm_clock_mhz",
+ * "power_limit_w"},"ts", and "energy_mj","edp","power_w" when measured}. Version 1 lines (conv and GEMM logs of
+ * earlier cutune) still load through their ops' parsers. */
+
+#define CUT_TRIAL_VERSION 2
+
+/* One trial as the loop knows it, whatever the op (each op writes it as its record line). */
+typedef struct cut_trial {
+    int trial;                        /* 0-based within the log */
+    cut_sched sched;
+    cut_status status;
+    char error[256];
+    double median_ms, min_ms, max_ms; /* -1 when not measured */
+    int repeats;
+    double err;                       /* the check's error (max abs, or relative Frobenius); -1 not checked */
+    double compile_ms;
+    int regs, spills;                 /* -1 unknown */
+    cut_measure_env env;
+    char ts[32];
+    double energy_mj, edp, power_w;   /* 0: not measured (--objective energy|edp only) */
+} cut_trial;
+
+/* Adds every field after "sched" of tr to the record object root (gflops: the trial's GFLOP/s, 0 unknown). */
+void cut_rec_add_trial(void *root, const cut_trial *tr, double gflops);
+/* Appends root printed on one line plus '\n' to b and deletes root. */
+void cut_rec_print(void *root, cut_buf *b);
+/* Parses the schedule object of a record line (a cJSON*, as void*) for the op's space: 0, or -1 with e. */
+typedef int (*cut_sched_parser)(const void *ctx, const void *obj, cut_sched *out, cut_err *e);
+/* Parses one version-2 line of op: the common fields into tr, the schedule through parse(ctx, ...). -1 with a
+ * sentence naming the field, a wrong op or version. */
+int cut_trial_parse(const char *line, size_t len, const char *op, cut_sched_parser parse, const void *ctx,
+                    cut_trial *tr, cut_err *e);
+/* Loads a version-2 log of op tolerantly: complete well-formed lines into *out (caller frees), their count in *n, and
+ * the lines that could not be read (skipped with a note on stderr) in *extra. A missing file: none. -1 only when the
+ * file cannot be read. */
+int cut_trial_log_load(const char *path, const char *op, cut_sched_parser parse, const void *ctx, cut_trial **out,
+                       int *n, int *extra, cut_err *e);
+
 #endif

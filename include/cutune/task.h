@@ -12,28 +12,14 @@
 #include "cutune/codegen.h"
 #include "cutune/common.h"
 #include "cutune/measure.h"
+#include "cutune/kspec.h"
+#include "cutune/record.h"
 #include "cutune/strategy.h"
 #include "cutune/tune.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* One trial as the loop knows it, whatever the op (each op writes it as its record line). */
-typedef struct cut_trial {
-    int trial;                        /* 0-based within the log */
-    cut_sched sched;
-    cut_status status;
-    char error[256];
-    double median_ms, min_ms, max_ms; /* -1 when not measured */
-    int repeats;
-    double err;                       /* the check's error (max abs, or relative Frobenius); -1 not checked */
-    double compile_ms;
-    int regs, spills;                 /* -1 unknown */
-    cut_measure_env env;
-    char ts[32];
-    double energy_mj, edp, power_w;   /* 0: not measured (--objective energy|edp only) */
-} cut_trial;
 
 typedef struct cut_task cut_task;
 struct cut_task {
@@ -77,6 +63,9 @@ void cut_task_free(cut_task *t);
 cut_task *cut_task_conv_new(const cut_conv *c, int case_idx, const cut_tune_cfg *cfg);
 /* The GEMM g over the templates of tpl_mask (bit i: registry index i; 0: every template that applies). */
 cut_task *cut_task_gemm_new(const cut_gemm *g, int tpl_mask);
+/* The tunables of kernel spec k (which must outlive the task): its log is kernel_<name>.json; on a GPU (cfg->use_nvrtc)
+ * the reference run compiles with cfg->copts. Caller frees with cut_task_free. */
+cut_task *cut_task_kernel_new(const cut_kspec *k, const cut_tune_cfg *cfg);
 
 /* The strategy cfg->strategy over sp (taking ownership of sp), seeded with seed: evolve with the cost model (o:
  * its options, NULL the defaults; o->seed is replaced by seed), random, or exhaustive (at most

@@ -4,6 +4,7 @@
 #include "cutune/gpu.h"
 #include "cutune/util.h"
 #include "gpu/nvml.h"
+#include "cutune/kspec.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -150,4 +151,27 @@ int cut_gemm_cli_finish(const cut_gemm *g, cut_err *e)
             return cut_err_set(e, "GEMM size %c is missing: give it with %s N or with --gemm M=.. N=.. K=..",
                                "MNK"[d], flag[d]);
     return cut_gemm_validate(g, e);
+}
+
+/* Applies --sizes to one spec: each N=V whose N the spec has. */
+int cut_cli_apply_sizes(const char *sizes, cut_kspec *k, cut_err *e)
+{
+    if (!sizes)
+        return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", sizes);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        char *end = NULL;
+        long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+        if (!eq || end == eq + 1 || *end)
+            return cut_err_set(e, "--sizes: '%s' is not NAME=VALUE", tok);
+        *eq = 0;
+        int has = 0;
+        for (int i = 0; i < k->nsizes; i++)
+            has |= strcmp(k->sizes[i].name, tok) == 0;
+        if (has && cut_kspec_set_size(k, tok, v, e) != 0)
+            return cut_err_wrap(e, "--sizes");
+    }
+    return 0;
 }

@@ -32,4 +32,8 @@ void cut_gemm_cli_init(cut_gemm *g);
 int cut_gemm_parse_cli(int argc, char **argv, int *i, cut_gemm *g, int *trials, cut_err *e);
 int cut_gemm_cli_finish(const cut_gemm *g, cut_err *e);
 
+/* --sizes N=V,...: sets each size N the spec has to V (cut_kspec_set_size; other names are left for other specs). */
+struct cut_kspec;
+int cut_cli_apply_sizes(const char *sizes, struct cut_kspec *k, cut_err *e);
+
 #endif

@@ -125,29 +125,6 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
     return 0;
 }
 
-/* Applies --sizes to one spec: each N=V whose N the spec has. */
-static int apply_sizes(const char *sizes, cut_kspec *k, cut_err *e)
-{
-    if (!sizes)
-        return 0;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", sizes);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        char *end = NULL;
-        long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
-        if (!eq || end == eq + 1 || *end)
-            return cut_err_set(e, "--sizes: '%s' is not NAME=VALUE", tok);
-        *eq = 0;
-        int has = 0;
-        for (int i = 0; i < k->nsizes; i++)
-            has |= strcmp(k->sizes[i].name, tok) == 0;
-        if (has && cut_kspec_set_size(k, tok, v, e) != 0)
-            return cut_err_wrap(e, "--sizes");
-    }
-    return 0;
-}
-
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The spec files of --input: the file, or every *.json of the folder in name order. */
@@ -258,7 +235,7 @@ int cut_cmd_optimize(int argc, char **argv)
     }
     cut_kspec *specs = cut_xcalloc((size_t)np, sizeof *specs);
     for (int i = 0; i < np; i++)
-        if (cut_kspec_load(paths[i], &specs[i], &e) != 0 || apply_sizes(c.sizes, &specs[i], &e) != 0) {
+        if (cut_kspec_load(paths[i], &specs[i], &e) != 0 || cut_cli_apply_sizes(c.sizes, &specs[i], &e) != 0) {
             fprintf(stderr, "cutune optimize: %s\n", e.msg);
             bad++;
         }

@@ -44,6 +44,8 @@ static const char usage_text[] =
     "                      (transfer learning; default on), found in DIR/tuningrecords, the --prior-dir\n"
     "                      folders and the shipped priors of this GPU ($CUTUNE_WORKLOADS/priors/<GPU name>)\n"
     "  --prior-dir P       one more folder of prior logs (repeatable); only its records of this GPU are used\n"
+    "  --kernel SPEC       tune a user kernel spec's tunables (the optimizer's spec format, restrictions kept)\n"
+    "  --sizes N=V,...     with --kernel: override spec sizes (e.g. a small problem for emulation)\n"
     "  --strategy S        evolve (default: evolutionary search ranked by the XGBoost cost model), random, or\n"
     "                      exhaustive (every valid schedule, for spaces of at most a million knob combinations)\n"
     "  --objective O       time (default), energy or edp: with energy/edp the 2 fastest candidates of each round\n"
@@ -191,7 +193,7 @@ int cut_cmd_tune(int argc, char **argv)
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
         prior = 1, energy_steps = 3;
-    const char *objective = "time", *tpl = NULL, *strategy = "evolve";
+    const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL;
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -234,6 +236,10 @@ int cut_cmd_tune(int argc, char **argv)
             rc = cut_arg_str(argc, argv, &i, &tpl, &e);
         } else if (!strcmp(a, "--objective")) {
             rc = cut_arg_str(argc, argv, &i, &objective, &e);
+        } else if (!strcmp(a, "--kernel")) {
+            rc = cut_arg_str(argc, argv, &i, &kernel, &e);
+        } else if (!strcmp(a, "--sizes")) {
+            rc = cut_arg_str(argc, argv, &i, &sizes, &e);
         } else if (!strcmp(a, "--strategy")) {
             rc = cut_arg_str(argc, argv, &i, &strategy, &e);
         } else if (!strcmp(a, "--energy-steps")) {
@@ -278,6 +284,21 @@ int cut_cmd_tune(int argc, char **argv)
     cut_strategy_kind strat;
     if (cut_objective_parse(objective, &obj, &e) != 0 || cut_strategy_kind_parse(strategy, &strat, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
+    }
+    if (kernel) {
+        if (gemm_given || tpl || conv_str || obj != CUT_OBJ_TIME) {
+            fprintf(stderr, "cutune tune: --kernel tunes a kernel spec alone: drop --gemm/--tpl/--conv/--objective\n");
+            return CUT_EXIT_USAGE;
+        }
+        cut_cli_kernel_opts ko = {.spec = kernel, .sizes = sizes, .trials = trials, .test = test, .backend = backend,
+                                  .outdir = outdir, .cache_dir = cache_dir, .gpu = gpu, .batch = batch,
+                                  .seed = (uint64_t)seed, .timeout = timeout, .budget = budget, .quiet = quiet,
+                                  .strategy = strat};
+        return cut_cli_tune_kernel(&ko);
+    }
+    if (sizes) {
+        fprintf(stderr, "cutune tune: --sizes is for --kernel specs\n");
         return CUT_EXIT_USAGE;
     }
     if (gemm_given || tpl) {

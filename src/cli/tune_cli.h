@@ -36,4 +36,22 @@ typedef struct cut_cli_gemm_opts {
  * dtype on the backend; 1: a setup error). */
 int cut_cli_tune_gemm(const cut_cli_gemm_opts *o);
 
+/* Everything `cutune tune --kernel SPEC` reads. */
+typedef struct cut_cli_kernel_opts {
+    const char *spec;       /* --kernel */
+    const char *sizes;      /* --sizes N=V,..., NULL when absent */
+    int trials;             /* --trials, -1 when absent (200; --test 20) */
+    int test;
+    const char *backend, *outdir, *cache_dir;
+    int gpu, batch;
+    uint64_t seed;
+    double timeout;
+    int budget;
+    int quiet;
+    cut_strategy_kind strategy;
+} cut_cli_kernel_opts;
+
+/* `cutune tune --kernel SPEC`: tunes a kernel spec's tunables. Returns the exit code (2: a bad spec or option). */
+int cut_cli_tune_kernel(const cut_cli_kernel_opts *o);
+
 #endif

@@ -55,8 +55,13 @@ void cut_tune_progress(const cut_tune_cfg *cfg, const char *label, int done, int
         return;
     last = now;
     double eta = rate > 0 ? (total - done) / rate : 0;
-    fprintf(stderr, "%s%s | trials %d/%d | failed %d | best %.1f GFLOP/s | %.2f trials/s | ETA %.0f s%s",
-            tty ? "\r\033[K" : "", label, done, total, failed, best_gflops, rate, eta, (final || !tty) ? "\n" : "");
+    char best[48];
+    if (best_gflops < 0) /* the work's FLOPs are unknown (a user kernel): its best time, -best_gflops ms */
+        snprintf(best, sizeof best, "best %.4f ms", -best_gflops);
+    else
+        snprintf(best, sizeof best, "best %.1f GFLOP/s", best_gflops);
+    fprintf(stderr, "%s%s | trials %d/%d | failed %d | %s | %.2f trials/s | ETA %.0f s%s", tty ? "\r\033[K" : "",
+            label, done, total, failed, best, rate, eta, (final || !tty) ? "\n" : "");
     fflush(stderr);
 }
 
@@ -266,6 +271,12 @@ static double best_gflops(const loop_run *x)
     return x->st->best_ms > 0 && x->t->flops > 0 ? x->t->flops / (x->st->best_ms * 1e6) : 0;
 }
 
+/* What the progress line shows as the best: GFLOP/s, or minus the best ms when the FLOPs are unknown. */
+static double progress_best(const loop_run *x)
+{
+    return x->t->flops > 0 ? best_gflops(x) : x->st->best_ms > 0 ? -x->st->best_ms : 0;
+}
+
 /* The rounds: proposals compile on all cores while the runner measures whatever has finished compiling; up to two
  * batches are in flight, so a slow compile never holds up the measurements. In the first WARMUP_TRIALS the next
  * batch waits until the current one is mostly measured: the cost model then learns from nearly every trial before
@@ -302,14 +313,14 @@ static int rounds(loop_run *x, int done, double t0, cut_err *e)
         done += n;
         x->st->trials_new += n;
         double el = cut_now_s() - t0;
-        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, best_gflops(x),
+        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
                           el > 0 ? x->st->trials_new / el : 0, 0);
     }
     if (rc == 0 && done < cfg->trials && cfg->progress)
         fprintf(stderr, "\n%s: stopped after %d trials: %s\n", x->t->what, done,
                 out_of_time ? "time budget spent" : "the schedule space is exhausted");
     if (rc == 0)
-        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, best_gflops(x),
+        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
                           x->st->trials_new / (cut_now_s() - t0 + 1e-9), 1);
     cut_cstream_free(cs);
     free(buf);

@@ -526,8 +526,12 @@ void cut_records_names_free(char **names, int n)
 }
 
 /* Allocates *names (each entry and the array); caller frees with cut_records_names_free. */
-/* 1 for a file name of a GEMM log or a vendor baseline file (gemm_*, vendor_*), which conv tools skip. */
-static int is_gemm_file(const char *nm) { return !strncmp(nm, "gemm_", 5) || !strncmp(nm, "vendor_", 7); }
+/* 1 for a file name of a GEMM log, a kernel spec's log or a vendor baseline file (gemm_*, kernel_*, vendor_*),
+ * which conv tools skip. */
+static int is_gemm_file(const char *nm)
+{
+    return !strncmp(nm, "gemm_", 5) || !strncmp(nm, "vendor_", 7) || !strncmp(nm, "kernel_", 7);
+}
 
 /* want_gemm 0: conv logs (every name but gemm_* and vendor_*); 1: gemm_* only. */
 static int dir_list(const char *dir, const char *suffix, int want_gemm, char ***names, int *n, cut_err *e)

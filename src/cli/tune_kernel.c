@@ -1,0 +1,94 @@
+/* cutune tune --kernel — tunes a user kernel spec's tunables with any strategy (Kernel Tuner's tune_kernel): the
+ * spec's restrictions hold for every candidate, each candidate is checked against the baseline's (or the spec's
+ * reference kernel's) outputs and timed, every trial goes to tuningrecords/kernel_<name>.json. */
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/tune_cli.h"
+#include "cutune/emu.h"
+#include "cutune/kstate.h"
+#include "cutune/task.h"
+#include "cutune/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The runner of --backend: a GPU worker (cut_cli_tune_backend), or the emulator in a worker process of its own (a
+ * kernel that crashes or hangs is that trial's fault or timeout). */
+static int kernel_runner(const cut_cli_kernel_opts *o, const char *cache, const cut_timing *tm, cut_tune_cfg *cfg,
+                         cut_runner **r)
+{
+    if (strcmp(o->backend, "emu") != 0)
+        return cut_cli_tune_backend(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, o->outdir, tm, cfg, r);
+    char so_dir[1200];
+    cut_err e = {{0}};
+    snprintf(so_dir, sizeof so_dir, "%s/.cutune_emu/kernels", o->outdir);
+    cfg->copts.cache_dir = o->cache_dir ? o->cache_dir : cache; /* the reference run compiles with NVRTC */
+    if (!(*r = cut_runner_emu_worker_new(NULL, so_dir, tm, &e))) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        return CUT_EXIT_FAIL;
+    }
+    fprintf(stderr, "cutune: tuning on the host emulator (no GPU used; times are CPU times)\n");
+    return CUT_EXIT_OK;
+}
+
+static void print_best(const cut_kspec *k, const cut_tune_stats *st)
+{
+    printf("%s: %d trials (%d new, %d failed) in %.1f s", k->name, st->trials_total, st->trials_new, st->failures_new,
+           st->seconds);
+    long long vals[CUT_KS_MAX_VARS];
+    if (st->best_ms > 0 && cut_kspec_sched_values(k, &st->best, vals, NULL) == 0) {
+        printf("; best %.4f ms with", st->best_ms);
+        for (int i = 0; i < k->ntunables; i++)
+            printf(" %s=%lld", k->tunables[i].name, vals[i]);
+        printf("\n");
+    } else {
+        printf("; no valid kernel\n");
+    }
+    fflush(stdout);
+}
+
+int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
+{
+    cut_err e = {{0}};
+    cut_kspec k;
+    memset(&k, 0, sizeof k);
+    char rec_dir[1024], cache[1024];
+    if (cut_kspec_load(o->spec, &k, &e) != 0 || cut_cli_apply_sizes(o->sizes, &k, &e) != 0 ||
+        cut_path_join(rec_dir, sizeof rec_dir, o->outdir, "tuningrecords", &e) != 0 ||
+        cut_check_writable_dir(rec_dir, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        cut_kspec_free(&k);
+        return CUT_EXIT_USAGE;
+    }
+    snprintf(cache, sizeof cache, "%s/.cutune_cache", o->outdir);
+    cut_tune_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.records_dir = rec_dir;
+    cfg.trials = o->trials > 0 ? o->trials : o->test ? 20 : 200;
+    cfg.batch = o->batch;
+    cfg.seed = o->seed;
+    cfg.progress = !o->quiet;
+    cfg.case_pos = cfg.case_total = 1;
+    cfg.max_seconds = o->budget;
+    cfg.strategy = o->strategy;
+    cut_devlimits_sm90(&cfg.limits);
+    cut_compile_opts_default(&cfg.copts);
+    cut_timing tm;
+    cut_timing_default(&tm);
+    tm.timeout_s = o->timeout;
+    tm.min_total_ms = 10;
+    cut_runner *r = NULL;
+    int code = kernel_runner(o, cache, &tm, &cfg, &r);
+    cut_task *t = code == CUT_EXIT_OK ? cut_task_kernel_new(&k, &cfg) : NULL;
+    cut_tune_stats st;
+    if (code == CUT_EXIT_OK && cut_tune_task(&cfg, t, r, &st, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s: %s\n", k.name, e.msg);
+        code = CUT_EXIT_FAIL;
+    }
+    if (code == CUT_EXIT_OK)
+        print_best(&k, &st);
+    cut_task_free(t);
+    cut_runner_free(r);
+    cut_kspec_free(&k);
+    return code;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# cutune tune --kernel (issue 14: ops and strategies are orthogonal): a user kernel spec's tunables searched by the
+# evolutionary strategy with its cost model, by random and by exhaustive search, on the emulator. The spec
+# (tests/fixtures/kernels/matmul_tiled.json, modelled on Kernel Tuner's matmul example) has the restriction
+# block_size_x == block_size_y * tile_size_y: no recorded candidate may break it. Without the restriction the same
+# random search does record such candidates, so the check can fail. Resume, and a bad spec's exit code.
+set -euo pipefail
+BIN=$1; DIR=$2
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+SPEC=$HERE/fixtures/kernels/matmul_tiled.json
+SIZES="M=40,N=72,K=48"
+
+check() { # $1: log, $2: expected records, $3: 1 if the restriction must hold
+python3 - "$@" <<'PY'
+import json, sys
+path, want, restricted = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+recs = [json.loads(l) for l in open(path)]
+assert len(recs) == want, (len(recs), want)
+assert all(r["v"] == 2 and r["op"] == "kernel" and r["workload"]["kernel"] == "matmul_tiled" for r in recs)
+assert [r["trial"] for r in recs] == list(range(want))
+keys = [json.dumps(r["sched"], sort_keys=True) for r in recs]
+assert len(set(keys)) == len(keys), "a configuration measured twice"
+broken = [r["sched"] for r in recs if r["sched"]["block_size_x"] != r["sched"]["block_size_y"] * r["sched"]["tile_size_y"]]
+if restricted:
+    assert not broken, "built despite the restriction: %s" % broken[:3]
+else:
+    assert broken, "without the restriction some candidate should break it (or this test cannot fail)"
+bad = [r for r in recs if r["status"] != "ok"]
+if restricted:  # the restriction is why the kernel is right: every allowed candidate passes its check
+    assert not bad, "failed candidates: %s" % bad[:2]
+print("%s: %d records, %d break the restriction" % (path, len(recs), len(broken)))
+PY
+}
+
+for s in evolve random; do
+    "$BIN" tune --kernel "$SPEC" --sizes $SIZES --strategy $s --trials 14 --backend emu --quiet --outdir $s > $s.out ||
+        { cat $s.out; fail "tune --kernel --strategy $s"; }
+    check $s/tuningrecords/kernel_matmul_tiled.json 14 1 || fail "$s"
+done
+# exhaustive: exactly the allowed configurations with at most 1024 threads per block, each once, then it stops
+want=$(python3 -c '
+import itertools
+n = sum(1 for bx, by, tx, ty in itertools.product([16, 8, 32], [16, 1, 2, 4, 8, 32], [1, 2, 4], [1, 2, 4, 8])
+        if bx == by * ty and bx * by <= 1024)
+print(n)')
+"$BIN" tune --kernel "$SPEC" --sizes $SIZES --strategy exhaustive --trials 1000 --backend emu --outdir ex \
+    > ex.out 2> ex.err || { cat ex.out ex.err; fail "exhaustive"; }
+check ex/tuningrecords/kernel_matmul_tiled.json "$want" 1 || fail "exhaustive"
+grep -q "the schedule space is exhausted" ex.err || fail "exhaustive: no word that the space is exhausted"
+# resume: 6 more trials continue the log, nothing measured twice
+"$BIN" tune --kernel "$SPEC" --sizes $SIZES --strategy random --trials 20 --backend emu --quiet --outdir random \
+    > resume.out || fail "resume"
+grep -q "20 trials (6 new" resume.out || { cat resume.out; fail "resume counts"; }
+check random/tuningrecords/kernel_matmul_tiled.json 20 1 || fail "resume"
+# the same search without the restriction records candidates that break it (and compute wrong results)
+python3 - "$SPEC" <<'PY'
+import json, sys, os
+s = json.load(open(sys.argv[1]))
+del s["restrictions"]
+s["source_path"] = os.path.join(os.path.dirname(sys.argv[1]), s["source_path"])
+json.dump(s, open("free.json", "w"))
+PY
+"$BIN" tune --kernel free.json --sizes $SIZES --strategy random --trials 14 --backend emu --quiet --outdir free \
+    > free.out || { cat free.out; fail "unrestricted run"; }
+check free/tuningrecords/kernel_matmul_tiled.json 14 0 || fail "unrestricted"
+# a spec that does not parse: exit 2, naming the field
+echo '{"name": "x"}' > bad.json
+rc=0; "$BIN" tune --kernel bad.json --backend emu > bad.out 2> bad.err || rc=$?
+[ "$rc" -eq 2 ] || fail "bad spec: exit $rc, want 2"
+grep -q "bad.json" bad.err || { cat bad.err; fail "bad spec message"; }
+echo "OK"
