@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cutune/gemm_record.h"
+#include "cutune/gemm_space.h"
 #include "cutune/record.h"
 #include "testutil.h"
 
@@ -124,7 +126,8 @@ static void test_roundtrip(void **state)
     /* The layout the readers rely on. */
     cJSON *o = cJSON_Parse(b.data);
     assert_non_null(o);
-    assert_int_equal(cJSON_GetObjectItem(o, "v")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(o, "v")->valueint, 2); /* the one record line (issue 14) */
+    assert_string_equal(cJSON_GetObjectItem(o, "op")->valuestring, "conv2d");
     cJSON *wl = cJSON_GetObjectItem(o, "workload");
     assert_string_equal(cJSON_GetObjectItem(wl, "op")->valuestring, "conv2d");
     assert_string_equal(cJSON_GetObjectItem(wl, "dtype")->valuestring, "fp32");
@@ -274,7 +277,7 @@ static void test_parse_strict(void **state)
     cut_buf b;
     cut_buf_init(&b);
     cut_record_to_json(&r, &b);
-    const char *required[] = {"v",          "trial",      "case",        "workload",     "workload.op",
+    const char *required[] = {"v",          "op",         "trial",      "case",        "workload",     "workload.op",
                               "workload.shape", "workload.dtype", "sched", "status",     "median_ms",
                               "min_ms",     "max_ms",     "repeats",     "gflops",       "compile_ms",
                               "regs",       "spills",     "backend",     "gpu",          "gpu.name",
@@ -299,7 +302,8 @@ static void test_parse_strict(void **state)
         {"trial", cJSON_CreateNumber(1.5), "'trial'"},
         {"case", cJSON_CreateNumber(0), "'case'"},
         {"status", cJSON_CreateString("great"), "great"},
-        {"v", cJSON_CreateNumber(2), "version 2"},
+        {"v", cJSON_CreateNumber(3), "version 3"},
+        {"op", cJSON_CreateString("gemm"), "'op' is 'gemm'"},
         {"median_ms", cJSON_CreateString("fast"), "'median_ms'"},
         {"sched", cJSON_CreateString("direct"), "sched"},
         {"ts", cJSON_CreateString("2026-11-22T19:00:00Z and far too long to be a timestamp"), "'ts'"},
@@ -612,10 +616,80 @@ static void test_energy_fields(void **state)
     assert_non_null(strstr(e.msg, "--objective"));
 }
 
+/* Logs written by earlier cutune (version 1: no "op", no "err") still load, field for field. */
+static void test_version1_loads(void **state)
+{
+    (void)state;
+    cut_record r, back;
+    make_record(&r, 5, 0.25);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_record_to_json(&r, &b);
+    cJSON *o = cJSON_Parse(b.data);
+    cJSON_ReplaceItemInObject(o, "v", cJSON_CreateNumber(1));
+    cJSON_DeleteItemFromObject(o, "op");
+    cJSON_DeleteItemFromObject(o, "err");
+    char *s = cJSON_PrintUnformatted(o);
+    cut_err e = {{0}};
+    if (cut_record_parse(s, strlen(s), &back, &e) != 0)
+        fail_msg("a version-1 line: %s\n%s", e.msg, s);
+    assert_record_eq(&r, &back);
+    assert_true(back.err == -1); /* version 1 did not record it */
+    cJSON_free(s);
+    cJSON_Delete(o);
+    cut_buf_free(&b);
+}
+
+/* A GEMM log of earlier cutune (version 1: no "op", no "err") still loads; a version-2 GEMM line names its op. */
+static void test_gemm_version1_loads(void **state)
+{
+    (void)state;
+    cut_gemm_record r, back;
+    memset(&r, 0, sizeof r);
+    r.gemm = (cut_gemm){64, 48, 40, CUT_GEMM_NT, CUT_DT_FP32};
+    r.sched.tpl = CUT_GEMM_TPL_SIMT;
+    const int knobs[] = {32, 32, 8, 4, 4, 4, 1, 4, 8};
+    memcpy(r.sched.k, knobs, sizeof knobs);
+    r.status = CUT_ST_OK;
+    r.median_ms = r.min_ms = r.max_ms = 0.5;
+    r.rel_err = 1e-7;
+    r.repeats = 7;
+    r.regs = r.spills = -1;
+    snprintf(r.env.backend, sizeof r.env.backend, "emu");
+    snprintf(r.ts, sizeof r.ts, "2026-12-06T00:00:00Z");
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_gemm_record_to_json(&r, &b);
+    cJSON *o = cJSON_Parse(b.data);
+    assert_int_equal(cJSON_GetObjectItem(o, "v")->valueint, 2);
+    assert_string_equal(cJSON_GetObjectItem(o, "op")->valuestring, "gemm");
+    cut_err e = {{0}};
+    assert_int_equal(cut_gemm_record_parse(b.data, b.len, &back, &e), 0);
+    assert_true(back.rel_err == r.rel_err && back.median_ms == r.median_ms);
+    cJSON_ReplaceItemInObject(o, "v", cJSON_CreateNumber(1));
+    cJSON_DeleteItemFromObject(o, "op");
+    cJSON_DeleteItemFromObject(o, "err");
+    char *s = cJSON_PrintUnformatted(o);
+    if (cut_gemm_record_parse(s, strlen(s), &back, &e) != 0)
+        fail_msg("a version-1 GEMM line: %s\n%s", e.msg, s);
+    assert_true(back.rel_err == r.rel_err && back.median_ms == r.median_ms && back.gemm.layout == CUT_GEMM_NT);
+    cJSON_free(s);
+    cJSON_ReplaceItemInObject(o, "v", cJSON_CreateNumber(2));
+    cJSON_AddStringToObject(o, "op", "conv2d");
+    s = cJSON_PrintUnformatted(o);
+    assert_int_equal(cut_gemm_record_parse(s, strlen(s), &back, &e), -1);
+    assert_non_null(strstr(e.msg, "'op' is 'conv2d'"));
+    cJSON_free(s);
+    cJSON_Delete(o);
+    cut_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_version1_loads),
+        cmocka_unit_test(test_gemm_version1_loads),
         cmocka_unit_test(test_precision_keeps_order),
         cmocka_unit_test(test_failed_record_escaping),
         cmocka_unit_test(test_parse_strict),

@@ -8,11 +8,12 @@
  *                                    report: one JSON object with at least {"tflops": x, "ms": y, "algo": "..."}
  *   report/gemm.md, report/gemm.json the report (cut_gemm_report_write)
  *
- * A record line:
- *   {"v":1,"trial":0,"workload":{"kind":"gemm","m":64,"n":48,"k":40,"layout":"nn","dtype":"fp32"},
+ * A record line (version 2, the one record line of cutune/record.h; version 1 lines, without "op" and "err", still
+ * load):
+ *   {"v":2,"op":"gemm","trial":0,"workload":{"kind":"gemm","m":64,"n":48,"k":40,"layout":"nn","dtype":"fp32"},
  *    "sched":{"tpl":"simt","bm":32,...every knob of the template by name},"status":"ok","error":"..." (failures),
  *    "median_ms":..,"min_ms":..,"max_ms":.. (null: not measured),"repeats":..,"gflops":..,"tflops":..,
- *    "rel_err":.. (relative Frobenius error of the checked run, null: not checked),"compile_ms":..,"regs":..,
+ *    "rel_err":.. (relative Frobenius error of the checked run, null: not checked; also as "err"),"compile_ms":..,"regs":..,
  *    "spills":..,"backend":"cuda"|"emu","gpu":{"name","uuid","driver","driver_version","sm_clock_mhz",
  *    "power_limit_w"},"ts":"..."} */
 #ifndef CUTUNE_GEMM_RECORD_H

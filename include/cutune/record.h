@@ -21,6 +21,7 @@ typedef struct cut_record {
     char error[256];
     double median_ms, min_ms, max_ms; /* -1 when not measured */
     double gflops;                    /* 0 when not measured */
+    double err;                       /* the check's max abs error, -1 when unknown (version 1 lines) */
     int repeats;
     double compile_ms;
     int regs, spills;                 /* -1 unknown */

@@ -35,6 +35,7 @@ static void to_record(cut_record *rec, const conv_wl *w, const cut_trial *tr)
     rec->max_ms = tr->max_ms;
     rec->gflops = tr->status == CUT_ST_OK && tr->median_ms > 0 ? cut_conv_flops(&w->c) / (tr->median_ms * 1e6) : 0;
     rec->repeats = tr->repeats;
+    rec->err = tr->err;
     rec->compile_ms = tr->compile_ms;
     rec->regs = tr->regs;
     rec->spills = tr->spills;
@@ -66,7 +67,7 @@ static int conv_load(const cut_task *t, const char *path, cut_trial **out, int *
     for (int i = 0; i < nr; i++) {
         const cut_record *r = &recs[i];
         tr[i] = (cut_trial){.trial = r->trial, .sched = r->sched, .status = r->status, .median_ms = r->median_ms,
-                            .min_ms = r->min_ms, .max_ms = r->max_ms, .repeats = r->repeats, .err = -1,
+                            .min_ms = r->min_ms, .max_ms = r->max_ms, .repeats = r->repeats, .err = r->err,
                             .compile_ms = r->compile_ms, .regs = r->regs, .spills = r->spills, .env = r->env,
                             .energy_mj = r->energy_mj, .edp = r->edp, .power_w = r->power_w};
         snprintf(tr[i].error, sizeof tr[i].error, "%s", r->error);

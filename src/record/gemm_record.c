@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CUT_GEMM_RECORD_VERSION 1
 
 /* ---- schedules ---- */
 
@@ -95,7 +94,8 @@ void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
         fprintf(stderr, "cutune: out of memory (building a GEMM record)\n");
         abort();
     }
-    cJSON_AddNumberToObject(root, "v", CUT_GEMM_RECORD_VERSION);
+    cJSON_AddNumberToObject(root, "v", CUT_TRIAL_VERSION);
+    cJSON_AddStringToObject(root, "op", "gemm");
     cJSON_AddNumberToObject(root, "trial", r->trial);
     add_workload(root, &r->gemm);
     char sj[1024];
@@ -104,32 +104,18 @@ void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
         cJSON_AddItemToObject(root, "sched", so);
     else
         cJSON_AddNullToObject(root, "sched"); /* unknown template: the reader skips the line */
-    cJSON_AddStringToObject(root, "status", cut_status_name(r->status));
-    if (r->status != CUT_ST_OK)
-        cut_rec_add_str(root, "error", r->error);
     int ok = r->status == CUT_ST_OK && r->median_ms > 0;
-    cut_rec_add_num(root, "median_ms", ok ? r->median_ms : NAN);
-    cut_rec_add_num(root, "min_ms", ok ? r->min_ms : NAN);
-    cut_rec_add_num(root, "max_ms", ok ? r->max_ms : NAN);
-    cJSON_AddNumberToObject(root, "repeats", r->repeats);
     double gflops = ok ? cut_gemm_gflops(&r->gemm, r->median_ms) : 0;
-    cut_rec_add_num(root, "gflops", gflops);
+    cut_trial tr = {.trial = r->trial, .sched = r->sched, .status = r->status, .median_ms = r->median_ms,
+                    .min_ms = r->min_ms, .max_ms = r->max_ms, .repeats = r->repeats, .err = r->rel_err,
+                    .compile_ms = r->compile_ms, .regs = r->regs, .spills = r->spills, .env = r->env};
+    snprintf(tr.error, sizeof tr.error, "%s", r->error);
+    snprintf(tr.ts, sizeof tr.ts, "%s", r->ts);
+    cut_rec_add_trial(root, &tr, gflops);
+    /* seed 004's units, and the name version 1 gave the check's error (kept for the readers of either version) */
     cut_rec_add_num(root, "tflops", gflops / 1000.0);
-    cut_rec_add_num(root, "rel_err", r->rel_err >= 0 ? r->rel_err : NAN);
-    cut_rec_add_num(root, "compile_ms", r->compile_ms);
-    cJSON_AddNumberToObject(root, "regs", r->regs);
-    cJSON_AddNumberToObject(root, "spills", r->spills);
-    cut_rec_add_env(root, &r->env);
-    cut_rec_add_str(root, "ts", r->ts);
-    char *txt = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (!txt) {
-        fprintf(stderr, "cutune: out of memory (printing a GEMM record)\n");
-        abort();
-    }
-    cut_buf_append(b, txt, strlen(txt));
-    cut_buf_append(b, "\n", 1);
-    cJSON_free(txt);
+    cut_rec_add_num(root, "rel_err", ok && r->rel_err >= 0 ? r->rel_err : NAN);
+    cut_rec_print(root, b);
 }
 
 static int parse_workload(const cJSON *root, cut_gemm *g, cut_err *e)
@@ -178,9 +164,16 @@ static int parse_obj(const cJSON *root, cut_gemm_record *r, cut_err *e)
     int v = 0;
     if (cut_rec_get_int(root, "", "v", &v, e) != 0)
         return -1;
-    if (v != CUT_GEMM_RECORD_VERSION)
-        return cut_err_set(e, "GEMM record version %d is not supported (this cutune reads version %d)", v,
-                           CUT_GEMM_RECORD_VERSION);
+    if (v != 1 && v != CUT_TRIAL_VERSION)
+        return cut_err_set(e, "GEMM record version %d is not supported (this cutune reads versions 1 and %d)", v,
+                           CUT_TRIAL_VERSION);
+    if (v >= 2) { /* the one record line: its op first */
+        char op[16];
+        if (cut_rec_get_str(root, "", "op", op, sizeof op, e) != 0)
+            return -1;
+        if (strcmp(op, "gemm") != 0)
+            return cut_err_set(e, "record field 'op' is '%s': a GEMM log holds 'gemm' records", op);
+    }
     if (cut_rec_get_int(root, "", "trial", &r->trial, e) != 0)
         return -1;
     if (r->trial < 0)

@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CUT_RECORD_VERSION 1
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Serialising */
@@ -108,7 +107,8 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
         fprintf(stderr, "cutune: out of memory (building a record)\n");
         abort();
     }
-    cJSON_AddNumberToObject(root, "v", CUT_RECORD_VERSION);
+    cJSON_AddNumberToObject(root, "v", CUT_TRIAL_VERSION);
+    cJSON_AddStringToObject(root, "op", "conv2d");
     cJSON_AddNumberToObject(root, "trial", r->trial);
     cJSON_AddNumberToObject(root, "case", r->case_idx);
 
@@ -128,41 +128,18 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
     else
         cJSON_AddNullToObject(root, "sched"); /* unknown template: the reader rejects the line */
 
-    cJSON_AddStringToObject(root, "status", cut_status_name(r->status));
-    if (r->status != CUT_ST_OK)
-        cut_rec_add_str(root, "error", r->error);
-
-    cut_rec_add_num(root, "median_ms", r->median_ms);
-    cut_rec_add_num(root, "min_ms", r->min_ms);
-    cut_rec_add_num(root, "max_ms", r->max_ms);
-    cJSON_AddNumberToObject(root, "repeats", r->repeats);
     /* GFLOP/s follows from the shape and the median: flops / (median_ms * 1e6). */
     double gflops = r->gflops;
     if (r->status == CUT_ST_OK && r->median_ms > 0 && cut_conv_validate(c, NULL) == 0)
         gflops = cut_conv_gflops(c, r->median_ms);
-    cut_rec_add_num(root, "gflops", gflops);
-    cut_rec_add_num(root, "compile_ms", r->compile_ms);
-    cJSON_AddNumberToObject(root, "regs", r->regs);
-    cJSON_AddNumberToObject(root, "spills", r->spills);
-    cut_rec_add_env(root, &r->env);
-    cut_rec_add_str(root, "ts", r->ts);
-    /* Optional (absent when not measured, so logs without energy are unchanged byte for byte). */
-    if (r->energy_mj > 0)
-        cut_rec_add_num(root, "energy_mj", r->energy_mj);
-    if (r->edp > 0)
-        cut_rec_add_num(root, "edp", r->edp);
-    if (r->power_w > 0)
-        cut_rec_add_num(root, "power_w", r->power_w);
-
-    char *txt = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (!txt) {
-        fprintf(stderr, "cutune: out of memory (printing a record)\n");
-        abort();
-    }
-    cut_buf_append(b, txt, strlen(txt));
-    cut_buf_append(b, "\n", 1);
-    cJSON_free(txt);
+    cut_trial tr = {.trial = r->trial, .sched = r->sched, .status = r->status, .median_ms = r->median_ms,
+                    .min_ms = r->min_ms, .max_ms = r->max_ms, .repeats = r->repeats, .err = r->err,
+                    .compile_ms = r->compile_ms, .regs = r->regs, .spills = r->spills, .env = r->env,
+                    .energy_mj = r->energy_mj, .edp = r->edp, .power_w = r->power_w};
+    snprintf(tr.error, sizeof tr.error, "%s", r->error);
+    snprintf(tr.ts, sizeof tr.ts, "%s", r->ts);
+    cut_rec_add_trial(root, &tr, gflops);
+    cut_rec_print(root, b);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -251,9 +228,16 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
     int v = 0;
     if (cut_rec_get_int(root, "", "v", &v, e) != 0)
         return -1;
-    if (v != CUT_RECORD_VERSION)
-        return cut_err_set(e, "record version %d is not supported (this cutune reads version %d)", v,
-                           CUT_RECORD_VERSION);
+    if (v != 1 && v != CUT_TRIAL_VERSION)
+        return cut_err_set(e, "record version %d is not supported (this cutune reads versions 1 and %d)", v,
+                           CUT_TRIAL_VERSION);
+    if (v >= 2) { /* the one record line: its op first */
+        char op[16];
+        if (cut_rec_get_str(root, "", "op", op, sizeof op, e) != 0)
+            return -1;
+        if (strcmp(op, "conv2d") != 0)
+            return cut_err_set(e, "record field 'op' is '%s': a conv log holds 'conv2d' records", op);
+    }
     if (cut_rec_get_int(root, "", "trial", &r->trial, e) != 0 || cut_rec_get_int(root, "", "case", &r->case_idx, e) != 0)
         return -1;
     if (r->trial < 0)
@@ -312,6 +296,9 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
         return -1;
     if (cut_rec_get_opt_num(root, "energy_mj", &r->energy_mj, e) != 0 || cut_rec_get_opt_num(root, "edp", &r->edp, e) != 0 ||
         cut_rec_get_opt_num(root, "power_w", &r->power_w, e) != 0)
+        return -1;
+    r->err = -1; /* version 1 lines do not have it */
+    if (v >= 2 && cut_rec_get_num(root, "", "err", -1, &r->err, e) != 0)
         return -1;
     return 0;
 }
