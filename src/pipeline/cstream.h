@@ -45,8 +45,9 @@ struct cut_tune_cfg;
 /* Measures the jobs whose code was generated (res.status OK) in one r->measure call (cubins when use_nvrtc) and
  * stores each result in its job. -1 only for setup errors. */
 int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e);
-/* The progress line on stderr ("<label> | trials 10/100 | failed 1 | best ... GFLOP/s | ..."): on a terminal
- * rewritten in place, else at most every 10 s and at the end (final). */
+/* The progress line, an info message of the log ("<label> | trials 10/100 | failed 1 | best ... GFLOP/s | ..."):
+ * rewritten in place where cut_log_tty() (the default handler on a terminal), else a line at most every 10 s and at
+ * the end (final). */
 void cut_tune_progress(const struct cut_tune_cfg *cfg, const char *label, int done, int total, int failed,
                        double best_gflops, double rate, int final);
 /* Writes dir/<stem>_trial<trial>.cu: a failed candidate's source, status and NVRTC log (dir NULL: nothing). */

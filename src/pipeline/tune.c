@@ -1,6 +1,7 @@
 /* cutune — the tuning loop of one case. */
 #include "cutune/tune.h"
 #include "cutune/codegen.h"
+#include "cutune/log.h"
 #include "cutune/record.h"
 #include "cutune/util.h"
 #include "pipeline/cstream.h"
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define WARMUP_TRIALS 256
 #define PRIOR_LOGS 3      /* other workloads' logs the cost model starts from: the nearest in shape */
@@ -22,14 +22,13 @@ void cut_tune_progress(const cut_tune_cfg *cfg, const char *label, int done, int
         return;
     static double last;
     double now = cut_now_s();
-    int tty = isatty(2);
+    int tty = cut_log_tty();
     if (!final && !tty && now - last < 10.0)
         return;
     last = now;
     double eta = rate > 0 ? (total - done) / rate : 0;
-    fprintf(stderr, "%s%s | trials %d/%d | failed %d | best %.1f GFLOP/s | %.2f trials/s | ETA %.0f s%s",
+    cut_log(CUT_LOG_INFO, "%s%s | trials %d/%d | failed %d | best %.1f GFLOP/s | %.2f trials/s | ETA %.0f s%s",
             tty ? "\r\033[K" : "", label, done, total, failed, best_gflops, rate, eta, (final || !tty) ? "\n" : "");
-    fflush(stderr);
 }
 
 static void progress(const cut_tune_cfg *cfg, int done, int total, int failed, double best_gflops, double rate,
@@ -151,8 +150,9 @@ static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
         else if (res.status == CUT_ST_OK)
             er[i] = x;
         else
-            fprintf(stderr, "\ncutune: trial %d passed its check but failed it before the energy measurement (%s: %s);"
-                            " recorded without energy\n",
+            cut_log(CUT_LOG_WARN,
+                    "\ncutune: trial %d passed its check but failed it before the energy measurement (%s: %s);"
+                    " recorded without energy\n",
                     first_trial + i, cut_status_name(res.status), res.error);
     }
     free(order);
@@ -263,6 +263,8 @@ static int add_priors(cut_search *search, const cut_tune_cfg *cfg, const char *g
     int nlogs = cut_prior_select(dirs, nd, c, PRIOR_LOGS, &logs);
     cut_rng rng;
     cut_rng_seed(&rng, seed);
+    cut_buf from; /* the message naming the logs, said once */
+    cut_buf_init(&from);
     for (int f = 0; f < nlogs; f++) {
         cut_record *recs = logs[f].recs;
         int n = logs[f].n, take = CUT_MIN(n, PRIOR_PER_LOG);
@@ -276,9 +278,12 @@ static int add_priors(cut_search *search, const cut_tune_cfg *cfg, const char *g
                                           r->regs, f + 1) == 0;
         }
         if (f == 0)
-            fprintf(stderr, "cutune: case %d: cost model prior from ", case_idx);
-        fprintf(stderr, "%s%s (%d trials)%s", f ? ", " : "", logs[f].path, take, f + 1 == nlogs ? "\n" : "");
+            cut_buf_printf(&from, "cutune: case %d: cost model prior from ", case_idx);
+        cut_buf_printf(&from, "%s%s (%d trials)%s", f ? ", " : "", logs[f].path, take, f + 1 == nlogs ? "\n" : "");
     }
+    if (from.len)
+        cut_log(CUT_LOG_INFO, "%s", from.data);
+    cut_buf_free(&from);
     cut_prior_logs_free(logs, nlogs);
     free(dirs);
     return added;
@@ -388,7 +393,7 @@ int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int
                  el > 0 ? st->trials_new / el : 0, 0);
     }
     if (rc == 0 && done < cfg->trials && cfg->progress)
-        fprintf(stderr, "\ncase %d: stopped after %d trials: %s\n", case_idx, done,
+        cut_log(CUT_LOG_INFO, "\ncase %d: stopped after %d trials: %s\n", case_idx, done,
                 out_of_time ? "time budget spent" : "the schedule space is exhausted");
     if (rc == 0)
         progress(cfg, done, cfg->trials, st->failures_new, st->best_ms > 0 ? flops / (st->best_ms * 1e6) : 0,

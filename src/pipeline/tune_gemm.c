@@ -4,6 +4,7 @@
  * live there. */
 #include "cutune/gemm_space.h"
 #include "cutune/gemm_tune.h"
+#include "cutune/log.h"
 #include "cutune/record.h"
 #include "cutune/util.h"
 #include "pipeline/cstream.h"
@@ -149,7 +150,7 @@ static int rounds(gemm_run *run, int done, double t0, cut_err *e)
         report_progress(run, done, t0, 0);
     }
     if (rc == 0 && done < cfg->trials && cfg->progress)
-        fprintf(stderr, "\n%s: stopped after %d trials: %s\n", run->name, done,
+        cut_log(CUT_LOG_INFO, "\n%s: stopped after %d trials: %s\n", run->name, done,
                 out_of_time ? "time budget spent" : "the schedule space is exhausted");
     if (rc == 0)
         report_progress(run, done, t0, 1);
@@ -169,7 +170,7 @@ static int resume(gemm_run *run, const char *path, cut_err *e)
     if (cut_gemm_records_load(path, &old, &nold, &partial, &bad, note, sizeof note, e) != 0)
         return -1;
     if (bad)
-        fprintf(stderr, "cutune: %d malformed line(s) of %s skipped (first: %s)\n", bad, path, note);
+        cut_log(CUT_LOG_WARN, "cutune: %d malformed line(s) of %s skipped (first: %s)\n", bad, path, note);
     for (int i = 0; i < nold; i++) {
         cut_search_observe(run->search, &old[i].sched, old[i].status == CUT_ST_OK ? old[i].median_ms : -1,
                            old[i].regs);

@@ -2,6 +2,7 @@
  * tolerant loading, and the tuningresults/ file of the fastest records. */
 #include "cutune/gemm_record.h"
 #include "cutune/gemm_space.h"
+#include "cutune/log.h"
 #include "cutune/record.h"
 #include "record/json.h"
 
@@ -92,7 +93,7 @@ void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) {
-        fprintf(stderr, "cutune: out of memory (building a GEMM record)\n");
+        cut_log(CUT_LOG_ERROR, "cutune: out of memory (building a GEMM record)\n");
         abort();
     }
     cJSON_AddNumberToObject(root, "v", CUT_GEMM_RECORD_VERSION);
@@ -124,7 +125,7 @@ void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
     char *txt = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!txt) {
-        fprintf(stderr, "cutune: out of memory (printing a GEMM record)\n");
+        cut_log(CUT_LOG_ERROR, "cutune: out of memory (printing a GEMM record)\n");
         abort();
     }
     cut_buf_append(b, txt, strlen(txt));

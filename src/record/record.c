@@ -4,6 +4,7 @@
  * round-trip exactly and orderings never change), then appended with one write(2). A run killed mid-write leaves
  * at most one incomplete last line: readers ignore it, and opening the log for appending cuts it off. */
 #include "cutune/record.h"
+#include "cutune/log.h"
 #include "record/json.h"
 
 #include <cjson/cJSON.h>
@@ -105,7 +106,7 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) {
-        fprintf(stderr, "cutune: out of memory (building a record)\n");
+        cut_log(CUT_LOG_ERROR, "cutune: out of memory (building a record)\n");
         abort();
     }
     cJSON_AddNumberToObject(root, "v", CUT_RECORD_VERSION);
@@ -157,7 +158,7 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
     char *txt = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!txt) {
-        fprintf(stderr, "cutune: out of memory (printing a record)\n");
+        cut_log(CUT_LOG_ERROR, "cutune: out of memory (printing a record)\n");
         abort();
     }
     cut_buf_append(b, txt, strlen(txt));

@@ -10,6 +10,7 @@
 #include "cutune/search.h"
 #include "cutune/costmodel.h"
 #include "cutune/gemm_space.h"
+#include "cutune/log.h"
 #include "cutune/util.h"
 #include "strategy/features.h"
 
@@ -219,7 +220,7 @@ static void search_init(cut_search *s, const cut_devlimits *d, const cut_search_
         cut_err e;
         s->model = cut_costmodel_new(&e);
         if (!s->model)
-            fprintf(stderr, "cutune: cost model unavailable, searching without it: %s\n", e.msg);
+            cut_log(CUT_LOG_WARN, "cutune: cost model unavailable, searching without it: %s\n", e.msg);
     }
     cut_rng_seed(&s->rng, s->o.seed);
     hset_grow(&s->seen);
@@ -520,7 +521,7 @@ static int model_ready(cut_search *s)
     if (s->new_obs > 0) {
         cut_err e;
         if (cut_costmodel_train(s->model, &e) != 0) {
-            fprintf(stderr, "cutune: cost model failed, searching without it: %s\n", e.msg);
+            cut_log(CUT_LOG_WARN, "cutune: cost model failed, searching without it: %s\n", e.msg);
             cut_costmodel_free(s->model);
             s->model = NULL;
             return 0;
@@ -539,7 +540,7 @@ int cut_search_propose(cut_search *s, int n, cut_sched *out)
     int n_rand = (int)(n * cut_search_epsilon(s) + 0.5);
     int got = propose_model(s, n - n_rand, out);
     if (got < 0) {
-        fprintf(stderr, "cutune: cost model prediction failed, searching without it: %s\n",
+        cut_log(CUT_LOG_WARN, "cutune: cost model prediction failed, searching without it: %s\n",
                 cut_costmodel_error(s->model));
         cut_costmodel_free(s->model);
         s->model = NULL;
