@@ -15,6 +15,10 @@
 #include "cutune/space.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Length of every feature vector, whatever the template (unused slots are 0). */
 #define CUT_FEAT_LEN 64
 
@@ -69,5 +73,9 @@ int cut_costmodel_rank(cut_costmodel *m, const cut_conv *c, const cut_devlimits 
 /* Spearman rank correlation of a and b (n values each, ties get their average rank). 0 when n < 2 or either
  * side is constant. */
 double cut_costmodel_spearman(const float *a, const float *b, int n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -15,6 +15,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Knobs (indices into cut_gemm_sched.k). */
 enum {
     CUT_GS_BM, CUT_GS_BN, CUT_GS_BK, /* block tile along M, N: 16..128; along K: 4..32 */
@@ -128,5 +132,9 @@ int cut_codegen_gemm(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out,
 extern const cut_gemm_template cut_gemm_tpl_simt, cut_gemm_tpl_mma, cut_gemm_tpl_wgmma;
 /* Registry indices (registry.c keeps this order). */
 enum { CUT_GEMM_TPL_SIMT = 0, CUT_GEMM_TPL_MMA = 1, CUT_GEMM_TPL_WGMMA = 2 };
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

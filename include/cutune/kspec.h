@@ -28,6 +28,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_KS_NAME 64
 #define CUT_KS_EXPR 256
 #define CUT_KS_MAX_VARS 32   /* sizes + tunables */
@@ -129,5 +133,9 @@ int cut_kspec_set_size(cut_kspec *k, const char *name, long long value, cut_err 
 
 /* The launch and buffer sizes for tunable values vals[0..ntunables) (NULL: each tunable's first value). */
 int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- states ---- */
 
 #define CUT_KST_BEGIN "// cutune: tunables (edit these values, the launch follows)"
@@ -93,5 +97,9 @@ void cut_kspec_work_free(cut_kwork *w);
 /* The call for tunable values vals: launch from the spec's expressions, arguments in the spec's order (buffers:
  * inputs then outputs as in cut_kspec_work; scalars converted to their dtype). src and bin are left to the caller. */
 int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -19,6 +19,10 @@
 #include "cutune/kwork.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One candidate to measure: generated source (for emulation) and its cubin (for the GPU). */
 typedef struct cut_candidate {
     const cut_kernel_src *ks;
@@ -168,5 +172,9 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
 
 /* The worker's main loop (hidden subcommand `cutune __worker <dev> <in_fd> <out_fd>`). Returns the exit code. */
 int cut_worker_main(int dev, int in_fd, int out_fd);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,10 @@
 #include "cutune/util.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cut_record {
     int case_idx;       /* 1-based */
     cut_conv conv;
@@ -114,5 +118,9 @@ int cut_sample_dir(const char *in_dir, const char *out_dir, int keep, cut_object
 /* For every *.json in results_dir: write perf_dir/<same name> with one integer GFLOP/s per line (rounded to the
  * nearest, file order, unmeasured records skipped). Returns the number of files written, or -1. */
 int cut_report_perf_dir(const char *results_dir, const char *perf_dir, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

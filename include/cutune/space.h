@@ -10,6 +10,10 @@
 #include "cutune/devlimits.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A template: knob names, sampling, mutation, validity. All functions are pure given the rng. */
 typedef struct cut_template {
     const char *name; /* "direct" */
@@ -57,4 +61,9 @@ int cut_codegen_conv(const cut_conv *c, const cut_sched *s, cut_kernel_src *out,
  * CUT_ENTRY_LEN. Caller frees with cut_kernel_src_free, also after an error. */
 int cut_codegen_conv_named(const cut_conv *c, const cut_sched *s, const char *entry, cut_kernel_src *out,
                            cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif
