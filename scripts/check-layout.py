@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Layout check (CI): no include cycle between the folders of src/, and no .c file over the line limit.
+"""Layout check (CI): no include cycle between the folders of src/, no .c file over the line limit, and every public
+header in the umbrella header include/cutune/cutune.h.
 
 A folder is src/<name>, or src/ops/<op> for the ops. A file depends on the folder of every header it includes:
 an internal header by its path under src/, a public header cutune/<h> by the folder that implements it (OWNER
@@ -68,6 +69,11 @@ def main(root):
                 continue
             if OWNER[h]:
                 files.append((os.path.join(inc, h), OWNER[h]))
+    umbrella = open(os.path.join(inc, "cutune.h"), encoding="utf-8").read() if os.path.exists(
+        os.path.join(inc, "cutune.h")) else ""
+    for h in sorted(os.listdir(inc)):
+        if h.endswith(".h") and h != "cutune.h" and f'#include "cutune/{h}"' not in umbrella:
+            problems.append(f"include/cutune/cutune.h does not include the public header cutune/{h}")
     for p, cur in files:
         text = open(p, encoding="utf-8").read()
         if p.endswith(".c"):

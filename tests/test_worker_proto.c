@@ -21,6 +21,7 @@
 #include "cutune/half.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1448,6 +1449,13 @@ int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "__worker") == 0)
         return fake_worker_main(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    /* The runners given no worker start cut_worker_path's: $CUTUNE_WORKER, this binary (the fake worker). */
+    char self[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k <= 0 || k >= (ssize_t)sizeof self - 1)
+        return 1;
+    self[k] = '\0';
+    setenv(CUT_WORKER_ENV, self, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_small),
         cmocka_unit_test(test_roundtrip_large_threaded),

@@ -9,6 +9,10 @@
 
 #include "cutune/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_ENTRY_LEN 64
 #define CUT_MAX_KNOBS 16
 
@@ -50,5 +54,9 @@ typedef struct cut_kernel_src {
  * definition). An error if the name occurs other than exactly once that way, or entry is not an identifier. */
 int cut_codegen_rename_entry(cut_kernel_src *k, const char *entry, cut_err *e);
 void cut_kernel_src_free(cut_kernel_src *k);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_ERR_LEN 1024
 
 typedef struct cut_err {
@@ -64,5 +68,9 @@ void cut_utc_timestamp(char *buf, size_t n);
 #define CUT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define CUT_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CUT_CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

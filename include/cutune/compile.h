@@ -9,6 +9,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cut_compile_opts {
     int sm_major, sm_minor; /* target sm_XX (real architecture, so NVRTC produces a cubin) */
     int arch_suffix_a;      /* 1: sm_90a (needed by wgmma/setmaxnreg) */
@@ -54,5 +58,9 @@ int cut_nvrtc_version(cut_err *e);
 
 /* Parses a ptxas -v report into the register/spill/smem fields of out (fields left -1 if absent). */
 void cut_parse_ptxas_info(const char *log, cut_compiled *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

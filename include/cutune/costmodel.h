@@ -15,6 +15,10 @@
 #include "cutune/codegen.h"
 #include "cutune/devlimits.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Length of every feature vector, whatever the template (unused slots are 0). */
 #define CUT_FEAT_LEN 64
 
@@ -64,5 +68,9 @@ int cut_costmodel_rank_features(cut_costmodel *m, const float *x, const char *ba
 /* Spearman rank correlation of a and b (n values each, ties get their average rank). 0 when n < 2 or either
  * side is constant. */
 double cut_costmodel_spearman(const float *a, const float *b, int n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -3,6 +3,10 @@
 #ifndef CUTUNE_DEVLIMITS_H
 #define CUTUNE_DEVLIMITS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cut_devlimits {
     int sm_major, sm_minor;        /* 9, 0 */
     int sm_count;                  /* 132 */
@@ -15,5 +19,9 @@ typedef struct cut_devlimits {
 
 /* Limits of an H100/H200 (sm_90): the defaults when no GPU is present. */
 void cut_devlimits_sm90(cut_devlimits *d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

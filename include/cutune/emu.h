@@ -14,6 +14,10 @@
 #include "cutune/common.h"
 #include "cutune/measure.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cut_emu_kernel cut_emu_kernel;
 
 /* Bytes of dynamic shared memory a block may use: 227 KiB, an H100's or H200's per-block maximum. */
@@ -51,11 +55,15 @@ void cut_runner_emu_set_launch_hook(cut_runner *r, void (*hook)(void *ctx, int o
 /* The emulation worker process (`cutune __worker emu:<dir> in out`, emu_worker.c): user kernels only, .so files in
  * work_dir. Returns its exit code. */
 int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd);
-/* The runner of user kernels on the host emulator in a worker process (started with worker_exe, NULL: this
- * executable), so a crashing or hanging variant is a recorded fault or timeout: the GPU runner's process management
+/* The runner of user kernels on the host emulator in a worker process (started with worker_exe, NULL:
+ * cut_worker_path), so a crashing or hanging variant is a recorded fault or timeout: the GPU runner's process management
  * with an emulation worker. The host-compiled kernels go to so_dir, kept across runs (the file names hash the source,
  * the prelude and the compiler flags; NULL: a temporary folder removed with the runner). Caller frees with
  * cut_runner_free. */
 cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const char *so_dir, const cut_timing *t, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

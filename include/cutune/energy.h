@@ -27,6 +27,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_ENERGY_MAX_LROUNDS 16
 
 typedef struct cut_energy_plan {
@@ -95,5 +99,9 @@ void cut_energy_table_free(cut_energy_table *t);
 /* all.csv from the caps' tables (in cap order): header "id" + the 3 columns once per cap, one row per id of the
  * first table; an id missing from a later cap gets empty fields. */
 void cut_energy_all_csv(cut_buf *b, const cut_energy_table *caps, int ncaps);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

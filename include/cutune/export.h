@@ -19,6 +19,10 @@
 #include "cutune/util.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A folder holding a file of this name was created by cutune; clean removes only such folders (plus an export
  * build folder, see cut_clean). The energy phase marks kernel_outputs/ and scripts/ the same way. */
 #define CUT_EXPORT_MARKER ".cutune-generated"
@@ -137,5 +141,9 @@ typedef void (*cut_clean_report)(void *ctx, const char *path, int removed, const
  * Symbolic links are never followed. report (may be NULL) is called for every candidate that exists. Returns the
  * number of paths removed, or -1. */
 int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

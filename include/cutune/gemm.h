@@ -14,6 +14,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum cut_gemm_layout { CUT_GEMM_NN = 0, CUT_GEMM_NT = 1 } cut_gemm_layout;
 
 typedef struct cut_gemm {
@@ -57,5 +61,9 @@ double cut_gemm_rel_error(const float *out, const double *ref, size_t n);
 /* The tolerance on cut_gemm_rel_error for a dtype: fp32 1e-5, tf32 2e-3, fp16 and bf16 1e-2 (seed-004 issue:
  * fp32 ≪ 1e-3, tf32 ≈ 1e-3, fp16/bf16 ≤ 1e-2). */
 double cut_gemm_tolerance(cut_dtype d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -27,6 +27,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_GEMM_RESULTS_KEEP 5
 
 /* ---- schedules and records (src/record/gemm_record.c) ---- */
@@ -68,5 +72,9 @@ int cut_gemm_records_best(const cut_gemm_record *recs, int n, int (*want)(int tp
 /* Writes res_dir/<gemm name>.json: the `keep` fastest valid records of rec_dir/<gemm name>.json, fastest first
  * (atomically; no valid record: no file, returns 0). Returns the records written, or -1. */
 int cut_gemm_results_write(const char *rec_dir, const char *res_dir, const cut_gemm *g, int keep, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

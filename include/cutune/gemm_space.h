@@ -17,6 +17,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Knobs (indices into cut_gemm_sched.k). */
 enum {
     CUT_GS_BM, CUT_GS_BN, CUT_GS_BK, /* block tile along M, N: 16..128; along K: 4..32 */
@@ -152,5 +156,9 @@ cut_space *cut_gemm_space_new(const cut_gemm *g, const cut_devlimits *d);
  * registry index, when that is not 0); the cost model learns cut_features_gemm. Replay (o->universe) works as for
  * conv. Caller frees with cut_search_free. */
 cut_search *cut_search_new_gemm(const cut_gemm *g, const cut_devlimits *d, const cut_search_opts *o);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 #include "cutune/measure.h"
 #include "cutune/tune.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- the tuning loop (src/pipeline/tune_gemm.c) ---- */
 
 /* Tunes one GEMM with the templates in tpl_mask (bit i: registry index i; 0: every template that applies), from
@@ -17,5 +21,9 @@
  * prepare_gemm or refusing the workload, unwritable log, NVRTC unusable). */
 int cut_tune_gemm(const cut_tune_cfg *cfg, int tpl_mask, cut_runner *r, const cut_gemm *g, cut_tune_stats *st,
                   cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cut_gpu_info {
     int index;
     char name[128];
@@ -40,5 +44,9 @@ void cut_gpu_sample_clocks(const char *uuid, int *sm_clock_mhz, double *power_li
 /* Formats the 16 bytes of a CUuuid the way NVML prints UUIDs: "GPU-" then the bytes in order as lowercase hex,
  * grouped 4-2-2-2-6 with dashes ("GPU-5e7a1c2b-0d3f-4e5a-8b9c-0123456789ab"). buf: >= 41 bytes. */
 void cut_gpu_format_uuid(const unsigned char bytes[16], char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

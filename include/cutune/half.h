@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Input element types of the tuned kernels; accumulation and outputs stay fp32. */
 typedef enum cut_dtype { CUT_DT_FP32 = 0, CUT_DT_TF32, CUT_DT_FP16, CUT_DT_BF16, CUT_DT_COUNT } cut_dtype;
 /* "fp32", "tf32", "fp16", "bf16" ("unknown" outside the enum). */
@@ -32,5 +36,9 @@ void cut_dtype_round(cut_dtype d, float *x, size_t n);
 /* Writes n floats in d's storage type to out (cut_dtype_size(d) * n bytes): 16-bit patterns for fp16/bf16 (round
  * to nearest even), the floats themselves for fp32/tf32. */
 void cut_dtype_pack(cut_dtype d, const float *x, size_t n, void *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

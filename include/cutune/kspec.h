@@ -33,6 +33,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_KS_NAME 64
 #define CUT_KS_EXPR 256
 #define CUT_KS_MAX_VARS 32   /* sizes + tunables */
@@ -145,5 +149,9 @@ int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *
  * reads: "restrictions[0] 'BX == BY * TY' is false for BX=32, BY=16, TY=1". Every proposal of the optimizer passes
  * this check (cutune/kstate.h). */
 int cut_kspec_allows(const cut_kspec *k, const long long *vals, char *why, size_t why_n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

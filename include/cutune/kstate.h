@@ -31,6 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- states ---- */
 
 #define CUT_KST_BEGIN "// cutune: tunables (edit these values, the launch follows)"
@@ -130,5 +134,9 @@ cut_space *cut_kspec_space_new(const cut_kspec *k, const cut_devlimits *d, cut_e
 int cut_kspec_sched_values(const cut_kspec *k, const cut_sched *s, long long *vals, cut_err *e);
 /* The schedule of tunable values vals. -1 with e for a value not in its tunable's list. */
 int cut_kspec_sched_from_values(const cut_kspec *k, const long long *vals, cut_sched *s, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,6 +20,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_KW_MAX_BUFS (2 * CUT_KS_MAX_TENSORS)
 #define CUT_KW_MAX_ARGS CUT_KS_MAX_ARGS
 #define CUT_KW_POISON0 0xFFu
@@ -80,5 +84,9 @@ int cut_kwork_has_refs(const cut_kwork *w);
  * want 0.25"). */
 size_t cut_kw_compare(const cut_kw_buf *b, const void *got, const void *ref, double atol, double rtol,
                       double *max_err, char *msg, size_t msg_len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- moves ---- */
 
 typedef enum cut_move {
@@ -119,5 +123,9 @@ void cut_dirichlet(cut_rng *r, double alpha, int n, double *out);
 /* Predicted gain of a move after history: (rule_gain * W + sum of observed gains) / (W + n), W =
  * CUT_PRED_PRIOR_WEIGHT. */
 double cut_mcgs_pred_gain(double rule_gain, double observed_sum, int observed_n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

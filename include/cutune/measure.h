@@ -19,6 +19,10 @@
 #include "cutune/kwork.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One candidate to measure: generated source (for emulation) and its cubin (for the GPU). */
 typedef struct cut_candidate {
     const cut_kernel_src *ks;
@@ -93,8 +97,20 @@ struct cut_runner {
 /* Frees the runner (NULL is a no-op). */
 void cut_runner_free(cut_runner *r);
 
-/* GPU runner on device index dev; worker_exe is the cutune binary (NULL: /proc/self/exe).
- * Fails with a clear sentence when no driver/GPU is present. Caller frees with cut_runner_free. */
+/* The environment variable that names the measurement worker executable. */
+#define CUT_WORKER_ENV "CUTUNE_WORKER"
+
+/* The measurement worker executable the runners start when their caller names none (worker_exe NULL): the
+ * runners exec `<worker> __worker <dev>|emu:<dir> <in_fd> <out_fd>`, which both the cutune CLI and the
+ * cutune-worker executable understand. Looks, in order, at $CUTUNE_WORKER (when set it must be an executable file:
+ * no fallback), cutune-worker next to the running executable, <the library's folder>/../libexec/cutune/cutune-worker
+ * (a relocated install) and the install location compiled in (<libexecdir>/cutune/cutune-worker). Fills buf (n
+ * bytes); -1 with a sentence naming CUTUNE_WORKER when none is found. */
+int cut_worker_path(char *buf, size_t n, cut_err *e);
+
+/* GPU runner on device index dev; worker_exe is the worker executable (the cutune CLI passes itself; NULL:
+ * cut_worker_path). Fails with a clear sentence when no driver/GPU is present or no worker is found. Caller frees
+ * with cut_runner_free. */
 cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing *t, cut_err *e);
 
 /* cuDNN baseline for the prepared workload, in the GPU runner's worker (libcudnn.so.9 loaded with dlopen): fp32
@@ -168,5 +184,9 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
 
 /* The worker's main loop (hidden subcommand `cutune __worker <dev> <in_fd> <out_fd>`). Returns the exit code. */
 int cut_worker_main(int dev, int in_fd, int out_fd);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- the optimizer ---- */
 
 typedef struct cut_runner cut_runner;
@@ -55,5 +59,9 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
 /* Parses a search_state.json text into a graph (sources not read) and checks it is consistent: every edge's child a
  * node, every node's parent a node, the best node present. 0, or -1 with a sentence. Exposed for the fuzzer. */
 int cut_opt_state_check(const char *json, size_t len, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -30,6 +30,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_POWERCAP_PER_MODEL 5 /* caps per GPU model (seed 001: powercap1..powercap5) */
 #define CUT_POWERCAP_MAX_LIST 16 /* most caps one --power-caps list may name */
 #define CUT_POWERCAP_RESTORE_FILE ".cutune_powercap_restore.json"
@@ -183,5 +187,9 @@ double cut_energy_cv(const double *x, size_t n);
  *   GFLOP/s: 1234.56 / Mean energy per iteration: 15.6700 mJ / Mean time per iteration: 0.123000 ms /
  *   Average power: 300.00 W / EDP: 1.92876600 ms*mJ / Energy counter steps: 12 */
 void cut_energy_format(const cut_energy_stats *st, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

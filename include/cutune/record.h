@@ -12,6 +12,10 @@
 #include "cutune/util.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cut_record {
     int case_idx;       /* 1-based */
     cut_conv conv;
@@ -159,5 +163,9 @@ int cut_trial_parse(const char *line, size_t len, const char *op, cut_sched_pars
  * file cannot be read. */
 int cut_trial_log_load(const char *path, const char *op, cut_sched_parser parse, const void *ctx, cut_trial **out,
                        int *n, int *extra, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -18,6 +18,10 @@
 #include "cutune/util.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CUT_RESULTS_CSV_HEADER CUT_ENERGY_RESULTS_HEADER
 #define CUT_POWERCAPS_CSV_HEADER CUT_ENERGY_CAPS_HEADER
 
@@ -136,8 +140,8 @@ typedef struct cut_gemm_report_row {
 
 /* One row per GEMM log in rec_dir (gemm_*.json, sorted by name): best generic kernel = fastest valid "simt"
  * record, best template kernel = fastest valid record of any other template, vendor = res_dir/vendor_<gemm
- * name>.json if present ({"tflops", "ms", "algo"}; a malformed file is a note on stderr and a missing value).
- * *rows allocated (caller frees). Returns the count, or -1. */
+ * name>.json if present ({"tflops", "ms", "algo"}; a malformed file is a warning through the log (log.h) and a
+ * missing value). *rows allocated (caller frees). Returns the count, or -1. */
 int cut_gemm_report_collect(const char *rec_dir, const char *res_dir, cut_gemm_report_row **rows, cut_err *e);
 /* Writes out_dir/gemm.md (a table per dtype: shape, layout, generic / template / vendor TFLOP/s, template/vendor
  * and generic/vendor, best knobs) and out_dir/gemm.json:
@@ -146,5 +150,9 @@ int cut_gemm_report_collect(const char *rec_dir, const char *res_dir, cut_gemm_r
  * with null for each missing value. */
 int cut_gemm_report_write(const char *out_dir, const char *command, const cut_gemm_report_row *rows, int n,
                           cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

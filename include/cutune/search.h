@@ -7,6 +7,10 @@
 #include "cutune/common.h"
 #include "cutune/strategy.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cut_search_opts {
     uint64_t seed;
     double random_share;       /* epsilon: share of random proposals per round at the start; default 0.3 */
@@ -51,7 +55,7 @@ int cut_search_propose(cut_search *s, int n, cut_sched *out);
 int cut_search_seen(const cut_search *s);
 /* The current share of random proposals (decays with the number of observations). */
 double cut_search_epsilon(const cut_search *s);
-/* 1 while the cost model is in use (it is dropped, with one message on stderr, if XGBoost fails). */
+/* 1 while the cost model is in use (it is dropped, with one warning through the log, if XGBoost fails). */
 int cut_search_model_active(const cut_search *s);
 
 /* The evolutionary strategy (cutune/strategy.h) over sp, taking ownership of it: cut_search behind propose/observe.
@@ -59,5 +63,9 @@ int cut_search_model_active(const cut_search *s);
 cut_strategy *cut_strategy_evolve_new(cut_space *sp, const cut_search_opts *o);
 /* The search behind an evolve strategy (NULL for another strategy): for callers that feed it priors. */
 cut_search *cut_strategy_search(cut_strategy *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

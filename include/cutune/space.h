@@ -13,6 +13,10 @@
 #include "cutune/strategy.h"
 #include "cutune/workload.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A template: knob names, sampling, mutation, validity. All functions are pure given the rng. */
 typedef struct cut_template {
     const char *name; /* "direct" */
@@ -99,5 +103,10 @@ cut_search *cut_search_new(const cut_conv *c, const cut_devlimits *d, const cut_
  * list): group (!= 0) names that workload. It is not marked seen and does not enter the population. Returns -1 (and
  * ignores it) for a search of another op, without a model, for group 0 or a schedule without features. */
 int cut_search_add_prior(cut_search *s, const cut_conv *c, const cut_sched *sc, double time_ms, int regs, int group);
+
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cut_tune_cfg {
     const char *records_dir; /* tuningrecords/ */
     int trials;              /* per case */
@@ -24,7 +28,7 @@ typedef struct cut_tune_cfg {
     int use_nvrtc;           /* 1: compile with NVRTC and hand cubins to the runner (GPU backend) */
     cut_compile_opts copts;
     cut_devlimits limits;
-    int progress;            /* 1: print the progress line on stderr */
+    int progress;            /* 1: the progress line, through the log (log.h) */
     cut_strategy_kind strategy; /* --strategy: evolve (0, the default), random or exhaustive (cutune/strategy.h) */
     int case_pos, case_total;/* for the progress line: "case i/n" */
     const char *kernel_dump_dir; /* NULL: none; else failed candidates' source + log are written here */
@@ -93,8 +97,8 @@ void cut_prior_gpu_slug(const char *gpu, char *buf, size_t n);
 double cut_prior_shape_distance(const cut_conv *a, const cut_conv *b);
 /* Chooses at most max logs (*.json) over dirs, nearest to c in shape first: never a log of c itself, never one
  * without usable records, and a workload found in several folders only from the first. A missing folder is
- * skipped; an unreadable log is skipped with a note on stderr (a prior is an optimisation, never fatal). Returns
- * the count; *out (allocated, owned) is freed with cut_prior_logs_free. */
+ * skipped; an unreadable log is skipped with a warning through the log (a prior is an optimisation, never fatal).
+ * Returns the count; *out (allocated, owned) is freed with cut_prior_logs_free. */
 int cut_prior_select(const cut_prior_dir *dirs, int ndirs, const cut_conv *c, int max, cut_prior_log **out);
 void cut_prior_logs_free(cut_prior_log *logs, int n);
 
@@ -124,5 +128,9 @@ int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c,
  * tuning time of this run (-1: unknown). */
 void cut_final_print(FILE *f, const cut_conv *c, int case_idx, const cut_final *fin);
 void cut_final_json(FILE *f, const cut_conv *c, int case_idx, int trials, double search_s, const cut_final *fin);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

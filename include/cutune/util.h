@@ -6,6 +6,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* mkdir -p. Returns 0, or -1 with a sentence naming the path. */
 int cut_mkdirs(const char *path, cut_err *e);
 /* Checks that dir exists (or can be created) and that a file can be created in it. */
@@ -61,5 +65,9 @@ size_t cut_compare(const float *out, const double *ref, size_t n, double atol, d
 /* Removes path and everything below it without following symbolic links (src/core/fs.c). Adds the number of entries
  * removed to *count (may be NULL). */
 int cut_remove_tree(const char *path, long *count, cut_err *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include "cutune/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* fp32 NCHW convolution, weights [CO][CI][KH][KW], square stride and symmetric zero padding.
  * Format as the seeds: [N, H, W, CO, CI, KH, KW, stride, pad]. */
 typedef struct cut_conv {
@@ -64,5 +68,9 @@ void cut_conv_tolerance_scaled(const cut_conv *c, double scale, double *atol, do
 /* The measured factor of Winograd F(m x m, 3x3) in fp32: 1 for m = 2, 4 for m = 4 (check.c has the numbers). */
 double cut_tolerance_scale_winograd(int m);
 
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

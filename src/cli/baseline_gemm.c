@@ -2,11 +2,13 @@
  * CUTLASS-profiler analogue) for one GEMM, timed in the measurement worker with the same harness as cutune's
  * kernels. Prints the table and writes one JSON line to DIR/tuningresults/vendor_<gemm name>.json (replaced). */
 #include "cli/baseline_gemm.h"
+#include "cli/cli.h"
 
 #include "cutune/gpu.h"
 #include "cutune/util.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +136,8 @@ static int run_gemm(const cut_gemm *g, const cut_vendor_opts *o, int gpu, const 
     cut_err e = {{0}};
     cut_timing tm;
     cut_timing_default(&tm);
-    cut_runner *r = cut_runner_gpu_new(gpu, NULL, &tm, &e);
+    char self[PATH_MAX];
+    cut_runner *r = cut_runner_gpu_new(gpu, cut_cli_worker_exe(self, sizeof self), &tm, &e);
     cut_vendor_result *v = cut_xcalloc(1, sizeof *v);
     int code = CUT_EXIT_FAIL;
     if (!r || cut_runner_gpu_prepare_gemm(r, g, 7, &e) != 0 || cut_runner_gpu_vendor(r, o, v, &e) != 0) {

@@ -2,6 +2,8 @@
 #ifndef CUTUNE_CLI_H
 #define CUTUNE_CLI_H
 
+#include <stddef.h>
+
 int cut_cmd_devices(int argc, char **argv);
 int cut_cmd_tune(int argc, char **argv);
 int cut_cmd_sample(int argc, char **argv);
@@ -12,5 +14,10 @@ int cut_cmd_export(int argc, char **argv);
 int cut_cmd_clean(int argc, char **argv);
 int cut_cmd_energy(int argc, char **argv);
 int cut_cmd_optimize(int argc, char **argv);
+
+/* The worker executable the CLI's runners start: NULL when $CUTUNE_WORKER is set (the library's cut_worker_path
+ * then takes it), else this program itself (`cutune __worker`, found through /proc/self/exe into buf, n bytes), so
+ * the worker is always the same build as the CLI; NULL (cut_worker_path) when that cannot be read. */
+const char *cut_cli_worker_exe(char *buf, size_t n);
 
 #endif

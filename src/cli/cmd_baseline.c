@@ -9,6 +9,7 @@
 #include "cutune/tune.h"
 #include "cutune/util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,7 +145,9 @@ int cut_cmd_baseline(int argc, char **argv)
     }
     cut_timing tm;
     cut_timing_default(&tm);
-    if (cut_gpu_query(gpu, &info, &e) != 0 || !(r = cut_runner_gpu_new(gpu, NULL, &tm, &e))) {
+    char self[PATH_MAX];
+    if (cut_gpu_query(gpu, &info, &e) != 0 ||
+        !(r = cut_runner_gpu_new(gpu, cut_cli_worker_exe(self, sizeof self), &tm, &e))) {
         fprintf(stderr, "cutune baseline: %s\n", e.msg);
         code = CUT_EXIT_FAIL;
         goto done;

@@ -22,6 +22,7 @@
 #include "cutune/util.h"
 #include "gpu/nvml.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,8 +404,9 @@ static cut_runner *make_runner(const energy_opts *o, cut_err *e)
 {
     cut_timing tm;
     cut_timing_default(&tm);
+    char self[PATH_MAX];
     if (!strcmp(o->backend, "cuda"))
-        return cut_runner_gpu_new(o->gpu, NULL, &tm, e);
+        return cut_runner_gpu_new(o->gpu, cut_cli_worker_exe(self, sizeof self), &tm, e);
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/.cutune_emu", o->outdir);
     return cut_runner_emu_new(dir, &tm, e);

@@ -165,6 +165,7 @@ static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, c
     cut_timing t;
     cut_timing_default(&t);
     t.timeout_s = c->timeout_s;
+    char self[PATH_MAX];
     if (count >= 1) {
         cut_gpu_info info;
         if (cut_gpu_query(c->gpus[0], &info, e) != 0)
@@ -174,7 +175,7 @@ static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, c
         snprintf(gpu_name, gn, "%s", info.name);
         t.flush_l2 = 1;
         for (int i = 0; i < c->ngpus; i++)
-            if (!(r[i] = cut_runner_gpu_new(c->gpus[i], NULL, &t, e)))
+            if (!(r[i] = cut_runner_gpu_new(c->gpus[i], cut_cli_worker_exe(self, sizeof self), &t, e)))
                 return cut_err_wrap(e, "GPU %d", c->gpus[i]);
         return 0;
     }
@@ -192,7 +193,7 @@ static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, c
     char so_dir[PATH_MAX];
     snprintf(so_dir, sizeof so_dir, "%s/emu", cache && *cache ? cache : CUT_OPT_COMPILE_CACHE);
     for (int i = 0; i < c->ngpus; i++)
-        if (!(r[i] = cut_runner_emu_worker_new(NULL, so_dir, &t, e)))
+        if (!(r[i] = cut_runner_emu_worker_new(cut_cli_worker_exe(self, sizeof self), so_dir, &t, e)))
             return -1;
     return 0;
 }

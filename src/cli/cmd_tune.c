@@ -8,6 +8,7 @@
 #include "cutune/tune.h"
 #include "cutune/util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,8 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
         cfg->copts.sm_minor = info.sm_minor;
         cfg->copts.cache_dir = cache_dir;
         cfg->copts.nthreads = 0;
-        *out = cut_runner_gpu_new(gpu, NULL, tm, &e);
+        char self[PATH_MAX];
+        *out = cut_runner_gpu_new(gpu, cut_cli_worker_exe(self, sizeof self), tm, &e);
         if (!*out) {
             fprintf(stderr, "cutune tune: %s\n", e.msg);
             return CUT_EXIT_FAIL;

@@ -1,6 +1,7 @@
 /* cutune — the hidden `cutune __worker <dev> <in_fd> <out_fd>` subcommand: the GPU measurement worker process
  * started by the GPU runner (gpu_runner.c), or with `emu:<dir>` as the device the emulation worker
- * (src/measure/emu_worker.c). Not meant to be run by hand. */
+ * (src/measure/emu_worker.c). Not meant to be run by hand. The cutune-worker executable (worker_main.c) runs the
+ * same function for programs that use the library. */
 #include "cli/cli.h"
 #include "cutune/common.h"
 #include "cutune/emu.h"
@@ -12,6 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+const char *cut_cli_worker_exe(char *buf, size_t n)
+{
+    const char *env = getenv(CUT_WORKER_ENV);
+    if ((env && *env) || n < 2)
+        return NULL;
+    ssize_t k = readlink("/proc/self/exe", buf, n - 1);
+    if (k <= 0 || (size_t)k >= n - 1)
+        return NULL;
+    buf[k] = '\0';
+    return buf;
+}
 
 /* Parses a non-negative int; -1 if s is not one. */
 static int parse_nonneg(const char *s)

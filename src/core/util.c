@@ -1,5 +1,6 @@
 /* cutune — file-system helpers and a growable buffer. */
 #include "cutune/util.h"
+#include "cutune/log.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,7 +17,7 @@
 
 static void oom(size_t n)
 {
-    fprintf(stderr, "cutune: out of memory (allocating %zu bytes)\n", n);
+    cut_log(CUT_LOG_ERROR, "cutune: out of memory (allocating %zu bytes)\n", n);
     abort();
 }
 

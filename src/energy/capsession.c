@@ -9,6 +9,7 @@
  * the three signals around its own NVML calls. Only the process that began the session acts: a forked child
  * (a measurement worker, say) that exits or is sent SIGTERM leaves the limit alone. */
 #include "cutune/powercap.h"
+#include "cutune/log.h"
 
 #include "cutune/util.h"
 #include "gpu/nvml.h"
@@ -259,7 +260,7 @@ static void at_exit_restore(void)
         return;
     cut_err e = {{0}};
     if (cut_powercap_end(&g_s, &e) != 0)
-        fprintf(stderr, "cutune: %s\n", e.msg);
+        cut_log(CUT_LOG_ERROR, "cutune: %s\n", e.msg);
 }
 
 /* Fills s for the GPU; with allow, also writes the restore file (before anything changes). */

@@ -1,7 +1,8 @@
 /* cutune — the GPU runner, parent side: a persistent worker process per GPU owns the CUDA context.
  *
  * The parent never creates a CUDA context (it only asks the driver and NVML for facts). It fork+execs
- * `cutune __worker <dev> <in_fd> <out_fd>` connected by two pipes and speaks the framed protocol of worker_proto.h.
+ * `<worker> __worker <dev> <in_fd> <out_fd>` (the cutune CLI itself, or cutune-worker: cut_worker_path) connected
+ * by two pipes and speaks the framed protocol of worker_proto.h.
  * A candidate that faults makes the worker report CUT_ST_FAULT and exit; one that hangs is killed after
  * timing.timeout_s (CUT_ST_TIMEOUT); a worker that dies without a word gives CUT_ST_FAULT "worker died (...)".
  * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE, PREPARE_GEMM for a
@@ -13,6 +14,7 @@
 #include "cutune/emu.h"
 #include "cutune/gpu.h"
 #include "cutune/half.h"
+#include "cutune/log.h"
 #include "gpu/nvml.h"
 
 #include <errno.h>
@@ -174,7 +176,7 @@ static void worker_stop(gpu_impl *g, int kill_now, char *how, size_t n)
         kill(g->pid, SIGKILL);
         r = wait_child(g->pid, REAP_LIMIT_S, &st);
         if (r == 0)
-            fprintf(stderr, "cutune: worker %d did not exit %g s after SIGKILL (stuck in the driver?)\n", g->pid,
+            cut_log(CUT_LOG_WARN, "cutune: worker %d did not exit %g s after SIGKILL (stuck in the driver?)\n", g->pid,
                     REAP_LIMIT_S);
     }
     if (r == 1 && how)
@@ -855,17 +857,14 @@ static cut_runner *runner_new(int dev, const char *emu_dir, int emu_temp, const 
         snprintf(g->emu_dir, sizeof g->emu_dir, "%s", emu_dir);
     }
     g->to_w = g->from_w = -1;
-    if (worker_exe && *worker_exe) {
-        snprintf(g->exe, sizeof g->exe, "%s", worker_exe);
-    } else {
-        ssize_t k = readlink("/proc/self/exe", g->exe, sizeof g->exe - 1);
-        if (k <= 0)
-            snprintf(g->exe, sizeof g->exe, "/proc/self/exe");
-        else
-            g->exe[k] = '\0';
-    }
-    if (access(g->exe, X_OK) != 0) {
-        cut_err_set(e, "the measurement worker %s cannot be run: %s", g->exe, strerror(errno));
+    int rc = 0; /* the worker: the caller's, else cut_worker_path's */
+    if (!worker_exe || !*worker_exe)
+        rc = cut_worker_path(g->exe, sizeof g->exe, e);
+    else if (snprintf(g->exe, sizeof g->exe, "%s", worker_exe) >= (int)sizeof g->exe)
+        rc = cut_err_set(e, "the measurement worker's path is too long: %s", worker_exe);
+    else if (access(g->exe, X_OK) != 0)
+        rc = cut_err_set(e, "the measurement worker %s cannot be run: %s", g->exe, strerror(errno));
+    if (rc != 0) {
         if (g->emu_temp)
             cut_remove_tree(g->emu_dir, NULL, NULL);
         free(g);

@@ -49,9 +49,9 @@ int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, c
 struct cut_task;
 int cut_tune_measure_jobs_with(const struct cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner *r,
                                cut_err *e);
-/* The progress line on stderr ("<label> | trials 10/100 | failed 1 | best ... GFLOP/s | ..."; a negative best_gflops
- * is shown as "best <-best_gflops> ms", for work whose FLOPs are unknown): on a terminal
- * rewritten in place, else at most every 10 s and at the end (final). */
+/* The progress line, an info message of the log ("<label> | trials 10/100 | failed 1 | best ... GFLOP/s | ..."; a
+ * negative best_gflops is shown as "best <-best_gflops> ms", for work whose FLOPs are unknown): rewritten in place
+ * where cut_log_tty() (the default handler on a terminal), else a line at most every 10 s and at the end (final). */
 void cut_tune_progress(const struct cut_tune_cfg *cfg, const char *label, int done, int total, int failed,
                        double best_gflops, double rate, int final);
 /* Writes dir/<stem>_trial<trial>.cu: a failed candidate's source, status and NVRTC log (dir NULL: nothing). */

@@ -1,5 +1,6 @@
 /* cutune — the one tuning loop (cutune/task.h): strategy -> codegen -> compile (overlapped) -> measure -> record ->
  * observe, resumable, for every op. */
+#include "cutune/log.h"
 #include "cutune/search.h"
 #include "cutune/task.h"
 #include "cutune/util.h"
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define WARMUP_TRIALS 256
 
@@ -50,7 +50,7 @@ void cut_tune_progress(const cut_tune_cfg *cfg, const char *label, int done, int
         return;
     static double last;
     double now = cut_now_s();
-    int tty = isatty(2);
+    int tty = cut_log_tty();
     if (!final && !tty && now - last < 10.0)
         return;
     last = now;
@@ -60,9 +60,8 @@ void cut_tune_progress(const cut_tune_cfg *cfg, const char *label, int done, int
         snprintf(best, sizeof best, "best %.4f ms", -best_gflops);
     else
         snprintf(best, sizeof best, "best %.1f GFLOP/s", best_gflops);
-    fprintf(stderr, "%s%s | trials %d/%d | failed %d | %s | %.2f trials/s | ETA %.0f s%s", tty ? "\r\033[K" : "",
-            label, done, total, failed, best, rate, eta, (final || !tty) ? "\n" : "");
-    fflush(stderr);
+    cut_log(CUT_LOG_INFO, "%s%s | trials %d/%d | failed %d | %s | %.2f trials/s | ETA %.0f s%s",
+            tty ? "\r\033[K" : "", label, done, total, failed, best, rate, eta, (final || !tty) ? "\n" : "");
 }
 
 void cut_tune_dump_failure(const char *dir, const char *stem, int trial, const cut_kernel_src *ks,
@@ -142,7 +141,7 @@ static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
         else if (res.status == CUT_ST_OK)
             er[i] = x;
         else
-            fprintf(stderr, "\ncutune: trial %d passed its check but failed it before the energy measurement (%s: %s);"
+            cut_log(CUT_LOG_WARN, "\ncutune: trial %d passed its check but failed it before the energy measurement (%s: %s);"
                             " recorded without energy\n",
                     first_trial + i, cut_status_name(res.status), res.error);
     }
@@ -317,7 +316,7 @@ static int rounds(loop_run *x, int done, double t0, cut_err *e)
                           el > 0 ? x->st->trials_new / el : 0, 0);
     }
     if (rc == 0 && done < cfg->trials && cfg->progress)
-        fprintf(stderr, "\n%s: stopped after %d trials: %s\n", x->t->what, done,
+        cut_log(CUT_LOG_INFO, "\n%s: stopped after %d trials: %s\n", x->t->what, done,
                 out_of_time ? "time budget spent" : "the schedule space is exhausted");
     if (rc == 0)
         cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),

@@ -1,6 +1,7 @@
 /* cutune — choosing the prior logs a case's cost model starts from (Ansor-style transfer, TopHub-style shipped
  * logs): the other workloads nearest in shape, over the records folder, --prior-dir folders and the shipped priors. */
 #include "cutune/record.h"
+#include "cutune/log.h"
 #include "cutune/tune.h"
 #include "cutune/util.h"
 
@@ -61,7 +62,7 @@ static int load_log(const cut_prior_dir *dir, const char *name, const cut_conv *
     int partial = 0;
     cut_err e;
     if (cut_records_load(l->path, &l->recs, &l->n, &partial, &e) != 0) {
-        fprintf(stderr, "cutune: prior %s skipped: %s\n", l->path, e.msg);
+        cut_log(CUT_LOG_WARN, "cutune: prior %s skipped: %s\n", l->path, e.msg);
         return 0;
     }
     l->n = keep_gpu(l->recs, l->n, dir->gpu);
@@ -100,7 +101,7 @@ static void scan_dir(const cut_prior_dir *dir, const cut_conv *c, cut_prior_log 
     if (!dir->path || !cut_path_exists(dir->path))
         return;
     if (cut_records_dir_list(dir->path, ".json", &names, &nn, &e) != 0) {
-        fprintf(stderr, "cutune: prior folder %s skipped: %s\n", dir->path, e.msg);
+        cut_log(CUT_LOG_WARN, "cutune: prior folder %s skipped: %s\n", dir->path, e.msg);
         return;
     }
     for (int f = 0; f < nn; f++) {

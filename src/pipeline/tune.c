@@ -1,5 +1,6 @@
 /* cutune — the Conv2D op as a task of the one tuning loop (cutune/task.h): its case name, FLOPs, schedule space,
  * code, runner workload, prior logs and seed-001 record lines. */
+#include "cutune/log.h"
 #include "cutune/task.h"
 #include "cutune/codegen.h"
 #include "cutune/record.h"
@@ -147,6 +148,8 @@ static int conv_priors(const cut_task *t, cut_strategy *strat, const cut_tune_cf
     int nlogs = cut_prior_select(dirs, nd, c, PRIOR_LOGS, &logs);
     cut_rng rng;
     cut_rng_seed(&rng, seed);
+    cut_buf from; /* the message naming the logs, said once */
+    cut_buf_init(&from);
     for (int f = 0; f < nlogs; f++) {
         cut_record *recs = logs[f].recs;
         int n = logs[f].n, take = CUT_MIN(n, PRIOR_PER_LOG);
@@ -160,9 +163,12 @@ static int conv_priors(const cut_task *t, cut_strategy *strat, const cut_tune_cf
                                           r->regs, f + 1) == 0;
         }
         if (f == 0)
-            fprintf(stderr, "cutune: case %d: cost model prior from ", case_idx);
-        fprintf(stderr, "%s%s (%d trials)%s", f ? ", " : "", logs[f].path, take, f + 1 == nlogs ? "\n" : "");
+            cut_buf_printf(&from, "cutune: case %d: cost model prior from ", case_idx);
+        cut_buf_printf(&from, "%s%s (%d trials)%s", f ? ", " : "", logs[f].path, take, f + 1 == nlogs ? "\n" : "");
     }
+    if (from.len)
+        cut_log(CUT_LOG_INFO, "%s", from.data);
+    cut_buf_free(&from);
     cut_prior_logs_free(logs, nlogs);
     free(dirs);
     return added;

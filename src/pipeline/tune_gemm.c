@@ -1,5 +1,6 @@
 /* cutune — the GEMM op as a task of the one tuning loop (cutune/task.h): its name (seed 004's sizes, layout, dtype),
  * FLOPs, the GEMM template registry as its schedule space, code, runner workload and record lines. */
+#include "cutune/log.h"
 #include "cutune/gemm_space.h"
 #include "cutune/gemm_tune.h"
 #include "cutune/record.h"
@@ -53,7 +54,7 @@ static int gemm_load(const cut_task *t, const char *path, cut_trial **out, int *
     if (cut_gemm_records_load(path, &old, &nold, &partial, &bad, note, sizeof note, e) != 0)
         return -1;
     if (bad)
-        fprintf(stderr, "cutune: %d malformed line(s) of %s skipped (first: %s)\n", bad, path, note);
+        cut_log(CUT_LOG_WARN, "cutune: %d malformed line(s) of %s skipped (first: %s)\n", bad, path, note);
     cut_trial *tr = cut_xcalloc((size_t)(nold ? nold : 1), sizeof *tr);
     for (int i = 0; i < nold; i++) {
         const cut_gemm_record *r = &old[i];

@@ -1,6 +1,7 @@
 /* cutune — the GEMM report: per GEMM log, the best generic (simt) kernel, the best template kernel (any other
  * template) and the vendor baseline file, as report/gemm.md and report/gemm.json (cutune/report.h). */
 #include "cutune/gemm_space.h"
+#include "cutune/log.h"
 #include "cutune/report.h"
 #include "cutune/record.h"
 
@@ -43,8 +44,8 @@ static double num_or_missing(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0 ? v->valuedouble : -1;
 }
 
-/* res_dir/vendor_<name>.json: {"tflops", "ms", "algo"}. Missing file: nothing; malformed: a note on stderr. When
- * only one of tflops and ms is given, the other follows from the shape. */
+/* res_dir/vendor_<name>.json: {"tflops", "ms", "algo"}. Missing file: nothing; malformed: a warning through the
+ * log. When only one of tflops and ms is given, the other follows from the shape. */
 static void read_vendor(const char *res_dir, const char *name, cut_gemm_report_row *r)
 {
     char path[1024], *text = NULL;
@@ -56,7 +57,7 @@ static void read_vendor(const char *res_dir, const char *name, cut_gemm_report_r
     cJSON *o = cJSON_ParseWithLength(text, len);
     free(text);
     if (!cJSON_IsObject(o)) {
-        fprintf(stderr, "cutune report: %s is not a JSON object; vendor value left empty\n", path);
+        cut_log(CUT_LOG_WARN, "cutune report: %s is not a JSON object; vendor value left empty\n", path);
         cJSON_Delete(o);
         return;
     }
@@ -71,7 +72,7 @@ static void read_vendor(const char *res_dir, const char *name, cut_gemm_report_r
     if (cJSON_IsString(algo) && algo->valuestring)
         snprintf(r->vendor_algo, sizeof r->vendor_algo, "%s", algo->valuestring);
     if (tf < 0)
-        fprintf(stderr, "cutune report: %s has neither \"tflops\" nor \"ms\"; vendor value left empty\n", path);
+        cut_log(CUT_LOG_WARN, "cutune report: %s has neither \"tflops\" nor \"ms\"; vendor value left empty\n", path);
     cJSON_Delete(o);
 }
 
@@ -87,7 +88,7 @@ static int collect_one(const char *rec_dir, const char *res_dir, const char *fil
     if (cut_gemm_records_load(path, &recs, &n, &partial, &bad, note, sizeof note, e) != 0)
         return -1;
     if (bad)
-        fprintf(stderr, "cutune report: %d malformed line(s) skipped (first: %s)\n", bad, note);
+        cut_log(CUT_LOG_WARN, "cutune report: %d malformed line(s) skipped (first: %s)\n", bad, note);
     if (n == 0) {
         free(recs);
         return 1;
@@ -212,7 +213,7 @@ static char *json_text(const char *command, const cut_gemm_report_row *rows, int
     char *txt = cJSON_Print(root);
     cJSON_Delete(root);
     if (!txt) {
-        fprintf(stderr, "cutune: out of memory (printing the GEMM report)\n");
+        cut_log(CUT_LOG_ERROR, "cutune: out of memory (printing the GEMM report)\n");
         abort();
     }
     return txt;

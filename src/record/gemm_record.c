@@ -1,5 +1,6 @@
 /* cutune — GEMM tuning records (cutune/gemm_record.h has the format): JSON lines with the GEMM registry's names,
  * tolerant loading, and the tuningresults/ file of the fastest records. */
+#include "cutune/log.h"
 #include "cutune/gemm_record.h"
 #include "cutune/gemm_space.h"
 #include "cutune/record.h"
@@ -91,7 +92,7 @@ void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) {
-        fprintf(stderr, "cutune: out of memory (building a GEMM record)\n");
+        cut_log(CUT_LOG_ERROR, "cutune: out of memory (building a GEMM record)\n");
         abort();
     }
     cJSON_AddNumberToObject(root, "v", CUT_TRIAL_VERSION);

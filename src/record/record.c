@@ -3,6 +3,7 @@
  * A line is built with cJSON and printed unformatted (numbers with up to 17 significant digits, so times
  * round-trip exactly and orderings never change), then appended with one write(2). A run killed mid-write leaves
  * at most one incomplete last line: readers ignore it, and opening the log for appending cuts it off. */
+#include "cutune/log.h"
 #include "cutune/record.h"
 #include "record/json.h"
 
@@ -104,7 +105,7 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) {
-        fprintf(stderr, "cutune: out of memory (building a record)\n");
+        cut_log(CUT_LOG_ERROR, "cutune: out of memory (building a record)\n");
         abort();
     }
     cJSON_AddNumberToObject(root, "v", CUT_TRIAL_VERSION);

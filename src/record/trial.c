@@ -1,5 +1,6 @@
 /* cutune — the one record line (version 2, cutune/record.h): the fields every op's trial has, written and read in
  * one place; the ops add their workload and schedule objects. */
+#include "cutune/log.h"
 #include "cutune/record.h"
 #include "record/json.h"
 
@@ -40,7 +41,7 @@ void cut_rec_print(void *root, cut_buf *b)
     char *txt = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!txt) {
-        fprintf(stderr, "cutune: out of memory (printing a record)\n");
+        cut_log(CUT_LOG_ERROR, "cutune: out of memory (printing a record)\n");
         abort();
     }
     cut_buf_append(b, txt, strlen(txt));
@@ -132,7 +133,7 @@ int cut_trial_log_load(const char *path, const char *op, cut_sched_parser parse,
             cut_err why = {{0}};
             if (cut_trial_parse(text + off, l, op, parse, ctx, &tr, &why) != 0) {
                 if (++*extra == 1)
-                    fprintf(stderr, "cutune: %s line %d skipped: %s\n", path, lineno, why.msg);
+                    cut_log(CUT_LOG_WARN, "cutune: %s line %d skipped: %s\n", path, lineno, why.msg);
             } else {
                 if (*n == cap) {
                     cap = cap ? 2 * cap : 64;
@@ -144,7 +145,7 @@ int cut_trial_log_load(const char *path, const char *op, cut_sched_parser parse,
         off += l + 1;
     }
     if (*extra > 1)
-        fprintf(stderr, "cutune: %s: %d unreadable line(s) skipped in all\n", path, *extra);
+        cut_log(CUT_LOG_WARN, "cutune: %s: %d unreadable line(s) skipped in all\n", path, *extra);
     free(text);
     return 0;
 }

@@ -7,6 +7,7 @@
  * random (it starts at random_share and decays to random_share_final), so the model keeps seeing the whole space.
  * The search never knows which op it searches: the op's cut_space (cutune/strategy.h) gives the templates, the
  * sampler, mutation, validity check and cost-model features. */
+#include "cutune/log.h"
 #include "cutune/search.h"
 #include "cutune/costmodel.h"
 #include "cutune/util.h"
@@ -80,7 +81,7 @@ cut_search *cut_search_new_space(cut_space *sp, const cut_search_opts *o)
         cut_err e;
         s->model = cut_costmodel_new(&e);
         if (!s->model)
-            fprintf(stderr, "cutune: cost model unavailable, searching without it: %s\n", e.msg);
+            cut_log(CUT_LOG_WARN, "cutune: cost model unavailable, searching without it: %s\n", e.msg);
     }
     cut_rng_seed(&s->rng, s->o.seed);
     cut_hset_grow(&s->seen);
@@ -366,7 +367,7 @@ static int model_ready(cut_search *s)
     if (s->new_obs > 0) {
         cut_err e;
         if (cut_costmodel_train(s->model, &e) != 0) {
-            fprintf(stderr, "cutune: cost model failed, searching without it: %s\n", e.msg);
+            cut_log(CUT_LOG_WARN, "cutune: cost model failed, searching without it: %s\n", e.msg);
             cut_costmodel_free(s->model);
             s->model = NULL;
             return 0;
@@ -385,7 +386,7 @@ int cut_search_propose(cut_search *s, int n, cut_sched *out)
     int n_rand = (int)(n * cut_search_epsilon(s) + 0.5);
     int got = propose_model(s, n - n_rand, out);
     if (got < 0) {
-        fprintf(stderr, "cutune: cost model prediction failed, searching without it: %s\n",
+        cut_log(CUT_LOG_WARN, "cutune: cost model prediction failed, searching without it: %s\n",
                 cut_costmodel_error(s->model));
         cut_costmodel_free(s->model);
         s->model = NULL;
