@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+# The layout first: no include cycle between src/ folders, no .c file over 1,000 lines (scripts/check-layout.py).
+python3 scripts/check-layout.py
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUTUNE_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
