@@ -65,6 +65,20 @@ PY
 "$BIN" tune --kernel free.json --sizes $SIZES --strategy random --trials 14 --backend emu --quiet --outdir free \
     > free.out || { cat free.out; fail "unrestricted run"; }
 check free/tuningrecords/kernel_matmul_tiled.json 14 0 || fail "unrestricted"
+# tune --final 2: the 2 best re-timed against the spec's baseline in the same worker, a line in final.jsonl
+"$BIN" tune --kernel "$SPEC" --sizes $SIZES --trials 8 --final 2 --backend emu --quiet --outdir fin > fin.out ||
+    { cat fin.out; fail "--final"; }
+grep -q "^kernel matmul_tiled: baseline .* ms, cutune .* ms (best of top 2 re-timed), speedup" fin.out || {
+    cat fin.out; fail "--final line"; }
+python3 - fin/final.jsonl <<'PY' || fail "final.jsonl"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][-1]
+assert r["op"] == "kernel" and r["workload"] == "kernel_matmul_tiled" and r["retimed"] == 2, r
+assert r["baseline"] == "baseline" and r["baseline_ms"] > 0 and r["cutune_ms"] > 0, r
+assert abs(r["speedup"] - r["baseline_ms"] / r["cutune_ms"]) < 1e-3 * r["speedup"], r
+s = r["best_sched"]
+assert s["block_size_x"] == s["block_size_y"] * s["tile_size_y"], s
+PY
 # a spec that does not parse: exit 2, naming the field
 echo '{"name": "x"}' > bad.json
 rc=0; "$BIN" tune --kernel bad.json --backend emu > bad.out 2> bad.err || rc=$?

@@ -17,6 +17,8 @@
 #include "cutune/strategy.h"
 #include "cutune/tune.h"
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,6 +34,7 @@ struct cut_task {
     double flops;          /* per launch; 0 when unknown (GFLOP/s are then not reported) */
     int batch;             /* candidates per round when the configuration does not say (conv 16, GEMM 32) */
     int has_energy;        /* 1: its records carry energy, so --objective energy|edp is possible */
+    int baseline_once;     /* 1: the baseline is a search of its own (the vendor GEMM): run it in the first round only */
     /* The strategy of this task under cfg (cfg->strategy; seeds derived from cfg->seed and nold, the trials already in
      * the log). NULL with e when none can search it (no template applies, a space too large to enumerate). */
     cut_strategy *(*strategy)(const cut_task *t, const cut_tune_cfg *cfg, int nold, cut_err *e);
@@ -46,11 +49,19 @@ struct cut_task {
     int (*prepare)(const cut_task *t, cut_runner *r, uint64_t seed, cut_err *e);
     /* Optional (NULL: r->measure): checks and times n candidates on the prepared runner; res[i] for c[i]. */
     int (*measure)(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res, cut_err *e);
+    /* The schedule as the JSON object its record line holds ({"tpl":...}) into buf: its length, or -1. */
+    int (*sched_json)(const cut_task *t, const cut_sched *s, char *buf, size_t n);
     /* Appends the record line of tr (with '\n') to b. */
     void (*record)(const cut_task *t, const cut_trial *tr, cut_buf *b);
     /* Loads the log at path (a missing file: none): its trials into *out (caller frees), their count in *n, and in
      * *extra the lines that could not be read but still count as trials run. -1 with e when the log cannot be used. */
     int (*load)(const cut_task *t, const char *path, cut_trial **out, int *n, int *extra, cut_err *e);
+    /* Optional: the op's baseline on the prepared runner, checked and timed with r->timing (cuDNN's fastest algorithm
+     * for a conv, the best cuBLAS/cuBLASLt kernel for a GEMM, the spec's baseline for a user kernel): res and its name
+     * ("IMPLICIT_PRECOMP_GEMM", "cublasLt algo=..", "baseline"). round: 0 first (an expensive search may run then
+     * only). co: NVRTC options, NULL under emulation. -1 with e for setup errors. */
+    int (*baseline)(const cut_task *t, cut_runner *r, const cut_compile_opts *co, int round, cut_result *res,
+                    char *name, size_t n, cut_err *e);
     /* Optional: writes what goes beside the log before the first new trial (conv: seed 001's <name>.csv). */
     int (*start)(const cut_task *t, const cut_tune_cfg *cfg, const cut_runner *r, cut_err *e);
     void (*destroy)(cut_task *t);
@@ -79,6 +90,19 @@ cut_strategy *cut_task_strategy(cut_space *sp, const cut_tune_cfg *cfg, const cu
  * trials is finished: st->skipped). Returns -1 only for setup errors (no strategy, unwritable log, runner failure,
  * and with an energy objective a runner without an energy method or a failing meter). */
 int cut_tune_task(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, cut_tune_stats *st, cut_err *e);
+
+/* The final measurement of task t (prepared on r): the topk fastest valid of trials[0..n) regenerated (compiled with
+ * co unless NULL: emulation), re-timed with cut_final_timing over `rounds` rounds, with t->baseline after them in
+ * every round when with_baseline (vendor_ms / vendor_algo of out hold it). r->timing is restored afterwards. -1 for
+ * setup errors (and with_baseline for a task without a baseline). */
+int cut_final_task(cut_runner *r, const cut_compile_opts *co, const cut_task *t, const cut_trial *trials, int n,
+                   int topk, int rounds, int with_baseline, cut_final *out, cut_err *e);
+
+/* One line for people ("<what>: <baseline name> X ms, cutune Y ms (best of top K re-timed), speedup Z") and one JSON
+ * object per line: {"op","workload","trials","cutune_ms","cutune_search_ms","baseline_ms","baseline","speedup",
+ * "cutune_gflops" (null when the FLOPs are unknown),"retimed","best_sched"}. */
+void cut_final_task_print(FILE *f, const cut_task *t, const cut_final *fin);
+void cut_final_task_json(FILE *f, const cut_task *t, int trials, const cut_final *fin);
 
 #ifdef __cplusplus
 }

@@ -296,7 +296,8 @@ int cut_cmd_tune(int argc, char **argv)
         cut_cli_kernel_opts ko = {.spec = kernel, .sizes = sizes, .trials = trials, .test = test, .backend = backend,
                                   .outdir = outdir, .cache_dir = cache_dir, .gpu = gpu, .batch = batch,
                                   .seed = (uint64_t)seed, .timeout = timeout, .budget = budget, .quiet = quiet,
-                                  .strategy = strat};
+                                  .strategy = strat,
+                                  .final_k = final_k >= 0 ? final_k : strcmp(backend, "cuda") == 0 ? 3 : 0};
         return cut_cli_tune_kernel(&ko);
     }
     if (sizes) {

@@ -48,6 +48,7 @@ typedef struct cut_cli_kernel_opts {
     double timeout;
     int budget;
     int quiet;
+    int final_k;            /* --final: re-time the K best against the spec's baseline (default 3 on a GPU, 0 emulated) */
     cut_strategy_kind strategy;
 } cut_cli_kernel_opts;
 

@@ -10,6 +10,7 @@
 #include "cutune/util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The runner of --backend: a GPU worker (cut_cli_tune_backend), or the emulator in a worker process of its own (a
@@ -45,6 +46,30 @@ static void print_best(const cut_kspec *k, const cut_tune_stats *st)
         printf("; no valid kernel\n");
     }
     fflush(stdout);
+}
+
+/* tune --final K: the K fastest of the log re-timed with the longer policy against the spec's baseline, over 2
+ * rounds in the same worker (the runner is still prepared); a line on stdout and one in OUTDIR/final.jsonl. */
+static int final_kernel(const cut_cli_kernel_opts *o, const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, int trials,
+                        cut_err *e)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.json", cfg->records_dir, t->name);
+    cut_trial *tr = NULL;
+    int n = 0, extra = 0, rc = t->load(t, path, &tr, &n, &extra, e);
+    cut_final fin;
+    if (rc == 0)
+        rc = cut_final_task(r, cfg->use_nvrtc ? &cfg->copts : NULL, t, tr, n, o->final_k, 2, 1, &fin, e);
+    free(tr);
+    if (rc != 0)
+        return -1;
+    cut_final_task_print(stdout, t, &fin);
+    snprintf(path, sizeof path, "%s/final.jsonl", o->outdir);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return cut_err_set(e, "cannot append to %s", path);
+    cut_final_task_json(f, t, trials, &fin);
+    return fclose(f) == 0 ? 0 : cut_err_set(e, "writing %s failed", path);
 }
 
 int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
@@ -87,6 +112,10 @@ int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
     }
     if (code == CUT_EXIT_OK)
         print_best(&k, &st);
+    if (code == CUT_EXIT_OK && o->final_k > 0 && final_kernel(o, &cfg, t, r, st.trials_total, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s: the final measurement: %s\n", k.name, e.msg);
+        code = CUT_EXIT_FAIL;
+    }
     cut_task_free(t);
     cut_runner_free(r);
     cut_kspec_free(&k);

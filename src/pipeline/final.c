@@ -1,6 +1,7 @@
-/* cutune — the final measurement of a tuned case: its best few kernels re-timed with a longer timing policy,
- * interleaved with the vendor baseline (cuDNN) in the same worker, over a few rounds. Used at the end of
- * `cutune tune` and by `cutune baseline`. */
+/* cutune — the final measurement of a tuned task: its best few kernels re-timed with a longer timing policy,
+ * interleaved with the op's baseline (cuDNN for a conv, the best vendor GEMM, a user kernel's baseline) in the same
+ * worker, over a few rounds. Used at the end of `cutune tune` and by `cutune baseline`. */
+#include "cutune/task.h"
 #include "cutune/tune.h"
 #include "cutune/util.h"
 
@@ -16,17 +17,17 @@ void cut_final_timing(cut_timing *t)
     t->max_repeats = 2000;
 }
 
-/* Indices of the k fastest valid records, fastest first. Returns how many (<= k). */
-static int best_k(const cut_record *recs, int n, int k, int *idx)
+/* Indices of the k fastest valid trials, fastest first. Returns how many (<= k). */
+static int best_k(const cut_trial *tr, int n, int k, int *idx)
 {
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (recs[i].status != CUT_ST_OK)
+        if (tr[i].status != CUT_ST_OK || !(tr[i].median_ms > 0))
             continue;
-        if (m == k && recs[i].median_ms >= recs[idx[k - 1]].median_ms)
+        if (m == k && tr[i].median_ms >= tr[idx[k - 1]].median_ms)
             continue;
         int at = m < k ? m++ : k - 1;
-        while (at > 0 && recs[idx[at - 1]].median_ms > recs[i].median_ms) {
+        while (at > 0 && tr[idx[at - 1]].median_ms > tr[i].median_ms) {
             idx[at] = idx[at - 1];
             at--;
         }
@@ -43,8 +44,8 @@ static int compile_final(const cut_kernel_src *ks, const cut_compile_opts *co, c
     return cut_compile_one(ks->src, "final", &o, bin, e);
 }
 
-int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c, const cut_record *recs, int n,
-                   int topk, int rounds, int with_vendor, cut_final *out, cut_err *e)
+int cut_final_task(cut_runner *r, const cut_compile_opts *co, const cut_task *t, const cut_trial *trials, int n,
+                   int topk, int rounds, int with_baseline, cut_final *out, cut_err *e)
 {
     memset(out, 0, sizeof *out);
     out->best = -1;
@@ -52,7 +53,7 @@ int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c,
     topk = CUT_MAX(0, CUT_MIN(topk, CUT_FINAL_MAX));
     rounds = CUT_MAX(1, rounds);
     int idx[CUT_FINAL_MAX];
-    int k = best_k(recs, n, topk, idx);
+    int k = best_k(trials, n, topk, idx);
     cut_kernel_src ks[CUT_FINAL_MAX];
     cut_compiled bins[CUT_FINAL_MAX];
     cut_candidate cands[CUT_FINAL_MAX];
@@ -60,10 +61,10 @@ int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c,
     memset(bins, 0, sizeof bins);
     int rc = 0;
     for (int j = 0; j < k && rc == 0; j++) {
-        out->sched[j] = recs[idx[j]].sched;
-        out->search_ms[j] = recs[idx[j]].median_ms;
+        out->sched[j] = trials[idx[j]].sched;
+        out->search_ms[j] = trials[idx[j]].median_ms;
         out->final_ms[j] = -1;
-        if (cut_codegen_conv(c, &out->sched[j], &ks[j], e) != 0)
+        if (t->codegen(t, &out->sched[j], &ks[j], e) != 0)
             rc = -1;
         else if (co && compile_final(&ks[j], co, &bins[j], e) != 0)
             rc = -1;
@@ -71,6 +72,8 @@ int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c,
         cands[j].bin = co ? &bins[j] : NULL;
     }
     out->k = k;
+    if (with_baseline && !t->baseline)
+        rc = cut_err_set(e, "%s has no baseline to re-time against", t->what);
     cut_timing saved = r->timing, longer;
     cut_final_timing(&longer);
     longer.timeout_s = saved.timeout_s;
@@ -78,17 +81,17 @@ int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c,
     r->timing = longer;
     for (int round = 0; rc == 0 && round < rounds; round++) {
         cut_result res[CUT_FINAL_MAX];
-        if (k > 0 && r->measure(r, cands, k, res, e) != 0) {
+        if (k > 0 && (t->measure ? t->measure(t, r, cands, k, res, e) : r->measure(r, cands, k, res, e)) != 0) {
             rc = -1;
             break;
         }
         for (int j = 0; j < k; j++)
             if (res[j].status == CUT_ST_OK && (out->final_ms[j] < 0 || res[j].median_ms < out->final_ms[j]))
                 out->final_ms[j] = res[j].median_ms;
-        if (!with_vendor)
+        if (!with_baseline || (t->baseline_once && round > 0))
             continue;
         cut_result vr;
-        if (cut_runner_gpu_cudnn(r, &vr, out->vendor_algo, sizeof out->vendor_algo, e) != 0) {
+        if (t->baseline(t, r, co, round, &vr, out->vendor_algo, sizeof out->vendor_algo, e) != 0) {
             rc = -1;
             break;
         }
@@ -102,6 +105,22 @@ int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c,
         cut_kernel_src_free(&ks[j]);
         cut_compiled_free(&bins[j]);
     }
+    return rc;
+}
+
+int cut_final_case(cut_runner *r, const cut_compile_opts *co, const cut_conv *c, const cut_record *recs, int n,
+                   int topk, int rounds, int with_vendor, cut_final *out, cut_err *e)
+{
+    cut_task *t = cut_task_conv_new(c, 1, NULL);
+    cut_trial *tr = cut_xcalloc((size_t)(n > 0 ? n : 1), sizeof *tr);
+    for (int i = 0; i < n; i++) {
+        tr[i].sched = recs[i].sched;
+        tr[i].status = recs[i].status;
+        tr[i].median_ms = recs[i].median_ms;
+    }
+    int rc = cut_final_task(r, co, t, tr, n, topk, rounds, with_vendor, out, e);
+    free(tr);
+    cut_task_free(t);
     return rc;
 }
 
@@ -143,5 +162,40 @@ void cut_final_json(FILE *f, const cut_conv *c, int case_idx, int trials, double
             fin->best >= 0 ? fin->search_ms[fin->best] : -1.0, theirs, fin->vendor_algo,
             (ours > 0 && theirs > 0) ? theirs / ours : 0, ours > 0 ? flops / ours / 1e6 : 0,
             theirs > 0 ? flops / theirs / 1e6 : 0, fin->k, search_s, sched);
+    fflush(f);
+}
+
+void cut_final_task_print(FILE *f, const cut_task *t, const cut_final *fin)
+{
+    double ours = fin->best >= 0 ? fin->final_ms[fin->best] : -1, theirs = fin->vendor_ms;
+    fprintf(f, "%s: ", t->what);
+    if (theirs > 0)
+        fprintf(f, "%s %.4f ms, ", fin->vendor_algo, theirs);
+    if (fin->k == 0)
+        fprintf(f, "cutune n/a (no valid trial in the tuning log to re-time)");
+    else if (ours <= 0)
+        fprintf(f, "cutune n/a (none of the top %d re-timed validly)", fin->k);
+    else
+        fprintf(f, "cutune %.4f ms (best of top %d re-timed)", ours, fin->k);
+    if (ours > 0 && theirs > 0)
+        fprintf(f, ", speedup %.2fx", theirs / ours);
+    fputc('\n', f);
+    fflush(f);
+}
+
+void cut_final_task_json(FILE *f, const cut_task *t, int trials, const cut_final *fin)
+{
+    double ours = fin->best >= 0 ? fin->final_ms[fin->best] : -1, theirs = fin->vendor_ms;
+    char sched[1024] = "null", gf[32] = "null";
+    if (fin->best >= 0 && t->sched_json && t->sched_json(t, &fin->sched[fin->best], sched, sizeof sched) < 0)
+        snprintf(sched, sizeof sched, "null");
+    if (ours > 0 && t->flops > 0)
+        snprintf(gf, sizeof gf, "%.1f", t->flops / ours / 1e6);
+    fprintf(f,
+            "{\"op\":\"%s\",\"workload\":\"%s\",\"trials\":%d,\"cutune_ms\":%.6f,\"cutune_search_ms\":%.6f,"
+            "\"baseline_ms\":%.6f,\"baseline\":\"%s\",\"speedup\":%.4f,\"cutune_gflops\":%s,\"retimed\":%d,"
+            "\"best_sched\":%s}\n",
+            t->op, t->name, trials, ours, fin->best >= 0 ? fin->search_ms[fin->best] : -1.0, theirs, fin->vendor_algo,
+            (ours > 0 && theirs > 0) ? theirs / ours : 0, gf, fin->k, sched);
     fflush(f);
 }

@@ -151,6 +151,30 @@ static int kernel_measure(const cut_task *t, cut_runner *r, const cut_candidate 
     return 0;
 }
 
+/* The spec's baseline (each tunable's first value), checked and timed like a candidate. */
+static int kernel_baseline(const cut_task *t, cut_runner *r, const cut_compile_opts *co, int round, cut_result *res,
+                           char *name, size_t n, cut_err *e)
+{
+    (void)round;
+    cut_sched s;
+    memset(&s, 0, sizeof s); /* index 0 of every tunable: its first value */
+    cut_kernel_src ks;
+    cut_compiled bin;
+    memset(&bin, 0, sizeof bin);
+    int rc = kernel_codegen(t, &s, &ks, e);
+    if (rc == 0 && co)
+        rc = cut_compile_one(ks.src, "baseline.cu", co, &bin, e);
+    if (rc == 0 && co && !bin.ok)
+        rc = cut_err_set(e, "the baseline does not compile with NVRTC: %.300s", bin.log ? bin.log : "");
+    cut_candidate c = {.ks = &ks, .bin = co ? &bin : NULL};
+    if (rc == 0)
+        rc = kernel_measure(t, r, &c, 1, res, e);
+    snprintf(name, n, "baseline");
+    cut_compiled_free(&bin);
+    cut_kernel_src_free(&ks);
+    return rc;
+}
+
 /* {"tpl":"tunables","BLOCK":128,...}: the values, not their indices. */
 static cJSON *sched_json(const cut_kspec *k, const cut_sched *s)
 {
@@ -162,6 +186,16 @@ static cJSON *sched_json(const cut_kspec *k, const cut_sched *s)
     for (int i = 0; i < k->ntunables; i++)
         cJSON_AddNumberToObject(o, k->tunables[i].name, (double)vals[i]);
     return o;
+}
+
+static int kernel_sched_json(const cut_task *t, const cut_sched *s, char *buf, size_t n)
+{
+    cJSON *o = sched_json(wl_of(t)->k, s);
+    char *txt = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    int len = txt && strlen(txt) < n ? snprintf(buf, n, "%s", txt) : -1;
+    cJSON_free(txt);
+    return len;
 }
 
 static void kernel_record(const cut_task *t, const cut_trial *tr, cut_buf *b)
@@ -228,5 +262,7 @@ cut_task *cut_task_kernel_new(const cut_kspec *k, const cut_tune_cfg *cfg)
     t->record = kernel_record;
     t->load = kernel_load;
     t->destroy = kernel_destroy;
+    t->baseline = kernel_baseline;
+    t->sched_json = kernel_sched_json;
     return t;
 }

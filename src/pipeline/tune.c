@@ -97,6 +97,20 @@ static int conv_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_err
     return r->prepare(r, &wl_of(t)->c, seed, e);
 }
 
+static int conv_sched_json(const cut_task *t, const cut_sched *s, char *buf, size_t n)
+{
+    (void)t;
+    return cut_sched_to_json(s, buf, n);
+}
+
+/* cuDNN's fastest fp32 (FMA-math) algorithm on the prepared case, in the GPU runner's worker. */
+static int conv_baseline(const cut_task *t, cut_runner *r, const cut_compile_opts *co, int round, cut_result *res,
+                         char *name, size_t n, cut_err *e)
+{
+    (void)t, (void)co, (void)round;
+    return cut_runner_gpu_cudnn(r, res, name, n, e);
+}
+
 /* seed 001's <name>.csv beside the log: start_time, case, shape, dtype, backend, GPU, trials. */
 static int conv_start(const cut_task *t, const cut_tune_cfg *cfg, const cut_runner *r, cut_err *e)
 {
@@ -196,6 +210,8 @@ cut_task *cut_task_conv_new(const cut_conv *c, int case_idx, const cut_tune_cfg 
     t->record = conv_record;
     t->load = conv_load;
     t->start = conv_start;
+    t->baseline = conv_baseline;
+    t->sched_json = conv_sched_json;
     return t;
 }
 

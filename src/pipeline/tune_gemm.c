@@ -107,6 +107,31 @@ static int gemm_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_err
     return r->prepare_gemm(r, &wl_of(t)->g, seed, e);
 }
 
+static int gemm_sched_json(const cut_task *t, const cut_sched *s, char *buf, size_t n)
+{
+    (void)t;
+    return cut_gemm_sched_to_json(s, buf, n);
+}
+
+/* The best cuBLAS / cuBLASLt kernel on the prepared GEMM (cut_runner_gpu_vendor with its defaults but a 15 s
+ * budget), in the GPU runner's worker. */
+static int gemm_baseline(const cut_task *t, cut_runner *r, const cut_compile_opts *co, int round, cut_result *res,
+                         char *name, size_t n, cut_err *e)
+{
+    (void)t, (void)co, (void)round;
+    cut_vendor_opts vo;
+    cut_vendor_opts_default(&vo);
+    vo.budget_s = 15;
+    cut_vendor_result *v = cut_xcalloc(1, sizeof *v);
+    int rc = cut_runner_gpu_vendor(r, &vo, v, e);
+    if (rc == 0) {
+        *res = v->best.res;
+        snprintf(name, n, "%s", v->best.config);
+    }
+    free(v);
+    return rc;
+}
+
 cut_task *cut_task_gemm_new(const cut_gemm *g, int tpl_mask)
 {
     cut_task *t = cut_xcalloc(1, sizeof *t);
@@ -127,6 +152,9 @@ cut_task *cut_task_gemm_new(const cut_gemm *g, int tpl_mask)
     t->prepare = gemm_prepare;
     t->record = gemm_record;
     t->load = gemm_load;
+    t->baseline = gemm_baseline;
+    t->baseline_once = 1;
+    t->sched_json = gemm_sched_json;
     return t;
 }
 
