@@ -13,4 +13,10 @@ int cut_cmd_clean(int argc, char **argv);
 int cut_cmd_energy(int argc, char **argv);
 int cut_cmd_optimize(int argc, char **argv);
 
+/* cutune export --optimized OPT_DIR [--kernel NAME] [--outdir DIR] [--arch SM] (cmd_export_opt.c): exports every
+ * finished search of OPT_DIR (the --outdir of cutune optimize; name: only that kernel, or NULL) to
+ * DIR/kernels/opt/NAME/ for sm_ARCH (NULL outdir: ".", NULL arch: "90"; "sm_90" accepted), printing one line per
+ * kernel. Returns the exit code: 0, or 2 with one sentence on stderr. cmd_export.c parses the options. */
+int cut_cmd_export_optimized(const char *opt_dir, const char *name, const char *outdir, const char *arch);
+
 #endif
