@@ -142,6 +142,102 @@ typedef void (*cut_clean_report)(void *ctx, const char *path, int removed, const
  * number of paths removed, or -1. */
 int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e);
 
+/* ---- optimized user kernels: `cutune optimize`'s output -> one stand-alone CUDA project per kernel ----------
+ *
+ * For every opt_dir/kernels/_NAME/ (a finished search: search_state.json names a measured best), under
+ * outdir/kernels/opt/ (which gets the CUT_EXPORT_MARKER file, so cut_clean removes it; an earlier export of NAME
+ * there is replaced; outdir/kernels/ itself is not marked):
+ *   NAME/baseline.cuh, best.cuh  the baseline's and the best variant's materialised sources as the optimizer wrote
+ *                                them (kernel.cu), each with an include guard, the entry renamed to NAME_baseline /
+ *                                NAME_best, the code in namespace cutune_opt_NAME_<role> (helpers and typedefs of
+ *                                two states cannot clash), the source's top-level #include lines hoisted out of it,
+ *                                and an #undef of every macro it defines (the tunables first) at its end: the
+ *                                headers compose in one translation unit. A best that is the baseline is exported
+ *                                twice (the README says so).
+ *   NAME/reference.cuh           the spec's reference kernel (NAME_reference, the baseline's tunables), if it has one
+ *   NAME/launch.h, launch.cu     int launch_NAME_<role>(<the spec's args in order>, cudaStream_t): the grid, block
+ *                                and dynamic shared memory cut_kspec_call resolves for the state's tunables, the
+ *                                arguments passed as bytes (cudaLaunchKernel), as cutune's runner passes them
+ *   NAME/inputs/<input>.bin      input set 0 from cut_kspec_work (raw little-endian), and inputs/manifest.txt
+ *                                ("name dtype elements bytes" per line after a # header)
+ *   NAME/driver.cu               reference outputs (the reference kernel, else the baseline), then the baseline and
+ *                                the best: poison, check, time (L2 flush, events, median), check again
+ *   NAME/CMakeLists.txt, README.md
+ * The spec comes from opt_dir/kernels/_NAME/spec.json (cutune optimize writes it: sources inline, --sizes applied);
+ * without it, from the --input and --sizes of the command that opt_dir/summary.json records. Either way it must
+ * reproduce the search: the baseline's kernel.cu and every exported state's launch (control.json) are compared. */
+
+#include "cutune/kstate.h" /* cut_kspec, cut_kwork, cut_kcall */
+
+typedef enum cut_xo_role { CUT_XO_BASELINE, CUT_XO_BEST, CUT_XO_REFERENCE, CUT_XO_ROLES } cut_xo_role;
+
+/* One exported state. */
+typedef struct cut_xo_state {
+    int present;                  /* the reference: only when the spec has one */
+    char id[32];                  /* "baseline", "v0004", "reference" */
+    char entry[CUT_KS_NAME + 16]; /* NAME_baseline, NAME_best, NAME_reference */
+    char ns[CUT_KS_NAME + 32];    /* cutune_opt_NAME_<role> */
+    char *header;                 /* the .cuh text; owned */
+    long long vals[CUT_KS_MAX_VARS];
+    cut_kcall call;               /* launch and argument bytes (src and bin NULL) */
+    double ms;                    /* median time result.json recorded; -1 for the reference */
+} cut_xo_state;
+
+/* One move on the way from the baseline to the best. */
+typedef struct cut_xo_step {
+    char id[32], move[48], label[160];
+    double ms, speedup; /* -1 when result.json does not say */
+} cut_xo_step;
+
+typedef struct cut_export_opt {
+    char name[CUT_KS_NAME];
+    char kdir[4096];      /* opt_dir/kernels/_NAME */
+    char spec_from[4096]; /* the file the spec was read from */
+    cut_kspec spec;
+    cut_kwork work;       /* the input sets cutune generated (set 0 is exported) */
+    cut_xo_state st[CUT_XO_ROLES];
+    double speedup;       /* best over baseline as result.json recorded it */
+    int nsteps;
+    cut_xo_step *steps;   /* owned; the first move from the baseline first */
+    char gpu[128], backend[32]; /* what measured the search (summary.json), "" when unknown */
+    char note[512];       /* a remark for README.md ("" when none) */
+} cut_export_opt;
+
+typedef struct cut_export_opt_set {
+    int n;
+    cut_export_opt *k; /* owned, by name */
+} cut_export_opt_set;
+
+/* Reads every finished search of opt_dir/kernels/ (only NAME's when name_or_null is not NULL) into memory: spec,
+ * sources, headers, launches, inputs, the moves. Refuses a missing opt_dir, no optimized kernel (or no NAME), a
+ * search without a measured best, a spec that cannot be read or no longer reproduces the search, and a source whose
+ * entry cannot be renamed. Nothing is written. Caller frees set with cut_export_opt_set_free, also after an error. */
+int cut_export_opt_load(const char *opt_dir, const char *name_or_null, cut_export_opt_set *set, cut_err *e);
+void cut_export_opt_set_free(cut_export_opt_set *set);
+/* Writes set under outdir/kernels/opt/ (see above); arch as in cut_export_write. A kernels/opt/ without the marker
+ * is refused, as is a destination that holds the search itself. */
+int cut_export_opt_write(const cut_export_opt_set *set, const char *outdir, const char *arch, cut_err *e);
+/* cut_export_opt_load + cut_export_opt_write; *nexported (may be NULL) gets the number of kernels written. */
+int cut_export_optimized(const char *opt_dir, const char *name_or_null, const char *outdir, const char *arch,
+                         int *nexported, cut_err *e);
+
+/* A state's source as an exported header (see above): guard and ns as given, entry renamed to new_entry, banner
+ * (lines without comment marks; may be NULL) on top. *out malloc'd. */
+int cut_export_opt_header(const char *src, const char *entry, const char *new_entry, const char *ns,
+                          const char *guard, const char *banner, char **out, cut_err *e);
+/* Renames every whole-word use of entry in the code of src (comments and string literals are left alone) to
+ * new_entry: exactly one of them must be a definition ("entry(...) {"), and new_entry must not be used yet.
+ * *out malloc'd. */
+int cut_export_rename_user_entry(const char *src, const char *entry, const char *new_entry, char **out,
+                                 cut_err *e);
+/* Generated texts of one kernel's project (exposed for tests); each appends to b. */
+void cut_export_opt_launch_h(cut_buf *b, const cut_export_opt *x);
+void cut_export_opt_launch_cu(cut_buf *b, const cut_export_opt *x);
+void cut_export_opt_driver(cut_buf *b, const cut_export_opt *x);
+void cut_export_opt_cmake(cut_buf *b, const cut_export_opt *x, const char *arch);
+void cut_export_opt_readme(cut_buf *b, const cut_export_opt *x);
+void cut_export_opt_manifest(cut_buf *b, const cut_export_opt *x);
+
 #ifdef __cplusplus
 }
 #endif

@@ -150,6 +150,12 @@ int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *
  * this check (cutune/kstate.h). */
 int cut_kspec_allows(const cut_kspec *k, const long long *vals, char *why, size_t why_n);
 
+/* The spec as one self-contained JSON text, malloc'd into *out: sources inline (never a source_path), the sizes as they
+ * are now (cut_kspec_set_size overrides included), given data as "zlib+base64". cut_kspec_parse of it (any base_dir)
+ * gives back the same spec. note (may be NULL) is kept as "snapshot_of", a member the parser ignores. cutune optimize
+ * writes it next to each search (kernels/_NAME/spec.json), so the search can be exported after the spec moved. */
+int cut_kspec_to_json(const cut_kspec *k, const char *note, char **out, cut_err *e);
+
 #ifdef __cplusplus
 }
 #endif

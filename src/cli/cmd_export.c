@@ -10,10 +10,13 @@
 
 static const char export_usage[] =
     "usage: cutune export [--outdir DIR] [--results DIR] [--arch SM]\n"
+    "       cutune export --optimized OPT_DIR [--kernel NAME] [--outdir DIR] [--arch SM]\n"
     "  --outdir DIR   write DIR/kernels/ (default .): caseN/kernelK.{cuh,cu}, driver.cu, CMakeLists.txt,\n"
     "                 kernel_metadata.csv, and gemm/ for tuned GEMMs; an earlier export there is replaced\n"
     "  --results DIR  the sampled representatives (default DIR/tuningresults, as written by tune/sample)\n"
     "  --arch SM      default CUDA architecture of kernels/CMakeLists.txt (default 90; also sm_90)\n"
+    "  --optimized OPT_DIR  the --outdir of cutune optimize: each optimized kernel's baseline and best variant as\n"
+    "                 a stand-alone project DIR/kernels/opt/NAME/ (driver checks and times both; --kernel: one)\n"
     "Kernel K of case N is line K of tuningresults/caseN_*.json; kernel K of GEMM G is line K of the G-th\n"
     "tuningresults/gemm_*.json. Build and run the drivers with\n"
     "  cmake -S DIR/kernels -B DIR/build && cmake --build DIR/build -j && DIR/build/driver\n";
@@ -31,7 +34,7 @@ static int path_inside(const char *a, const char *b)
 
 int cut_cmd_export(int argc, char **argv)
 {
-    const char *outdir = ".", *results = NULL, *arch = "90";
+    const char *outdir = ".", *results = NULL, *arch = "90", *optimized = NULL, *kernel = NULL;
     cut_err e = {{0}};
     for (int i = 1; i < argc; i++) {
         int rc = 0;
@@ -44,6 +47,10 @@ int cut_cmd_export(int argc, char **argv)
             rc = cut_arg_str(argc, argv, &i, &results, &e);
         } else if (!strcmp(argv[i], "--arch")) {
             rc = cut_arg_str(argc, argv, &i, &arch, &e);
+        } else if (!strcmp(argv[i], "--optimized")) {
+            rc = cut_arg_str(argc, argv, &i, &optimized, &e);
+        } else if (!strcmp(argv[i], "--kernel")) {
+            rc = cut_arg_str(argc, argv, &i, &kernel, &e);
         } else {
             rc = cut_err_set(&e, "unknown option '%s' (see cutune export --help)", argv[i]);
         }
@@ -52,6 +59,14 @@ int cut_cmd_export(int argc, char **argv)
             return CUT_EXIT_USAGE;
         }
     }
+    if (kernel && !optimized) {
+        fprintf(stderr, "cutune export: --kernel NAME selects a kernel of --optimized OPT_DIR\n");
+        return CUT_EXIT_USAGE;
+    }
+    if (optimized) /* an optimized user kernel's baseline and best variant (cutune optimize's output) */
+        return results ? (fprintf(stderr, "cutune export: --optimized and --results cannot be combined\n"),
+                          CUT_EXIT_USAGE)
+                       : cut_cmd_export_optimized(optimized, kernel, outdir, arch);
     if (!strncmp(arch, "sm_", 3))
         arch += 3;
     char results_buf[4096], kdir[4096];

@@ -198,6 +198,25 @@ static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, c
     return 0;
 }
 
+/* Keeps the spec as this run sees it (sources inline, --sizes applied) as <outdir>/kernels/_NAME/spec.json, which
+ * `cutune export --optimized` reads: the search stays exportable when the spec or its source file moves. Left alone
+ * when a search is there and --resume is not given (the optimizer refuses that run). */
+static int save_spec(const opt_cli *c, const cut_kspec *k, const char *spec_path, cut_err *e)
+{
+    char kdir[2048], path[2200];
+    snprintf(kdir, sizeof kdir, "%s/kernels/_%s", c->o.outdir, k->name);
+    snprintf(path, sizeof path, "%s/search_state.json", kdir);
+    if (cut_path_exists(path) && !c->o.resume)
+        return 0;
+    char *json = NULL;
+    snprintf(path, sizeof path, "%s/spec.json", kdir);
+    int rc = cut_mkdirs(kdir, e) == 0 && cut_kspec_to_json(k, spec_path, &json, e) == 0 ? 0 : -1;
+    if (rc == 0)
+        rc = cut_write_file_atomic(path, json, strlen(json), e);
+    free(json);
+    return rc;
+}
+
 static void add_summary(cJSON *arr, const cut_opt_summary *s)
 {
     cJSON *k = cJSON_CreateObject();
@@ -273,7 +292,8 @@ int cut_cmd_optimize(int argc, char **argv)
         printf("== %s (%s, budget %d builds, %d worker%s)\n", specs[i].name, gpu_name, c.o.budget_builds, c.ngpus,
                c.ngpus == 1 ? "" : "s");
         fflush(stdout);
-        if (cut_optimize_kernel(&c.o, &specs[i], runners, c.ngpus, gen, &s, &e) != 0) {
+        if (save_spec(&c, &specs[i], paths[i], &e) != 0 ||
+            cut_optimize_kernel(&c.o, &specs[i], runners, c.ngpus, gen, &s, &e) != 0) {
             fprintf(stderr, "cutune optimize: %s: %s\n", specs[i].name, e.msg);
             failed++;
             continue;

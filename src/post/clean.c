@@ -147,6 +147,9 @@ int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e
                                 : "not the build folder of an exported kernels/ (no " CUT_EXPORT_MARKER
                                   ", and its CMakeCache.txt does not name this kernels/ folder)";
     int rc = consider(&c, "build", build_why, e);
+    /* export --optimized's projects: their own marker, inside a kernels/ that may have none (and is no link) */
+    if (rc == 0 && lstat(kdir, &st) == 0 && S_ISDIR(st.st_mode))
+        rc = consider_marked_dir(&c, "kernels/opt", e);
     if (rc == 0)
         rc = consider_marked_dir(&c, "kernels", e);
     if (rc == 0)
