@@ -7,8 +7,9 @@
  *   odd:  the second byte is a frame type, the rest its payload (an exactly sized allocation), straight into every
  *         decoder.
  * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT / CUBLAS_RESULT, ENERGY_RESULT, VENDOR_RESULT, ERROR) and
- * the worker's (PREPARE, PREPARE_GEMM, MEASURE, ENERGY, VENDOR, PREPARE_KERNEL, RUN_KERNEL), and KERNEL_RESULT;
- * RUN_KERNEL and KERNEL_RESULT against a fixed work (x input, y and n outputs) with and without references.
+ * the worker's (PREPARE, PREPARE_GEMM, MEASURE, ENERGY, VENDOR, PREPARE_KERNEL, RUN_KERNEL, ENERGY_KERNEL), and
+ * KERNEL_RESULT; RUN_KERNEL, ENERGY_KERNEL and KERNEL_RESULT against a fixed work (x input, y and n outputs) with
+ * and without references.
  * Invariants:
  *   - cut_wp_recv returns 1, 0 (end of input, only after whole frames) or -1 with a sentence, never -2 (all bytes are
  *     there); a frame has a known type, a length within the limit, data NULL exactly when empty, and the frames
@@ -17,7 +18,9 @@
  *   - a decode that succeeds re-encodes to exactly the payload bytes (ERROR: a prefix of them), strings come back
  *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates, its
  *     timing policy is sane and its tensors are allocated (PREPARE_GEMM: the GEMM validates, its dtype is known);
- *     MEASURE / ENERGY carry 0 or 2 TMA descriptors that pass cut_wp_tma_check; VENDOR's options are in range;
+ *     MEASURE / ENERGY carry 0 or 2 TMA descriptors that pass cut_wp_tma_check; ENERGY / ENERGY_KERNEL plans pass
+ *     cut_energy_plan_check, and ENERGY_KERNEL decodes only against a work with references; VENDOR's options are in
+ *     range;
  *     VENDOR_RESULT's counts are consistent and its top list within CUT_VENDOR_TOP; RESULT decodes the same with or
  *     without an algo buffer. */
 #include "measure/worker_proto.h"
@@ -354,6 +357,35 @@ static void check_run_kernel(const cut_wp_frame *f)
     cut_buf_free(&b);
 }
 
+/* ENERGY_KERNEL against the fixed work: without references it never decodes; with them a decode re-encodes to the
+ * payload, with a call that passes cut_kcall_check, a cubin inside the frame and a plan that passes its check. */
+static void check_energy_kernel(const cut_wp_frame *f)
+{
+    for (int refs = 0; refs < 2; refs++) {
+        const cut_kwork w = fixed_work(refs);
+        cut_kcall c;
+        cut_energy_plan p;
+        const uint8_t *cubin = NULL;
+        size_t n = 0;
+        cut_err e = {{0}};
+        int rc = cut_wp_energy_kernel_decode(f, &w, &c, &cubin, &n, &p, &e);
+        if (f->type != CUT_WP_ENERGY_KERNEL || !refs)
+            CHECK(rc != 0);
+        if (rc != 0) {
+            CHECK(rc == -1 && e.msg[0] != 0);
+            continue;
+        }
+        CHECK(cut_kcall_check(&w, &c, &e) == 0);
+        CHECK(cut_energy_plan_check(&p, &e) == 0 && memchr(p.uuid, 0, sizeof p.uuid));
+        CHECK(n > 0 && cubin >= f->data && n <= f->len && (size_t)(cubin - f->data) <= f->len - n);
+        cut_buf b;
+        cut_buf_init(&b);
+        cut_wp_energy_kernel_encode(&c, cubin, n, &p, &b);
+        CHECK(same_payload(&b, f, 0));
+        cut_buf_free(&b);
+    }
+}
+
 static void check_kernel_result(const cut_wp_frame *f)
 {
     for (int refs = 0; refs < 2; refs++) {
@@ -397,6 +429,7 @@ static void check_all(const cut_wp_frame *f)
     check_vendor_result(f);
     check_prepare_kernel(f);
     check_run_kernel(f);
+    check_energy_kernel(f);
     check_kernel_result(f);
     check_error(f);
 }

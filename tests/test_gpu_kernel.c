@@ -3,7 +3,8 @@
  * A saxpy-style kernel k(x, y, a, n) compiled with cut_compile_one for the device's sm_XX: the first run without
  * references captures y for both input sets (checked against the CPU), then runs with those references are OK and
  * timed; a kernel writing y = x and one skipping the last element (left as poison: NaN) are WRONG_RESULT; one writing
- * far out of bounds is FAULT, and the next run works on a restarted worker. */
+ * far out of bounds is FAULT, and the next run works on a restarted worker; energy_kernel measures the kernel on the
+ * GPU's own energy counter, and a wrong kernel gets its status and no energy. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,6 +126,28 @@ static void test_kernel_work(void **state)
     run_expect(r, "oob", CUT_ST_FAULT, NULL);
     run_expect(r, "k", CUT_ST_OK, NULL);
     assert_int_equal(cut_runner_gpu_worker_starts(r), starts + 1);
+
+    /* energy_kernel (ENERGY_KERNEL): the call checked, run under the meter on this GPU's own counter, checked again;
+     * a wrong call is a status with no energy. */
+    cut_energy_plan p;
+    cut_energy_plan_default(&p);
+    snprintf(p.uuid, sizeof p.uuid, "%s", g_info.uuid);
+    p.lrounds = 1;
+    p.min_steps = 2;
+    p.warmup_s = 0.1;
+    cut_energy_result er;
+    cut_kcall ck = call_of("k");
+    if (r->energy_kernel(r, &ck, &p, &res, &er, &e) != 0)
+        fail_msg("energy_kernel: %s", e.msg);
+    printf("energy  %s %s %.6f mJ per %.6f ms, %.1f W, %lld iterations\n", cut_status_name(res.status), res.error,
+           er.energy_mj, er.time_ms, er.power_w, er.round[0].iters);
+    assert_int_equal(res.status, CUT_ST_OK);
+    assert_int_equal(er.lrounds, 1);
+    assert_true(er.energy_mj > 0 && er.time_ms > 0 && er.power_w > 0 && er.round[0].counter_steps >= 2);
+    ck = call_of("wrong");
+    assert_int_equal(r->energy_kernel(r, &ck, &p, &res, &er, &e), 0);
+    assert_int_equal(res.status, CUT_ST_WRONG_RESULT);
+    assert_true(er.lrounds == 0 && er.energy_mj == 0);
     cut_runner_free(r);
 }
 

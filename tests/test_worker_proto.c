@@ -3,12 +3,14 @@
  *
  * Framing: round trips through a pipe (empty, small, and a multi-MiB payload from a writer thread); truncated,
  * garbage, unknown-type, oversized and stalled frames are errors or timeouts, never UB; EPIPE does not kill us.
- * Codecs: PREPARE / MEASURE / RESULT / HELLO round trips; short, padded and inconsistent payloads are rejected.
+ * Codecs: PREPARE / MEASURE / RESULT / HELLO / ENERGY_KERNEL / ENERGY_RESULT round trips (ENERGY's plan bytes
+ * pinned by hand); short, padded and inconsistent payloads are rejected.
  * Runner: this test binary doubles as a fake worker (`test_worker_proto __worker <dev> <in> <out>`), so the parent's
  * whole state machine runs for real: HELLO, PREPARE (checked against an independent reference), per-candidate
  * replies, a hang (killed after timeout_s -> TIMEOUT), a crash (-> FAULT "worker died (signal 6 ...)"), a fault
  * report, an exit, garbage on the pipe, restarts with re-PREPARE, the cuDNN request and clean shutdown; a GEMM
- * workload (PREPARE_GEMM, checked against cut_gemm_reference) and the cuBLAS request. */
+ * workload (PREPARE_GEMM, checked against cut_gemm_reference) and the cuBLAS request; a user kernel's energy
+ * (PREPARE_KERNEL, ENERGY_KERNEL answered with ENERGY_RESULT: meter failure, wrong result, fault, hang). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,6 +109,59 @@ static int fake_vendor(int out_fd, const cut_wp_frame *f, int verified)
     return rc;
 }
 
+/* ENERGY_KERNEL on the kept work w (NULL: none yet). The entry says what to do: "ok" echoes the plan (lrounds, and
+ * min_steps as the energy per iteration) and grid[0] as the median, if the cubin is "CUBIN:ok"; "meterfail" reports
+ * the meter's failure; "wrong" a wrong result (with stray energy figures the parent must drop); "fault" a fault,
+ * after which the worker exits (returns 3); "hang" never answers. Returns 0 otherwise. */
+static int fake_energy_kernel(int out_fd, const cut_wp_frame *f, const cut_kwork *w)
+{
+    cut_err e = {{0}};
+    if (!w)
+        return fake_send_error(out_fd, "fake worker: ENERGY_KERNEL before PREPARE_KERNEL"), 0;
+    cut_kcall c;
+    const uint8_t *cubin;
+    size_t n;
+    cut_energy_plan p;
+    if (cut_wp_energy_kernel_decode(f, w, &c, &cubin, &n, &p, &e) != 0)
+        return fake_send_error(out_fd, e.msg), 0;
+    if (strcmp(c.entry, "hang") == 0)
+        for (;;)
+            pause();
+    cut_result res;
+    cut_result_reset(&res);
+    cut_energy_result er;
+    memset(&er, 0, sizeof er);
+    int ok = 1;
+    const char *why = "";
+    if (strcmp(c.entry, "ok") == 0) {
+        res.status = n == 8 && memcmp(cubin, "CUBIN:ok", 8) == 0 ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
+        res.median_ms = c.grid[0];
+        res.repeats = 5;
+        er.lrounds = p.lrounds;
+        er.energy_mj = p.min_steps;
+        er.power_w = 200;
+    } else if (strcmp(c.entry, "meterfail") == 0) {
+        ok = 0;
+        why = "energy: NVML's energy counter did not change (fake)";
+    } else if (strcmp(c.entry, "wrong") == 0 || strcmp(c.entry, "fault") == 0) {
+        const int fault = c.entry[0] == 'f';
+        res.status = fault ? CUT_ST_FAULT : CUT_ST_WRONG_RESULT;
+        snprintf(res.error, sizeof res.error, "%s", fault ? "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (fake)"
+                                                          : "after the energy run, fresh inputs: y[0] = 1, want 0");
+        er.lrounds = 1;
+        er.energy_mj = 99;
+    } else {
+        res.status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res.error, sizeof res.error, "fake: unknown entry %s", c.entry);
+    }
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_energy_result_encode(&res, ok, why, &er, &b);
+    cut_wp_send(out_fd, CUT_WP_ENERGY_RESULT, b.data, b.len, &e);
+    cut_buf_free(&b);
+    return res.status == CUT_ST_FAULT ? 3 : 0;
+}
+
 static int fake_worker_main(int dev, int in_fd, int out_fd)
 {
     const char *start = getenv("FAKE_WORKER_START");
@@ -131,13 +186,30 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
         return 1;
     cut_buf_free(&b);
 
-    int prepares = 0, verified = 0;
+    int prepares = 0, verified = 0, kprepared = 0;
     cut_timing timing = {0};
+    cut_wp_prepare_kernel pk;
+    memset(&pk, 0, sizeof pk);
     for (;;) {
         cut_wp_frame f;
         int rc = cut_wp_recv(in_fd, -1, CUT_WP_MAX_REQUEST, &f, &e);
+        if (rc <= 0 || f.type == CUT_WP_QUIT)
+            cut_wp_prepare_kernel_free(&pk);
         if (rc <= 0)
             return rc == 0 ? 0 : 1;
+        if (f.type == CUT_WP_PREPARE_KERNEL) {
+            cut_wp_prepare_kernel_free(&pk);
+            kprepared = cut_wp_prepare_kernel_decode(&f, &pk, &e) == 0;
+            if (kprepared)
+                cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
+            else
+                fake_send_error(out_fd, e.msg);
+            prepares += kprepared;
+        } else if (f.type == CUT_WP_ENERGY_KERNEL && fake_energy_kernel(out_fd, &f, kprepared ? &pk.work : NULL)) {
+            cut_wp_frame_free(&f);
+            cut_wp_prepare_kernel_free(&pk);
+            return 3;
+        }
         cut_result res;
         memset(&res, 0, sizeof res);
         if (f.type == CUT_WP_PREPARE) {
@@ -209,6 +281,8 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 res.median_ms = res.min_ms = res.max_ms = -1.0;
                 snprintf(res.error, sizeof res.error, "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (fake)");
                 fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
+                cut_wp_frame_free(&f);
+                cut_wp_prepare_kernel_free(&pk);
                 return 3;
             } else if (strcmp(m.entry, "exit") == 0) {
                 _exit(4);
@@ -724,6 +798,258 @@ static void test_kernel_result_codec(void **state)
     assert_non_null(strstr(e.msg, "output 'y' set 0 has 0 bytes"));
     cut_buf_free(&b);
     cut_kw_outputs_free(&o);
+}
+
+/* ENERGY's plan as it has always travelled, written by hand: uuid string, i32 lrounds, min_steps, f64 warm-up, chunk,
+ * wait. ENERGY_KERNEL carries the same bytes after RUN_KERNEL's payload. */
+static void put_plan_by_hand(cut_buf *b, const cut_energy_plan *p)
+{
+    cut_wp_put_u64(b, strlen(p->uuid));
+    cut_buf_append(b, p->uuid, strlen(p->uuid));
+    cut_wp_put_i32(b, p->lrounds);
+    cut_wp_put_i32(b, p->min_steps);
+    cut_wp_put_f64(b, p->warmup_s);
+    cut_wp_put_f64(b, p->chunk_ms);
+    cut_wp_put_f64(b, p->max_wait_s);
+}
+
+static cut_energy_plan plan_of(void)
+{
+    cut_energy_plan p;
+    cut_energy_plan_default(&p);
+    snprintf(p.uuid, sizeof p.uuid, "GPU-fa4e0000-0000-4000-8000-000000000000");
+    p.lrounds = 5;
+    p.min_steps = 7;
+    p.warmup_s = 0.25;
+    p.chunk_ms = 2.5;
+    p.max_wait_s = 3.0;
+    return p;
+}
+
+/* ENERGY_KERNEL: RUN_KERNEL's bytes then ENERGY's plan bytes; round trip; truncated, padded, mistyped frames, bad
+ * plans, bad calls and a work without references are refused. ENERGY itself keeps its layout. */
+static void test_energy_kernel_codec(void **state)
+{
+    (void)state;
+    const cut_kwork w = kwork_of(1), w0 = kwork_of(0);
+    const cut_kcall c = kcall_of();
+    const cut_energy_plan p = plan_of();
+    cut_buf b, rk, hand;
+    cut_buf_init(&b);
+    cut_buf_init(&rk);
+    cut_buf_init(&hand);
+    cut_wp_energy_kernel_encode(&c, "ELF!", 4, &p, &b);
+    cut_wp_run_kernel_encode(&c, "ELF!", 4, &rk);
+    put_plan_by_hand(&hand, &p);
+    assert_int_equal(b.len, rk.len + hand.len);
+    assert_memory_equal(b.data, rk.data, rk.len);
+    assert_memory_equal(b.data + rk.len, hand.data, hand.len);
+    /* ENERGY on the wire is unchanged: MEASURE's payload, then the same plan bytes */
+    cut_wp_measure m = {.grid = {3, 1, 1}, .block = {64, 1, 1}, .cubin = (const uint8_t *)"CUBIN", .cubin_size = 5,
+                        .tol_scale = 1.0};
+    snprintf(m.entry, sizeof m.entry, "cut_conv2d");
+    cut_buf mb, eb;
+    cut_buf_init(&mb);
+    cut_buf_init(&eb);
+    cut_wp_measure_encode(&m, &mb);
+    cut_wp_energy_encode(&m, &p, &eb);
+    assert_int_equal(eb.len, mb.len + hand.len);
+    assert_memory_equal(eb.data, mb.data, mb.len);
+    assert_memory_equal(eb.data + mb.len, hand.data, hand.len);
+    cut_buf_free(&mb);
+    cut_buf_free(&eb);
+
+    cut_wp_frame f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
+    cut_kcall q;
+    cut_energy_plan pq;
+    const uint8_t *cubin;
+    size_t n;
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), 0);
+    assert_int_equal(n, 4);
+    assert_memory_equal(cubin, "ELF!", 4);
+    assert_string_equal(q.entry, "k");
+    assert_int_equal(q.nargs, 3);
+    assert_int_equal(q.smem, 64);
+    assert_memory_equal(q.grid, c.grid, sizeof c.grid);
+    assert_memory_equal(q.block, c.block, sizeof c.block);
+    assert_memory_equal(q.args, c.args, sizeof c.args[0] * 3);
+    assert_string_equal(pq.uuid, p.uuid);
+    assert_int_equal(pq.lrounds, 5);
+    assert_int_equal(pq.min_steps, 7);
+    assert_true(pq.warmup_s == 0.25 && pq.chunk_ms == 2.5 && pq.max_wait_s == 3.0);
+    cut_buf re;
+    cut_buf_init(&re);
+    cut_wp_energy_kernel_encode(&q, cubin, n, &pq, &re);
+    assert_int_equal(re.len, b.len);
+    assert_memory_equal(re.data, b.data, b.len);
+    cut_buf_free(&re);
+    /* The worker's wait covers the timeout, the warm-up and every window's waits. */
+    assert_true(cut_wp_energy_timeout_s(2.0, &p) == 2.0 + 0.25 + (1 + 5 * 7) * 3.0);
+    assert_true(cut_wp_energy_timeout_s(0.0, &p) == 10.0 + 0.25 + (1 + 5 * 7) * 3.0);
+
+    /* Every truncation is refused with a sentence; so are trailing bytes and the other kernel message types. */
+    for (size_t cut = 0; cut < b.len; cut++) {
+        cut_wp_frame t = {.type = CUT_WP_ENERGY_KERNEL, .data = (uint8_t *)b.data, .len = cut};
+        e.msg[0] = '\0';
+        assert_int_equal(cut_wp_energy_kernel_decode(&t, &w, &q, &cubin, &n, &pq, &e), -1);
+        assert_true(e.msg[0] != 0);
+    }
+    cut_buf_append(&b, "x", 1);
+    f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
+    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
+    assert_non_null(strstr(e.msg, "trailing"));
+    b.len--;
+    f = frame_of(CUT_WP_RUN_KERNEL, &b);
+    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
+    assert_non_null(strstr(e.msg, "expected a ENERGY_KERNEL"));
+    assert_int_equal(cut_wp_run_kernel_decode(&f, &w, &q, &cubin, &n, &e), -1); /* the plan is trailing there */
+    f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
+    assert_int_equal(cut_wp_run_kernel_decode(&f, &w, &q, &cubin, &n, &e), -1);
+    assert_int_equal(cut_wp_energy_decode(&f, &m, &pq, &e), -1);
+    /* A work without references: an energy run never captures. */
+    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w0, &q, &cubin, &n, &pq, &e), -1);
+    assert_non_null(strstr(e.msg, "without references"));
+    assert_string_equal(cut_wp_type_name(CUT_WP_ENERGY_KERNEL), "ENERGY_KERNEL");
+    cut_buf_free(&b);
+    cut_buf_free(&rk);
+    cut_buf_free(&hand);
+
+    /* Bad plans. */
+    const struct {
+        int field;
+        double v;
+        const char *why;
+    } bad_plan[] = {{0, 0, "lrounds"}, {0, CUT_ENERGY_MAX_LROUNDS + 1, "lrounds"}, {1, 0, "steps"},
+                    {2, -1, "warm-up"}, {3, NAN, "chunk"},       {4, 0, "counter wait"}};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(bad_plan); i++) {
+        cut_energy_plan bp = plan_of();
+        switch (bad_plan[i].field) {
+        case 0: bp.lrounds = (int)bad_plan[i].v; break;
+        case 1: bp.min_steps = (int)bad_plan[i].v; break;
+        case 2: bp.warmup_s = bad_plan[i].v; break;
+        case 3: bp.chunk_ms = bad_plan[i].v; break;
+        default: bp.max_wait_s = bad_plan[i].v; break;
+        }
+        cut_buf_init(&b);
+        cut_wp_energy_kernel_encode(&c, "ELF!", 4, &bp, &b);
+        f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
+        assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
+        assert_non_null(strstr(e.msg, "malformed ENERGY_KERNEL message"));
+        if (!strstr(e.msg, bad_plan[i].why))
+            fail_msg("plan %zu: %s", i, e.msg);
+        cut_buf_free(&b);
+    }
+    /* A uuid longer than the plan holds is refused, not truncated. */
+    cut_buf_init(&b);
+    cut_wp_run_kernel_encode(&c, "ELF!", 4, &b);
+    char longid[sizeof p.uuid + 8];
+    memset(longid, 'u', sizeof longid - 1);
+    longid[sizeof longid - 1] = '\0';
+    cut_wp_put_str(&b, longid);
+    cut_wp_put_i32(&b, 1);
+    cut_wp_put_i32(&b, 1);
+    for (int i = 0; i < 3; i++)
+        cut_wp_put_f64(&b, 1.0);
+    f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
+    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
+    cut_buf_free(&b);
+    /* Bad calls, as RUN_KERNEL refuses them. */
+    const char *want[] = {"names buffer 3", "has 3 bytes", "empty launch", "empty cubin", "arguments"};
+    for (int k = 0; k < 5; k++) {
+        cut_kcall bc = kcall_of();
+        if (k == 0)
+            bc.args[1].buf = 3;
+        if (k == 1)
+            bc.args[2].size = 3;
+        if (k == 2)
+            bc.block[0] = 0;
+        if (k == 4)
+            bc.nargs = 0;
+        cut_buf_init(&b);
+        cut_wp_energy_kernel_encode(&bc, "ELF!", k == 3 ? 0 : 4, &p, &b);
+        f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
+        assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
+        assert_non_null(strstr(e.msg, want[k]));
+        assert_non_null(strstr(e.msg, "ENERGY_KERNEL"));
+        cut_buf_free(&b);
+    }
+}
+
+/* ENERGY_RESULT (the reply to ENERGY and ENERGY_KERNEL): round trip; truncations, an algorithm name, ok > 1,
+ * lrounds over the maximum and an unknown status are refused. */
+static void test_energy_result_codec(void **state)
+{
+    (void)state;
+    cut_result r;
+    cut_result_reset(&r);
+    r.median_ms = 0.5;
+    r.repeats = 9;
+    r.max_abs_err = 1e-7;
+    cut_energy_result er;
+    memset(&er, 0, sizeof er);
+    er.lrounds = 2;
+    er.round[1] = (cut_energy_stats){.iters = 1234, .energy_mj = 4000, .window_s = 0.02, .energy_per_iter_mj = 3.25,
+                                     .time_per_iter_ms = 0.0125, .avg_power_w = 200, .counter_steps = 2};
+    er.energy_mj = 3.0;
+    er.power_w = 201.5;
+    er.sm_mhz_max = 1980;
+    er.throttle = 0x4;
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_energy_result_encode(&r, 1, "", &er, &b);
+    cut_wp_frame f = frame_of(CUT_WP_ENERGY_RESULT, &b);
+    cut_result q;
+    cut_energy_result qe;
+    char why[64];
+    int ok = -1;
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_energy_result_decode(&f, &q, &ok, why, sizeof why, &qe, &e), 0);
+    assert_int_equal(ok, 1);
+    assert_string_equal(why, "");
+    assert_int_equal(q.status, CUT_ST_OK);
+    assert_int_equal(q.repeats, 9);
+    assert_true(q.median_ms == 0.5 && q.max_abs_err == 1e-7);
+    assert_int_equal(qe.lrounds, 2);
+    assert_memory_equal(&qe.round[1], &er.round[1], sizeof er.round[1]);
+    assert_true(qe.energy_mj == 3.0 && qe.power_w == 201.5 && qe.sm_mhz_max == 1980 && qe.throttle == 0x4);
+    for (size_t cut = 0; cut < b.len; cut++) {
+        cut_wp_frame t = {.type = CUT_WP_ENERGY_RESULT, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_energy_result_decode(&t, &q, &ok, why, sizeof why, &qe, &e), -1);
+    }
+    f.type = CUT_WP_KERNEL_RESULT;
+    assert_int_equal(cut_wp_energy_result_decode(&f, &q, &ok, why, sizeof why, &qe, &e), -1);
+    cut_buf_free(&b);
+    /* The meter's failure travels as ok 0 with its sentence. */
+    cut_buf_init(&b);
+    cut_wp_energy_result_encode(&r, 0, "energy: NVML's energy counter did not change", &er, &b);
+    f = frame_of(CUT_WP_ENERGY_RESULT, &b);
+    assert_int_equal(cut_wp_energy_result_decode(&f, &q, &ok, why, sizeof why, &qe, &e), 0);
+    assert_int_equal(ok, 0);
+    assert_non_null(strstr(why, "did not change"));
+    cut_buf_free(&b);
+    /* ok 2, an algorithm name, 17 lrounds, an unknown status (hand-made frames). */
+    for (int k = 0; k < 4; k++) {
+        cut_buf_init(&b);
+        cut_result rr = r;
+        if (k == 3)
+            rr.status = (cut_status)CUT_ST_COUNT;
+        cut_wp_result_encode(&rr, k == 1 ? "ALGO" : "", &b);
+        cut_wp_put_u32(&b, k == 0 ? 2u : 1u);
+        cut_wp_put_str(&b, "");
+        const int lr = k == 2 ? CUT_ENERGY_MAX_LROUNDS + 1 : 0;
+        cut_wp_put_i32(&b, lr);
+        for (int i = 0; i < 9; i++)
+            cut_wp_put_f64(&b, 0);
+        for (int i = 0; i < 4; i++)
+            cut_wp_put_u32(&b, 0);
+        cut_wp_put_u64(&b, 0);
+        f = frame_of(CUT_WP_ENERGY_RESULT, &b);
+        assert_int_equal(cut_wp_energy_result_decode(&f, &q, &ok, why, sizeof why, &qe, &e), -1);
+        const char *want[] = {"ok flag", "algorithm name", "lrounds", "unknown status"};
+        assert_non_null(strstr(e.msg, want[k]));
+        cut_buf_free(&b);
+    }
 }
 
 static void test_prepare_gemm_codec(void **state)
@@ -1391,6 +1717,94 @@ static void test_runner_fake_worker(void **state)
     assert_true(proc_gone(last));
 }
 
+/* energy_kernel through the GPU runner's parent side: setup errors (before prepare_kernel, no references, a bad
+ * call or plan, the meter failing) are -1; a compile error, a wrong result, a fault and a hang are statuses, with
+ * *er zeroed; a fault or hang costs the worker only, and the next call gets a fresh one that has the work again. */
+static void test_runner_fake_worker_energy_kernel(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_timing t;
+    cut_timing_default(&t);
+    t.timeout_s = 0.5;
+    unsetenv("FAKE_WORKER_START");
+    cut_runner *r = cut_runner_gpu_new_with(2, NULL, &t, NULL, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new_with: %s", e.msg);
+    assert_non_null(r->energy_kernel);
+    cut_energy_plan p = plan_of();
+    p.lrounds = 2;
+    p.min_steps = 3;
+    p.warmup_s = 0;
+    p.max_wait_s = 0.1; /* a hang is given 0.5 + 7 x 0.1 s */
+    char storage[64];
+    cut_compiled bin = fake_bin("ok", 1, storage);
+    cut_kcall c = kcall_of();
+    snprintf(c.entry, sizeof c.entry, "ok");
+    c.bin = &bin;
+    cut_result res;
+    cut_energy_result er;
+    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), -1);
+    assert_non_null(strstr(e.msg, "before prepare_kernel"));
+    const cut_kwork w0 = kwork_of(0), w = kwork_of(1);
+    assert_int_equal(r->prepare_kernel(r, &w0, &e), 0);
+    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), -1);
+    assert_non_null(strstr(e.msg, "references"));
+    assert_int_equal(r->prepare_kernel(r, &w, &e), 0);
+
+    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+    assert_int_equal(res.status, CUT_ST_OK);
+    assert_true(res.median_ms == 2.0 && res.repeats == 5);
+    assert_int_equal(er.lrounds, 2);
+    assert_true(er.energy_mj == 3.0 && er.power_w == 200.0);
+
+    /* setup errors: a bad call, a bad plan; the meter failing */
+    cut_kcall bad = c;
+    bad.args[0].buf = 7;
+    assert_int_equal(r->energy_kernel(r, &bad, &p, &res, &er, &e), -1);
+    cut_energy_plan bp = p;
+    bp.lrounds = 0;
+    assert_int_equal(r->energy_kernel(r, &c, &bp, &res, &er, &e), -1);
+    assert_non_null(strstr(e.msg, "lrounds"));
+    const int pid = cut_runner_gpu_worker_pid(r);
+    snprintf(c.entry, sizeof c.entry, "meterfail");
+    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), -1);
+    assert_non_null(strstr(e.msg, "did not change"));
+    assert_int_equal(cut_runner_gpu_worker_pid(r), pid); /* the worker survives */
+
+    /* a compile error never reaches the worker */
+    bin.ok = 0;
+    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+    assert_int_equal(res.status, CUT_ST_COMPILE_ERROR);
+    assert_non_null(strstr(res.error, "expected a ';'"));
+    bin.ok = 1;
+
+    /* a wrong result: a status, no energy, the worker survives */
+    snprintf(c.entry, sizeof c.entry, "wrong");
+    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+    assert_int_equal(res.status, CUT_ST_WRONG_RESULT);
+    assert_non_null(strstr(res.error, "after the energy run"));
+    assert_true(er.lrounds == 0 && er.energy_mj == 0);
+    assert_int_equal(cut_runner_gpu_worker_pid(r), pid);
+
+    /* a fault and a hang end the worker only */
+    const int starts = cut_runner_gpu_worker_starts(r);
+    const char *ends[] = {"fault", "hang"};
+    const cut_status want[] = {CUT_ST_FAULT, CUT_ST_TIMEOUT};
+    for (int i = 0; i < 2; i++) {
+        snprintf(c.entry, sizeof c.entry, "%s", ends[i]);
+        assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+        assert_int_equal(res.status, want[i]);
+        assert_true(er.lrounds == 0 && er.energy_mj == 0);
+        assert_int_equal(cut_runner_gpu_worker_pid(r), 0);
+        snprintf(c.entry, sizeof c.entry, "ok"); /* a fresh worker, given the work again */
+        assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+        assert_int_equal(res.status, CUT_ST_OK);
+        assert_int_equal(cut_runner_gpu_worker_starts(r), starts + i + 1);
+    }
+    cut_runner_free(r);
+}
+
 static void test_runner_not_gpu(void **state)
 {
     (void)state;
@@ -1467,12 +1881,15 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_prepare_kernel_codec),
         cmocka_unit_test(test_run_kernel_codec),
         cmocka_unit_test(test_kernel_result_codec),
+        cmocka_unit_test(test_energy_kernel_codec),
+        cmocka_unit_test(test_energy_result_codec),
         cmocka_unit_test(test_measure_result_hello_codecs),
         cmocka_unit_test(test_measure_tma_codec),
         cmocka_unit_test(test_vendor_codecs),
         cmocka_unit_test(test_vendor_tally),
         cmocka_unit_test(test_cursor_sticky_failure),
         cmocka_unit_test(test_runner_fake_worker),
+        cmocka_unit_test(test_runner_fake_worker_energy_kernel),
         cmocka_unit_test(test_runner_not_gpu),
         cmocka_unit_test(test_runner_start_failures),
     };

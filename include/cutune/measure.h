@@ -80,6 +80,18 @@ struct cut_runner {
      * counter not moving ...), with the reason in e. */
     int (*energy)(cut_runner *r, const cut_candidate *c, const cut_energy_plan *p, cut_result *res,
                   cut_energy_result *er, cut_err *e);
+    /* Optional, with prepare_kernel (NULL when the runner cannot): energy's counterpart for one call on the prepared
+     * kernel work, which must have references (capture them with run_kernel first). Checks the call exactly as
+     * run_kernel does (poisoned outputs, set 0 checked against its reference with the work's atol/rtol, timed, set
+     * 1 checked), then measures its energy with the meter of cutune/energy.h under plan p as energy does (the call
+     * launched back to back in chunks, windows between counter changes, p->lrounds of them; GFLOP/s stays 0: a
+     * spec counts no FLOPs), then checks set 1 once more. A faulting, hanging or wrong call is res->status, never an
+     * error, and leaves *er zeroed; *er is filled when res->status is CUT_ST_OK. Returns -1 for setup errors (not
+     * prepared, no references, a bad call or plan) and when the meter fails (NVML missing, counter not moving ...),
+     * with the reason in e. The GPU runner and the emulation worker's runner (cut_runner_emu_worker_new) measure it
+     * in their worker process (ENERGY_KERNEL); the in-process emulation runner too, without a watchdog. */
+    int (*energy_kernel)(cut_runner *r, const cut_kcall *c, const cut_energy_plan *p, cut_result *res,
+                         cut_energy_result *er, cut_err *e);
     /* Optional (NULL when the runner cannot): prepares a user kernel's buffers (kwork.h), copying what it needs
      * from w. Replaces a conv or GEMM workload (and the other way round). Returns -1 for setup errors. */
     int (*prepare_kernel)(cut_runner *r, const cut_kwork *w, cut_err *e);

@@ -12,7 +12,8 @@
  * User kernels (prepare_kernel/run_kernel, kwork.h) run on host copies of the work's buffers, called through
  * cut_emu_compile_call so that scalars of any type arrive as the kernel expects them: inline asm -> CUT_ST_INVALID;
  * arguments that do not match the kernel's parameters -> CUT_ST_LAUNCH_ERROR; then check (or capture) on set 0,
- * time on set 0 as above, check (or capture) on set 1. */
+ * time on set 0 as above, check (or capture) on set 1; energy_kernel then also runs the call under the energy meter
+ * (the host's wall time standing in for device time) and checks set 1 once more. */
 #include "cutune/emu.h"
 #include "cutune/util.h"
 
@@ -362,7 +363,8 @@ static int emu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_res
 /* Energy under emulation: the meter reads whatever NVML is loaded (in tests, the fake library) while the host
  * runs the kernel; it exercises the energy pipeline, not a GPU. */
 typedef struct emu_energy_run {
-    conv_launch cl;
+    launch_fn fn; /* one launch of what is measured: a conv/GEMM candidate or a user kernel's call */
+    void *arg;
     cut_result *res;
 } emu_energy_run;
 
@@ -373,7 +375,7 @@ static int emu_energy_chunk(void *arg, long long iters, long long *done_iters, d
     double total = 0;
     for (long long i = 0; i < iters; i++) {
         double ms = 0;
-        if (launch_timed(launch_conv, &run->cl, &ms, run->res) != 0)
+        if (launch_timed(run->fn, run->arg, &ms, run->res) != 0)
             return cut_err_set(e, "%s", run->res->error);
         total += ms;
     }
@@ -394,7 +396,8 @@ static int emu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_pl
     measure_one(r, c, k, &cerr, res);
     int rc = 0;
     if (res->status == CUT_ST_OK) {
-        emu_energy_run run = {{er, k, c->ks}, res};
+        conv_launch cl = {er, k, c->ks};
+        emu_energy_run run = {launch_conv, &cl, res};
         rc = cut_energy_measure(p, emu_energy_chunk, &run, er->is_gemm ? cut_gemm_flops(&er->gemm) : cut_conv_flops(&er->conv), er_out, e);
         if (rc == 0 && res->status == CUT_ST_OK)
             check_output(er, c->ks, res, "after the energy run: ");
@@ -589,45 +592,95 @@ static int kcall_mismatch(const cut_kwork *w, const cut_kcall *c, const cut_emu_
     return 0;
 }
 
-/* Set 0: check (or capture), time; set 1: check (or capture), as kwork.h describes. */
-static int emu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e)
+/* The checks both kernel calls share before anything runs: a prepared kernel work, the call against it, a source. */
+static int kcall_usable(emu_runner *er, const cut_kcall *c, const char *what, cut_err *e)
 {
-    emu_runner *er = r->impl;
     if (!er->prepared || !er->is_kernel)
-        return cut_err_set(e, "emulation runner: run_kernel() without a prepared kernel work");
+        return cut_err_set(e, "emulation runner: %s() without a prepared kernel work", what);
     if (cut_kcall_check(&er->kw, c, e) != 0)
         return -1;
     if (!c->src)
         return cut_err_set(e, "kernel call: no CUDA C source to emulate");
+    return 0;
+}
+
+/* Compiles c into run->k (res: INVALID, COMPILE_ERROR when it cannot run here; run->k stays NULL), then, with the
+ * launch hook armed, checks (or captures into cap) on set 0, times, checks (or captures) on set 1, as kwork.h
+ * describes, and with plan measures the energy and checks set 1 once more (rc: the meter's result). The caller frees
+ * run->k. */
+static int kcall_measure(cut_runner *r, kcall_run *run, cut_kw_outputs *cap, const cut_energy_plan *plan,
+                         cut_result *res, cut_energy_result *eout, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    const cut_kcall *c = run->c;
+    if (kcall_refused(c, res) != 0)
+        return 0;
+    cut_err cerr = {{0}};
+    if (cut_emu_compile_call(c->src, c->entry, er->work_dir, &run->k, &cerr) != 0) {
+        res->status = CUT_ST_COMPILE_ERROR;
+        first_lines(res->error, sizeof res->error, cerr.msg);
+        return 0;
+    }
+    int rc = 0;
+    if (er->launch_hook)
+        er->launch_hook(er->launch_ctx, 1);
+    if (kcall_mismatch(&er->kw, c, run->k, res) == 0 && kcall_checked(run, 0, cap, res, "") == 0) {
+        time_launches(&r->timing, launch_kcall, run, res);
+        if (res->status == CUT_ST_OK && kcall_checked(run, 1, cap, res, "fresh inputs: ") != 0)
+            res->median_ms = res->min_ms = res->max_ms = -1;
+    }
+    if (plan && res->status == CUT_ST_OK) { /* the energy run launches on set 1, bound by the last check */
+        emu_energy_run en = {launch_kcall, run, res};
+        rc = cut_energy_measure(plan, emu_energy_chunk, &en, 0.0, eout, e);
+        if (rc == 0 && res->status == CUT_ST_OK)
+            kcall_checked(run, 1, NULL, res, "after the energy run, fresh inputs: ");
+    }
+    if (er->launch_hook)
+        er->launch_hook(er->launch_ctx, 0);
+    return rc;
+}
+
+/* Set 0: check (or capture), time; set 1: check (or capture), as kwork.h describes. */
+static int emu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    if (kcall_usable(er, c, "run_kernel", e) != 0)
+        return -1;
     const int capture = !cut_kwork_has_refs(&er->kw);
     if (capture && !outs)
         return cut_err_set(e, "kernel call: the work has no references, so the outputs need somewhere to go");
     if (capture)
         memset(outs, 0, sizeof *outs);
     cut_result_reset(res);
-    if (kcall_refused(c, res) != 0)
-        return 0;
     kcall_run run = {.er = er, .c = c};
-    cut_err cerr = {{0}};
-    if (cut_emu_compile_call(c->src, c->entry, er->work_dir, &run.k, &cerr) != 0) {
-        res->status = CUT_ST_COMPILE_ERROR;
-        first_lines(res->error, sizeof res->error, cerr.msg);
-        return 0;
-    }
-    cut_kw_outputs *cap = capture ? outs : NULL;
-    if (er->launch_hook)
-        er->launch_hook(er->launch_ctx, 1);
-    if (kcall_mismatch(&er->kw, c, run.k, res) == 0 && kcall_checked(&run, 0, cap, res, "") == 0) {
-        time_launches(&r->timing, launch_kcall, &run, res);
-        if (res->status == CUT_ST_OK && kcall_checked(&run, 1, cap, res, "fresh inputs: ") != 0)
-            res->median_ms = res->min_ms = res->max_ms = -1;
-    }
-    if (er->launch_hook)
-        er->launch_hook(er->launch_ctx, 0);
+    kcall_measure(r, &run, capture ? outs : NULL, NULL, res, NULL, e);
     if (res->status != CUT_ST_OK && capture)
         cut_kw_outputs_free(outs); /* nothing half-captured becomes a reference */
     cut_emu_kernel_free(run.k);
     return 0;
+}
+
+/* run_kernel's checks around the meter (measure.h); the emulator's wall time stands in for device time. A call
+ * that fails during the energy run is res's status (the meter's -1 is then not an error). */
+static int emu_energy_kernel(cut_runner *r, const cut_kcall *c, const cut_energy_plan *p, cut_result *res,
+                             cut_energy_result *eout, cut_err *e)
+{
+    emu_runner *er = r->impl;
+    memset(eout, 0, sizeof *eout);
+    cut_result_reset(res);
+    if (kcall_usable(er, c, "energy_kernel", e) != 0 || cut_energy_plan_check(p, e) != 0)
+        return -1;
+    if (!cut_kwork_has_refs(&er->kw))
+        return cut_err_set(e, "emulation runner: energy_kernel needs a work with references (capture them with "
+                              "run_kernel, then prepare_kernel again with them)");
+    kcall_run run = {.er = er, .c = c};
+    int rc = kcall_measure(r, &run, NULL, p, res, eout, e);
+    cut_emu_kernel_free(run.k);
+    if (res->status != CUT_ST_OK) {
+        memset(eout, 0, sizeof *eout); /* no energy for a call that failed */
+        return 0;
+    }
+    return rc;
 }
 
 static const cut_measure_env *emu_env(cut_runner *r)
@@ -712,6 +765,7 @@ cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_er
     r->energy = emu_energy;
     r->prepare_kernel = emu_prepare_kernel;
     r->run_kernel = emu_run_kernel;
+    r->energy_kernel = emu_energy_kernel;
     r->env = emu_env;
     r->destroy = emu_destroy;
     if (t)

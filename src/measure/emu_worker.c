@@ -1,14 +1,16 @@
 /* cutune — the emulation measurement worker, `cutune __worker emu:<dir> <in_fd> <out_fd>`.
  *
  * User kernels run under host emulation in a process of their own, behind the GPU worker's protocol (HELLO,
- * PREPARE_KERNEL, RUN_KERNEL, QUIT; worker_proto.h). The emulator runs kernels in its own address space, so a variant
- * that writes wild or overflows its stack would otherwise take the optimizer down, and one that loops forever would
- * hang it. Here it costs that variant only: the parent (gpu_runner.c, as for a GPU) records a crash as a fault and
- * starts a fresh worker.
+ * PREPARE_KERNEL, RUN_KERNEL, ENERGY_KERNEL, QUIT; worker_proto.h). ENERGY_KERNEL reads whatever NVML the worker
+ * loads (in tests the fake library, through CUTUNE_NVML_LIB, which the worker inherits). The emulator runs kernels
+ * in its own address space, so a variant that writes wild or overflows its stack would otherwise take the optimizer
+ * down, and one that loops forever would hang it. Here it costs that variant only: the parent (gpu_runner.c and
+ * gpu_runner_kernel.c, as for a GPU) records a crash as a fault and starts a fresh worker.
  *
  * Hangs: the emulation runner calls launch_hook once the variant is compiled and before its first launch; that arms
- * a timer of the work's timeout. When it fires, the handler writes a KERNEL_RESULT with status timeout, prepared
- * before the run, and exits. (Compiling is not timed: the host compiler takes seconds.) The parent's own timeout,
+ * a timer of the work's timeout (ENERGY_KERNEL: plus the plan's time, cut_wp_energy_timeout_s). When it fires, the
+ * handler writes the reply (KERNEL_RESULT, or ENERGY_RESULT) with status timeout, prepared before the run, and
+ * exits. (Compiling is not timed: the host compiler takes seconds.) The parent's own timeout,
  * longer by EMU_COMPILE_ALLOWANCE_S, stays the backstop. */
 #include "cutune/emu.h"
 #include "cutune/measure.h"
@@ -55,28 +57,38 @@ static void launch_hook(void *ctx, int on)
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
-/* Builds the timeout frame for work w (before the run; the handler cannot allocate). */
-static void watchdog_prepare(const cut_kwork *w, double seconds)
+/* Arms the watchdog's reply (before the run; the handler cannot allocate): a frame of type with payload b, written if
+ * the run outlasts seconds. The frame is allocated into wd (which owns it; the previous one is freed, the last one
+ * by cut_emu_worker_main). */
+static void watchdog_set(uint32_t type, const cut_buf *b, double seconds)
 {
-    cut_result res;
-    cut_result_reset(&res);
-    res.status = CUT_ST_TIMEOUT;
-    snprintf(res.error, sizeof res.error, "timeout after %g s: the emulated kernel did not finish and its worker "
-             "was stopped", seconds);
-    cut_kw_outputs none;
-    memset(&none, 0, sizeof none);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_kernel_result_encode(&res, w, &none, &b);
-    uint8_t *frame = cut_xmalloc(CUT_WP_HEADER_SIZE + b.len);
-    cut_wp_header(frame, CUT_WP_KERNEL_RESULT, b.len);
-    memcpy(frame + CUT_WP_HEADER_SIZE, b.data, b.len);
+    uint8_t *frame = cut_xmalloc(CUT_WP_HEADER_SIZE + b->len);
+    cut_wp_header(frame, type, b->len);
+    if (b->len)
+        memcpy(frame + CUT_WP_HEADER_SIZE, b->data, b->len);
     uint8_t *old = wd.frame;
     wd.frame = frame;
-    wd.len = CUT_WP_HEADER_SIZE + b.len;
-    cut_buf_free(&b);
+    wd.len = CUT_WP_HEADER_SIZE + b->len;
     wd.seconds = seconds;
     free(old);
+}
+
+/* The result the watchdog reports: status timeout after seconds. */
+static void timeout_result(cut_result *res, double seconds)
+{
+    cut_result_reset(res);
+    res->status = CUT_ST_TIMEOUT;
+    snprintf(res->error, sizeof res->error, "timeout after %g s: the emulated kernel did not finish and its worker "
+             "was stopped", seconds);
+}
+
+/* The source a RUN_KERNEL or ENERGY_KERNEL carries in its "cubin" bytes, NUL-terminated (caller frees). */
+static char *source_of(const uint8_t *code, size_t n)
+{
+    char *src = cut_xmalloc(n + 1);
+    memcpy(src, code, n);
+    src[n] = '\0';
+    return src;
 }
 
 /* RUN_KERNEL: the "cubin" bytes carry the source. Appends the KERNEL_RESULT payload to out; -1 with e for a request
@@ -88,15 +100,19 @@ static int run_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, 
     size_t n;
     if (cut_wp_run_kernel_decode(f, w, &c, &code, &n, e) != 0)
         return -1;
-    char *src = cut_xmalloc(n + 1);
-    memcpy(src, code, n);
-    src[n] = '\0';
+    char *src = source_of(code, n);
     c.src = src;
     cut_kw_outputs outs;
     memset(&outs, 0, sizeof outs);
     const int capture = !cut_kwork_has_refs(w);
-    watchdog_prepare(w, r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0);
+    const double seconds = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
     cut_result res;
+    timeout_result(&res, seconds);
+    cut_buf tb;
+    cut_buf_init(&tb);
+    cut_wp_kernel_result_encode(&res, w, NULL, &tb);
+    watchdog_set(CUT_WP_KERNEL_RESULT, &tb, seconds);
+    cut_buf_free(&tb);
     const int rc = r->run_kernel(r, &c, &res, capture ? &outs : NULL, e);
     launch_hook(NULL, 0);
     if (rc == 0)
@@ -104,6 +120,38 @@ static int run_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, 
     cut_kw_outputs_free(&outs);
     free(src);
     return rc;
+}
+
+/* ENERGY_KERNEL: as RUN_KERNEL, with the energy plan; the watchdog allows the plan's time on top of the timeout.
+ * Appends the ENERGY_RESULT payload to out (a meter failure: ok 0 and its sentence); -1 with e for a request that
+ * cannot run at all (malformed, or a work without references). */
+static int energy_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
+{
+    cut_kcall c;
+    const uint8_t *code;
+    size_t n;
+    cut_energy_plan plan;
+    if (cut_wp_energy_kernel_decode(f, w, &c, &code, &n, &plan, e) != 0)
+        return -1;
+    char *src = source_of(code, n);
+    c.src = src;
+    const double seconds = cut_wp_energy_timeout_s(r->timing.timeout_s, &plan);
+    cut_result res;
+    cut_energy_result er;
+    memset(&er, 0, sizeof er);
+    timeout_result(&res, seconds);
+    cut_buf tb;
+    cut_buf_init(&tb);
+    cut_wp_energy_result_encode(&res, 0, "", &er, &tb);
+    watchdog_set(CUT_WP_ENERGY_RESULT, &tb, seconds);
+    cut_buf_free(&tb);
+    cut_err why = {{0}};
+    /* decode checked the call, the plan and the references: a failure here is the meter's */
+    const int rc = r->energy_kernel(r, &c, &plan, &res, &er, &why);
+    launch_hook(NULL, 0);
+    cut_wp_energy_result_encode(&res, rc == 0, rc == 0 ? "" : why.msg, &er, out);
+    free(src);
+    return 0;
 }
 
 int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
@@ -163,13 +211,22 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
             else
                 code = cut_wp_reply(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
             break;
+        case CUT_WP_ENERGY_KERNEL:
+            if (!prepared)
+                code = cut_wp_reply_error(out_fd, "emulation worker: ENERGY_KERNEL before PREPARE_KERNEL") == 0 ? -1
+                                                                                                              : 1;
+            else if (energy_kernel(r, &pk.work, &f, &b, &e) != 0)
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            else
+                code = cut_wp_reply(out_fd, CUT_WP_ENERGY_RESULT, &b) == 0 ? -1 : 1;
+            break;
         case CUT_WP_QUIT:
             code = 0;
             break;
         default: {
             char msg[160];
-            snprintf(msg, sizeof msg, "the emulation worker runs user kernels only (PREPARE_KERNEL, RUN_KERNEL), "
-                     "not %s", cut_wp_type_name(f.type));
+            snprintf(msg, sizeof msg, "the emulation worker runs user kernels only (PREPARE_KERNEL, RUN_KERNEL, "
+                     "ENERGY_KERNEL), not %s", cut_wp_type_name(f.type));
             code = cut_wp_reply_error(out_fd, msg) == 0 ? -1 : 1;
         }
         }

@@ -7,9 +7,10 @@
  * timing.timeout_s (CUT_ST_TIMEOUT); a worker that dies without a word gives CUT_ST_FAULT "worker died (...)".
  * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE, PREPARE_GEMM for a
  * GEMM, PREPARE_KERNEL for a user kernel) again: inputs, weights and the reference are computed (or, for a user
- * kernel, copied) once per workload here and kept. */
+ * kernel, copied) once per workload here and kept. A user kernel's requests (RUN_KERNEL, ENERGY_KERNEL) are in
+ * gpu_runner_kernel.c; the state both files share in gpu_runner_int.h. */
 #define _GNU_SOURCE /* pipe2 */
-#include "measure/worker_proto.h"
+#include "measure/gpu_runner_int.h"
 
 #include "cutune/emu.h"
 #include "cutune/gpu.h"
@@ -32,37 +33,9 @@
 
 /* How long a new worker may take to create its context and say HELLO, or to take a workload (PREPARE). */
 #define START_TIMEOUT_S 120.0
-/* An emulation worker compiles each variant with the host C++ compiler before the timed part (which its own
- * watchdog limits): the parent waits this much longer for its reply. */
-#define EMU_COMPILE_ALLOWANCE_S 120.0
 /* How long an exiting worker gets before SIGKILL, and how long a killed one is waited for. */
 #define EXIT_GRACE_S 2.0
 #define REAP_LIMIT_S 30.0
-
-typedef struct gpu_impl {
-    int dev;
-    int emu;      /* an emulation worker (cut_runner_emu_worker_new): user kernels on the host, .so files in emu_dir */
-    int emu_temp; /* emu_dir is ours: removed with the runner */
-    char emu_dir[PATH_MAX];
-    char exe[PATH_MAX];
-    cut_measure_env env;
-    int have_info; /* env filled from the parent's own query; otherwise from the first HELLO */
-
-    int pid; /* 0: no worker */
-    int to_w, from_w;
-    int starts;
-    int worker_prepared;
-    cut_timing sent_timing; /* the policy the worker has */
-
-    int have_workload;
-    int is_gemm;   /* 1: the workload is gemm (PREPARE_GEMM; in/w are A/B), 0: conv (PREPARE) */
-    int is_kernel; /* 1: the workload is a user kernel's (PREPARE_KERNEL): kw, with in/w/ref unused */
-    cut_wp_prepare_kernel kw; /* its work with owned copies of every buffer's data (timing unused) */
-    cut_conv conv;
-    cut_gemm gemm;
-    uint64_t seed;
-    float *in, *w, *ref; /* owned; ref is the double reference rounded to float */
-} gpu_impl;
 
 /* ---- spawning and reaping ---- */
 
@@ -160,7 +133,7 @@ static void describe_status(int st, char *buf, size_t n)
 
 /* Ends the current worker: closes the pipes, SIGKILLs it when kill_now (else gives it EXIT_GRACE_S to exit on its
  * own first) and reaps it. how (if non-NULL) says how it ended: "signal 9: Killed", "exit status 3". */
-static void worker_stop(gpu_impl *g, int kill_now, char *how, size_t n)
+void cut_gr_worker_stop(gpu_impl *g, int kill_now, char *how, size_t n)
 {
     if (how && n)
         snprintf(how, n, "unknown status");
@@ -200,7 +173,7 @@ static void fail_reply(gpu_impl *g, int rc, cut_wp_frame *f, const char *unexpec
     else
         snprintf(msg, msg_len, "%s", e->msg);
     cut_wp_frame_free(f);
-    worker_stop(g, rc < 0, how, how_len);
+    cut_gr_worker_stop(g, rc < 0, how, how_len);
 }
 
 static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
@@ -222,7 +195,7 @@ static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
     cut_buf_free(&b);
     if (rc != 0) {
         char how[96];
-        worker_stop(g, 1, how, sizeof how);
+        cut_gr_worker_stop(g, 1, how, sizeof how);
         return cut_err_wrap(e, "worker on GPU %d (%s)", g->dev, how);
     }
     cut_wp_frame f;
@@ -261,7 +234,7 @@ static int worker_start(gpu_impl *g, const cut_timing *t, cut_err *e)
     int dec = cut_wp_hello_decode(&f, &h, e);
     cut_wp_frame_free(&f);
     if (dec != 0) {
-        worker_stop(g, 1, NULL, 0);
+        cut_gr_worker_stop(g, 1, NULL, 0);
         return cut_err_wrap(e, "the measurement worker's HELLO");
     }
     if (!g->have_info) {
@@ -288,7 +261,7 @@ static int worker_ready(gpu_impl *g, const cut_timing *t, cut_err *e)
 /* Sends one request and waits for its reply (at most max_reply bytes), restarting a worker that turns out to be gone
  * before it got the request. Returns like cut_wp_recv (1 reply in *f, 0 EOF, -1 error, -2 timeout), or -3 for a
  * setup error (no worker can be started; e set). */
-static int request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_buf *b, double timeout_s,
+int cut_gr_request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_buf *b, double timeout_s,
                    size_t max_reply, cut_wp_frame *f, cut_err *e)
 {
     for (int attempt = 0;; attempt++) {
@@ -296,7 +269,7 @@ static int request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_bu
             return -3;
         if (cut_wp_send(g->to_w, type, b ? b->data : NULL, b ? b->len : 0, e) == 0)
             break;
-        worker_stop(g, 1, NULL, 0); /* it died between requests: not this request's fault */
+        cut_gr_worker_stop(g, 1, NULL, 0); /* it died between requests: not this request's fault */
         if (attempt == 1)
             return -3;
     }
@@ -304,19 +277,19 @@ static int request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_bu
 }
 
 /* Turns a failed wait for a reply into a status and ends the worker. */
-static void reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *err, cut_result *res)
+void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *err, cut_result *res)
 {
     char how[96];
     if (rc == -2) {
-        worker_stop(g, 1, NULL, 0);
+        cut_gr_worker_stop(g, 1, NULL, 0);
         res->status = CUT_ST_TIMEOUT;
         snprintf(res->error, sizeof res->error, "timeout after %g s", timeout_s);
     } else if (rc == 0) {
-        worker_stop(g, 0, how, sizeof how);
+        cut_gr_worker_stop(g, 0, how, sizeof how);
         res->status = CUT_ST_FAULT;
         snprintf(res->error, sizeof res->error, "worker died (%s)", how);
     } else {
-        worker_stop(g, 1, how, sizeof how);
+        cut_gr_worker_stop(g, 1, how, sizeof how);
         res->status = CUT_ST_FAULT;
         snprintf(res->error, sizeof res->error, "worker protocol error: %.200s", err->msg);
     }
@@ -324,19 +297,11 @@ static void reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *
 
 /* ---- the runner interface ---- */
 
-/* Forgets a kept user kernel's work. */
-static void kernel_forget(gpu_impl *g)
-{
-    cut_wp_prepare_kernel_free(&g->kw);
-    memset(&g->kw, 0, sizeof g->kw);
-    g->is_kernel = 0;
-}
-
 /* Replaces the kept tensors with new ones of n_in, n_w and n_out floats (inputs uniform from seed, as the emulation
  * runner draws them); the caller fills the reference. */
 static void workload_alloc(gpu_impl *g, size_t n_in, size_t n_w, size_t n_out, uint64_t seed)
 {
-    kernel_forget(g);
+    cut_gr_kernel_forget(g);
     free(g->in);
     free(g->w);
     free(g->ref);
@@ -360,11 +325,11 @@ static void workload_set_ref(gpu_impl *g, double *ref, size_t n)
 
 /* Makes sure the worker holds the kept workload: one retry on a fresh worker (the old one may have died since the
  * last candidate). */
-static int workload_send(cut_runner *r, gpu_impl *g, cut_err *e)
+int cut_gr_workload_send(cut_runner *r, gpu_impl *g, cut_err *e)
 {
     if (worker_ready(g, &r->timing, e) == 0)
         return 0;
-    worker_stop(g, 1, NULL, 0);
+    cut_gr_worker_stop(g, 1, NULL, 0);
     return worker_ready(g, &r->timing, e);
 }
 
@@ -384,7 +349,7 @@ static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err 
         g->conv = *c;
         g->is_gemm = 0;
     }
-    return workload_send(r, g, e);
+    return cut_gr_workload_send(r, g, e);
 }
 
 static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
@@ -432,7 +397,7 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed
         g->gemm = *gm;
         g->is_gemm = 1;
     }
-    return workload_send(r, g, e);
+    return cut_gr_workload_send(r, g, e);
 }
 
 /* The energy part of a request (ENERGY instead of MEASURE); NULL for a plain measurement. */
@@ -443,15 +408,11 @@ typedef struct energy_req {
     char why[CUT_ERR_LEN - 64];
 } energy_req;
 
-/* Worker wait for one request: timing, or the energy plan's warm-up and windows on top of it. */
-static double request_timeout(const cut_runner *r, const energy_req *en)
+double cut_gr_request_timeout(const cut_runner *r, const cut_energy_plan *p)
 {
-    double t = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
-    if (en) {
-        const cut_energy_plan *p = en->plan;
-        t += p->warmup_s + (1.0 + p->lrounds * (double)p->min_steps) * p->max_wait_s;
-    }
-    return t;
+    if (p)
+        return cut_wp_energy_timeout_s(r->timing.timeout_s, p);
+    return r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
 }
 
 static void decode_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, energy_req *en, cut_result *res,
@@ -463,9 +424,9 @@ static void decode_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, e
         int bad = en ? cut_wp_energy_result_decode(f, res, &en->ok, en->why, sizeof en->why, en->er, &err)
                      : cut_wp_result_decode(f, res, NULL, 0, &err);
         if (bad)
-            reply_failure(g, -1, timeout_s, &err, res);
+            cut_gr_reply_failure(g, -1, timeout_s, &err, res);
         else if (res->status == CUT_ST_FAULT)
-            worker_stop(g, 0, NULL, 0); /* its context is dead; it exits by itself */
+            cut_gr_worker_stop(g, 0, NULL, 0); /* its context is dead; it exits by itself */
     } else if (f->type == CUT_WP_ERROR) {
         char msg[CUT_ERR_LEN - 64];
         cut_wp_error_decode(f, msg, sizeof msg);
@@ -473,7 +434,7 @@ static void decode_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, e
         cut_err_set(e, "measurement worker on GPU %d: %s", g->dev, msg);
     } else {
         cut_err_set(&err, "unexpected %s reply to %s", cut_wp_type_name(f->type), en ? "ENERGY" : "MEASURE");
-        reply_failure(g, -1, timeout_s, &err, res);
+        cut_gr_reply_failure(g, -1, timeout_s, &err, res);
     }
 }
 
@@ -494,7 +455,7 @@ static int tma_check(const cut_kernel_src *ks, cut_result *res)
 }
 
 /* A missing cubin is the candidate's COMPILE_ERROR, with the first line of the log. 0 when there is one. */
-static int compile_failed(const cut_compiled *bin, cut_result *res)
+int cut_gr_compile_failed(const cut_compiled *bin, cut_result *res)
 {
     if (bin && bin->ok && bin->cubin && bin->cubin_size > 0)
         return 0;
@@ -510,7 +471,7 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, ener
 {
     cut_result_reset(res);
     const cut_compiled *bin = c->bin;
-    if (compile_failed(bin, res) != 0)
+    if (cut_gr_compile_failed(bin, res) != 0)
         return;
     if (!c->ks) {
         res->status = CUT_ST_LAUNCH_ERROR;
@@ -531,10 +492,11 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, ener
         cut_wp_energy_encode(&m, en->plan, &b);
     else
         cut_wp_measure_encode(&m, &b);
-    const double timeout_s = request_timeout(r, en);
+    const double timeout_s = cut_gr_request_timeout(r, en ? en->plan : NULL);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
-    int rc = request(g, &r->timing, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, &b, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
+    int rc = cut_gr_request(g, &r->timing, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, &b, timeout_s, CUT_WP_MAX_REPLY, &f,
+                            &err);
     cut_buf_free(&b);
     if (rc == -3) {
         *setup_err = 1;
@@ -543,7 +505,7 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, ener
         return;
     }
     if (rc != 1) {
-        reply_failure(g, rc, timeout_s, &err, res);
+        cut_gr_reply_failure(g, rc, timeout_s, &err, res);
         return;
     }
     decode_reply(g, &f, timeout_s, en, res, setup_err, e);
@@ -598,7 +560,7 @@ static void gpu_destroy(cut_runner *r)
         if (g->pid) {
             cut_err ignore;
             cut_wp_send(g->to_w, CUT_WP_QUIT, NULL, 0, &ignore);
-            worker_stop(g, 0, NULL, 0);
+            cut_gr_worker_stop(g, 0, NULL, 0);
         }
         free(g->in);
         free(g->w);
@@ -623,26 +585,26 @@ static int baseline_request(cut_runner *r, uint32_t type, uint32_t reply_type, c
     const double timeout_s = CUT_MAX(300.0, 30.0 * r->timing.timeout_s);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
-    int rc = request(g, &r->timing, type, NULL, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
+    int rc = cut_gr_request(g, &r->timing, type, NULL, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
     if (rc == -3)
         return cut_err_set(e, "%s", err.msg);
     if (rc != 1) {
-        reply_failure(g, rc, timeout_s, &err, out);
+        cut_gr_reply_failure(g, rc, timeout_s, &err, out);
         return 0;
     }
     int ret = 0;
     if (f.type == reply_type) {
         if (cut_wp_result_decode(&f, out, algo, algo_len, &err) != 0)
-            reply_failure(g, -1, timeout_s, &err, out);
+            cut_gr_reply_failure(g, -1, timeout_s, &err, out);
         else if (out->status == CUT_ST_FAULT)
-            worker_stop(g, 0, NULL, 0);
+            cut_gr_worker_stop(g, 0, NULL, 0);
     } else if (f.type == CUT_WP_ERROR) {
         char msg[CUT_ERR_LEN - 64];
         cut_wp_error_decode(&f, msg, sizeof msg);
         ret = cut_err_set(e, "%s baseline on GPU %d: %s", what, g->dev, msg);
     } else {
         cut_err_set(&err, "unexpected %s reply to %s", cut_wp_type_name(f.type), cut_wp_type_name(type));
-        reply_failure(g, -1, timeout_s, &err, out);
+        cut_gr_reply_failure(g, -1, timeout_s, &err, out);
     }
     cut_wp_frame_free(&f);
     return ret;
@@ -687,7 +649,7 @@ static int vendor_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, cu
     cut_err err = {{0}};
     if (f->type == CUT_WP_VENDOR_RESULT) {
         if (cut_wp_vendor_result_decode(f, out, &err) != 0)
-            reply_failure(g, -1, timeout_s, &err, &out->best.res);
+            cut_gr_reply_failure(g, -1, timeout_s, &err, &out->best.res);
         return 0;
     }
     if (f->type == CUT_WP_ERROR) {
@@ -696,7 +658,7 @@ static int vendor_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, cu
         return cut_err_set(e, "vendor baseline on GPU %d: %s", g->dev, msg);
     }
     cut_err_set(&err, "unexpected %s reply to VENDOR", cut_wp_type_name(f->type));
-    reply_failure(g, -1, timeout_s, &err, &out->best.res);
+    cut_gr_reply_failure(g, -1, timeout_s, &err, &out->best.res);
     return 0;
 }
 
@@ -723,12 +685,12 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
     const double timeout_s = o->budget_s + 300.0 + 3.0 * r->timing.timeout_s;
     cut_wp_frame f = {0};
     cut_err err = {{0}};
-    int rc = request(g, &r->timing, CUT_WP_VENDOR, &b, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
+    int rc = cut_gr_request(g, &r->timing, CUT_WP_VENDOR, &b, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
     cut_buf_free(&b);
     if (rc == -3)
         return cut_err_set(e, "%s", err.msg);
     if (rc != 1) {
-        reply_failure(g, rc, timeout_s, &err, &out->best.res);
+        cut_gr_reply_failure(g, rc, timeout_s, &err, &out->best.res);
         snprintf(out->best.config, sizeof out->best.config, "(the worker failed during the vendor search)");
         return 0;
     }
@@ -736,101 +698,7 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
     cut_wp_frame_free(&f);
     /* A candidate may have killed the worker's context (it then exits after replying); the next request starts a
      * fresh worker either way. */
-    worker_stop(g, 0, NULL, 0);
-    return ret;
-}
-
-/* Keeps a deep copy of w (every buffer's data) in g, replacing any workload. */
-static void kernel_keep(gpu_impl *g, const cut_kwork *w)
-{
-    free(g->in);
-    free(g->w);
-    free(g->ref);
-    g->in = g->w = g->ref = NULL;
-    kernel_forget(g);
-    g->kw.work = *w;
-    for (int i = 0; i < w->nbufs; i++)
-        for (int s = 0; s < 2; s++) {
-            const void *src = w->bufs[i].data[s];
-            const size_t n = w->bufs[i].elems * cut_ks_dtype_size(w->bufs[i].dtype);
-            g->kw.work.bufs[i].data[s] = src ? memcpy(cut_xmalloc(n), src, n) : NULL;
-        }
-    g->is_kernel = 1;
-    g->is_gemm = 0;
-    g->have_workload = 1;
-    g->worker_prepared = 0;
-}
-
-static int gpu_prepare_kernel(cut_runner *r, const cut_kwork *w, cut_err *e)
-{
-    if (cut_kwork_check(w, e) != 0)
-        return -1;
-    kernel_keep(r->impl, w);
-    return workload_send(r, r->impl, e);
-}
-
-/* The reply to RUN_KERNEL into res and outs; an ERROR reply is a setup error (-1, e set). */
-static int kernel_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, cut_result *res, cut_kw_outputs *outs,
-                        cut_err *e)
-{
-    cut_err err = {{0}};
-    cut_kw_outputs none;
-    if (f->type == CUT_WP_KERNEL_RESULT) {
-        if (cut_wp_kernel_result_decode(f, &g->kw.work, res, outs ? outs : &none, &err) != 0)
-            reply_failure(g, -1, timeout_s, &err, res);
-        else if (res->status == CUT_ST_FAULT || (g->emu && res->status == CUT_ST_TIMEOUT))
-            worker_stop(g, 0, NULL, 0); /* its context is dead, or its watchdog fired: it exits by itself */
-        return 0;
-    }
-    if (f->type == CUT_WP_ERROR) {
-        char msg[CUT_ERR_LEN - 64];
-        cut_wp_error_decode(f, msg, sizeof msg);
-        if (g->emu)
-            return cut_err_set(e, "emulation worker: %s", msg);
-        return cut_err_set(e, "measurement worker on GPU %d: %s", g->dev, msg);
-    }
-    cut_err_set(&err, "unexpected %s reply to RUN_KERNEL", cut_wp_type_name(f->type));
-    reply_failure(g, -1, timeout_s, &err, res);
-    return 0;
-}
-
-static int gpu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e)
-{
-    gpu_impl *g = r->impl;
-    cut_result_reset(res);
-    if (outs)
-        memset(outs, 0, sizeof *outs);
-    if (!g->have_workload || !g->is_kernel)
-        return cut_err_set(e, "GPU runner: run_kernel called before prepare_kernel");
-    if (cut_kcall_check(&g->kw.work, c, e) != 0)
-        return -1;
-    if (!outs && !cut_kwork_has_refs(&g->kw.work))
-        return cut_err_set(e, "GPU runner: run_kernel on a work without references needs outs for the captured "
-                              "outputs");
-    if ((!g->emu || c->bin) && compile_failed(c->bin, res) != 0)
-        return 0;
-    if (g->emu && !c->src)
-        return cut_err_set(e, "emulation runner: run_kernel without the kernel's source");
-    cut_buf b;
-    cut_buf_init(&b);
-    if (g->emu) /* the emulation worker compiles the source itself */
-        cut_wp_run_kernel_encode(c, c->src, strlen(c->src), &b);
-    else
-        cut_wp_run_kernel_encode(c, c->bin->cubin, c->bin->cubin_size, &b);
-    const double timeout_s = request_timeout(r, NULL) + (g->emu ? EMU_COMPILE_ALLOWANCE_S : 0);
-    cut_wp_frame f = {0};
-    cut_err err = {{0}};
-    int rc = request(g, &r->timing, CUT_WP_RUN_KERNEL, &b, timeout_s, cut_wp_kernel_result_max(&g->kw.work), &f,
-                     &err);
-    cut_buf_free(&b);
-    if (rc == -3)
-        return cut_err_set(e, "%s", err.msg);
-    if (rc != 1) {
-        reply_failure(g, rc, timeout_s, &err, res);
-        return 0;
-    }
-    int ret = kernel_reply(g, &f, timeout_s, res, outs, e);
-    cut_wp_frame_free(&f);
+    cut_gr_worker_stop(g, 0, NULL, 0);
     return ret;
 }
 
@@ -891,8 +759,9 @@ static cut_runner *runner_new(int dev, const char *emu_dir, int emu_temp, const 
     r->measure = gpu_measure;
     r->energy = gpu_energy;
     r->prepare_gemm = cut_runner_gpu_prepare_gemm;
-    r->prepare_kernel = gpu_prepare_kernel;
-    r->run_kernel = gpu_run_kernel;
+    r->prepare_kernel = cut_gr_prepare_kernel;
+    r->run_kernel = cut_gr_run_kernel;
+    r->energy_kernel = cut_gr_energy_kernel;
     r->env = gpu_env;
     r->destroy = gpu_destroy;
     if (t)

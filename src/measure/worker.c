@@ -395,6 +395,14 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
             if (dead)
                 code = 3;
             break;
+        case CUT_WP_ENERGY_KERNEL:
+            if (cut_wk_energy_kernel(&w, &f, &b, &dead, &e) != 0)
+                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            else
+                code = cut_wp_reply(out_fd, CUT_WP_ENERGY_RESULT, &b) == 0 ? -1 : 1;
+            if (dead)
+                code = 3;
+            break;
         case CUT_WP_CUBLAS: {
             if (!w.prepared || !w.is_gemm) {
                 code = cut_wp_reply_error(out_fd, "worker: CUBLAS before PREPARE_GEMM") == 0 ? -1 : 1;

@@ -1,5 +1,7 @@
 /* cutune — the worker's energy measurement: the kernel run back to back under cut_energy_measure's meter (NVML),
- * then its output checked once more. */
+ * then its output checked once more. One chunked launch loop for every kind of work: it launches through a
+ * cut_wk_launcher (a generated conv/GEMM kernel for ENERGY, a user kernel's call for ENERGY_KERNEL) and checks with
+ * the work's cut_wk_check. */
 #include "measure/worker_int.h"
 
 /* ---- energy: the kernel runs back to back (no L2 flush) in chunks queued one ahead, each between an event pair
@@ -48,15 +50,21 @@ harness:
     return cut_err_set(e, "%s", er->res->error);
 }
 
+int cut_wk_energy_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, double flops,
+                       const cut_energy_plan *plan, cut_result *res, cut_energy_result *er, int *fatal, cut_err *why)
+{
+    wk_energy_run run = {.w = w, .l = l, .res = res, .fatal = fatal};
+    if (cut_energy_measure(plan, wk_energy_chunk, &run, flops, er, why) != 0)
+        return -1;
+    return cut_wk_run_checked(w, l, chk, CUT_WK_AFTER_ENERGY, res, fatal) == 0 ? 0 : -1;
+}
+
 /* After check_and_time succeeded: the energy measurement, then the output checked once more. A kernel that
  * fails here turns res into a failure; a meter that fails (NVML) leaves res alone and returns -1 with why. */
 int cut_wk_energy(cut_wk *w, const cut_wk_launcher *l, const cut_energy_plan *plan, cut_result *res,
                   cut_energy_result *er, int *fatal, cut_err *why)
 {
-    wk_energy_run run = {.w = w, .l = l, .res = res, .fatal = fatal};
     const double flops = w->is_gemm ? cut_gemm_flops(&w->gemm) : cut_conv_flops(&w->conv);
-    if (cut_energy_measure(plan, wk_energy_chunk, &run, flops, er, why) != 0)
-        return -1;
     const cut_wk_check chk = {cut_wk_out_poison, cut_wk_out_compare, w};
-    return cut_wk_run_checked(w, l, &chk, CUT_WK_AFTER_ENERGY, res, fatal) == 0 ? 0 : -1;
+    return cut_wk_energy_with(w, l, &chk, flops, plan, res, er, fatal, why);
 }

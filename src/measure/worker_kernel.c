@@ -1,6 +1,8 @@
 /* cutune — the worker side of a user kernel's workload (kwork.h): PREPARE_KERNEL uploads both input sets of every
  * input and allocates every output; RUN_KERNEL checks the call on set 0, times it on set 0 and checks it on set 1
- * through the worker's one check-and-time routine, capturing the outputs when the work has no references. */
+ * through the worker's one check-and-time routine, capturing the outputs when the work has no references;
+ * ENERGY_KERNEL does what RUN_KERNEL does on a work with references, then measures the call's energy through the
+ * worker's one energy routine (worker_energy.c) and checks set 1 once more. */
 #include "measure/worker_kernel.h"
 
 #include <stdio.h>
@@ -113,7 +115,9 @@ static int run_check(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
 {
     kernel_run *r = arg;
     const cut_kwork *w = &r->k->p.work;
-    const char *when = pass == CUT_WK_FIRST ? "" : "after timing, fresh inputs: ";
+    const char *when = pass == CUT_WK_FIRST         ? ""
+                       : pass == CUT_WK_AFTER_TIMING ? "after timing, fresh inputs: "
+                                                     : "after the energy run, fresh inputs: ";
     double worst = 0;
     for (int i = 0; i < w->nbufs; i++) {
         const cut_kw_buf *b = &w->bufs[i];
@@ -153,6 +157,28 @@ static void bind_args(kernel_run *r, int s)
     }
 }
 
+/* The call c (its module image cubin): loaded, both input sets bound, checked and timed (outputs captured into
+ * r->capture when set); with plan, then its energy measured into *er (*energy_ok: the meter succeeded, why: its
+ * sentence when not) and checked again. The outcome is res (*fatal = 1 when the context died). */
+static void kernel_measure(cut_wk *w, kernel_run *r, const uint8_t *cubin, size_t cubin_size,
+                           const cut_energy_plan *plan, cut_result *res, cut_energy_result *er, int *energy_ok,
+                           cut_err *why, int *fatal)
+{
+    const cut_kcall *c = r->c;
+    CUmodule mod;
+    if (cut_wk_load(w, cubin, cubin_size, c->entry, c->smem, &mod, &r->f, res, fatal) != 0)
+        return;
+    bind_args(r, 0);
+    bind_args(r, 1);
+    const cut_wk_launcher l = {run_launch, r};
+    const cut_wk_check chk = {run_poison, run_check, r};
+    cut_wk_check_and_time_with(w, &l, &chk, res, fatal);
+    if (plan && res->status == CUT_ST_OK && !*fatal) /* a spec counts no FLOPs: GFLOP/s stays 0 */
+        *energy_ok = cut_wk_energy_with(w, &l, &chk, 0.0, plan, res, er, fatal, why) == 0 && res->status == CUT_ST_OK;
+    if (!*fatal)
+        r->cu->cuModuleUnload(mod);
+}
+
 int cut_wk_run_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, cut_err *e)
 {
     *fatal = 0;
@@ -169,17 +195,32 @@ int cut_wk_run_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, 
     cut_kw_outputs outs;
     memset(&outs, 0, sizeof outs);
     kernel_run r = {.cu = cut_wk_cu(w), .k = k, .c = &c, .capture = cut_kwork_has_refs(&k->p.work) ? NULL : &outs};
-    CUmodule mod;
-    if (cut_wk_load(w, cubin, cubin_size, c.entry, c.smem, &mod, &r.f, &res, fatal) == 0) {
-        bind_args(&r, 0);
-        bind_args(&r, 1);
-        const cut_wk_launcher l = {run_launch, &r};
-        const cut_wk_check chk = {run_poison, run_check, &r};
-        cut_wk_check_and_time_with(w, &l, &chk, &res, fatal);
-        if (!*fatal)
-            r.cu->cuModuleUnload(mod);
-    }
+    kernel_measure(w, &r, cubin, cubin_size, NULL, &res, NULL, NULL, NULL, fatal);
     cut_wp_kernel_result_encode(&res, &k->p.work, res.status == CUT_ST_OK ? &outs : NULL, b);
     cut_kw_outputs_free(&outs);
+    return 0;
+}
+
+int cut_wk_energy_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, cut_err *e)
+{
+    *fatal = 0;
+    wk_kernel *k = *cut_wk_kernel_slot(w);
+    if (!k)
+        return cut_err_set(e, "worker: ENERGY_KERNEL before PREPARE_KERNEL");
+    cut_kcall c;
+    const uint8_t *cubin;
+    size_t cubin_size;
+    cut_energy_plan plan;
+    if (cut_wp_energy_kernel_decode(f, &k->p.work, &c, &cubin, &cubin_size, &plan, e) != 0)
+        return -1;
+    cut_result res;
+    cut_result_reset(&res);
+    cut_energy_result er;
+    memset(&er, 0, sizeof er);
+    int ok = 0;
+    cut_err why = {{0}};
+    kernel_run r = {.cu = cut_wk_cu(w), .k = k, .c = &c}; /* the work has references: nothing is captured */
+    kernel_measure(w, &r, cubin, cubin_size, &plan, &res, &er, &ok, &why, fatal);
+    cut_wp_energy_result_encode(&res, ok, why.msg, &er, b);
     return 0;
 }

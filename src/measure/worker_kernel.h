@@ -25,6 +25,12 @@ typedef struct cut_wk_check {
  * workload); the timed launches run on whatever inputs the first check picked. */
 void cut_wk_check_and_time_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_result *res,
                                 int *fatal);
+/* worker_energy.c: after a successful check and time, measures the energy of l's launches per plan into *er (flops
+ * per launch for GFLOP/s, 0: none) in chunks queued one ahead, then runs chk's check once more (pass
+ * CUT_WK_AFTER_ENERGY). 0; or -1 when the kernel failed (res set; *fatal = 1 when the context died) or the meter
+ * failed (res left alone, why set). Allocates nothing that outlives the call. */
+int cut_wk_energy_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, double flops,
+                       const cut_energy_plan *plan, cut_result *res, cut_energy_result *er, int *fatal, cut_err *why);
 /* A harness call (copy, memset, synchronise) failed after a launch: res FAULT naming what, *fatal = 1. */
 void cut_wk_harness_fault(cut_result *res, int *fatal, const char *what, CUresult rc);
 /* 1 when rc leaves the context unusable (the worker reports and exits). */
@@ -50,6 +56,10 @@ int cut_wk_prepare_kernel(cut_wk *w, const cut_wp_frame *f, cut_err *e);
 /* RUN_KERNEL on the prepared work: KERNEL_RESULT's payload into b; -1 (e set) when nothing could run (no kernel
  * work, a malformed request). *fatal = 1 when the context died. */
 int cut_wk_run_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, cut_err *e);
+/* ENERGY_KERNEL on the prepared work (which has references): the call checked and timed as RUN_KERNEL does, its
+ * energy measured (cut_wk_energy_with), checked again; ENERGY_RESULT's payload into b. -1 (e set) when nothing could
+ * run (no kernel work, a malformed request, a work without references). *fatal = 1 when the context died. */
+int cut_wk_energy_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, cut_err *e);
 /* Frees the slot's state; with context_dead only its host memory. */
 void cut_wk_kernel_free(void *state, const cut_cu_api *cu, int context_dead);
 

@@ -1,7 +1,7 @@
 /* cutune — the measurement worker's message codecs (both sides): HELLO, the conv and GEMM workloads (PREPARE,
- * PREPARE_GEMM), MEASURE with its TMA descriptors, ENERGY, the results (RESULT, ENERGY_RESULT, VENDOR_RESULT),
- * VENDOR and ERROR. Framing and the payload cursor in worker_wire.c; the user-kernel messages in
- * worker_proto_kernel.c. */
+ * PREPARE_GEMM), MEASURE with its TMA descriptors, ENERGY and its plan, the results (RESULT, ENERGY_RESULT,
+ * VENDOR_RESULT), VENDOR and ERROR. Framing and the payload cursor in worker_wire.c; the user-kernel messages
+ * (ENERGY_KERNEL too) in worker_proto_kernel.c. */
 #include "measure/worker_proto.h"
 #include "measure/worker_proto_int.h"
 
@@ -362,15 +362,39 @@ int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e)
     return check_measure(m, "MEASURE", e);
 }
 
-void cut_wp_energy_encode(const cut_wp_measure *m, const cut_energy_plan *p, cut_buf *b)
+void cut_wp_put_plan(cut_buf *b, const cut_energy_plan *p)
 {
-    cut_wp_measure_encode(m, b);
     cut_wp_put_str(b, p->uuid);
     cut_wp_put_i32(b, p->lrounds);
     cut_wp_put_i32(b, p->min_steps);
     cut_wp_put_f64(b, p->warmup_s);
     cut_wp_put_f64(b, p->chunk_ms);
     cut_wp_put_f64(b, p->max_wait_s);
+}
+
+void cut_wp_get_plan(cut_wp_rd *r, cut_energy_plan *p)
+{
+    int32_t lrounds = 0, steps = 0;
+    cut_wp_get_str(r, p->uuid, sizeof p->uuid);
+    cut_wp_get_i32(r, &lrounds);
+    cut_wp_get_i32(r, &steps);
+    cut_wp_get_f64(r, &p->warmup_s);
+    cut_wp_get_f64(r, &p->chunk_ms);
+    cut_wp_get_f64(r, &p->max_wait_s);
+    p->lrounds = lrounds;
+    p->min_steps = steps;
+}
+
+double cut_wp_energy_timeout_s(double timeout_s, const cut_energy_plan *p)
+{
+    const double t = timeout_s > 0 ? timeout_s : 10.0;
+    return t + p->warmup_s + (1.0 + p->lrounds * (double)p->min_steps) * p->max_wait_s;
+}
+
+void cut_wp_energy_encode(const cut_wp_measure *m, const cut_energy_plan *p, cut_buf *b)
+{
+    cut_wp_measure_encode(m, b);
+    cut_wp_put_plan(b, p);
 }
 
 int cut_wp_energy_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_energy_plan *p, cut_err *e)
@@ -382,19 +406,11 @@ int cut_wp_energy_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_energy_pl
     cut_wp_rd r;
     cut_wp_rd_init(&r, f->data, f->len);
     get_measure(&r, m);
-    int32_t lrounds = 0, steps = 0;
-    cut_wp_get_str(&r, p->uuid, sizeof p->uuid);
-    cut_wp_get_i32(&r, &lrounds);
-    cut_wp_get_i32(&r, &steps);
-    cut_wp_get_f64(&r, &p->warmup_s);
-    cut_wp_get_f64(&r, &p->chunk_ms);
-    cut_wp_get_f64(&r, &p->max_wait_s);
+    cut_wp_get_plan(&r, p);
     if (cut_wp_rd_finish(&r, f, e) || check_measure(m, "ENERGY", e))
         return -1;
-    p->lrounds = lrounds;
-    p->min_steps = steps;
     if (cut_energy_plan_check(p, e) != 0)
-        return cut_err_set(e, "malformed ENERGY message: %.200s", e->msg);
+        return cut_err_wrap(e, "malformed ENERGY message");
     return 0;
 }
 

@@ -25,6 +25,8 @@
  *   PREPARE_KERNEL      [ACK | ERROR]          a user kernel's work (kwork.h): timing policy, tolerances, buffers
  *                                              with both input sets and both references (or none: capture)
  *   RUN_KERNEL          [KERNEL_RESULT | ERROR] cubin, entry, launch, arguments -> cut_result + captured outputs
+ *   ENERGY_KERNEL       [ENERGY_RESULT | ERROR] RUN_KERNEL's payload + an energy plan, on a prepared work with
+ *                                              references -> cut_result + cut_energy_result (as ENERGY's reply)
  *   QUIT                (worker exits 0)
  * A RESULT with status CUT_ST_FAULT means the worker's context is dead: the worker exits right after sending it. */
 #ifndef CUTUNE_MEASURE_WORKER_PROTO_H
@@ -69,6 +71,7 @@ typedef enum cut_wp_type {
     CUT_WP_PREPARE_KERNEL, /* appended */
     CUT_WP_RUN_KERNEL,
     CUT_WP_KERNEL_RESULT,
+    CUT_WP_ENERGY_KERNEL, /* appended */
     CUT_WP_TYPE_END
 } cut_wp_type;
 
@@ -227,6 +230,20 @@ int cut_wp_kernel_result_decode(const cut_wp_frame *f, const cut_kwork *w, cut_r
 /* The largest KERNEL_RESULT for w: both sets of every output plus room for the result. */
 size_t cut_wp_kernel_result_max(const cut_kwork *w);
 
+/* ENERGY_KERNEL: RUN_KERNEL's payload, then the plan exactly as ENERGY carries it (string uuid, i32 lrounds,
+ * min_steps, f64 warmup_s, chunk_ms, max_wait_s). Decode fills c and the cubin as RUN_KERNEL's decode does (checked
+ * against w, non-empty cubin), checks the plan (cut_energy_plan_check) and that w has references (an energy run
+ * never captures). The reply is ENERGY_RESULT. */
+void cut_wp_energy_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubin_size, const cut_energy_plan *p,
+                                 cut_buf *b);
+int cut_wp_energy_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
+                                size_t *cubin_size, cut_energy_plan *p, cut_err *e);
+
+/* How long an energy request may take in the worker: the per-candidate timeout_s (<= 0: 10 s), plus the plan's
+ * warm-up and the longest its windows may wait for counter changes. The parent waits this long for ENERGY and
+ * ENERGY_KERNEL (plus its compile allowance for the emulation worker, whose watchdog uses this). */
+double cut_wp_energy_timeout_s(double timeout_s, const cut_energy_plan *p);
+
 /* ERROR: one sentence. */
 void cut_wp_error_encode(const char *msg, cut_buf *b);
 int cut_wp_error_decode(const cut_wp_frame *f, char *msg, size_t n);
@@ -238,7 +255,7 @@ int cut_wp_reply(int fd, uint32_t type, const cut_buf *b);
 /* Sends ERROR with msg. 0 or -1. */
 int cut_wp_reply_error(int fd, const char *msg);
 
-/* ---- parent side (gpu_runner.c) ---- */
+/* ---- parent side (gpu_runner.c, gpu_runner_kernel.c) ---- */
 
 /* Starts `exe __worker dev in_fd out_fd` with two close-on-exec pipes (only the worker's two ends survive its
  * exec; its stdout goes to the parent's stderr). *to_worker / *from_worker are the parent's ends. */

@@ -19,6 +19,10 @@ void cut_wp_put_timing(cut_buf *b, const cut_timing *t);
 void cut_wp_get_timing(cut_wp_rd *r, cut_timing *tm);
 /* 0 if the decoded policy is usable, else -1 with e naming the message (what) and the values. */
 int cut_wp_check_timing(const cut_timing *tm, const char *what, cut_err *e);
+/* An energy plan as ENERGY and ENERGY_KERNEL carry it (after their launch fields): appended to b / read from r (a
+ * short payload leaves r->bad set; the caller checks the plan after cut_wp_rd_finish). */
+void cut_wp_put_plan(cut_buf *b, const cut_energy_plan *p);
+void cut_wp_get_plan(cut_wp_rd *r, cut_energy_plan *p);
 /* Reads a cut_result as cut_wp_result_encode wrote it into res, except its status and repeats (into *st and *reps,
  * for cut_wp_result_status to check), and the algorithm name into algo (algo_len bytes). */
 void cut_wp_get_result(cut_wp_rd *r, cut_result *res, int32_t *st, int32_t *reps, char *algo, size_t algo_len);

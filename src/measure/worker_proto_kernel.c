@@ -1,6 +1,6 @@
 /* cutune — the measurement worker's codecs of a user kernel's messages (both sides): PREPARE_KERNEL (the work:
- * timing policy, tolerances, buffers), RUN_KERNEL (cubin, launch, arguments) and KERNEL_RESULT (the result and
- * the captured outputs). */
+ * timing policy, tolerances, buffers), RUN_KERNEL (cubin, launch, arguments), KERNEL_RESULT (the result and the
+ * captured outputs) and ENERGY_KERNEL (RUN_KERNEL's fields and an energy plan; answered with ENERGY_RESULT). */
 #include "measure/worker_proto.h"
 #include "measure/worker_proto_int.h"
 
@@ -131,6 +131,44 @@ void cut_wp_run_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubi
     }
 }
 
+/* RUN_KERNEL's fields (also the head of ENERGY_KERNEL) into c and the cubin. A short payload leaves r->bad set for
+ * cut_wp_rd_finish; an argument count out of range is -1 with e naming the message (what). */
+static int get_kcall(cut_wp_rd *r, cut_kcall *c, const uint8_t **cubin, size_t *cubin_size, const char *what,
+                     cut_err *e)
+{
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u32(r, &c->grid[i]);
+    for (int i = 0; i < 3; i++)
+        cut_wp_get_u32(r, &c->block[i]);
+    cut_wp_get_u32(r, &c->smem);
+    cut_wp_get_str(r, c->entry, sizeof c->entry);
+    cut_wp_get_bytes(r, cubin, cubin_size);
+    int32_t nargs = 0;
+    cut_wp_get_i32(r, &nargs);
+    if (!r->bad && (nargs < 1 || nargs > CUT_KW_MAX_ARGS))
+        return cut_err_set(e, "malformed %s message: %d arguments (1 to %d)", what, (int)nargs, CUT_KW_MAX_ARGS);
+    c->nargs = r->bad ? 0 : nargs;
+    for (int i = 0; i < c->nargs; i++) {
+        int32_t buf = 0;
+        cut_wp_get_i32(r, &buf);
+        cut_wp_get_u32(r, &c->args[i].size);
+        if (cut_wp_rd_take(r, c->args[i].bytes, sizeof c->args[i].bytes) != 0)
+            break;
+        c->args[i].buf = buf;
+    }
+    return 0;
+}
+
+/* The checks after a decoded call (all fields read): a non-empty cubin, the call against the work. */
+static int check_kcall(const cut_kwork *w, const cut_kcall *c, size_t cubin_size, const char *what, cut_err *e)
+{
+    if (cubin_size == 0)
+        return cut_err_set(e, "malformed %s message: empty cubin", what);
+    if (cut_kcall_check(w, c, e) != 0)
+        return cut_err_wrap(e, "malformed %s message", what);
+    return 0;
+}
+
 int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
                              size_t *cubin_size, cut_err *e)
 {
@@ -141,32 +179,39 @@ int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcal
         return -1;
     cut_wp_rd r;
     cut_wp_rd_init(&r, f->data, f->len);
-    for (int i = 0; i < 3; i++)
-        cut_wp_get_u32(&r, &c->grid[i]);
-    for (int i = 0; i < 3; i++)
-        cut_wp_get_u32(&r, &c->block[i]);
-    cut_wp_get_u32(&r, &c->smem);
-    cut_wp_get_str(&r, c->entry, sizeof c->entry);
-    cut_wp_get_bytes(&r, cubin, cubin_size);
-    int32_t nargs = 0;
-    cut_wp_get_i32(&r, &nargs);
-    if (!r.bad && (nargs < 1 || nargs > CUT_KW_MAX_ARGS))
-        return cut_err_set(e, "malformed RUN_KERNEL message: %d arguments (1 to %d)", (int)nargs, CUT_KW_MAX_ARGS);
-    c->nargs = r.bad ? 0 : nargs;
-    for (int i = 0; i < c->nargs; i++) {
-        int32_t buf = 0;
-        cut_wp_get_i32(&r, &buf);
-        cut_wp_get_u32(&r, &c->args[i].size);
-        if (cut_wp_rd_take(&r, c->args[i].bytes, sizeof c->args[i].bytes) != 0)
-            break;
-        c->args[i].buf = buf;
-    }
-    if (cut_wp_rd_finish(&r, f, e) != 0)
+    if (get_kcall(&r, c, cubin, cubin_size, "RUN_KERNEL", e) != 0 || cut_wp_rd_finish(&r, f, e) != 0)
         return -1;
-    if (*cubin_size == 0)
-        return cut_err_set(e, "malformed RUN_KERNEL message: empty cubin");
-    if (cut_kcall_check(w, c, e) != 0)
-        return cut_err_wrap(e, "malformed RUN_KERNEL message");
+    return check_kcall(w, c, *cubin_size, "RUN_KERNEL", e);
+}
+
+void cut_wp_energy_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubin_size, const cut_energy_plan *p,
+                                 cut_buf *b)
+{
+    cut_wp_run_kernel_encode(c, cubin, cubin_size, b);
+    cut_wp_put_plan(b, p);
+}
+
+int cut_wp_energy_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
+                                size_t *cubin_size, cut_energy_plan *p, cut_err *e)
+{
+    memset(c, 0, sizeof *c);
+    memset(p, 0, sizeof *p);
+    *cubin = NULL;
+    *cubin_size = 0;
+    if (cut_wp_expect_type(f, CUT_WP_ENERGY_KERNEL, e))
+        return -1;
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    if (get_kcall(&r, c, cubin, cubin_size, "ENERGY_KERNEL", e) != 0)
+        return -1;
+    cut_wp_get_plan(&r, p);
+    if (cut_wp_rd_finish(&r, f, e) != 0 || check_kcall(w, c, *cubin_size, "ENERGY_KERNEL", e) != 0)
+        return -1;
+    if (cut_energy_plan_check(p, e) != 0)
+        return cut_err_wrap(e, "malformed ENERGY_KERNEL message");
+    if (!cut_kwork_has_refs(w))
+        return cut_err_set(e, "ENERGY_KERNEL on a kernel work without references: capture them with RUN_KERNEL and "
+                              "prepare the work again with them first");
     return 0;
 }
 

@@ -26,6 +26,7 @@ static const char *const type_names[CUT_WP_TYPE_END] = {
     [CUT_WP_CUBLAS] = "CUBLAS", [CUT_WP_CUBLAS_RESULT] = "CUBLAS_RESULT", [CUT_WP_VENDOR] = "VENDOR",
     [CUT_WP_VENDOR_RESULT] = "VENDOR_RESULT", [CUT_WP_PREPARE_KERNEL] = "PREPARE_KERNEL",
     [CUT_WP_RUN_KERNEL] = "RUN_KERNEL", [CUT_WP_KERNEL_RESULT] = "KERNEL_RESULT",
+    [CUT_WP_ENERGY_KERNEL] = "ENERGY_KERNEL",
 };
 
 const char *cut_wp_type_name(uint32_t type)
