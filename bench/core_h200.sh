@@ -18,6 +18,8 @@ source bench/device_env.sh
 blas=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' \
        2>/dev/null || true)
 [ -n "$blas" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$blas"
+# Both binaries read the workload lists of this checkout (each has its own build tree's path compiled in).
+export CUTUNE_WORKLOADS=$PWD/workloads
 PART=$1
 OUTDIR=$(mkdir -p "$2" && cd "$2" && pwd)
 ROOT=$PWD
@@ -57,8 +59,8 @@ conv)
         --json "$WORK/conv_$who/final_case$i.jsonl"
     done
   done
-  for who in old new; do cat "$WORK"/conv_$who/final_case*.jsonl > "$OUTDIR/conv_final_$who.jsonl"; done
-  for who in old new; do (cd "$WORK/conv_$who" && tar czf "$OUTDIR/conv_records_$who.tgz" tuningrecords); done
+  for who in old new; do cat "$WORK"/conv_$who/final_case*.jsonl > "$OUTDIR/conv_final_$who.jsonl" || true; done
+  for who in old new; do (cd "$WORK/conv_$who" && tar czf "$OUTDIR/conv_records_$who.tgz" tuningrecords) || true; done
   ;;
 gemm)
   for dt in fp16 fp32; do

@@ -4,6 +4,7 @@
 # ($CUTUNE_FAKE_NVML), with a conv case beside it in the same folders so that each phase takes every op it finds.
 set -euo pipefail
 BIN=$1; DIR=$2
+KERNELS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/kernels
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
 [ -n "${CUTUNE_FAKE_NVML:-}" ] || { echo "SKIP: CUTUNE_FAKE_NVML is not set (run through ctest)"; exit 77; }
@@ -67,6 +68,26 @@ allrows = list(csv.reader(open(d + "all.csv")))
 assert [r[0] for r in allrows[1:]] == ids, allrows
 PY
 [ ! -f nvml.log ] || ! grep -q set_limit nvml.log || fail "the current cap was changed"
+# an optimized user kernel: optimize -> export --optimized -> energy of its baseline and best, fake NVML
+"$BIN" optimize --input "$KERNELS/softmax_row.json" --outdir opt --backend emu --no-llm --budget-builds 4 \
+    --sizes ROWS=8,COLS=256 > opt.log 2>&1 || { cat opt.log; fail "optimize"; }
+"$BIN" export --optimized opt --outdir opt_exp > opt_exp.log || { cat opt_exp.log; fail "export --optimized"; }
+[ -f opt_exp/kernels/opt/softmax_row/best.cuh ] && [ -f opt_exp/kernels/opt/softmax_row/driver.cu ] ||
+    fail "export --optimized: no project"
+"$BIN" energy --optimized opt --outdir opt --backend emu --test --warmup 0.02 --power-caps current > opt_e.out \
+    2> opt_e.err || { cat opt_e.out opt_e.err; fail "energy --optimized"; }
+grep -q "^measured 2 kernel(s) at 1 cap(s)" opt_e.out || { cat opt_e.out; fail "energy --optimized summary"; }
+python3 - <<'PY' || fail "energy --optimized files"
+import csv, json
+d = "opt/kernel_outputs/opt_softmax_row/powercap1/"
+rows = list(csv.reader(open(d + "results.csv")))
+assert [r[0] for r in rows[1:]] == ["1", "2"], rows  # 1 the baseline, 2 the best variant
+for l in (json.loads(x) for x in open(d + "energy.jsonl")):
+    assert abs(l["power_w"] - 300) < 30 and l["energy_mj"] and min(l["energy_mj"]) > 0, l
+PY
+rc=0; "$BIN" energy --optimized nowhere --backend emu --power-caps current > bad_e.out 2> bad_e.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "nowhere" bad_e.err || { cat bad_e.err; fail "energy --optimized of a missing folder"; }
+
 # strategies are orthogonal to ops: random on a GEMM, and exhaustive refused (clearly) on a space too large
 "$BIN" tune --gemm M=32 N=16 K=8 t=6 --strategy random --backend emu --quiet --outdir strat > strat.out ||
     fail "tune --gemm --strategy random"

@@ -19,6 +19,7 @@
 #include "cutune/gpu.h"
 #include "cutune/measure.h"
 #include "cutune/powercap.h"
+#include "cutune/task.h"
 #include "cutune/util.h"
 #include "gpu/nvml.h"
 
@@ -43,10 +44,13 @@ static const char energy_usage[] =
     "  --case N, --kernel K  measure only this case / kernel id\n"
     "  --gpu I               GPU index (default 0)\n"
     "  --backend B           cuda (default) or emu (host emulation; energy from whatever NVML is loaded)\n"
-    "  --nvml-uuid UUID      with --backend emu: the NVML device to read (default NVML's first)\n";
+    "  --nvml-uuid UUID      with --backend emu: the NVML device to read (default NVML's first)\n"
+    "  --optimized OPT_DIR   instead: each kernel cutune optimize tuned in OPT_DIR, its baseline (kernel 1) and best\n"
+    "                        variant (kernel 2) -> kernel_outputs/opt_NAME/ (--opt-kernel NAME: only that one)\n";
 
 typedef struct energy_opts {
     const char *outdir, *results, *caps_arg, *backend, *nvml_uuid;
+    const char *optimized, *opt_kernel; /* --optimized OPT_DIR [--opt-kernel NAME] */
     int allow, detect, case_only, kernel_only, gpu;
     cut_energy_plan plan;
 } energy_opts;
@@ -92,11 +96,19 @@ static int parse_args(int argc, char **argv, energy_opts *o, int *help, cut_err 
             rc = cut_arg_str(argc, argv, &i, &o->backend, e);
         else if (!strcmp(a, "--nvml-uuid"))
             rc = cut_arg_str(argc, argv, &i, &o->nvml_uuid, e);
+        else if (!strcmp(a, "--optimized"))
+            rc = cut_arg_str(argc, argv, &i, &o->optimized, e);
+        else if (!strcmp(a, "--opt-kernel"))
+            rc = cut_arg_str(argc, argv, &i, &o->opt_kernel, e);
         else
             rc = cut_err_set(e, "unknown option '%s' (see cutune energy --help)", a);
         if (rc != 0)
             return -1;
     }
+    if (o->opt_kernel && !o->optimized)
+        return cut_err_set(e, "--opt-kernel NAME selects a kernel of --optimized OPT_DIR");
+    if (o->optimized && (o->results || o->case_only || o->kernel_only))
+        return cut_err_set(e, "--optimized measures an optimizer's kernels: drop --results, --case and --kernel");
     if (strcmp(o->backend, "cuda") && strcmp(o->backend, "emu"))
         return cut_err_set(e, "unknown backend '%s' (cuda or emu)", o->backend);
     return 0;
@@ -160,6 +172,7 @@ static int write_caps_csv(const char *odir, const cut_powercap_list *caps, cut_e
 typedef struct run_kernel {
     int kernel_id;
     const cut_kernel_src *ks;
+    cut_kcall *call;            /* an optimized kernel's call (its bin set once compiled), owned; NULL: conv/GEMM */
 } run_kernel;
 
 /* One workload's state while its caps are measured: a conv case or a GEMM (every op's representatives are measured
@@ -171,6 +184,8 @@ typedef struct case_run {
     cut_conv conv;
     cut_gemm gemm;
     run_kernel *k;              /* this workload's kernels, owned */
+    cut_task *task;             /* an optimized kernel's spec as a task: it prepares the runner (owned), or NULL */
+    cut_kernel_src *srcs;       /* an optimized kernel's sources (baseline, best), owned */
     int n;
     cut_compiled *bins;         /* [n], cuda only */
     cut_energy_table tables[CUT_POWERCAP_MAX_LIST];
@@ -221,7 +236,13 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
     cut_result res;
     cut_energy_result er;
     memset(&er, 0, sizeof er);
-    if (x->runner->energy(x->runner, &cand, &x->o->plan, &res, &er, e) != 0)
+    if (k->call) {
+        k->call->bin = cand.bin;
+        if (!x->runner->energy_kernel)
+            return cut_err_set(e, "%s: this backend cannot measure a kernel spec's energy", cr->label);
+    }
+    if ((k->call ? x->runner->energy_kernel(x->runner, k->call, &x->o->plan, &res, &er, e)
+                 : x->runner->energy(x->runner, &cand, &x->o->plan, &res, &er, e)) != 0)
         return cut_err_wrap(e, "%s kernel %d", cr->label, k->kernel_id);
     char path[4400];
     cut_buf b;
@@ -259,7 +280,10 @@ static int measure_case_at_cap(energy_ctx *x, case_run *cr, int p, cut_err *e)
 {
     if (cr->is_gemm && !x->runner->prepare_gemm)
         return cut_err_set(e, "%s: this backend cannot measure GEMMs", cr->label);
-    if ((cr->is_gemm ? x->runner->prepare_gemm(x->runner, &cr->gemm, 7, e) : x->runner->prepare(x->runner, &cr->conv, 7, e)) != 0)
+    int prc = cr->task ? cr->task->prepare(cr->task, x->runner, 7, e)
+              : cr->is_gemm ? x->runner->prepare_gemm(x->runner, &cr->gemm, 7, e)
+                            : x->runner->prepare(x->runner, &cr->conv, 7, e);
+    if (prc != 0)
         return cut_err_wrap(e, "%s", cr->label);
     char cdir[4200], jl[4300];
     snprintf(cdir, sizeof cdir, "%s/%s/powercap%d", x->odir, cr->label, p + 1);
@@ -314,6 +338,12 @@ static void case_run_free(case_run *cr)
     free(cr->bins);
     for (int p = 0; p < CUT_POWERCAP_MAX_LIST; p++)
         cut_energy_table_free(&cr->tables[p]);
+    for (int i = 0; cr->k && i < cr->n; i++)
+        free(cr->k[i].call);
+    for (int i = 0; cr->srcs && i < cr->n; i++)
+        cut_kernel_src_free(&cr->srcs[i]);
+    free(cr->srcs);
+    cut_task_free(cr->task);
     free(cr->k);
     memset(cr, 0, sizeof *cr);
 }
@@ -370,12 +400,69 @@ static int group_cases(const energy_opts *o, const cut_export_set *set, const cu
     return nruns;
 }
 
+/* The NVRTC options of the measured GPU (cuda), for an optimized kernel's reference run; 0, or -1. */
+static int gpu_copts(const energy_opts *o, cut_tune_cfg *cfg, cut_err *e)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cut_devlimits_sm90(&cfg->limits);
+    cut_compile_opts_default(&cfg->copts);
+    if (strcmp(o->backend, "cuda") != 0)
+        return 0;
+    cut_gpu_info info;
+    if (cut_gpu_query(o->gpu, &info, e) != 0)
+        return -1;
+    cfg->use_nvrtc = 1;
+    cfg->copts.sm_major = info.sm_major;
+    cfg->copts.sm_minor = info.sm_minor;
+    return 0;
+}
+
+/* One run per optimized kernel of oset: kernel 1 its baseline, kernel 2 its best variant (their kernel.cu as the
+ * optimizer wrote them, with the launches it measured), under kernel_outputs/opt_<name>/. Returns the runs added. */
+static int group_optimized(const energy_opts *o, const cut_export_opt_set *oset, case_run *runs, int nruns,
+                           cut_err *e)
+{
+    cut_tune_cfg cfg;
+    if (gpu_copts(o, &cfg, e) != 0)
+        return -1;
+    for (int i = 0; i < oset->n; i++) {
+        const cut_export_opt *x = &oset->k[i];
+        case_run *r = &runs[nruns++];
+        r->case_idx = i + 1;
+        snprintf(r->label, sizeof r->label, "opt_%s", x->name);
+        r->task = cut_task_kernel_new(&x->spec, &cfg);
+        r->srcs = cut_xcalloc(2, sizeof *r->srcs);
+        r->k = cut_xcalloc(2, sizeof *r->k);
+        for (int role = CUT_XO_BASELINE; role <= CUT_XO_BEST; role++) {
+            const cut_xo_state *st = &x->st[role];
+            char path[4400];
+            if (role == CUT_XO_BASELINE || !strcmp(st->id, "baseline"))
+                snprintf(path, sizeof path, "%s/baseline/kernel.cu", x->kdir);
+            else
+                snprintf(path, sizeof path, "%s/variants/%s/kernel.cu", x->kdir, st->id);
+            cut_kernel_src *ks = &r->srcs[r->n];
+            size_t len = 0;
+            if (cut_read_file(path, &ks->src, &len, e) != 0)
+                return cut_err_wrap(e, "%s", r->label);
+            snprintf(ks->entry, sizeof ks->entry, "%s", x->spec.entry);
+            cut_kcall *call = cut_xmalloc(sizeof *call);
+            *call = st->call;
+            call->src = ks->src;
+            call->bin = NULL;
+            r->k[r->n++] = (run_kernel){.kernel_id = role == CUT_XO_BASELINE ? 1 : 2, .ks = ks, .call = call};
+        }
+    }
+    return nruns;
+}
+
 /* Cap by cap (one change each), every case's kernels; then all.csv per case. Returns kernels measured, or -1. */
-static int run_all(energy_ctx *x, const cut_export_set *set, const cut_export_gemm_set *gset, cut_powercap_session *s,
-                   const cut_powercap_list *caps, int *failures, cut_err *e)
+static int run_all(energy_ctx *x, const cut_export_set *set, const cut_export_gemm_set *gset,
+                   const cut_export_opt_set *oset, cut_powercap_session *s, const cut_powercap_list *caps, int *failures,
+                   cut_err *e)
 {
     case_run *runs = NULL;
-    int nruns = group_cases(x->o, set, gset, &runs, e), rc = nruns < 0 ? -1 : 0, done = 0;
+    int nruns = oset->n ? (runs = cut_xcalloc((size_t)oset->n, sizeof *runs), group_optimized(x->o, oset, runs, 0, e))
+                        : group_cases(x->o, set, gset, &runs, e), rc = nruns < 0 ? -1 : 0, done = 0;
     for (int c = 0; rc == 0 && c < nruns; c++)
         rc = compile_case(x->o, &runs[c], e);
     for (int p = 0; rc == 0 && p < caps->n; p++) {
@@ -396,6 +483,8 @@ static int run_all(energy_ctx *x, const cut_export_set *set, const cut_export_ge
         *failures += runs[c].failures;
         case_run_free(&runs[c]);
     }
+    for (int c = 0; nruns < 0 && c < oset->n; c++)
+        case_run_free(&runs[c]); /* a run group_optimized left half built */
     free(runs);
     return rc == 0 ? done : -1;
 }
@@ -451,16 +540,22 @@ static int energy_main(energy_opts *o, cut_err *e)
 
     cut_export_set set;
     cut_export_gemm_set gset;
+    cut_export_opt_set oset;
+    memset(&set, 0, sizeof set);
     memset(&gset, 0, sizeof gset);
-    int lrc = cut_export_load_conv(o->results, 1, &set, e);
-    if (lrc == 0)
+    memset(&oset, 0, sizeof oset);
+    int lrc = 0;
+    if (o->optimized)
+        lrc = cut_export_opt_load(o->optimized, o->opt_kernel, &oset, e);
+    else if ((lrc = cut_export_load_conv(o->results, 1, &set, e)) == 0)
         lrc = cut_export_gemm_load(o->results, &gset, e);
-    if (lrc == 0 && set.n == 0 && gset.n == 0)
+    if (lrc == 0 && !o->optimized && set.n == 0 && gset.n == 0)
         lrc = cut_err_set(e, "the tuning results folder '%s' has no measured kernels (conv caseN_*.json or "
                              "gemm_*.json); run cutune tune or cutune sample first", o->results);
     if (lrc != 0) {
         cut_export_set_free(&set);
         cut_export_gemm_set_free(&gset);
+        cut_export_opt_set_free(&oset);
         return CUT_EXIT_USAGE;
     }
     energy_ctx x = {.o = o};
@@ -475,7 +570,7 @@ static int energy_main(energy_opts *o, cut_err *e)
         goto out;
     fprintf(stderr, "cutune energy: %s (%s), %d cap(s), %d lround(s) of >= %d counter steps per kernel\n", dev.name,
             o->backend, caps.n, o->plan.lrounds, o->plan.min_steps);
-    int n = run_all(&x, &set, &gset, s, &caps, &failures, e);
+    int n = run_all(&x, &set, &gset, &oset, s, &caps, &failures, e);
     cut_err end_err = {{0}};
     int restored = cut_powercap_end(s, &end_err);
     s = NULL;
@@ -497,6 +592,7 @@ out:
     cut_runner_free(x.runner);
     cut_export_set_free(&set);
     cut_export_gemm_set_free(&gset);
+    cut_export_opt_set_free(&oset);
     return code;
 }
 
