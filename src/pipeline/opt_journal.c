@@ -1,5 +1,6 @@
 /* cutune — the optimizer's journal: search_state.json (saved, loaded, reconciled with variants/ on --resume,
  * checked for the fuzzer), events.jsonl, trace.md, the best link and <outdir>/global_tactic_graph.json. */
+#include "record/json.h"
 #include "pipeline/optimize_int.h"
 
 #include <cjson/cJSON.h>
@@ -26,18 +27,6 @@ int cut_opt_write_json(const char *path, cJSON *j, cut_err *e)
     return rc;
 }
 
-static cJSON *read_json(const char *path, cut_err *e)
-{
-    char *text = NULL;
-    size_t len = 0;
-    if (cut_read_file(path, &text, &len, e) != 0)
-        return NULL;
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!j)
-        cut_err_set(e, "%s: not valid JSON", path);
-    return j;
-}
 
 int cut_opt_write_text(const char *dir, const char *name, const char *text, cut_err *e)
 {
@@ -101,7 +90,7 @@ void cut_opt_load_global(kopt *ko)
     cut_err e;
     if (!cut_path_exists(path))
         return;
-    cJSON *j = read_json(path, &e);
+    cJSON *j = cut_rec_read_json_file(path, &e);
     const cJSON *keys = cJSON_GetObjectItemCaseSensitive(j, "keys"), *x;
     cJSON_ArrayForEach(x, keys) {
         const int m = cut_move_parse(str(x, "move"));
@@ -120,7 +109,7 @@ void cut_opt_update_global(kopt *ko, int prev_move, cut_move m, const char *labe
     char path[1100], key[96];
     global_path(ko, path, sizeof path);
     cut_opt_hist_key(label, key, sizeof key);
-    cJSON *j = cut_path_exists(path) ? read_json(path, e) : NULL;
+    cJSON *j = cut_path_exists(path) ? cut_rec_read_json_file(path, e) : NULL;
     if (!j) {
         j = cJSON_CreateObject();
         cJSON_AddNumberToObject(j, "format", 1);
@@ -301,7 +290,7 @@ int cut_opt_load_state(kopt *ko, cut_err *e)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/search_state.json", ko->kdir);
-    cJSON *s = read_json(path, e);
+    cJSON *s = cut_rec_read_json_file(path, e);
     if (!s)
         return -1;
     const int rc = state_from_json(ko, s, path, e);
@@ -409,8 +398,8 @@ int cut_opt_reconcile(kopt *ko, cut_err *e)
         snprintf(dir, sizeof dir, "%s/%s", vdir, names[i]);
         snprintf(rpath, sizeof rpath, "%s/result.json", dir);
         snprintf(cpath, sizeof cpath, "%s/control.json", dir);
-        cJSON *r = cut_path_exists(rpath) ? read_json(rpath, e) : NULL;
-        cJSON *c = r ? read_json(cpath, e) : NULL;
+        cJSON *r = cut_path_exists(rpath) ? cut_rec_read_json_file(rpath, e) : NULL;
+        cJSON *c = r ? cut_rec_read_json_file(cpath, e) : NULL;
         int known_transposition = 0;
         for (int k = 0; r && k < ko->g.nnodes; k++) /* a transposition leaves no node: look for its edge */
             for (int x = 0; x < ko->g.nodes[k].nedges; x++)

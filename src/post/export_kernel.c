@@ -2,6 +2,7 @@
  * stand-alone CUDA project per kernel under kernels/opt/NAME/. Loading reads and checks everything first (the spec
  * and that it reproduces the search, the measured best, sources, headers, launches, inputs), so a refused export
  * writes nothing. */
+#include "record/json.h"
 #include "cutune/export.h"
 #include "cutune/util.h"
 
@@ -21,19 +22,6 @@
 
 /* ---- small helpers ------------------------------------------------------------------------------------------ */
 
-/* The parsed JSON file at path, or NULL with e. Caller deletes it. */
-static cJSON *read_json(const char *path, cut_err *e)
-{
-    char *text = NULL;
-    size_t len = 0;
-    if (cut_read_file(path, &text, &len, e) != 0)
-        return NULL;
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!j)
-        cut_err_set(e, "%s: not valid JSON", path);
-    return j;
-}
 
 static const char *jstr(const cJSON *o, const char *key)
 {
@@ -120,7 +108,7 @@ static int spec_from_summary(cut_export_opt *x, const char *opt_dir, cut_err *e)
         return cut_err_set(e, "%s has no spec.json and %s has no summary.json: nothing records the spec of '%s' "
                               "(run cutune optimize --resume --input SPEC for it, which records it)",
                            x->kdir, opt_dir, x->name);
-    cJSON *s = read_json(path, e), *k;
+    cJSON *s = cut_rec_read_json_file(path, e), *k;
     if (!s)
         return -1;
     int listed = 0, nc = 0;
@@ -189,7 +177,7 @@ static int result_ms(const char *dir, double *ms, double *speedup, cut_err *e)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/result.json", dir);
-    cJSON *r = read_json(path, e);
+    cJSON *r = cut_rec_read_json_file(path, e);
     if (!r)
         return -1;
     *ms = jnum(r, "median_ms", -1);
@@ -206,7 +194,7 @@ static int check_launch(const char *dir, const cut_kcall *call, cut_err *e)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/control.json", dir);
-    cJSON *c = read_json(path, e);
+    cJSON *c = cut_rec_read_json_file(path, e);
     if (!c)
         return -1;
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, "launch");
@@ -277,7 +265,7 @@ static int find_best(cut_export_opt *x, char *id, size_t idn, char *dir, size_t 
         return cut_err_set(e, "%s: the search has no measured best (no search_state.json: did its baseline fail? "
                               "see %s/baseline/stderr.log)",
                            x->kdir, x->kdir);
-    cJSON *s = read_json(path, e), *n;
+    cJSON *s = cut_rec_read_json_file(path, e), *n;
     if (!s)
         return -1;
     snprintf(id, idn, "%s", jstr(s, "best"));
@@ -317,7 +305,7 @@ static void load_steps(cut_export_opt *x, const char *best)
         cut_err ignore;
         snprintf(dir, sizeof dir, "%s/variants/%s", x->kdir, id);
         snprintf(path, sizeof path, "%s/control.json", dir);
-        cJSON *c = guard < MAX_STEPS ? read_json(path, &ignore) : NULL;
+        cJSON *c = guard < MAX_STEPS ? cut_rec_read_json_file(path, &ignore) : NULL;
         if (!c) {
             snprintf(x->note + strlen(x->note), sizeof x->note - strlen(x->note),
                      "%sThe moves before %s are not listed: its control.json is missing or unreadable.",
@@ -370,7 +358,7 @@ static void load_summary(cut_export_opt *x, const char *opt_dir)
     char path[4200];
     cut_err ignore;
     snprintf(path, sizeof path, "%s/summary.json", opt_dir);
-    cJSON *s = cut_path_exists(path) ? read_json(path, &ignore) : NULL;
+    cJSON *s = cut_path_exists(path) ? cut_rec_read_json_file(path, &ignore) : NULL;
     snprintf(x->gpu, sizeof x->gpu, "%s", s ? jstr(s, "gpu") : "");
     snprintf(x->backend, sizeof x->backend, "%s", s ? jstr(s, "backend") : "");
     cJSON_Delete(s);

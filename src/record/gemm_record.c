@@ -160,21 +160,9 @@ static int parse_numbers(const cJSON *root, cut_gemm_record *r, cut_err *e)
 
 static int parse_obj(const cJSON *root, cut_gemm_record *r, cut_err *e)
 {
-    if (!cJSON_IsObject(root))
-        return cut_err_set(e, "record is not a JSON object");
     int v = 0;
-    if (cut_rec_get_int(root, "", "v", &v, e) != 0)
+    if (cut_rec_get_version(root, "gemm", 1, &v, e) != 0)
         return -1;
-    if (v != 1 && v != CUT_TRIAL_VERSION)
-        return cut_err_set(e, "GEMM record version %d is not supported (this cutune reads versions 1 and %d)", v,
-                           CUT_TRIAL_VERSION);
-    if (v >= 2) { /* the one record line: its op first */
-        char op[16];
-        if (cut_rec_get_str(root, "", "op", op, sizeof op, e) != 0)
-            return -1;
-        if (strcmp(op, "gemm") != 0)
-            return cut_err_set(e, "record field 'op' is '%s': a GEMM log holds 'gemm' records", op);
-    }
     if (cut_rec_get_int(root, "", "trial", &r->trial, e) != 0)
         return -1;
     if (r->trial < 0)

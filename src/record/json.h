@@ -31,4 +31,10 @@ int cut_rec_get_env(const cJSON *root, cut_measure_env *env, cut_err *e);
 /* "status" (a cut_status name) and the optional "error" string (truncated into err_buf). */
 int cut_rec_get_status(const cJSON *root, cut_status *status, char *err_buf, size_t err_len, cut_err *e);
 
+/* The line's version (min_version .. CUT_TRIAL_VERSION) into *version and, from version 2 on, that its "op" is op:
+ * 0, or -1 with a sentence naming the version or the op. */
+int cut_rec_get_version(const cJSON *root, const char *op, int min_version, int *version, cut_err *e);
+/* The parsed JSON file at path, or NULL with "<path>: not valid JSON" (or the read error) in e. Caller deletes it. */
+cJSON *cut_rec_read_json_file(const char *path, cut_err *e);
+
 #endif

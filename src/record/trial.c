@@ -49,22 +49,46 @@ void cut_rec_print(void *root, cut_buf *b)
     cJSON_free(txt);
 }
 
-static int parse_obj(const cJSON *root, const char *op, cut_sched_parser parse, const void *ctx, cut_trial *tr,
-                     cut_err *e)
+int cut_rec_get_version(const cJSON *root, const char *op, int min_version, int *version, cut_err *e)
 {
     if (!cJSON_IsObject(root))
         return cut_err_set(e, "record is not a JSON object");
     int v = 0;
-    char got[16];
     if (cut_rec_get_int(root, "", "v", &v, e) != 0)
         return -1;
-    if (v != CUT_TRIAL_VERSION)
-        return cut_err_set(e, "record version %d is not supported here (a %s log holds version %d lines)", v, op,
-                           CUT_TRIAL_VERSION);
-    if (cut_rec_get_str(root, "", "op", got, sizeof got, e) != 0)
+    if (v < min_version || v > CUT_TRIAL_VERSION)
+        return cut_err_set(e, "record version %d is not supported (a %s log holds versions %d to %d)", v, op,
+                           min_version, CUT_TRIAL_VERSION);
+    if (v >= 2) { /* the one record line: its op first */
+        char got[16];
+        if (cut_rec_get_str(root, "", "op", got, sizeof got, e) != 0)
+            return -1;
+        if (strcmp(got, op) != 0)
+            return cut_err_set(e, "record field 'op' is '%s': this log holds '%s' records", got, op);
+    }
+    *version = v;
+    return 0;
+}
+
+cJSON *cut_rec_read_json_file(const char *path, cut_err *e)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (cut_read_file(path, &text, &len, e) != 0)
+        return NULL;
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!j)
+        cut_err_set(e, "%s: not valid JSON", path);
+    return j;
+}
+
+static int parse_obj(const cJSON *root, const char *op, cut_sched_parser parse, const void *ctx, cut_trial *tr,
+                     cut_err *e)
+{
+    int v = 0;
+    if (cut_rec_get_version(root, op, CUT_TRIAL_VERSION, &v, e) != 0)
         return -1;
-    if (strcmp(got, op) != 0)
-        return cut_err_set(e, "record field 'op' is '%s': this log holds '%s' records", got, op);
     if (cut_rec_get_int(root, "", "trial", &tr->trial, e) != 0)
         return -1;
     if (tr->trial < 0)
