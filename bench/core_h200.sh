@@ -92,9 +92,9 @@ mcgs)
 export)
   E=$WORK/export
   rm -rf "$E"; mkdir -p "$E"
-  timed "tune gemm fp16" new "$NEW" tune --gemm M=4096 N=4096 K=4096 t=48 --dtype fp16 --tpl wgmma --seed 1 \
-    --time-budget 30 --quiet --outdir "$E"
-  timed "tune gemm fp32" new "$NEW" tune --gemm M=1024 N=2048 K=3072 t=48 --dtype fp32 --seed 1 --time-budget 20 \
+  timed "tune gemm fp16" new "$NEW" tune --gemm M=4096 N=4096 K=4096 t=32 --dtype fp16 --tpl wgmma --seed 1 \
+    --time-budget 25 --quiet --outdir "$E"
+  timed "tune gemm fp32" new "$NEW" tune --gemm M=1024 N=2048 K=3072 t=32 --dtype fp32 --seed 1 --time-budget 15 \
     --quiet --outdir "$E"
   timed "export" new "$NEW" export --outdir "$E"
   timed "cmake configure" new cmake -S "$E/kernels" -B "$E/build" -DCMAKE_BUILD_TYPE=Release
@@ -106,7 +106,7 @@ export)
   O=$WORK/opt
   rm -rf "$O"
   COMPILE_CACHE_DIR=$WORK/cc_export timed "optimize softmax_row" new "$NEW" optimize --input kernels/softmax_row.json \
-    --outdir "$O" --gpus 0 --budget-builds 12 --no-llm --seed 1
+    --outdir "$O" --gpus 0 --budget-builds 10 --no-llm --seed 1
   timed "export --optimized" new "$NEW" export --optimized "$O" --outdir "$O/exp"
   for d in "$O"/exp/kernels/opt/*/; do
     n=$(basename "$d")
@@ -115,6 +115,7 @@ export)
     timed "driver opt $n" new "$O/build_$n/driver" --iters 20 --min-ms 100
   done
   timed "energy optimized" new "$NEW" energy --optimized "$O" --outdir "$O" --power-caps current --test
+  cp "$E"/build/gemm/*.log "$OUTDIR/" 2>/dev/null || true
   cp -r "$O/kernel_outputs" "$OUTDIR/opt_kernel_outputs" 2>/dev/null || true
   ;;
 *)
