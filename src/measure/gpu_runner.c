@@ -408,11 +408,22 @@ typedef struct energy_req {
     char why[CUT_ERR_LEN - 64];
 } energy_req;
 
-double cut_gr_request_timeout(const cut_runner *r, const cut_energy_plan *p)
+double cut_gr_deadline_s(const cut_runner *r, uint32_t type, const cut_energy_plan *p, int emu_compile,
+                         double vendor_budget_s)
 {
-    if (p)
-        return cut_wp_energy_timeout_s(r->timing.timeout_s, p);
-    return r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
+    const double t = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
+    switch (type) {
+    case CUT_WP_CUDNN:
+    case CUT_WP_CUBLAS:
+        return CUT_MAX(300.0, 30.0 * r->timing.timeout_s);
+    case CUT_WP_VENDOR:
+        return vendor_budget_s + 300.0 + 3.0 * r->timing.timeout_s;
+    case CUT_WP_ENERGY:
+    case CUT_WP_ENERGY_KERNEL:
+        return cut_wp_energy_timeout_s(r->timing.timeout_s, p) + (emu_compile ? EMU_COMPILE_ALLOWANCE_S : 0);
+    default: /* MEASURE, RUN_KERNEL */
+        return t + (emu_compile ? EMU_COMPILE_ALLOWANCE_S : 0);
+    }
 }
 
 static void decode_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, energy_req *en, cut_result *res,
@@ -492,7 +503,7 @@ static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, ener
         cut_wp_energy_encode(&m, en->plan, &b);
     else
         cut_wp_measure_encode(&m, &b);
-    const double timeout_s = cut_gr_request_timeout(r, en ? en->plan : NULL);
+    const double timeout_s = cut_gr_deadline_s(r, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, en ? en->plan : NULL, 0, 0);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
     int rc = cut_gr_request(g, &r->timing, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, &b, timeout_s, CUT_WP_MAX_REPLY, &f,
@@ -582,7 +593,7 @@ static int baseline_request(cut_runner *r, uint32_t type, uint32_t reply_type, c
     if (algo && algo_len)
         algo[0] = '\0';
     /* cudnnFind tries every algorithm (FFT ones with large workspaces), then each is timed: allow minutes. */
-    const double timeout_s = CUT_MAX(300.0, 30.0 * r->timing.timeout_s);
+    const double timeout_s = cut_gr_deadline_s(r, type, NULL, 0, 0);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
     int rc = cut_gr_request(g, &r->timing, type, NULL, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
@@ -682,7 +693,7 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
     cut_buf_init(&b);
     cut_wp_vendor_encode(o, &b);
     /* The budget, plus loading cuBLAS(Lt), the enumeration's checks and the candidate running when it ran out. */
-    const double timeout_s = o->budget_s + 300.0 + 3.0 * r->timing.timeout_s;
+    const double timeout_s = cut_gr_deadline_s(r, CUT_WP_VENDOR, NULL, 0, o->budget_s);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
     int rc = cut_gr_request(g, &r->timing, CUT_WP_VENDOR, &b, timeout_s, CUT_WP_MAX_REPLY, &f, &err);

@@ -55,9 +55,14 @@ void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *
 int cut_gr_workload_send(cut_runner *r, gpu_impl *g, cut_err *e);
 /* A missing cubin is the candidate's COMPILE_ERROR in res, with the first line of the log. 0 when there is one. */
 int cut_gr_compile_failed(const cut_compiled *bin, cut_result *res);
-/* How long the worker may take for one request: the timing policy's timeout, or with an energy plan p
- * cut_wp_energy_timeout_s (the emulation worker's compile allowance not included). */
-double cut_gr_request_timeout(const cut_runner *r, const cut_energy_plan *p);
+/* The one place a request's deadline comes from (seconds the parent waits for the reply before it kills the worker):
+ * MEASURE / RUN_KERNEL: the timing policy's timeout_s (10 s when unset), plus EMU_COMPILE_ALLOWANCE_S for a kernel
+ * the emulation worker compiles first (emu_compile); ENERGY / ENERGY_KERNEL (p not NULL): the plan's own length
+ * (cut_wp_energy_timeout_s); CUDNN / CUBLAS: max(300 s, 30 x timeout_s), since cudnnFind tries every algorithm;
+ * VENDOR: its budget (vendor_budget_s) + 300 s + 3 x timeout_s for loading cuBLAS(Lt) and the enumeration's checks. */
+double cut_gr_deadline_s(const cut_runner *r, uint32_t type, const cut_energy_plan *p, int emu_compile,
+                         double vendor_budget_s);
+
 
 /* ---- gpu_runner_kernel.c: a user kernel's work ---- */
 

@@ -103,7 +103,7 @@ static int kernel_request(cut_runner *r, const cut_kcall *c, kernel_energy *en, 
     else
         cut_wp_run_kernel_encode(c, code, code_len, &b);
     const double timeout_s =
-        cut_gr_request_timeout(r, en ? en->plan : NULL) + (g->emu ? EMU_COMPILE_ALLOWANCE_S : 0);
+        cut_gr_deadline_s(r, en ? CUT_WP_ENERGY_KERNEL : CUT_WP_RUN_KERNEL, en ? en->plan : NULL, g->emu, 0);
     const size_t max_reply = en ? CUT_WP_MAX_REPLY : cut_wp_kernel_result_max(&g->kw.work);
     cut_wp_frame f = {0};
     cut_err err = {{0}};
