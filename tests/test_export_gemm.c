@@ -92,7 +92,8 @@ static void test_export_mma_and_wgmma(void **state)
     add_record(path, &nt, &m2, CUT_ST_OK, 0.015, 0);
     /* a vendor file beside them is not a kernel */
     snprintf(path, sizeof path, "%s/vendor_gemm_nn_fp16_M_256_N_192_K_128.json", res);
-    assert_int_equal(cut_write_file_atomic(path, "{\"tflops\":1,\"ms\":1,\"algo\":\"x\"}\n", 33, &e), 0);
+    const char *vendor = "{\"tflops\":1,\"ms\":1,\"algo\":\"x\"}\n";
+    assert_int_equal(cut_write_file_atomic(path, vendor, strlen(vendor), &e), 0);
 
     cut_export_gemm_set set;
     assert_int_equal(cut_export_gemm_load(res, &set, &e), 0);

@@ -396,7 +396,7 @@ static void test_restrictions(void **state)
     rrefused(", \"restrictions\": [\"2 > 3\"]",
              "restrictions[0]: '2 > 3' is false for the baseline (no variables; each tunable's first value)");
     /* limits: length and count */
-    char many[8000] = ", \"restrictions\": [", one[400];
+    char many[8000] = ", \"restrictions\": [", one[600];
     memset(one, 0, sizeof one);
     strcpy(one, "\"BX");
     for (int i = 0; i < 130; i++)

@@ -188,7 +188,7 @@ int cut_export_load_conv(const char *results_dir, int allow_empty, cut_export_se
         rc = cut_err_set(e, "the tuning results folder '%s' has no measured kernels (%d results file(s)); run cutune "
                             "tune or cutune sample first",
                          results_dir, n);
-    if (rc == 0)
+    if (rc == 0 && set->n > 0)
         qsort(set->k, (size_t)set->n, sizeof *set->k, cmp_kernel);
     free(idx);
     free(convs);
