@@ -16,13 +16,15 @@ void cut_rec_add_trial(void *root_, const cut_trial *tr, double gflops)
     cJSON_AddStringToObject(root, "status", cut_status_name(tr->status));
     if (tr->status != CUT_ST_OK)
         cut_rec_add_str(root, "error", tr->error);
+    /* -1, "not measured", is written as null (and read back as -1); any other number as it is, so that every line
+     * that loads writes back the same. */
     const int ok = tr->status == CUT_ST_OK && tr->median_ms > 0;
-    cut_rec_add_num(root, "median_ms", ok ? tr->median_ms : NAN);
-    cut_rec_add_num(root, "min_ms", ok ? tr->min_ms : NAN);
-    cut_rec_add_num(root, "max_ms", ok ? tr->max_ms : NAN);
+    cut_rec_add_num(root, "median_ms", tr->median_ms == -1 ? NAN : tr->median_ms);
+    cut_rec_add_num(root, "min_ms", tr->min_ms == -1 ? NAN : tr->min_ms);
+    cut_rec_add_num(root, "max_ms", tr->max_ms == -1 ? NAN : tr->max_ms);
     cJSON_AddNumberToObject(root, "repeats", tr->repeats);
     cut_rec_add_num(root, "gflops", ok ? gflops : 0);
-    cut_rec_add_num(root, "err", ok && tr->err >= 0 ? tr->err : NAN);
+    cut_rec_add_num(root, "err", tr->err == -1 ? NAN : tr->err);
     cut_rec_add_num(root, "compile_ms", tr->compile_ms);
     cJSON_AddNumberToObject(root, "regs", tr->regs);
     cJSON_AddNumberToObject(root, "spills", tr->spills);
