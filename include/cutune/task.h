@@ -63,7 +63,7 @@ struct cut_task {
     int (*baseline)(const cut_task *t, cut_runner *r, const cut_compile_opts *co, int round, cut_result *res,
                     char *name, size_t n, cut_err *e);
     /* Optional: writes what goes beside the log before the first new trial (conv: seed 001's <name>.csv). */
-    int (*start)(const cut_task *t, const cut_tune_cfg *cfg, const cut_runner *r, cut_err *e);
+    int (*start)(const cut_task *t, const cut_tune_cfg *cfg, cut_runner *r, cut_err *e);
     void (*destroy)(cut_task *t);
 };
 

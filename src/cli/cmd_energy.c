@@ -309,21 +309,35 @@ static int write_all_csv(const energy_ctx *x, const case_run *cr, int ncaps, cut
     return rc;
 }
 
-static int compile_case(const energy_opts *o, case_run *cr, cut_err *e)
+/* The NVRTC options of the measured GPU (cuda: use_nvrtc set), for the representatives and an optimized kernel's
+ * reference run; under emulation the defaults, use_nvrtc 0. 0, or -1. */
+static int gpu_copts(const energy_opts *o, cut_tune_cfg *cfg, cut_err *e)
 {
+    memset(cfg, 0, sizeof *cfg);
+    cut_devlimits_sm90(&cfg->limits);
+    cut_compile_opts_default(&cfg->copts);
     if (strcmp(o->backend, "cuda") != 0)
         return 0;
     cut_gpu_info info;
     if (cut_gpu_query(o->gpu, &info, e) != 0)
         return -1;
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    co.sm_major = info.sm_major;
-    co.sm_minor = info.sm_minor;
+    cfg->use_nvrtc = 1;
+    cfg->copts.sm_major = info.sm_major;
+    cfg->copts.sm_minor = info.sm_minor;
+    return 0;
+}
+
+static int compile_case(const energy_opts *o, case_run *cr, cut_err *e)
+{
+    cut_tune_cfg cfg;
+    if (gpu_copts(o, &cfg, e) != 0)
+        return -1;
+    if (!cfg.use_nvrtc)
+        return 0;
     cr->bins = cut_xcalloc((size_t)cr->n, sizeof *cr->bins);
     for (int i = 0; i < cr->n; i++) {
         cut_compile_opts ko; /* sm_90a for a kernel that needs it (wgmma) */
-        cut_compile_opts_for_kernel(&co, cr->k[i].ks->arch_a, &ko);
+        cut_compile_opts_for_kernel(&cfg.copts, cr->k[i].ks->arch_a, &ko);
         const char *src = cr->k[i].ks->src;
         if (cut_compile_batch(&src, 1, &ko, &cr->bins[i], e) != 0)
             return cut_err_wrap(e, "%s kernel %d", cr->label, cr->k[i].kernel_id);
@@ -398,23 +412,6 @@ static int group_cases(const energy_opts *o, const cut_export_set *set, const cu
     if (nruns == 0)
         return cut_err_set(e, "no kernel in the results matches --case %d --kernel %d", o->case_only, o->kernel_only);
     return nruns;
-}
-
-/* The NVRTC options of the measured GPU (cuda), for an optimized kernel's reference run; 0, or -1. */
-static int gpu_copts(const energy_opts *o, cut_tune_cfg *cfg, cut_err *e)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cut_devlimits_sm90(&cfg->limits);
-    cut_compile_opts_default(&cfg->copts);
-    if (strcmp(o->backend, "cuda") != 0)
-        return 0;
-    cut_gpu_info info;
-    if (cut_gpu_query(o->gpu, &info, e) != 0)
-        return -1;
-    cfg->use_nvrtc = 1;
-    cfg->copts.sm_major = info.sm_major;
-    cfg->copts.sm_minor = info.sm_minor;
-    return 0;
 }
 
 /* One run per optimized kernel of oset: kernel 1 its baseline, kernel 2 its best variant (their kernel.cu as the

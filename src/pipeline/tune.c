@@ -112,7 +112,7 @@ static int conv_baseline(const cut_task *t, cut_runner *r, const cut_compile_opt
 }
 
 /* seed 001's <name>.csv beside the log: start_time, case, shape, dtype, backend, GPU, trials. */
-static int conv_start(const cut_task *t, const cut_tune_cfg *cfg, const cut_runner *r, cut_err *e)
+static int conv_start(const cut_task *t, const cut_tune_cfg *cfg, cut_runner *r, cut_err *e)
 {
     const conv_wl *w = wl_of(t);
     char csv[1024], start[32];
@@ -124,7 +124,7 @@ static int conv_start(const cut_task *t, const cut_tune_cfg *cfg, const cut_runn
     proto.case_idx = w->case_idx;
     proto.conv = w->c;
     snprintf(proto.dtype, sizeof proto.dtype, "fp32");
-    proto.env = *((cut_runner *)r)->env((cut_runner *)r);
+    proto.env = *r->env(r);
     return cut_write_case_csv(csv, start, &proto, cfg->trials, e);
 }
 
