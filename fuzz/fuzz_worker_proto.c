@@ -14,10 +14,12 @@
  *   - cut_wp_recv returns 1, 0 (end of input, only after whole frames) or -1 with a sentence, never -2 (all bytes are
  *     there); a frame has a known type, a length within the limit, data NULL exactly when empty, and the frames
  *     cover the input exactly when the stream ends cleanly;
+ *   - a run request's timing prefix splits off as a sane policy and the rest, which re-encodes to the payload and
+ *     goes through every decoder again;
  *   - a decoder given a frame of another type fails; a failure has a sentence and leaves nothing allocated;
  *   - a decode that succeeds re-encodes to exactly the payload bytes (ERROR: a prefix of them), strings come back
- *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates, its
- *     timing policy is sane and its tensors are allocated (PREPARE_GEMM: the GEMM validates, its dtype is known);
+ *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates and
+ *     its tensors are allocated (PREPARE_GEMM: the GEMM validates, its dtype is known);
  *     MEASURE / ENERGY carry 0 or 2 TMA descriptors that pass cut_wp_tma_check; ENERGY / ENERGY_KERNEL plans pass
  *     cut_energy_plan_check, and ENERGY_KERNEL decodes only against a work with references; VENDOR's options are in
  *     range;
@@ -76,9 +78,6 @@ static void check_prepare(const cut_wp_frame *f)
         return;
     }
     CHECK(cut_conv_validate(&p.conv, &e) == 0);
-    const cut_timing *t = &p.timing;
-    CHECK(t->warmup >= 0 && t->min_repeats >= 1 && t->max_repeats >= t->min_repeats);
-    CHECK(isfinite(t->min_total_ms) && t->min_total_ms >= 0 && t->timeout_s > 0);
     CHECK(p.in && p.w && p.ref);
     cut_buf b;
     cut_buf_init(&b);
@@ -105,9 +104,6 @@ static void check_prepare_gemm(const cut_wp_frame *f)
     }
     CHECK(cut_gemm_validate(&p.gemm, &e) == 0 && (int)p.gemm.dtype >= 0 && p.gemm.dtype < CUT_DT_COUNT);
     CHECK(p.gemm.layout == CUT_GEMM_NN || p.gemm.layout == CUT_GEMM_NT);
-    const cut_timing *t = &p.timing;
-    CHECK(t->warmup >= 0 && t->min_repeats >= 1 && t->max_repeats >= t->min_repeats);
-    CHECK(isfinite(t->min_total_ms) && t->min_total_ms >= 0 && t->timeout_s > 0);
     CHECK(p.a && p.b); /* ref is NULL when sent empty: the worker computes it on the GPU */
     cut_buf b;
     cut_buf_init(&b);
@@ -311,8 +307,6 @@ static void check_prepare_kernel(const cut_wp_frame *f)
         return;
     }
     CHECK(cut_kwork_check(&p.work, &e) == 0);
-    const cut_timing *t = &p.timing;
-    CHECK(t->warmup >= 0 && t->min_repeats >= 1 && t->max_repeats >= t->min_repeats && t->timeout_s > 0);
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_prepare_kernel_encode(&p, &b);
@@ -415,7 +409,33 @@ static void check_kernel_result(const cut_wp_frame *f)
     }
 }
 
-static void check_all(const cut_wp_frame *f)
+static void check_decoders(const cut_wp_frame *f);
+
+/* A run request's timing prefix: a split that succeeds gives a sane policy and a body that is the rest of the
+ * payload (re-encoding gives the payload back), and the body goes through every decoder as a frame of its own. */
+static void check_run_split(const cut_wp_frame *f)
+{
+    cut_timing t;
+    cut_wp_frame q;
+    cut_err e = {{0}};
+    int rc = cut_wp_run_split(f, &t, &q, &e);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] != 0);
+        return;
+    }
+    CHECK(t.warmup >= 0 && t.min_repeats >= 1 && t.max_repeats >= t.min_repeats);
+    CHECK(isfinite(t.min_total_ms) && t.min_total_ms >= 0 && t.timeout_s > 0);
+    CHECK(q.type == f->type && q.len <= f->len && (q.len == 0 || q.data + q.len == f->data + f->len));
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_run_encode(&t, q.data, q.len, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+    if (cut_wp_is_run(f->type))
+        check_decoders(&q);
+}
+
+static void check_decoders(const cut_wp_frame *f)
 {
     CHECK(cut_wp_type_name(f->type) != NULL);
     check_hello(f);
@@ -432,6 +452,12 @@ static void check_all(const cut_wp_frame *f)
     check_energy_kernel(f);
     check_kernel_result(f);
     check_error(f);
+}
+
+static void check_all(const cut_wp_frame *f)
+{
+    check_run_split(f);
+    check_decoders(f);
 }
 
 static void stream_mode(uint8_t mode, const uint8_t *data, size_t size)

@@ -191,12 +191,18 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
     cut_wp_prepare_kernel pk;
     memset(&pk, 0, sizeof pk);
     for (;;) {
-        cut_wp_frame f;
-        int rc = cut_wp_recv(in_fd, -1, CUT_WP_MAX_REQUEST, &f, &e);
-        if (rc <= 0 || f.type == CUT_WP_QUIT)
+        cut_wp_frame whole, f; /* f: the request's own fields (after a run request's timing policy) */
+        int rc = cut_wp_recv(in_fd, -1, CUT_WP_MAX_REQUEST, &whole, &e);
+        if (rc <= 0 || whole.type == CUT_WP_QUIT)
             cut_wp_prepare_kernel_free(&pk);
         if (rc <= 0)
             return rc == 0 ? 0 : 1;
+        f = whole;
+        if (cut_wp_is_run(whole.type) && cut_wp_run_split(&whole, &timing, &f, &e) != 0) {
+            fake_send_error(out_fd, e.msg);
+            cut_wp_frame_free(&whole);
+            continue;
+        }
         if (f.type == CUT_WP_PREPARE_KERNEL) {
             cut_wp_prepare_kernel_free(&pk);
             kprepared = cut_wp_prepare_kernel_decode(&f, &pk, &e) == 0;
@@ -206,7 +212,7 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 fake_send_error(out_fd, e.msg);
             prepares += kprepared;
         } else if (f.type == CUT_WP_ENERGY_KERNEL && fake_energy_kernel(out_fd, &f, kprepared ? &pk.work : NULL)) {
-            cut_wp_frame_free(&f);
+            cut_wp_frame_free(&whole);
             cut_wp_prepare_kernel_free(&pk);
             return 3;
         }
@@ -223,7 +229,6 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 cut_conv_reference(&p.conv, p.in, p.w, ref);
                 verified = is_rounded(p.ref, ref, n);
                 free(ref);
-                timing = p.timing;
                 cut_wp_prepare_free(&p);
                 prepares++;
                 cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
@@ -241,7 +246,6 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                            is_dtype_exact(p.gemm.dtype, p.a, cut_gemm_a_elems(&p.gemm)) &&
                            is_dtype_exact(p.gemm.dtype, p.b, cut_gemm_b_elems(&p.gemm));
                 free(ref);
-                timing = p.timing;
                 cut_wp_prepare_gemm_free(&p);
                 prepares++;
                 cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
@@ -281,7 +285,7 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 res.median_ms = res.min_ms = res.max_ms = -1.0;
                 snprintf(res.error, sizeof res.error, "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (fake)");
                 fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
-                cut_wp_frame_free(&f);
+                cut_wp_frame_free(&whole);
                 cut_wp_prepare_kernel_free(&pk);
                 return 3;
             } else if (strcmp(m.entry, "exit") == 0) {
@@ -305,10 +309,10 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
             res.repeats = 7;
             fake_send_result(out_fd, CUT_WP_CUDNN_RESULT, &res, "FAKE_ALGO");
         } else if (f.type == CUT_WP_QUIT) {
-            cut_wp_frame_free(&f);
+            cut_wp_frame_free(&whole);
             return 0;
         }
-        cut_wp_frame_free(&f);
+        cut_wp_frame_free(&whole);
     }
 }
 
@@ -495,8 +499,6 @@ static void test_prepare_codec(void **state)
 {
     (void)state;
     cut_wp_prepare p = {.conv = {1, 5, 6, 3, 2, 3, 3, 1, 1}};
-    cut_timing_default(&p.timing);
-    p.timing.min_repeats = 9;
     size_t n_in = cut_conv_in_elems(&p.conv), n_w = cut_conv_w_elems(&p.conv), n_out = cut_conv_out_elems(&p.conv);
     p.in = malloc(n_in * 4);
     p.w = malloc(n_w * 4);
@@ -512,8 +514,6 @@ static void test_prepare_codec(void **state)
     cut_err e = {{0}};
     assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), 0);
     assert_memory_equal(&q.conv, &p.conv, sizeof p.conv);
-    assert_int_equal(q.timing.min_repeats, 9);
-    assert_true(q.timing.min_total_ms == p.timing.min_total_ms && q.timing.timeout_s == p.timing.timeout_s);
     assert_memory_equal(q.in, p.in, n_in * 4);
     assert_memory_equal(q.w, p.w, n_w * 4);
     assert_memory_equal(q.ref, p.ref, n_out * 4);
@@ -551,18 +551,82 @@ static void test_prepare_codec(void **state)
     assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "expected a PREPARE"));
     cut_buf_free(&b);
-
-    /* An invalid timing policy. */
-    p.timing.max_repeats = 2; /* < min_repeats */
-    cut_buf_init(&b);
-    cut_wp_prepare_encode(&p, &b);
-    f = frame_of(CUT_WP_PREPARE, &b);
-    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "timing policy"));
-    cut_buf_free(&b);
     free(p.in);
     free(p.w);
     free(p.ref);
+}
+
+/* Every run request begins with its timing policy; cut_wp_run_split hands the rest to the request's own decoder. */
+static void test_run_prefix_codec(void **state)
+{
+    (void)state;
+    const uint32_t runs[] = {CUT_WP_MEASURE, CUT_WP_ENERGY, CUT_WP_CUDNN, CUT_WP_CUBLAS, CUT_WP_VENDOR,
+                             CUT_WP_RUN_KERNEL, CUT_WP_ENERGY_KERNEL};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(runs); i++)
+        assert_int_equal(cut_wp_is_run(runs[i]), 1);
+    const uint32_t others[] = {CUT_WP_HELLO, CUT_WP_PREPARE, CUT_WP_PREPARE_GEMM, CUT_WP_PREPARE_KERNEL, CUT_WP_ACK,
+                               CUT_WP_RESULT, CUT_WP_QUIT, CUT_WP_TYPE_END};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(others); i++)
+        assert_int_equal(cut_wp_is_run(others[i]), 0);
+
+    cut_timing t, got;
+    cut_timing_default(&t);
+    t.min_repeats = 9;
+    t.max_repeats = 90;
+    t.warmup = 4;
+    t.flush_l2 = 1;
+    t.min_total_ms = 12.5;
+    t.timeout_s = 3;
+    cut_wp_measure m = {.grid = {7, 1, 1}, .block = {128, 1, 1}, .smem_dynamic = 64, .entry = "k",
+                        .cubin = (const uint8_t *)"CUBIN:k", .cubin_size = 7};
+    cut_buf body, b;
+    cut_buf_init(&body);
+    cut_buf_init(&b);
+    cut_wp_measure_encode(&m, &body);
+    cut_wp_run_encode(&t, body.data, body.len, &b);
+    cut_wp_frame f = frame_of(CUT_WP_MEASURE, &b), q;
+    cut_err e = {{0}};
+    assert_int_equal(cut_wp_run_split(&f, &got, &q, &e), 0);
+    assert_true(got.warmup == 4 && got.min_repeats == 9 && got.max_repeats == 90 && got.flush_l2 == 1);
+    assert_true(got.min_total_ms == 12.5 && got.timeout_s == 3);
+    assert_int_equal(q.type, CUT_WP_MEASURE);
+    assert_int_equal(q.len, body.len);
+    assert_memory_equal(q.data, body.data, body.len);
+    cut_wp_measure mq;
+    assert_int_equal(cut_wp_measure_decode(&q, &mq, &e), 0);
+    assert_int_equal(mq.grid[0], 7);
+    assert_string_equal(mq.entry, "k");
+
+    /* A request without a body of its own (CUDNN, CUBLAS) is the policy alone. */
+    cut_buf_free(&b);
+    cut_buf_init(&b);
+    cut_wp_run_encode(&t, NULL, 0, &b);
+    f = frame_of(CUT_WP_CUDNN, &b);
+    assert_int_equal(cut_wp_run_split(&f, &got, &q, &e), 0);
+    assert_int_equal(q.len, 0);
+    assert_int_equal(got.min_repeats, 9);
+
+    /* A policy cut short is malformed; so is an unusable policy, named with its message. */
+    for (size_t cut = 0; cut < b.len; cut++) {
+        cut_wp_frame s = {.type = CUT_WP_RUN_KERNEL, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_run_split(&s, &got, &q, &e), -1);
+        assert_non_null(strstr(e.msg, "malformed RUN_KERNEL"));
+    }
+    const cut_timing bad[] = {{.warmup = -1, .min_repeats = 1, .max_repeats = 1, .timeout_s = 1},
+                              {.min_repeats = 0, .max_repeats = 1, .timeout_s = 1},
+                              {.min_repeats = 5, .max_repeats = 4, .timeout_s = 1},
+                              {.min_repeats = 1, .max_repeats = 1, .min_total_ms = -1, .timeout_s = 1},
+                              {.min_repeats = 1, .max_repeats = 1, .min_total_ms = NAN, .timeout_s = 1},
+                              {.min_repeats = 1, .max_repeats = 1, .timeout_s = 0}};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
+        b.len = 0;
+        cut_wp_run_encode(&bad[i], body.data, body.len, &b);
+        f = frame_of(CUT_WP_ENERGY, &b);
+        assert_int_equal(cut_wp_run_split(&f, &got, &q, &e), -1);
+        assert_non_null(strstr(e.msg, "ENERGY carries an invalid timing policy"));
+    }
+    cut_buf_free(&b);
+    cut_buf_free(&body);
 }
 
 /* A small user-kernel work: x (input f32, 5), y (output f32, 5), n (output i32, 3); references when refs. */
@@ -583,8 +647,6 @@ static void test_prepare_kernel_codec(void **state)
     (void)state;
     for (int refs = 0; refs < 2; refs++) {
         cut_wp_prepare_kernel p = {.work = kwork_of(refs)};
-        cut_timing_default(&p.timing);
-        p.timing.warmup = 3;
         cut_buf b;
         cut_buf_init(&b);
         cut_wp_prepare_kernel_encode(&p, &b);
@@ -592,7 +654,6 @@ static void test_prepare_kernel_codec(void **state)
         cut_wp_prepare_kernel q;
         cut_err e = {{0}};
         assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), 0);
-        assert_int_equal(q.timing.warmup, 3);
         assert_int_equal(q.work.nbufs, 3);
         assert_true(q.work.atol == 1e-5 && q.work.rtol == 1e-4);
         assert_string_equal(q.work.bufs[2].name, "n");
@@ -623,7 +684,6 @@ static void test_prepare_kernel_codec(void **state)
     cut_buf b;
     /* An output with one reference. */
     cut_wp_prepare_kernel p = {.work = kwork_of(1)};
-    cut_timing_default(&p.timing);
     p.work.bufs[1].data[1] = NULL;
     cut_buf_init(&b);
     cut_wp_prepare_kernel_encode(&p, &b);
@@ -633,11 +693,10 @@ static void test_prepare_kernel_codec(void **state)
     cut_buf_free(&b);
     /* Sizes that do not match elems * dtype size: y declared with 6 elements, sent with 5. */
     p = (cut_wp_prepare_kernel){.work = kwork_of(1)};
-    cut_timing_default(&p.timing);
     p.work.bufs[0].elems = 4; /* sends 16 bytes of x */
     cut_buf_init(&b);
     cut_wp_prepare_kernel_encode(&p, &b);
-    const size_t x_elems_at = 4 * 4 + 2 * 8 + 2 * 8 + 4 + 8 + 1 + 4 + 4; /* timing, tolerances, nbufs, "x", flags */
+    const size_t x_elems_at = 2 * 8 + 4 + 8 + 1 + 4 + 4; /* tolerances, nbufs, "x", flags */
     uint64_t five = 5;
     memcpy(b.data + x_elems_at, &five, 8);
     f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
@@ -650,7 +709,7 @@ static void test_prepare_kernel_codec(void **state)
     assert_non_null(strstr(e.msg, "dtype"));
     /* No buffers, too many. */
     for (int32_t nb = 0; nb <= CUT_KW_MAX_BUFS + 1; nb += CUT_KW_MAX_BUFS + 1) {
-        memcpy(b.data + 4 * 4 + 2 * 8 + 2 * 8, &nb, 4);
+        memcpy(b.data + 2 * 8, &nb, 4); /* after the two tolerances */
         assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
         assert_non_null(strstr(e.msg, "buffers"));
     }
@@ -659,7 +718,6 @@ static void test_prepare_kernel_codec(void **state)
     cut_buf_free(&b);
     /* A work without outputs, a negative tolerance. */
     p = (cut_wp_prepare_kernel){.work = kwork_of(0)};
-    cut_timing_default(&p.timing);
     p.work.nbufs = 1;
     cut_buf_init(&b);
     cut_wp_prepare_kernel_encode(&p, &b);
@@ -1056,8 +1114,6 @@ static void test_prepare_gemm_codec(void **state)
 {
     (void)state;
     cut_wp_prepare_gemm p = {.gemm = {7, 5, 3, CUT_GEMM_NT, CUT_DT_FP32}};
-    cut_timing_default(&p.timing);
-    p.timing.warmup = 4;
     const size_t na = cut_gemm_a_elems(&p.gemm), nb = cut_gemm_b_elems(&p.gemm), nc = cut_gemm_c_elems(&p.gemm);
     p.a = malloc(na * 4);
     p.b = malloc(nb * 4);
@@ -1073,7 +1129,6 @@ static void test_prepare_gemm_codec(void **state)
     cut_err e = {{0}};
     assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), 0);
     assert_memory_equal(&q.gemm, &p.gemm, sizeof p.gemm);
-    assert_int_equal(q.timing.warmup, 4);
     assert_memory_equal(q.a, p.a, na * 4);
     assert_memory_equal(q.b, p.b, nb * 4);
     assert_memory_equal(q.ref, p.ref, nc * 4);
@@ -1139,13 +1194,6 @@ static void test_prepare_gemm_codec(void **state)
     assert_int_equal(cut_wp_prepare_decode(&f, &cq, &e), -1);
     cut_buf_free(&b);
 
-    p.timing.min_total_ms = -1; /* an invalid timing policy */
-    cut_buf_init(&b);
-    cut_wp_prepare_gemm_encode(&p, &b);
-    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "PREPARE_GEMM carries an invalid timing policy"));
-    cut_buf_free(&b);
 
     cut_result res = {.status = CUT_ST_OK, .median_ms = 1.5, .repeats = 3}, out; /* CUBLAS_RESULT decodes as RESULT */
     char algo[32];
@@ -1618,12 +1666,12 @@ static void test_runner_fake_worker(void **state)
     for (int i = 0; i < 4; i++)
         assert_true(pids[i] != pids[i + 1]);
 
-    /* A changed timing policy is sent to the worker again before the next candidate. */
+    /* A changed timing policy reaches the worker with the next candidate, without the tensors being sent again. */
     r->timing.min_repeats = 9;
     assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_OK);
     assert_true(res[0].max_ms == 9.0);
-    assert_int_equal(res[0].repeats, 2);
+    assert_int_equal(res[0].repeats, 1);
 
     /* The cuDNN request goes through the same worker. */
     char algo[32];
@@ -1877,6 +1925,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_send_epipe),
         cmocka_unit_test(test_prepare_codec),
+        cmocka_unit_test(test_run_prefix_codec),
         cmocka_unit_test(test_prepare_gemm_codec),
         cmocka_unit_test(test_prepare_kernel_codec),
         cmocka_unit_test(test_run_kernel_codec),

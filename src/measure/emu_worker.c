@@ -191,12 +191,17 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
             break;
         }
         b.len = 0;
+        cut_wp_frame q = f; /* a run request's own fields, after its timing policy */
+        if (cut_wp_is_run(f.type) && cut_wp_run_split(&f, &r->timing, &q, &e) != 0) {
+            code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            cut_wp_frame_free(&f);
+            continue;
+        }
         switch (f.type) {
         case CUT_WP_PREPARE_KERNEL:
             cut_wp_prepare_kernel_free(&pk);
             prepared = 0;
-            if (cut_wp_prepare_kernel_decode(&f, &pk, &e) != 0 || (r->timing = pk.timing,
-                                                                    r->prepare_kernel(r, &pk.work, &e)) != 0) {
+            if (cut_wp_prepare_kernel_decode(&f, &pk, &e) != 0 || r->prepare_kernel(r, &pk.work, &e) != 0) {
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             } else {
                 prepared = 1;
@@ -206,7 +211,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
         case CUT_WP_RUN_KERNEL:
             if (!prepared)
                 code = cut_wp_reply_error(out_fd, "emulation worker: RUN_KERNEL before PREPARE_KERNEL") == 0 ? -1 : 1;
-            else if (run_kernel(r, &pk.work, &f, &b, &e) != 0)
+            else if (run_kernel(r, &pk.work, &q, &b, &e) != 0)
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
                 code = cut_wp_reply(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
@@ -215,7 +220,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
             if (!prepared)
                 code = cut_wp_reply_error(out_fd, "emulation worker: ENERGY_KERNEL before PREPARE_KERNEL") == 0 ? -1
                                                                                                               : 1;
-            else if (energy_kernel(r, &pk.work, &f, &b, &e) != 0)
+            else if (energy_kernel(r, &pk.work, &q, &b, &e) != 0)
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
                 code = cut_wp_reply(out_fd, CUT_WP_ENERGY_RESULT, &b) == 0 ? -1 : 1;

@@ -176,18 +176,18 @@ static void fail_reply(gpu_impl *g, int rc, cut_wp_frame *f, const char *unexpec
     cut_gr_worker_stop(g, rc < 0, how, how_len);
 }
 
-static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
+static int worker_prepare(gpu_impl *g, cut_err *e)
 {
     cut_buf b;
     cut_buf_init(&b);
     if (g->is_kernel) {
-        cut_wp_prepare_kernel p = {.timing = *t, .work = g->kw.work};
+        cut_wp_prepare_kernel p = {.work = g->kw.work};
         cut_wp_prepare_kernel_encode(&p, &b);
     } else if (g->is_gemm) {
-        cut_wp_prepare_gemm p = {.gemm = g->gemm, .timing = *t, .a = g->in, .b = g->w, .ref = g->ref};
+        cut_wp_prepare_gemm p = {.gemm = g->gemm, .a = g->in, .b = g->w, .ref = g->ref};
         cut_wp_prepare_gemm_encode(&p, &b);
     } else {
-        cut_wp_prepare p = {.conv = g->conv, .timing = *t, .in = g->in, .w = g->w, .ref = g->ref};
+        cut_wp_prepare p = {.conv = g->conv, .in = g->in, .w = g->w, .ref = g->ref};
         cut_wp_prepare_encode(&p, &b);
     }
     const uint32_t type = g->is_kernel ? CUT_WP_PREPARE_KERNEL : g->is_gemm ? CUT_WP_PREPARE_GEMM : CUT_WP_PREPARE;
@@ -203,7 +203,6 @@ static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
     if (rc == 1 && f.type == CUT_WP_ACK) {
         cut_wp_frame_free(&f);
         g->worker_prepared = 1;
-        g->sent_timing = *t;
         return 0;
     }
     char msg[CUT_ERR_LEN - 64], how[96];
@@ -212,7 +211,7 @@ static int worker_prepare(gpu_impl *g, const cut_timing *t, cut_err *e)
 }
 
 /* Starts a worker and waits for HELLO; then sends the workload if there is one. */
-static int worker_start(gpu_impl *g, const cut_timing *t, cut_err *e)
+static int worker_start(gpu_impl *g, cut_err *e)
 {
     char dev_arg[PATH_MAX + 8];
     if (g->emu)
@@ -244,17 +243,18 @@ static int worker_start(gpu_impl *g, const cut_timing *t, cut_err *e)
         g->have_info = 1;
     }
     if (g->have_workload)
-        return worker_prepare(g, t, e);
+        return worker_prepare(g, e);
     return 0;
 }
 
-/* A live worker that has the current workload and timing policy; (re)started as needed. */
-static int worker_ready(gpu_impl *g, const cut_timing *t, cut_err *e)
+/* A live worker that has the current workload; (re)started as needed. The timing policy travels with each run
+ * request instead (cut_gr_request). */
+static int worker_ready(gpu_impl *g, cut_err *e)
 {
-    if (!g->pid && worker_start(g, t, e) != 0)
+    if (!g->pid && worker_start(g, e) != 0)
         return -1;
-    if (g->have_workload && (!g->worker_prepared || memcmp(&g->sent_timing, t, sizeof *t) != 0))
-        return worker_prepare(g, t, e);
+    if (g->have_workload && !g->worker_prepared)
+        return worker_prepare(g, e);
     return 0;
 }
 
@@ -264,16 +264,23 @@ static int worker_ready(gpu_impl *g, const cut_timing *t, cut_err *e)
 int cut_gr_request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_buf *b, double timeout_s,
                    size_t max_reply, cut_wp_frame *f, cut_err *e)
 {
-    for (int attempt = 0;; attempt++) {
-        if (worker_ready(g, t, e) != 0)
-            return -3;
-        if (cut_wp_send(g->to_w, type, b ? b->data : NULL, b ? b->len : 0, e) == 0)
+    cut_buf run; /* a run request: the timing policy, then b */
+    cut_buf_init(&run);
+    if (cut_wp_is_run(type))
+        cut_wp_run_encode(t, b ? b->data : NULL, b ? b->len : 0, &run);
+    const cut_buf *payload = cut_wp_is_run(type) ? &run : b;
+    int rc = -3;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (worker_ready(g, e) != 0)
             break;
+        if (cut_wp_send(g->to_w, type, payload ? payload->data : NULL, payload ? payload->len : 0, e) == 0) {
+            rc = cut_wp_recv(g->from_w, timeout_s, max_reply, f, e);
+            break;
+        }
         cut_gr_worker_stop(g, 1, NULL, 0); /* it died between requests: not this request's fault */
-        if (attempt == 1)
-            return -3;
     }
-    return cut_wp_recv(g->from_w, timeout_s, max_reply, f, e);
+    cut_buf_free(&run);
+    return rc;
 }
 
 /* Turns a failed wait for a reply into a status and ends the worker. */
@@ -325,12 +332,12 @@ static void workload_set_ref(gpu_impl *g, double *ref, size_t n)
 
 /* Makes sure the worker holds the kept workload: one retry on a fresh worker (the old one may have died since the
  * last candidate). */
-int cut_gr_workload_send(cut_runner *r, gpu_impl *g, cut_err *e)
+int cut_gr_workload_send(gpu_impl *g, cut_err *e)
 {
-    if (worker_ready(g, &r->timing, e) == 0)
+    if (worker_ready(g, e) == 0)
         return 0;
     cut_gr_worker_stop(g, 1, NULL, 0);
-    return worker_ready(g, &r->timing, e);
+    return worker_ready(g, e);
 }
 
 static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e)
@@ -349,7 +356,7 @@ static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err 
         g->conv = *c;
         g->is_gemm = 0;
     }
-    return cut_gr_workload_send(r, g, e);
+    return cut_gr_workload_send(g, e);
 }
 
 static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
@@ -397,7 +404,7 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed
         g->gemm = *gm;
         g->is_gemm = 1;
     }
-    return cut_gr_workload_send(r, g, e);
+    return cut_gr_workload_send(g, e);
 }
 
 /* The energy part of a request (ENERGY instead of MEASURE); NULL for a plain measurement. */
@@ -779,7 +786,7 @@ static cut_runner *runner_new(int dev, const char *emu_dir, int emu_temp, const 
         r->timing = *t;
     else
         cut_timing_default(&r->timing);
-    if (worker_start(g, &r->timing, e) != 0) {
+    if (worker_start(g, e) != 0) {
         gpu_destroy(r);
         return NULL;
     }

@@ -26,7 +26,6 @@ typedef struct gpu_impl {
     int to_w, from_w;
     int starts;
     int worker_prepared;
-    cut_timing sent_timing; /* the policy the worker has */
 
     int have_workload;
     int is_gemm;   /* 1: the workload is gemm (PREPARE_GEMM; in/w are A/B), 0: conv (PREPARE) */
@@ -52,7 +51,7 @@ int cut_gr_request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_bu
  * into res's status (TIMEOUT, FAULT) and ends the worker. */
 void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *err, cut_result *res);
 /* Makes sure the worker holds the kept workload: one retry on a fresh worker. 0, or -1 with e. */
-int cut_gr_workload_send(cut_runner *r, gpu_impl *g, cut_err *e);
+int cut_gr_workload_send(gpu_impl *g, cut_err *e);
 /* A missing cubin is the candidate's COMPILE_ERROR in res, with the first line of the log. 0 when there is one. */
 int cut_gr_compile_failed(const cut_compiled *bin, cut_result *res);
 /* The one place a request's deadline comes from (seconds the parent waits for the reply before it kills the worker):

@@ -43,7 +43,7 @@ int cut_gr_prepare_kernel(cut_runner *r, const cut_kwork *w, cut_err *e)
     if (cut_kwork_check(w, e) != 0)
         return -1;
     kernel_keep(r->impl, w);
-    return cut_gr_workload_send(r, r->impl, e);
+    return cut_gr_workload_send(r->impl, e);
 }
 
 /* The energy part of a kernel request (ENERGY_KERNEL instead of RUN_KERNEL). */

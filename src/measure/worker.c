@@ -277,7 +277,6 @@ static int wk_prepare(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     cut_wk_release(w);
     w->is_gemm = 0;
     w->conv = p.conv;
-    w->timing = p.timing;
     w->n_in = cut_conv_in_elems(&p.conv);
     w->n_w = cut_conv_w_elems(&p.conv);
     w->n_out = cut_conv_out_elems(&p.conv);
@@ -295,7 +294,6 @@ static int wk_prepare_gemm(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     cut_wk_release(w);
     w->is_gemm = 1;
     w->gemm = p.gemm;
-    w->timing = p.timing;
     w->n_in = cut_gemm_a_elems(&p.gemm);
     w->n_w = cut_gemm_b_elems(&p.gemm);
     w->n_out = cut_gemm_c_elems(&p.gemm);
@@ -368,6 +366,15 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
             break;
         }
         b.len = 0;
+        /* A run request brings its timing policy; the handlers below read the rest (q). */
+        cut_wp_frame q = f;
+        cut_timing t;
+        if (cut_wp_is_run(f.type) &&
+            (cut_wp_run_split(&f, &t, &q, &e) != 0 || cut_wk_use_timing(&w, &t, &e) != 0)) {
+            code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
+            cut_wp_frame_free(&f);
+            continue;
+        }
         switch (f.type) {
         case CUT_WP_PREPARE:
             if (wk_prepare(&w, &f, &e) != 0)
@@ -388,7 +395,7 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
                 code = cut_wp_reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
             break;
         case CUT_WP_RUN_KERNEL:
-            if (cut_wk_run_kernel(&w, &f, &b, &dead, &e) != 0)
+            if (cut_wk_run_kernel(&w, &q, &b, &dead, &e) != 0)
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
                 code = cut_wp_reply(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
@@ -396,7 +403,7 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
                 code = 3;
             break;
         case CUT_WP_ENERGY_KERNEL:
-            if (cut_wk_energy_kernel(&w, &f, &b, &dead, &e) != 0)
+            if (cut_wk_energy_kernel(&w, &q, &b, &dead, &e) != 0)
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
                 code = cut_wp_reply(out_fd, CUT_WP_ENERGY_RESULT, &b) == 0 ? -1 : 1;
@@ -422,7 +429,7 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
         }
         case CUT_WP_VENDOR: {
             cut_vendor_opts o;
-            if (!w.prepared || !w.is_gemm || cut_wp_vendor_decode(&f, &o, &e) != 0) {
+            if (!w.prepared || !w.is_gemm || cut_wp_vendor_decode(&q, &o, &e) != 0) {
                 const char *why = (w.prepared && w.is_gemm) ? e.msg : "worker: VENDOR before PREPARE_GEMM";
                 code = cut_wp_reply_error(out_fd, why) == 0 ? -1 : 1;
                 break;
@@ -441,7 +448,7 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
         }
         case CUT_WP_MEASURE: {
             cut_wp_measure m;
-            if (!w.prepared || cut_wp_measure_decode(&f, &m, &e) != 0) {
+            if (!w.prepared || cut_wp_measure_decode(&q, &m, &e) != 0) {
                 code = cut_wp_reply_error(out_fd, w.prepared ? e.msg : "worker: MEASURE before PREPARE") == 0 ? -1 : 1;
                 break;
             }
@@ -456,7 +463,7 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
         case CUT_WP_ENERGY: {
             cut_wp_measure m;
             cut_energy_plan plan;
-            if (!w.prepared || cut_wp_energy_decode(&f, &m, &plan, &e) != 0) {
+            if (!w.prepared || cut_wp_energy_decode(&q, &m, &plan, &e) != 0) {
                 code = cut_wp_reply_error(out_fd, w.prepared ? e.msg : "worker: ENERGY before PREPARE") == 0 ? -1 : 1;
                 break;
             }

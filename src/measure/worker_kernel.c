@@ -10,7 +10,7 @@
 #include <string.h>
 
 typedef struct wk_kernel {
-    cut_wp_prepare_kernel p;            /* the work (inputs, references: host copies) and its timing policy */
+    cut_wp_prepare_kernel p;            /* the work (inputs, references: host copies) */
     CUdeviceptr d[CUT_KW_MAX_BUFS][2]; /* inputs: one per set; outputs: d[i][0] */
     void *host[CUT_KW_MAX_BUFS];        /* outputs: room for the copy back */
 } wk_kernel;
@@ -63,7 +63,7 @@ int cut_wk_prepare_kernel(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     }
     cut_wk_release(w);
     const cut_cu_api *cu = cut_wk_cu(w);
-    if (upload(cu, k, e) != 0 || cut_wk_use_timing(w, &k->p.timing, e) != 0) {
+    if (upload(cu, k, e) != 0) { /* the L2 flush buffer comes with the first run request's timing policy */
         cut_wk_kernel_free(k, cu, 0);
         return -1;
     }

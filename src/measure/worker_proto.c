@@ -60,7 +60,7 @@ int cut_wp_hello_decode(const cut_wp_frame *f, cut_wp_hello *h, cut_err *e)
     return cut_wp_rd_finish(&r, f, e);
 }
 
-/* The timing policy as PREPARE and PREPARE_GEMM carry it: i32 warmup, min/max repeats, flush; f64 min total and
+/* The timing policy as every run request begins with it: i32 warmup, min/max repeats, flush; f64 min total and
  * timeout. */
 void cut_wp_put_timing(cut_buf *b, const cut_timing *t)
 {
@@ -96,13 +96,51 @@ int cut_wp_check_timing(const cut_timing *tm, const char *what, cut_err *e)
     return 0;
 }
 
+int cut_wp_is_run(uint32_t type)
+{
+    switch (type) {
+    case CUT_WP_MEASURE:
+    case CUT_WP_ENERGY:
+    case CUT_WP_CUDNN:
+    case CUT_WP_CUBLAS:
+    case CUT_WP_VENDOR:
+    case CUT_WP_RUN_KERNEL:
+    case CUT_WP_ENERGY_KERNEL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void cut_wp_run_encode(const cut_timing *t, const void *body, size_t len, cut_buf *b)
+{
+    cut_wp_put_timing(b, t);
+    if (len > 0)
+        cut_buf_append(b, body, len);
+}
+
+int cut_wp_run_split(const cut_wp_frame *f, cut_timing *t, cut_wp_frame *body, cut_err *e)
+{
+    cut_wp_rd r;
+    cut_wp_rd_init(&r, f->data, f->len);
+    cut_wp_get_timing(&r, t);
+    if (r.bad)
+        return cut_err_set(e, "malformed %s message (%zu bytes): its timing policy runs past the end",
+                           cut_wp_type_name(f->type), f->len);
+    char what[32];
+    snprintf(what, sizeof what, "%s", cut_wp_type_name(f->type));
+    if (cut_wp_check_timing(t, what, e) != 0)
+        return -1;
+    *body = (cut_wp_frame){.type = f->type, .data = f->len > r.off ? f->data + r.off : NULL, .len = f->len - r.off};
+    return 0;
+}
+
 void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b)
 {
     const cut_conv *c = &p->conv;
     const int32_t shape[9] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
     for (int i = 0; i < 9; i++)
         cut_wp_put_i32(b, shape[i]);
-    cut_wp_put_timing(b, &p->timing);
     cut_wp_put_bytes(b, p->in, cut_conv_in_elems(c) * sizeof(float));
     cut_wp_put_bytes(b, p->w, cut_conv_w_elems(c) * sizeof(float));
     cut_wp_put_bytes(b, p->ref, cut_conv_out_elems(c) * sizeof(float));
@@ -146,14 +184,11 @@ int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e)
     int32_t s[9] = {0};
     for (int i = 0; i < 9; i++)
         cut_wp_get_i32(&r, &s[i]);
-    cut_wp_get_timing(&r, &p->timing);
     if (r.bad)
         return cut_err_set(e, "malformed PREPARE message (%zu bytes): the header fields run past the end", f->len);
     p->conv = (cut_conv){s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
     if (cut_conv_validate(&p->conv, e) != 0)
         return cut_err_wrap(e, "PREPARE carries an invalid shape");
-    if (cut_wp_check_timing(&p->timing, "PREPARE", e) != 0)
-        return -1;
     if (get_floats(&r, cut_conv_in_elems(&p->conv), "input", &p->in, e) ||
         get_floats(&r, cut_conv_w_elems(&p->conv), "weight", &p->w, e) ||
         get_floats(&r, cut_conv_out_elems(&p->conv), "reference", &p->ref, e) || cut_wp_rd_finish(&r, f, e)) {
@@ -169,7 +204,6 @@ void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b)
     const int32_t shape[5] = {g->m, g->n, g->k, (int32_t)g->layout, (int32_t)g->dtype};
     for (int i = 0; i < 5; i++)
         cut_wp_put_i32(b, shape[i]);
-    cut_wp_put_timing(b, &p->timing);
     cut_wp_put_bytes(b, p->a, cut_gemm_a_elems(g) * sizeof(float));
     cut_wp_put_bytes(b, p->b, cut_gemm_b_elems(g) * sizeof(float));
     cut_wp_put_bytes(b, p->ref, p->ref ? cut_gemm_c_elems(g) * sizeof(float) : 0); /* empty: the worker's DGEMM */
@@ -207,12 +241,11 @@ int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cu
     int32_t s[5] = {0};
     for (int i = 0; i < 5; i++)
         cut_wp_get_i32(&r, &s[i]);
-    cut_wp_get_timing(&r, &p->timing);
     if (r.bad)
         return cut_err_set(e, "malformed PREPARE_GEMM message (%zu bytes): the header fields run past the end",
                            f->len);
     p->gemm = (cut_gemm){s[0], s[1], s[2], (cut_gemm_layout)s[3], (cut_dtype)s[4]};
-    if (check_gemm_shape(&p->gemm, e) != 0 || cut_wp_check_timing(&p->timing, "PREPARE_GEMM", e) != 0)
+    if (check_gemm_shape(&p->gemm, e) != 0)
         return -1;
     const uint8_t *rp;
     size_t rn = 0;

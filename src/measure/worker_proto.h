@@ -7,24 +7,29 @@
  *
  * Frame: 16-byte header {u32 magic "CUTW", u32 type, u64 payload length} then the payload.
  *
- * Conversation (worker -> parent replies in brackets):
+ * Conversation (worker -> parent replies in brackets). A workload is prepared once; every request that runs
+ * something (MEASURE, CUDNN, ENERGY, CUBLAS, VENDOR, RUN_KERNEL, ENERGY_KERNEL: cut_wp_is_run) begins with the timing
+ * policy it runs under (cut_wp_run_encode), so a new policy (the final re-timing's longer one) never re-sends the
+ * tensors:
  *   worker start        [HELLO name, uuid, sm, L2 bytes  |  ERROR sentence]
- *   PREPARE             [ACK | ERROR]          conv shape, timing policy, input, weights, reference output (float)
- *   MEASURE             [RESULT]               cubin, entry, grid, block, dynamic smem -> cut_result
- *   CUDNN               [CUDNN_RESULT | ERROR] cuDNN's fastest valid algorithm, same harness -> cut_result + name
+ *   PREPARE             [ACK | ERROR]          conv shape, input, weights, reference output (float)
+ *   MEASURE             [RESULT]               timing; cubin, entry, grid, block, dynamic smem -> cut_result
+ *   CUDNN               [CUDNN_RESULT | ERROR] timing; cuDNN's fastest valid algorithm, same harness -> cut_result +
+ *                                              its name
  *   ENERGY              [ENERGY_RESULT]        MEASURE's payload + an energy plan -> cut_result + cut_energy_result
- *   PREPARE_GEMM        [ACK | ERROR]          GEMM shape and dtype, timing policy, A, B (floats already rounded to
- *                                              the dtype), reference C (float); the worker stores A and B in the
- *                                              dtype's storage type (16-bit for fp16/bf16). MEASURE then launches
- *                                              kernels (A, B, C), or (TMA map of A, TMA map of B, C) when MEASURE
- *                                              carries two TMA descriptors, and checks them by relative Frobenius
- *                                              error (cut_gemm_rel_error <= cut_gemm_tolerance)
- *   CUBLAS              [CUBLAS_RESULT | ERROR] cuBLAS SGEMM (pedantic fp32) on the prepared fp32 GEMM, same harness
- *   VENDOR              [VENDOR_RESULT | ERROR] options -> cuBLAS GemmEx + cuBLASLt heuristic and enumerated
+ *   PREPARE_GEMM        [ACK | ERROR]          GEMM shape and dtype, A, B (floats already rounded to the dtype),
+ *                                              reference C (float); the worker stores A and B in the dtype's storage
+ *                                              type (16-bit for fp16/bf16). MEASURE then launches kernels (A, B, C),
+ *                                              or (TMA map of A, TMA map of B, C) when MEASURE carries two TMA
+ *                                              descriptors, and checks them by relative Frobenius error
+ *                                              (cut_gemm_rel_error <= cut_gemm_tolerance)
+ *   CUBLAS              [CUBLAS_RESULT | ERROR] timing; cuBLAS SGEMM (pedantic fp32) on the prepared fp32 GEMM
+ *   VENDOR              [VENDOR_RESULT | ERROR] timing, options -> cuBLAS GemmEx + cuBLASLt heuristic and enumerated
  *                                              algorithms on the prepared GEMM, same harness -> best, counts, top
- *   PREPARE_KERNEL      [ACK | ERROR]          a user kernel's work (kwork.h): timing policy, tolerances, buffers
- *                                              with both input sets and both references (or none: capture)
- *   RUN_KERNEL          [KERNEL_RESULT | ERROR] cubin, entry, launch, arguments -> cut_result + captured outputs
+ *   PREPARE_KERNEL      [ACK | ERROR]          a user kernel's work (kwork.h): tolerances, buffers with both input
+ *                                              sets and both references (or none: capture)
+ *   RUN_KERNEL          [KERNEL_RESULT | ERROR] timing; cubin, entry, launch, arguments -> cut_result + captured
+ *                                              outputs
  *   ENERGY_KERNEL       [ENERGY_RESULT | ERROR] RUN_KERNEL's payload + an energy plan, on a prepared work with
  *                                              references -> cut_result + cut_energy_result (as ENERGY's reply)
  *   QUIT                (worker exits 0)
@@ -133,27 +138,35 @@ typedef struct cut_wp_hello {
 void cut_wp_hello_encode(const cut_wp_hello *h, cut_buf *b);
 int cut_wp_hello_decode(const cut_wp_frame *f, cut_wp_hello *h, cut_err *e);
 
+/* The run requests (MEASURE, ENERGY, CUDNN, CUBLAS, VENDOR, RUN_KERNEL, ENERGY_KERNEL): 1 for those, else 0. */
+int cut_wp_is_run(uint32_t type);
+/* A run request's payload: the timing policy (i32 warmup, min and max repeats, flush; f64 min total ms, timeout s),
+ * then the request's own len bytes (body; the decoders below read only those). */
+void cut_wp_run_encode(const cut_timing *t, const void *body, size_t len, cut_buf *b);
+/* Splits a run request: its timing policy into *t (checked: warmup >= 0, 1 <= min <= max repeats, a finite min
+ * total >= 0, a timeout > 0) and the rest as *body, a frame of the same type that points into f (never free it).
+ * -1 with a sentence naming the message for a short payload or an unusable policy. */
+int cut_wp_run_split(const cut_wp_frame *f, cut_timing *t, cut_wp_frame *body, cut_err *e);
+
 /* PREPARE. Arrays: decode allocates them (free with cut_wp_prepare_free); encode only reads them. */
 typedef struct cut_wp_prepare {
     cut_conv conv;
-    cut_timing timing;
     float *in, *w, *ref; /* cut_conv_in_elems / w_elems / out_elems floats */
 } cut_wp_prepare;
 void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b);
-/* Validates the shape (cut_conv_validate), the timing policy and that the array sizes match the shape. */
+/* Validates the shape (cut_conv_validate) and that the array sizes match the shape. */
 int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e);
 void cut_wp_prepare_free(cut_wp_prepare *p);
 
 /* PREPARE_GEMM. Arrays as PREPARE's (decode allocates, free with cut_wp_prepare_gemm_free). Payload: i32 m, n, k,
- * layout, dtype; the timing policy as PREPARE's; A, B and the reference C as length-prefixed floats. */
+ * layout, dtype; A, B and the reference C as length-prefixed floats. */
 typedef struct cut_wp_prepare_gemm {
     cut_gemm gemm;
-    cut_timing timing;
     float *a, *b, *ref; /* cut_gemm_a_elems / b_elems / c_elems floats; ref NULL (sent empty): the worker computes
                            the reference itself with cuBLAS DGEMM on the GPU (measure/gemm_ref_gpu.h) */
 } cut_wp_prepare_gemm;
 void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b);
-/* Validates the shape (cut_gemm_validate, layout NN/NT, a known dtype), the timing policy and the array sizes. */
+/* Validates the shape (cut_gemm_validate, layout NN/NT, a known dtype) and the array sizes. */
 int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cut_err *e);
 void cut_wp_prepare_gemm_free(cut_wp_prepare_gemm *p);
 
@@ -201,13 +214,12 @@ int cut_wp_vendor_decode(const cut_wp_frame *f, cut_vendor_opts *o, cut_err *e);
 void cut_wp_vendor_result_encode(const cut_vendor_result *v, cut_buf *b);
 int cut_wp_vendor_result_decode(const cut_wp_frame *f, cut_vendor_result *v, cut_err *e);
 
-/* PREPARE_KERNEL: the timing policy as PREPARE's; f64 atol, rtol; i32 nbufs; per buffer: name, u32 flags (1 output, 2 zero-initialised output), i32
+/* PREPARE_KERNEL: f64 atol, rtol; i32 nbufs; per buffer: name, u32 flags (1 output, 2 zero-initialised output), i32
  * dtype, u64 elems, then the bytes of set 0 and set 1 (inputs), or the two references or two empty byte strings
  * (outputs). Decode copies every byte string into its own allocation (aligned for the comparison; free with
  * cut_wp_prepare_kernel_free, also after a failed decode) and checks the work (cut_kwork_check, every size
  * elems * dtype size). */
 typedef struct cut_wp_prepare_kernel {
-    cut_timing timing;
     cut_kwork work; /* decode: data pointers owned */
 } cut_wp_prepare_kernel;
 void cut_wp_prepare_kernel_encode(const cut_wp_prepare_kernel *p, cut_buf *b);

@@ -13,7 +13,7 @@ int cut_wp_rd_take(cut_wp_rd *r, void *dst, size_t n);
 int cut_wp_expect_type(const cut_wp_frame *f, uint32_t type, cut_err *e);
 /* A decoder's last step: 0 if every field was read and nothing is left over, else -1 with e saying which. */
 int cut_wp_rd_finish(const cut_wp_rd *r, const cut_wp_frame *f, cut_err *e);
-/* The timing policy as PREPARE, PREPARE_GEMM and PREPARE_KERNEL carry it: appended to b / read from r (a short
+/* The timing policy as every run request begins with it (cut_wp_run_encode): appended to b / read from r (a short
  * payload leaves r->bad set for cut_wp_rd_finish). */
 void cut_wp_put_timing(cut_buf *b, const cut_timing *t);
 void cut_wp_get_timing(cut_wp_rd *r, cut_timing *tm);

@@ -1,5 +1,5 @@
 /* cutune — the measurement worker's codecs of a user kernel's messages (both sides): PREPARE_KERNEL (the work:
- * timing policy, tolerances, buffers), RUN_KERNEL (cubin, launch, arguments), KERNEL_RESULT (the result and the
+ * tolerances, buffers), RUN_KERNEL (cubin, launch, arguments), KERNEL_RESULT (the result and the
  * captured outputs) and ENERGY_KERNEL (RUN_KERNEL's fields and an energy plan; answered with ENERGY_RESULT). */
 #include "measure/worker_proto.h"
 #include "measure/worker_proto_int.h"
@@ -10,7 +10,6 @@
 void cut_wp_prepare_kernel_encode(const cut_wp_prepare_kernel *p, cut_buf *b)
 {
     const cut_kwork *w = &p->work;
-    cut_wp_put_timing(b, &p->timing);
     cut_wp_put_f64(b, w->atol);
     cut_wp_put_f64(b, w->rtol);
     cut_wp_put_i32(b, w->nbufs);
@@ -87,15 +86,12 @@ int cut_wp_prepare_kernel_decode(const cut_wp_frame *f, cut_wp_prepare_kernel *p
     cut_wp_rd r;
     cut_wp_rd_init(&r, f->data, f->len);
     int32_t nbufs = 0;
-    cut_wp_get_timing(&r, &p->timing);
     cut_wp_get_f64(&r, &p->work.atol);
     cut_wp_get_f64(&r, &p->work.rtol);
     cut_wp_get_i32(&r, &nbufs);
     if (r.bad)
         return cut_err_set(e, "malformed PREPARE_KERNEL message (%zu bytes): the header fields run past the end",
                            f->len);
-    if (cut_wp_check_timing(&p->timing, "PREPARE_KERNEL", e) != 0)
-        return -1;
     if (nbufs < 1 || nbufs > CUT_KW_MAX_BUFS)
         return cut_err_set(e, "malformed PREPARE_KERNEL message: %d buffers (1 to %d)", (int)nbufs, CUT_KW_MAX_BUFS);
     p->work.nbufs = nbufs;
