@@ -215,6 +215,34 @@ static void test_good_kernel_sm90(void **state)
     cut_compiled_free(&c);
 }
 
+/* The cubin's own register count (EIATTR_REGCOUNT) is what the ptxas report says, for a light and a heavy kernel
+ * and under -maxrregcount; anything that is not a cubin, or a cubin cut short anywhere, gives -1 or a count, never a
+ * read outside the image (ASan checks that). */
+static void test_cubin_regs(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_compile_opts o = sm90_opts();
+    const char *srcs[] = {GOOD_SRC, HEAVY_SRC, HEAVY_SRC};
+    for (int i = 0; i < 3; i++) {
+        o.extra_opts = i == 2 ? "-maxrregcount=16" : NULL;
+        cut_compiled c;
+        assert_int_equal(cut_compile_one(srcs[i], NULL, &o, &c, &e), 0);
+        cut_compiled from_log = c;
+        cut_parse_ptxas_info(c.log, &from_log);
+        assert_true(from_log.regs > 0);
+        assert_int_equal(cut_cubin_regs(c.cubin, c.cubin_size), from_log.regs);
+        assert_int_equal(c.regs, from_log.regs);
+        for (size_t cut = 0; cut < c.cubin_size; cut += 1 + cut / 8) {
+            int r = cut_cubin_regs(c.cubin, cut);
+            assert_true(r == -1 || r == from_log.regs);
+        }
+        cut_compiled_free(&c);
+    }
+    assert_int_equal(cut_cubin_regs(NULL, 0), -1);
+    assert_int_equal(cut_cubin_regs("not an elf image at all, long enough to pass the size check ........", 70), -1);
+}
+
 static void test_spills_reported(void **state)
 {
     (void)state;
@@ -668,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_opts_for_kernel),
         cmocka_unit_test(test_good_kernel_sm90),
         cmocka_unit_test(test_spills_reported),
+        cmocka_unit_test(test_cubin_regs),
         cmocka_unit_test(test_syntax_error_is_a_value),
         cmocka_unit_test(test_sm90a_only_instruction),
         cmocka_unit_test(test_parse_ptxas_nvrtc13),

@@ -59,6 +59,11 @@ int cut_nvrtc_version(cut_err *e);
 /* Parses a ptxas -v report into the register/spill/smem fields of out (fields left -1 if absent). */
 void cut_parse_ptxas_info(const char *log, cut_compiled *out);
 
+/* The registers per thread a cubin's .nv.info section records (the largest over its kernels), or -1 for an image
+ * that is not a little-endian ELF64 cubin or records none. Never reads outside [image, image + n). cut_compile_one
+ * takes a compiled kernel's registers from here (the ptxas report's count only when the cubin has none). */
+int cut_cubin_regs(const void *image, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

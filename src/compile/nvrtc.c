@@ -289,6 +289,11 @@ int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o
     if (nvrtc_compile(src, name ? name : CUT_DEFAULT_PROGRAM_NAME, &l, o->want_ptx, out, e) != 0)
         goto done;
     cut_parse_ptxas_info(out->log, out);
+    if (out->ok) { /* the cubin's own count: the report sometimes lacks it under concurrent compiles (cubin.c) */
+        const int regs = cut_cubin_regs(out->cubin, out->cubin_size);
+        if (regs >= 0)
+            out->regs = regs;
+    }
     if (out->ok && o->cache_dir && o->cache_dir[0] && cut_cache_store(o->cache_dir, out->key, l.joined.data, out, e))
         goto done;
     rc = 0;
