@@ -19,7 +19,7 @@
  *   - a decoder given a frame of another type fails; a failure has a sentence and leaves nothing allocated;
  *   - a decode that succeeds re-encodes to exactly the payload bytes (ERROR: a prefix of them), strings come back
  *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates and
- *     its tensors are allocated (PREPARE_GEMM: the GEMM validates, its dtype is known);
+ *     the tensors of both input sets are allocated (PREPARE_GEMM: the GEMM validates, its dtype is known);
  *     MEASURE / ENERGY carry 0 or 2 TMA descriptors that pass cut_wp_tma_check; ENERGY / ENERGY_KERNEL plans pass
  *     cut_energy_plan_check, and ENERGY_KERNEL decodes only against a work with references; VENDOR's options are in
  *     range;
@@ -74,18 +74,18 @@ static void check_prepare(const cut_wp_frame *f)
         CHECK(rc != 0);
     if (rc != 0) {
         CHECK(rc == -1 && e.msg[0] != 0);
-        CHECK(p.in == NULL && p.w == NULL && p.ref == NULL);
+        CHECK(!p.in[0] && !p.w[0] && !p.ref[0] && !p.in[1] && !p.w[1] && !p.ref[1]);
         return;
     }
     CHECK(cut_conv_validate(&p.conv, &e) == 0);
-    CHECK(p.in && p.w && p.ref);
+    CHECK(p.in[0] && p.w[0] && p.ref[0] && p.in[1] && p.w[1] && p.ref[1]);
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_prepare_encode(&p, &b);
     CHECK(same_payload(&b, f, 0));
     cut_buf_free(&b);
     cut_wp_prepare_free(&p);
-    CHECK(p.in == NULL && p.w == NULL && p.ref == NULL);
+    CHECK(!p.in[0] && !p.w[0] && !p.ref[0] && !p.in[1] && !p.w[1] && !p.ref[1]);
     cut_wp_prepare_free(&p);
 }
 
@@ -99,19 +99,19 @@ static void check_prepare_gemm(const cut_wp_frame *f)
         CHECK(rc != 0);
     if (rc != 0) {
         CHECK(rc == -1 && e.msg[0] != 0);
-        CHECK(p.a == NULL && p.b == NULL && p.ref == NULL);
+        CHECK(!p.a[0] && !p.b[0] && !p.ref[0] && !p.a[1] && !p.b[1] && !p.ref[1]);
         return;
     }
     CHECK(cut_gemm_validate(&p.gemm, &e) == 0 && (int)p.gemm.dtype >= 0 && p.gemm.dtype < CUT_DT_COUNT);
     CHECK(p.gemm.layout == CUT_GEMM_NN || p.gemm.layout == CUT_GEMM_NT);
-    CHECK(p.a && p.b); /* ref is NULL when sent empty: the worker computes it on the GPU */
+    CHECK(p.a[0] && p.b[0] && p.a[1] && p.b[1]); /* a ref is NULL when sent empty: the worker's DGEMM */
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_prepare_gemm_encode(&p, &b);
     CHECK(same_payload(&b, f, 0));
     cut_buf_free(&b);
     cut_wp_prepare_gemm_free(&p);
-    CHECK(p.a == NULL && p.b == NULL && p.ref == NULL);
+    CHECK(!p.a[0] && !p.b[0] && !p.ref[0] && !p.a[1] && !p.b[1] && !p.ref[1]);
     cut_wp_prepare_gemm_free(&p);
 }
 

@@ -223,11 +223,16 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
             if (cut_wp_prepare_decode(&f, &p, &e) != 0) {
                 fake_send_error(out_fd, e.msg);
             } else {
-                /* Check the parent's reference independently: it must be the double reference rounded. */
+                /* Check the parent's references independently: each the double reference of its set rounded; set 1's
+                 * inputs fresh (not set 0's). */
                 size_t n = cut_conv_out_elems(&p.conv);
                 double *ref = malloc(n * sizeof *ref);
-                cut_conv_reference(&p.conv, p.in, p.w, ref);
-                verified = is_rounded(p.ref, ref, n);
+                verified = memcmp(p.in[0], p.in[1], cut_conv_in_elems(&p.conv) * sizeof(float)) != 0 &&
+                           memcmp(p.w[0], p.w[1], cut_conv_w_elems(&p.conv) * sizeof(float)) != 0;
+                for (int k = 0; k < 2; k++) {
+                    cut_conv_reference(&p.conv, p.in[k], p.w[k], ref);
+                    verified = verified && is_rounded(p.ref[k], ref, n);
+                }
                 free(ref);
                 cut_wp_prepare_free(&p);
                 prepares++;
@@ -238,13 +243,17 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
             if (cut_wp_prepare_gemm_decode(&f, &p, &e) != 0) {
                 fake_send_error(out_fd, e.msg);
             } else {
-                /* The parent's reference must be cut_gemm_reference rounded to float. */
+                /* Each set's reference must be cut_gemm_reference rounded to float, its inputs exact in the dtype;
+                 * set 1's inputs fresh. */
                 size_t n = cut_gemm_c_elems(&p.gemm);
                 double *ref = malloc(n * sizeof *ref);
-                cut_gemm_reference(&p.gemm, p.a, p.b, ref);
-                verified = is_rounded(p.ref, ref, n) &&
-                           is_dtype_exact(p.gemm.dtype, p.a, cut_gemm_a_elems(&p.gemm)) &&
-                           is_dtype_exact(p.gemm.dtype, p.b, cut_gemm_b_elems(&p.gemm));
+                verified = memcmp(p.a[0], p.a[1], cut_gemm_a_elems(&p.gemm) * sizeof(float)) != 0;
+                for (int k = 0; k < 2; k++) {
+                    cut_gemm_reference(&p.gemm, p.a[k], p.b[k], ref);
+                    verified = verified && p.ref[k] && is_rounded(p.ref[k], ref, n) &&
+                               is_dtype_exact(p.gemm.dtype, p.a[k], cut_gemm_a_elems(&p.gemm)) &&
+                               is_dtype_exact(p.gemm.dtype, p.b[k], cut_gemm_b_elems(&p.gemm));
+                }
                 free(ref);
                 cut_wp_prepare_gemm_free(&p);
                 prepares++;
@@ -500,12 +509,14 @@ static void test_prepare_codec(void **state)
     (void)state;
     cut_wp_prepare p = {.conv = {1, 5, 6, 3, 2, 3, 3, 1, 1}};
     size_t n_in = cut_conv_in_elems(&p.conv), n_w = cut_conv_w_elems(&p.conv), n_out = cut_conv_out_elems(&p.conv);
-    p.in = malloc(n_in * 4);
-    p.w = malloc(n_w * 4);
-    p.ref = malloc(n_out * 4);
-    cut_fill_uniform(p.in, n_in, 1);
-    cut_fill_uniform(p.w, n_w, 2);
-    cut_fill_uniform(p.ref, n_out, 3);
+    for (int k = 0; k < 2; k++) {
+        p.in[k] = malloc(n_in * 4);
+        p.w[k] = malloc(n_w * 4);
+        p.ref[k] = malloc(n_out * 4);
+        cut_fill_uniform(p.in[k], n_in, 1 + 3 * k);
+        cut_fill_uniform(p.w[k], n_w, 2 + 3 * k);
+        cut_fill_uniform(p.ref[k], n_out, 3 + 3 * k);
+    }
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_prepare_encode(&p, &b);
@@ -514,16 +525,19 @@ static void test_prepare_codec(void **state)
     cut_err e = {{0}};
     assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), 0);
     assert_memory_equal(&q.conv, &p.conv, sizeof p.conv);
-    assert_memory_equal(q.in, p.in, n_in * 4);
-    assert_memory_equal(q.w, p.w, n_w * 4);
-    assert_memory_equal(q.ref, p.ref, n_out * 4);
+    for (int k = 0; k < 2; k++) { /* both input sets, in order */
+        assert_memory_equal(q.in[k], p.in[k], n_in * 4);
+        assert_memory_equal(q.w[k], p.w[k], n_w * 4);
+        assert_memory_equal(q.ref[k], p.ref[k], n_out * 4);
+    }
     cut_wp_prepare_free(&q);
+    assert_true(!q.in[0] && !q.in[1] && !q.ref[1]);
 
     /* Every truncation is rejected (no partial decode). */
     for (size_t cut = 0; cut < b.len; cut += (cut < 200 ? 1 : 97)) {
         cut_wp_frame t = {.type = CUT_WP_PREPARE, .data = (uint8_t *)b.data, .len = cut};
         assert_int_equal(cut_wp_prepare_decode(&t, &q, &e), -1);
-        assert_null(q.in);
+        assert_true(!q.in[0] && !q.in[1] && !q.w[0] && !q.w[1] && !q.ref[0] && !q.ref[1]);
     }
     /* Trailing bytes. */
     cut_buf_append(&b, "x", 1);
@@ -551,9 +565,7 @@ static void test_prepare_codec(void **state)
     assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "expected a PREPARE"));
     cut_buf_free(&b);
-    free(p.in);
-    free(p.w);
-    free(p.ref);
+    cut_wp_prepare_free(&p);
 }
 
 /* Every run request begins with its timing policy; cut_wp_run_split hands the rest to the request's own decoder. */
@@ -1115,12 +1127,14 @@ static void test_prepare_gemm_codec(void **state)
     (void)state;
     cut_wp_prepare_gemm p = {.gemm = {7, 5, 3, CUT_GEMM_NT, CUT_DT_FP32}};
     const size_t na = cut_gemm_a_elems(&p.gemm), nb = cut_gemm_b_elems(&p.gemm), nc = cut_gemm_c_elems(&p.gemm);
-    p.a = malloc(na * 4);
-    p.b = malloc(nb * 4);
-    p.ref = malloc(nc * 4);
-    cut_fill_uniform(p.a, na, 1);
-    cut_fill_uniform(p.b, nb, 2);
-    cut_fill_uniform(p.ref, nc, 3);
+    for (int k = 0; k < 2; k++) {
+        p.a[k] = malloc(na * 4);
+        p.b[k] = malloc(nb * 4);
+        cut_fill_uniform(p.a[k], na, 1 + 3 * k);
+        cut_fill_uniform(p.b[k], nb, 2 + 3 * k);
+    }
+    p.ref[0] = malloc(nc * 4); /* set 1 without a reference: the worker's DGEMM computes it */
+    cut_fill_uniform(p.ref[0], nc, 3);
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_prepare_gemm_encode(&p, &b);
@@ -1129,9 +1143,12 @@ static void test_prepare_gemm_codec(void **state)
     cut_err e = {{0}};
     assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), 0);
     assert_memory_equal(&q.gemm, &p.gemm, sizeof p.gemm);
-    assert_memory_equal(q.a, p.a, na * 4);
-    assert_memory_equal(q.b, p.b, nb * 4);
-    assert_memory_equal(q.ref, p.ref, nc * 4);
+    for (int k = 0; k < 2; k++) {
+        assert_memory_equal(q.a[k], p.a[k], na * 4);
+        assert_memory_equal(q.b[k], p.b[k], nb * 4);
+    }
+    assert_memory_equal(q.ref[0], p.ref[0], nc * 4);
+    assert_null(q.ref[1]);
     cut_buf r;
     cut_buf_init(&r); /* re-encodes to the same bytes */
     cut_wp_prepare_gemm_encode(&q, &r);
@@ -1139,12 +1156,13 @@ static void test_prepare_gemm_codec(void **state)
     assert_memory_equal(r.data, b.data, b.len);
     cut_buf_free(&r);
     cut_wp_prepare_gemm_free(&q);
-    assert_null(q.a);
+    assert_true(!q.a[0] && !q.a[1] && !q.ref[0]);
 
     for (size_t cut = 0; cut < b.len; cut += 7) { /* every truncation is rejected, nothing left allocated */
         cut_wp_frame t = {.type = CUT_WP_PREPARE_GEMM, .data = (uint8_t *)b.data, .len = cut};
         assert_int_equal(cut_wp_prepare_gemm_decode(&t, &q, &e), -1);
-        assert_true(q.a == NULL && q.b == NULL && q.ref == NULL);
+        for (int k = 0; k < 2; k++)
+            assert_true(q.a[k] == NULL && q.b[k] == NULL && q.ref[k] == NULL);
     }
     cut_buf_append(&b, "x", 1);
     f = frame_of(CUT_WP_PREPARE_GEMM, &b);
@@ -1206,9 +1224,7 @@ static void test_prepare_gemm_codec(void **state)
     assert_string_equal(cut_wp_type_name(CUT_WP_CUBLAS_RESULT), "CUBLAS_RESULT");
     assert_string_equal(cut_wp_type_name(CUT_WP_PREPARE_GEMM), "PREPARE_GEMM");
     cut_buf_free(&b);
-    free(p.a);
-    free(p.b);
-    free(p.ref);
+    cut_wp_prepare_gemm_free(&p);
 }
 
 static void test_measure_result_hello_codecs(void **state)

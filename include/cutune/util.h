@@ -57,6 +57,9 @@ char *cut_xstrdup(const char *s);
 
 /* Fills a tensor with uniform random values in [-1, 1) from seed. */
 void cut_fill_uniform(float *x, size_t n, uint64_t seed);
+/* The seed of input set s (0 or 1) of a workload prepared from seed: set 0 is seed itself (the inputs every earlier
+ * version drew), set 1 a different stream, for the fresh inputs a candidate is checked on again after timing. */
+uint64_t cut_input_set_seed(uint64_t seed, int s);
 /* Compares out with ref: atol + rtol*|ref|, NaN/Inf never passes. Returns the number of mismatches and fills
  * msg with the first few (index, got, want). */
 size_t cut_compare(const float *out, const double *ref, size_t n, double atol, double rtol, double *max_abs_err,

@@ -5,6 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
+uint64_t cut_input_set_seed(uint64_t seed, int s)
+{
+    if (s == 0)
+        return seed;
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(s + 1); /* splitmix64's finaliser */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 void cut_fill_uniform(float *x, size_t n, uint64_t seed)
 {
     cut_rng r;

@@ -184,10 +184,12 @@ static int worker_prepare(gpu_impl *g, cut_err *e)
         cut_wp_prepare_kernel p = {.work = g->kw.work};
         cut_wp_prepare_kernel_encode(&p, &b);
     } else if (g->is_gemm) {
-        cut_wp_prepare_gemm p = {.gemm = g->gemm, .a = g->in, .b = g->w, .ref = g->ref};
+        cut_wp_prepare_gemm p = {.gemm = g->gemm, .a = {g->in[0], g->in[1]}, .b = {g->w[0], g->w[1]},
+                                 .ref = {g->ref[0], g->ref[1]}};
         cut_wp_prepare_gemm_encode(&p, &b);
     } else {
-        cut_wp_prepare p = {.conv = g->conv, .in = g->in, .w = g->w, .ref = g->ref};
+        cut_wp_prepare p = {.conv = g->conv, .in = {g->in[0], g->in[1]}, .w = {g->w[0], g->w[1]},
+                            .ref = {g->ref[0], g->ref[1]}};
         cut_wp_prepare_encode(&p, &b);
     }
     const uint32_t type = g->is_kernel ? CUT_WP_PREPARE_KERNEL : g->is_gemm ? CUT_WP_PREPARE_GEMM : CUT_WP_PREPARE;
@@ -304,29 +306,40 @@ void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *
 
 /* ---- the runner interface ---- */
 
-/* Replaces the kept tensors with new ones of n_in, n_w and n_out floats (inputs uniform from seed, as the emulation
- * runner draws them); the caller fills the reference. */
+void cut_gr_tensors_free(gpu_impl *g)
+{
+    for (int s = 0; s < 2; s++) {
+        free(g->in[s]);
+        free(g->w[s]);
+        free(g->ref[s]);
+        g->in[s] = g->w[s] = g->ref[s] = NULL;
+    }
+}
+
+/* Replaces the kept tensors with new ones of n_in, n_w and n_out floats per input set: set 0 uniform from seed (as
+ * the emulation runner draws them), set 1 from a seed derived from it; the caller fills the references. */
 static void workload_alloc(gpu_impl *g, size_t n_in, size_t n_w, size_t n_out, uint64_t seed)
 {
     cut_gr_kernel_forget(g);
-    free(g->in);
-    free(g->w);
-    free(g->ref);
-    g->in = cut_xmalloc(n_in * sizeof(float));
-    g->w = cut_xmalloc(n_w * sizeof(float));
-    g->ref = cut_xmalloc(n_out * sizeof(float));
-    cut_fill_uniform(g->in, n_in, seed);
-    cut_fill_uniform(g->w, n_w, seed ^ 0x9e3779b97f4a7c15ULL); /* as the emulation runner */
+    cut_gr_tensors_free(g);
+    for (int s = 0; s < 2; s++) {
+        const uint64_t sd = cut_input_set_seed(seed, s);
+        g->in[s] = cut_xmalloc(n_in * sizeof(float));
+        g->w[s] = cut_xmalloc(n_w * sizeof(float));
+        g->ref[s] = cut_xmalloc(n_out * sizeof(float));
+        cut_fill_uniform(g->in[s], n_in, sd);
+        cut_fill_uniform(g->w[s], n_w, sd ^ 0x9e3779b97f4a7c15ULL); /* as the emulation runner */
+    }
     g->seed = seed;
     g->have_workload = 1;
     g->worker_prepared = 0;
 }
 
-/* Rounds a double reference of n elements into g->ref and frees it. */
-static void workload_set_ref(gpu_impl *g, double *ref, size_t n)
+/* Rounds a double reference of n elements into g->ref[s] and frees it. */
+static void workload_set_ref(gpu_impl *g, int s, double *ref, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        g->ref[i] = (float)ref[i];
+        g->ref[s][i] = (float)ref[i];
     free(ref);
 }
 
@@ -350,9 +363,11 @@ static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err 
     if (!same) {
         const size_t n_out = cut_conv_out_elems(c);
         workload_alloc(g, cut_conv_in_elems(c), cut_conv_w_elems(c), n_out, seed);
-        double *ref = cut_xmalloc(n_out * sizeof(double));
-        cut_conv_reference(c, g->in, g->w, ref);
-        workload_set_ref(g, ref, n_out);
+        for (int s = 0; s < 2; s++) {
+            double *ref = cut_xmalloc(n_out * sizeof(double));
+            cut_conv_reference(c, g->in[s], g->w[s], ref);
+            workload_set_ref(g, s, ref, n_out);
+        }
         g->conv = *c;
         g->is_gemm = 0;
     }
@@ -391,15 +406,17 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed
         workload_alloc(g, cut_gemm_a_elems(gm), cut_gemm_b_elems(gm), n_out, seed);
         /* The inputs as the kernels see them (fp16/bf16 rounded to nearest even), so that the reference is exact for
          * the values stored on the GPU. */
-        cut_dtype_round(gm->dtype, g->in, cut_gemm_a_elems(gm));
-        cut_dtype_round(gm->dtype, g->w, cut_gemm_b_elems(gm));
-        if (gemm_ref_on_cpu(gm)) {
-            double *ref = cut_xmalloc(n_out * sizeof(double));
-            cut_gemm_reference(gm, g->in, g->w, ref);
-            workload_set_ref(g, ref, n_out);
-        } else {
-            free(g->ref); /* the worker computes it (cuBLAS DGEMM) */
-            g->ref = NULL;
+        for (int s = 0; s < 2; s++) {
+            cut_dtype_round(gm->dtype, g->in[s], cut_gemm_a_elems(gm));
+            cut_dtype_round(gm->dtype, g->w[s], cut_gemm_b_elems(gm));
+            if (gemm_ref_on_cpu(gm)) {
+                double *ref = cut_xmalloc(n_out * sizeof(double));
+                cut_gemm_reference(gm, g->in[s], g->w[s], ref);
+                workload_set_ref(g, s, ref, n_out);
+            } else {
+                free(g->ref[s]); /* the worker computes it (cuBLAS DGEMM) */
+                g->ref[s] = NULL;
+            }
         }
         g->gemm = *gm;
         g->is_gemm = 1;
@@ -580,9 +597,7 @@ static void gpu_destroy(cut_runner *r)
             cut_wp_send(g->to_w, CUT_WP_QUIT, NULL, 0, &ignore);
             cut_gr_worker_stop(g, 0, NULL, 0);
         }
-        free(g->in);
-        free(g->w);
-        free(g->ref);
+        cut_gr_tensors_free(g);
         cut_wp_prepare_kernel_free(&g->kw);
         if (g->emu_temp)
             cut_remove_tree(g->emu_dir, NULL, NULL);

@@ -34,7 +34,9 @@ typedef struct gpu_impl {
     cut_conv conv;
     cut_gemm gemm;
     uint64_t seed;
-    float *in, *w, *ref; /* owned; ref is the double reference rounded to float */
+    /* Two input sets (set 1 checks a candidate again after timing, on inputs it has not seen), owned; ref[s] is the
+     * double reference rounded to float, or NULL for a GEMM whose worker computes it. */
+    float *in[2], *w[2], *ref[2];
 } gpu_impl;
 
 /* ---- gpu_runner.c ---- */
@@ -50,6 +52,8 @@ int cut_gr_request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_bu
 /* Turns a failed wait for a reply (rc from cut_gr_request, or -1 for a reply that did not decode, err saying why)
  * into res's status (TIMEOUT, FAULT) and ends the worker. */
 void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *err, cut_result *res);
+/* Frees the kept conv/GEMM tensors of both sets. */
+void cut_gr_tensors_free(gpu_impl *g);
 /* Makes sure the worker holds the kept workload: one retry on a fresh worker. 0, or -1 with e. */
 int cut_gr_workload_send(gpu_impl *g, cut_err *e);
 /* A missing cubin is the candidate's COMPILE_ERROR in res, with the first line of the log. 0 when there is one. */

@@ -20,10 +20,7 @@ void cut_gr_kernel_forget(gpu_impl *g)
 /* Keeps a deep copy of w (every buffer's data) in g, replacing any workload. */
 static void kernel_keep(gpu_impl *g, const cut_kwork *w)
 {
-    free(g->in);
-    free(g->w);
-    free(g->ref);
-    g->in = g->w = g->ref = NULL;
+    cut_gr_tensors_free(g);
     cut_gr_kernel_forget(g);
     g->kw.work = *w;
     for (int i = 0; i < w->nbufs; i++)

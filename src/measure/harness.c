@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Errors after which the context is unusable: the worker must report and exit. */
 int cut_wk_launch_status(CUresult rc, char *msg, size_t n, int *sticky)
@@ -125,10 +126,39 @@ int cut_wk_out_compare(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
 {
     cut_wk *w = arg;
     static const char *const when[] = {"", "after timing: ", "after the energy run: "};
+    const char *pfx = pass == CUT_WK_AFTER_TIMING && w->set == 1 ? "after timing, fresh inputs: " : when[pass];
     CUresult rc = w->cu->cuMemcpyDtoH(w->host_out, w->d_out, w->n_out * sizeof(float));
     if (rc != CUDA_SUCCESS)
         return cut_wk_harness_fault(res, fatal, "cuMemcpyDtoH", rc), -1;
-    return w->is_gemm ? compare_gemm(w, res, when[pass]) : compare_conv(w, res, when[pass]);
+    return w->is_gemm ? compare_gemm(w, res, pfx) : compare_conv(w, res, pfx);
+}
+
+void cut_wk_use_set(cut_wk *w, int s)
+{
+    w->set = s;
+    w->d_in = w->d_set_in[s];
+    w->d_w = w->d_set_w[s];
+    w->ref = w->ref_set[s];
+}
+
+/* The set a candidate's pass runs on: the fresh set 1 after timing, set 0 otherwise (the timed launches read the
+ * set the first check picked). */
+static int pass_set(cut_wk_pass pass) { return pass == CUT_WK_AFTER_TIMING ? 1 : 0; }
+
+CUresult cut_wk_cand_before(void *arg, cut_wk_pass pass, const char **what)
+{
+    cut_wk_cand_check *c = arg;
+    const int s = pass_set(pass);
+    cut_wk_use_set(c->w, s);
+    if (c->k->ntma)
+        memcpy(c->k->maps, c->maps[s], sizeof c->k->maps);
+    return cut_wk_out_poison(c->w, pass, what);
+}
+
+static int cand_after(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
+{
+    cut_wk_cand_check *c = arg;
+    return cut_wk_out_compare(c->w, pass, res, fatal);
 }
 
 /* Poison, run once, synchronise, copy back, compare (chk's hooks). 0 if the output matches. */
@@ -246,4 +276,9 @@ void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res,
     }
     const cut_wk_check chk = {cut_wk_out_poison, cut_wk_out_compare, w};
     cut_wk_check_and_time_with(w, l, &chk, res, fatal);
+}
+
+cut_wk_check cut_wk_cand_hooks(cut_wk_cand_check *c)
+{
+    return (cut_wk_check){cut_wk_cand_before, cand_after, c};
 }

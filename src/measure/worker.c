@@ -106,9 +106,20 @@ static void measure_kernel(cut_wk *w, const cut_wp_measure *m, const cut_energy_
     k.args[0] = &w->d_in;
     k.args[1] = &w->d_w;
     k.args[2] = &w->d_out;
-    if (m->ntma == 2 && cut_wk_tma_encode(w, m, &k, res) != 0)
-        goto out;
+    cut_wk_cand_check cc = {.w = w, .k = &k};
+    if (m->ntma == 2) { /* the maps of each input set, swapped in by the checks (cut_wk_cand_before) */
+        k.ntma = 2;
+        int bad = 0;
+        for (int s = 1; s >= 0 && !bad; s--) {
+            cut_wk_use_set(w, s);
+            bad = cut_wk_tma_encode(w, m, &k, res) != 0;
+            memcpy(cc.maps[s], k.maps, sizeof k.maps);
+        }
+        if (bad)
+            goto out;
+    }
     cut_wk_launcher l = {kern_launch_fn, &k};
+    const cut_wk_check chk = cut_wk_cand_hooks(&cc);
     /* the kernel's algorithm may carry a wider tolerance (cut_conv_tolerance_scaled): for this candidate only */
     const double atol = w->atol, rtol = w->rtol, gemm_tol = w->gemm_tol;
     if (m->tol_scale > 1.0) {
@@ -116,13 +127,15 @@ static void measure_kernel(cut_wk *w, const cut_wp_measure *m, const cut_energy_
         w->rtol *= m->tol_scale;
         w->gemm_tol *= m->tol_scale;
     }
-    cut_wk_check_and_time(w, &l, res, fatal);
+    cut_wk_check_and_time_with(w, &l, &chk, res, fatal);
     if (plan && res->status == CUT_ST_OK && !*fatal)
-        *energy_ok = cut_wk_energy(w, &l, plan, res, er, fatal, why) == 0 && res->status == CUT_ST_OK;
+        *energy_ok = cut_wk_energy_with(w, &l, &chk, cut_wk_flops(w), plan, res, er, fatal, why) == 0 &&
+                     res->status == CUT_ST_OK;
     w->atol = atol;
     w->rtol = rtol;
     w->gemm_tol = gemm_tol;
 out:
+    cut_wk_use_set(w, 0); /* the vendor baselines read set 0 */
     if (!*fatal)
         w->cu->cuModuleUnload(mod);
 }
@@ -134,16 +147,21 @@ void cut_wk_release(cut_wk *w)
     const cut_cu_api *cu = w->cu;
     cut_wk_kernel_free(w->kernel, cu, 0);
     w->kernel = NULL;
-    CUdeviceptr *ptrs[] = {&w->d_in, &w->d_w, &w->d_out};
+    CUdeviceptr *ptrs[] = {&w->d_set_in[0], &w->d_set_in[1], &w->d_set_w[0], &w->d_set_w[1], &w->d_out};
     for (size_t i = 0; i < CUT_ARRAY_LEN(ptrs); i++) {
         if (*ptrs[i])
             cu->cuMemFree(*ptrs[i]);
         *ptrs[i] = 0;
     }
-    free(w->ref);
+    for (int s = 0; s < 2; s++) {
+        free(w->ref_set[s]);
+        w->ref_set[s] = NULL;
+    }
     free(w->host_out);
+    w->d_in = w->d_w = 0;
     w->ref = NULL;
     w->host_out = NULL;
+    w->set = 0;
     w->prepared = 0;
 }
 
@@ -205,7 +223,9 @@ static void wk_free(cut_wk *w, int context_dead)
         cut_cublaslt_state_free(w->cublaslt, 1);
         cut_wk_kernel_free(w->kernel, w->cu, 1);
         w->kernel = NULL;
-        free(w->ref);
+        free(w->ref_set[0]);
+        free(w->ref_set[1]);
+        w->ref_set[0] = w->ref_set[1] = NULL;
         free(w->host_out);
     }
     w->cudnn = NULL;
@@ -231,36 +251,42 @@ int cut_wk_use_timing(cut_wk *w, const cut_timing *t, cut_err *e)
     return cut_err_set(e, "worker: allocating the L2 flush buffer (%zu bytes): %s", w->flush_bytes, d);
 }
 
-/* Allocates and uploads the two inputs (in_bytes and w_bytes of them, in their storage type) and the output (n_out
- * floats) of the workload, the L2 flush buffer, and the reference (from the parent's floats). Frees them again on
- * failure. */
-static int wk_upload(cut_wk *w, const void *in, size_t in_bytes, const void *wt, size_t w_bytes, const float *ref,
-                     const char *what, cut_err *e)
+/* Allocates and uploads both sets of the two inputs (in_bytes and w_bytes each, in their storage type) and the output
+ * (n_out floats) of the workload, and the references of both sets (from the parent's floats; NULL: the caller fills
+ * them). Set 0 is then the one in use. Frees everything again on failure. */
+static int wk_upload(cut_wk *w, const void *const in[2], size_t in_bytes, const void *const wt[2], size_t w_bytes,
+                     float *const ref[2], const char *what, cut_err *e)
 {
     const cut_cu_api *cu = w->cu;
     int rc = -1;
     CUresult cr;
-    char d[160];
-#define WK_TRY(expr, step)                                                                                           \
+    char d[160], step[96];
+#define WK_TRY(expr, ...)                                                                                            \
     if ((cr = (expr)) != CUDA_SUCCESS) {                                                                             \
+        snprintf(step, sizeof step, __VA_ARGS__);                                                                    \
         cut_cu_describe(cr, d, sizeof d);                                                                            \
         cut_err_set(e, "worker %s: %s: %s", what, step, d);                                                          \
         goto out;                                                                                                    \
     }
-    WK_TRY(cu->cuMemAlloc(&w->d_in, in_bytes), "allocating the first input tensor");
-    WK_TRY(cu->cuMemAlloc(&w->d_w, w_bytes), "allocating the second input tensor");
+    for (int s = 0; s < 2; s++) {
+        WK_TRY(cu->cuMemAlloc(&w->d_set_in[s], in_bytes), "allocating the first input tensor of set %d", s);
+        WK_TRY(cu->cuMemAlloc(&w->d_set_w[s], w_bytes), "allocating the second input tensor of set %d", s);
+        WK_TRY(cu->cuMemcpyHtoD(w->d_set_in[s], in[s], in_bytes), "uploading the first input tensor of set %d", s);
+        WK_TRY(cu->cuMemcpyHtoD(w->d_set_w[s], wt[s], w_bytes), "uploading the second input tensor of set %d", s);
+    }
     WK_TRY(cu->cuMemAlloc(&w->d_out, w->n_out * sizeof(float)), "allocating the output tensor");
-    WK_TRY(cu->cuMemcpyHtoD(w->d_in, in, in_bytes), "uploading the first input tensor");
-    WK_TRY(cu->cuMemcpyHtoD(w->d_w, wt, w_bytes), "uploading the second input tensor");
     w->in_bytes = in_bytes;
     w->w_bytes = w_bytes;
 #undef WK_TRY
     if (cut_wk_use_timing(w, &w->timing, e) != 0)
         goto out;
-    w->ref = cut_xmalloc(sizeof(double) * w->n_out);
-    for (size_t i = 0; ref && i < w->n_out; i++) /* NULL: the caller fills it */
-        w->ref[i] = ref[i];
+    for (int s = 0; s < 2; s++) {
+        w->ref_set[s] = cut_xmalloc(sizeof(double) * w->n_out);
+        for (size_t i = 0; ref[s] && i < w->n_out; i++)
+            w->ref_set[s][i] = ref[s][i];
+    }
     w->host_out = cut_xmalloc(sizeof(float) * w->n_out);
+    cut_wk_use_set(w, 0);
     w->prepared = 1;
     rc = 0;
 out:
@@ -281,7 +307,8 @@ static int wk_prepare(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     w->n_w = cut_conv_w_elems(&p.conv);
     w->n_out = cut_conv_out_elems(&p.conv);
     cut_conv_tolerance(&w->conv, &w->atol, &w->rtol);
-    int rc = wk_upload(w, p.in, w->n_in * sizeof(float), p.w, w->n_w * sizeof(float), p.ref, "PREPARE", e);
+    const void *in[2] = {p.in[0], p.in[1]}, *wt[2] = {p.w[0], p.w[1]};
+    int rc = wk_upload(w, in, w->n_in * sizeof(float), wt, w->n_w * sizeof(float), p.ref, "PREPARE", e);
     cut_wp_prepare_free(&p);
     return rc;
 }
@@ -300,16 +327,22 @@ static int wk_prepare_gemm(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     w->gemm_tol = cut_gemm_tolerance(p.gemm.dtype);
     /* A and B in their storage type: halves / bf16 bits for fp16 / bf16, floats for fp32 and tf32. */
     const size_t es = cut_dtype_size(p.gemm.dtype), a_bytes = w->n_in * es, b_bytes = w->n_w * es;
-    void *a = cut_xmalloc(a_bytes ? a_bytes : 1), *b = cut_xmalloc(b_bytes ? b_bytes : 1);
-    cut_dtype_pack(p.gemm.dtype, p.a, w->n_in, a);
-    cut_dtype_pack(p.gemm.dtype, p.b, w->n_w, b);
-    int rc = wk_upload(w, a, a_bytes, b, b_bytes, p.ref, "PREPARE_GEMM", e);
-    free(a);
-    free(b);
-    if (rc == 0 && !p.ref && cut_gemm_reference_gpu(w->cu, &w->gemm, p.a, p.b, w->ref, e) != 0) {
-        cut_err_wrap(e, "PREPARE_GEMM without a reference");
-        cut_wk_release(w);
-        rc = -1;
+    void *a[2], *b[2];
+    for (int s = 0; s < 2; s++) {
+        a[s] = cut_xmalloc(a_bytes ? a_bytes : 1);
+        b[s] = cut_xmalloc(b_bytes ? b_bytes : 1);
+        cut_dtype_pack(p.gemm.dtype, p.a[s], w->n_in, a[s]);
+        cut_dtype_pack(p.gemm.dtype, p.b[s], w->n_w, b[s]);
+    }
+    int rc = wk_upload(w, (const void *const *)a, a_bytes, (const void *const *)b, b_bytes, p.ref, "PREPARE_GEMM", e);
+    for (int s = 0; s < 2; s++) {
+        free(a[s]);
+        free(b[s]);
+        if (rc == 0 && !p.ref[s] && cut_gemm_reference_gpu(w->cu, &w->gemm, p.a[s], p.b[s], w->ref_set[s], e) != 0) {
+            cut_err_wrap(e, "PREPARE_GEMM without a reference of set %d", s);
+            cut_wk_release(w);
+            rc = -1;
+        }
     }
     cut_wp_prepare_gemm_free(&p);
     return rc;

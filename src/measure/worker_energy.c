@@ -59,12 +59,4 @@ int cut_wk_energy_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *
     return cut_wk_run_checked(w, l, chk, CUT_WK_AFTER_ENERGY, res, fatal) == 0 ? 0 : -1;
 }
 
-/* After check_and_time succeeded: the energy measurement, then the output checked once more. A kernel that
- * fails here turns res into a failure; a meter that fails (NVML) leaves res alone and returns -1 with why. */
-int cut_wk_energy(cut_wk *w, const cut_wk_launcher *l, const cut_energy_plan *plan, cut_result *res,
-                  cut_energy_result *er, int *fatal, cut_err *why)
-{
-    const double flops = w->is_gemm ? cut_gemm_flops(&w->gemm) : cut_conv_flops(&w->conv);
-    const cut_wk_check chk = {cut_wk_out_poison, cut_wk_out_compare, w};
-    return cut_wk_energy_with(w, l, &chk, flops, plan, res, er, fatal, why);
-}
+double cut_wk_flops(const cut_wk *w) { return w->is_gemm ? cut_gemm_flops(&w->gemm) : cut_conv_flops(&w->conv); }

@@ -24,9 +24,15 @@ struct cut_wk {
     cut_timing timing;
     size_t n_in, n_w, n_out;
     size_t in_bytes, w_bytes; /* device sizes of the two inputs (a GEMM's A and B in their storage type) */
+    /* Two input sets with their references: a candidate is checked on set 0 before timing (and timed on it) and on
+     * set 1 after, so a kernel that remembers its inputs or hard-codes outputs fails. d_in, d_w and ref are the set
+     * in use (cut_wk_use_set); the vendor baselines always run on set 0. */
+    CUdeviceptr d_set_in[2], d_set_w[2];
+    double *ref_set[2]; /* the references, from the parent's floats (or the worker's DGEMM) */
+    int set;
     CUdeviceptr d_in, d_w, d_out, d_flush;
     size_t flush_bytes;
-    double *ref;     /* reference output, from the parent's floats */
+    double *ref;     /* the reference of the set in use */
     float *host_out; /* copy of the device output */
     double atol, rtol;
     double gemm_tol; /* GEMM: bound on the relative Frobenius error */
@@ -42,6 +48,7 @@ typedef struct cut_wk_kern_launch {
     CUfunction f;
     unsigned grid[3], block[3], smem;
     void *args[3];
+    int ntma;            /* 0, or 2: the kernel takes TMA maps */
     CUtensorMap maps[2]; /* the kernel's TMA maps (MEASURE with two descriptors): args[0] and args[1] point here */
 } cut_wk_kern_launch;
 
@@ -55,6 +62,19 @@ int cut_wk_launch(const cut_wk_launcher *l, cut_result *res, int *fatal);
  * output copied back into w->host_out and compared with w->ref. */
 CUresult cut_wk_out_poison(void *arg, cut_wk_pass pass, const char **what);
 int cut_wk_out_compare(void *arg, cut_wk_pass pass, cut_result *res, int *fatal);
+/* Makes input set s (0 or 1) the one kernels read and checks compare against. */
+void cut_wk_use_set(cut_wk *w, int s);
+/* A generated candidate's checks: as cut_wk_out_poison / cut_wk_out_compare, on set 0 before timing and after an
+ * energy run and on set 1 after timing; a kernel with TMA maps gets the maps of the pass's set (maps[set], encoded
+ * over that set's A and B) copied into its launch before each pass. */
+typedef struct cut_wk_cand_check {
+    cut_wk *w;
+    struct cut_wk_kern_launch *k;
+    CUtensorMap maps[2][2]; /* [set][map], when k->ntma */
+} cut_wk_cand_check;
+CUresult cut_wk_cand_before(void *arg, cut_wk_pass pass, const char **what);
+/* The cut_wk_check of c (its arg is c, which must outlive the checks). */
+cut_wk_check cut_wk_cand_hooks(cut_wk_cand_check *c);
 /* One checked run: chk->before, launch, synchronise, chk->after. 0 if the output passes, else -1 with res set. */
 int cut_wk_run_checked(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_wk_pass pass,
                        cut_result *res, int *fatal);
@@ -67,10 +87,7 @@ int cut_wk_tma_encode(const cut_wk *w, const cut_wp_measure *m, cut_wk_kern_laun
 
 /* ---- worker_energy.c ---- */
 
-/* After a successful check and time: measures the energy of l's kernel per plan into *er, then checks the output
- * once more. A kernel that fails turns res into a failure (-1); a meter that fails (NVML) leaves res alone and
- * returns -1 with why. Allocates nothing that outlives the call. */
-int cut_wk_energy(cut_wk *w, const cut_wk_launcher *l, const cut_energy_plan *plan, cut_result *res,
-                  cut_energy_result *er, int *fatal, cut_err *why);
+/* The prepared conv's or GEMM's FLOPs per launch. */
+double cut_wk_flops(const cut_wk *w);
 
 #endif

@@ -141,19 +141,32 @@ void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b)
     const int32_t shape[9] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
     for (int i = 0; i < 9; i++)
         cut_wp_put_i32(b, shape[i]);
-    cut_wp_put_bytes(b, p->in, cut_conv_in_elems(c) * sizeof(float));
-    cut_wp_put_bytes(b, p->w, cut_conv_w_elems(c) * sizeof(float));
-    cut_wp_put_bytes(b, p->ref, cut_conv_out_elems(c) * sizeof(float));
+    for (int s = 0; s < 2; s++) {
+        cut_wp_put_bytes(b, p->in[s], cut_conv_in_elems(c) * sizeof(float));
+        cut_wp_put_bytes(b, p->w[s], cut_conv_w_elems(c) * sizeof(float));
+        cut_wp_put_bytes(b, p->ref[s], cut_conv_out_elems(c) * sizeof(float));
+    }
 }
 
 void cut_wp_prepare_free(cut_wp_prepare *p)
 {
     if (!p)
         return;
-    free(p->in);
-    free(p->w);
-    free(p->ref);
-    p->in = p->w = p->ref = NULL;
+    for (int s = 0; s < 2; s++) {
+        free(p->in[s]);
+        free(p->w[s]);
+        free(p->ref[s]);
+        p->in[s] = p->w[s] = p->ref[s] = NULL;
+    }
+}
+
+/* The name of a tensor of set s in messages: "weight" for set 0 (as before there were two), "set-1 weight". */
+static const char *set_name(int s, const char *what, char *buf, size_t n)
+{
+    if (s == 0)
+        return what;
+    snprintf(buf, n, "set-1 %s", what);
+    return buf;
 }
 
 /* Copies a length-prefixed float array of exactly want elements into a new allocation (caller frees). */
@@ -189,9 +202,16 @@ int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e)
     p->conv = (cut_conv){s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
     if (cut_conv_validate(&p->conv, e) != 0)
         return cut_err_wrap(e, "PREPARE carries an invalid shape");
-    if (get_floats(&r, cut_conv_in_elems(&p->conv), "input", &p->in, e) ||
-        get_floats(&r, cut_conv_w_elems(&p->conv), "weight", &p->w, e) ||
-        get_floats(&r, cut_conv_out_elems(&p->conv), "reference", &p->ref, e) || cut_wp_rd_finish(&r, f, e)) {
+    for (int k = 0; k < 2; k++) {
+        char n1[32], n2[32], n3[32];
+        if (get_floats(&r, cut_conv_in_elems(&p->conv), set_name(k, "input", n1, sizeof n1), &p->in[k], e) ||
+            get_floats(&r, cut_conv_w_elems(&p->conv), set_name(k, "weight", n2, sizeof n2), &p->w[k], e) ||
+            get_floats(&r, cut_conv_out_elems(&p->conv), set_name(k, "reference", n3, sizeof n3), &p->ref[k], e)) {
+            cut_wp_prepare_free(p);
+            return -1;
+        }
+    }
+    if (cut_wp_rd_finish(&r, f, e)) {
         cut_wp_prepare_free(p);
         return -1;
     }
@@ -204,19 +224,24 @@ void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b)
     const int32_t shape[5] = {g->m, g->n, g->k, (int32_t)g->layout, (int32_t)g->dtype};
     for (int i = 0; i < 5; i++)
         cut_wp_put_i32(b, shape[i]);
-    cut_wp_put_bytes(b, p->a, cut_gemm_a_elems(g) * sizeof(float));
-    cut_wp_put_bytes(b, p->b, cut_gemm_b_elems(g) * sizeof(float));
-    cut_wp_put_bytes(b, p->ref, p->ref ? cut_gemm_c_elems(g) * sizeof(float) : 0); /* empty: the worker's DGEMM */
+    for (int s = 0; s < 2; s++) {
+        cut_wp_put_bytes(b, p->a[s], cut_gemm_a_elems(g) * sizeof(float));
+        cut_wp_put_bytes(b, p->b[s], cut_gemm_b_elems(g) * sizeof(float));
+        /* empty: the worker's DGEMM */
+        cut_wp_put_bytes(b, p->ref[s], p->ref[s] ? cut_gemm_c_elems(g) * sizeof(float) : 0);
+    }
 }
 
 void cut_wp_prepare_gemm_free(cut_wp_prepare_gemm *p)
 {
     if (!p)
         return;
-    free(p->a);
-    free(p->b);
-    free(p->ref);
-    p->a = p->b = p->ref = NULL;
+    for (int s = 0; s < 2; s++) {
+        free(p->a[s]);
+        free(p->b[s]);
+        free(p->ref[s]);
+        p->a[s] = p->b[s] = p->ref[s] = NULL;
+    }
 }
 
 /* Layout NN/NT, a known dtype (A and B travel as floats already rounded to it), sizes as cut_gemm_validate. */
@@ -247,20 +272,24 @@ int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cu
     p->gemm = (cut_gemm){s[0], s[1], s[2], (cut_gemm_layout)s[3], (cut_dtype)s[4]};
     if (check_gemm_shape(&p->gemm, e) != 0)
         return -1;
-    const uint8_t *rp;
-    size_t rn = 0;
-    if (get_floats(&r, cut_gemm_a_elems(&p->gemm), "GEMM A", &p->a, e) ||
-        get_floats(&r, cut_gemm_b_elems(&p->gemm), "GEMM B", &p->b, e)) {
-        cut_wp_prepare_gemm_free(p);
-        return -1;
-    }
-    /* The reference is optional: empty means "compute it on the GPU" (cuBLAS DGEMM in the worker). */
-    cut_wp_rd peek = r;
-    if (cut_wp_get_bytes(&peek, &rp, &rn) == 0 && rn == 0)
-        r = peek;
-    else if (get_floats(&r, cut_gemm_c_elems(&p->gemm), "GEMM reference", &p->ref, e)) {
-        cut_wp_prepare_gemm_free(p);
-        return -1;
+    for (int k = 0; k < 2; k++) {
+        char n1[32], n2[32], n3[40];
+        const uint8_t *rp;
+        size_t rn = 0;
+        if (get_floats(&r, cut_gemm_a_elems(&p->gemm), set_name(k, "GEMM A", n1, sizeof n1), &p->a[k], e) ||
+            get_floats(&r, cut_gemm_b_elems(&p->gemm), set_name(k, "GEMM B", n2, sizeof n2), &p->b[k], e)) {
+            cut_wp_prepare_gemm_free(p);
+            return -1;
+        }
+        /* The reference is optional: empty means "compute it on the GPU" (cuBLAS DGEMM in the worker). */
+        cut_wp_rd peek = r;
+        if (cut_wp_get_bytes(&peek, &rp, &rn) == 0 && rn == 0)
+            r = peek;
+        else if (get_floats(&r, cut_gemm_c_elems(&p->gemm), set_name(k, "GEMM reference", n3, sizeof n3), &p->ref[k],
+                            e)) {
+            cut_wp_prepare_gemm_free(p);
+            return -1;
+        }
     }
     if (cut_wp_rd_finish(&r, f, e)) {
         cut_wp_prepare_gemm_free(p);

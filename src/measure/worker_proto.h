@@ -12,13 +12,17 @@
  * policy it runs under (cut_wp_run_encode), so a new policy (the final re-timing's longer one) never re-sends the
  * tensors:
  *   worker start        [HELLO name, uuid, sm, L2 bytes  |  ERROR sentence]
- *   PREPARE             [ACK | ERROR]          conv shape, input, weights, reference output (float)
+ *   PREPARE             [ACK | ERROR]          conv shape; for each of two input sets: input, weights, reference
+ *                                              output (float). Candidates are checked on set 0 before timing (and
+ *                                              timed on it) and on set 1 after, so a kernel that remembers its
+ *                                              inputs or hard-codes its outputs fails; the baselines use set 0
  *   MEASURE             [RESULT]               timing; cubin, entry, grid, block, dynamic smem -> cut_result
  *   CUDNN               [CUDNN_RESULT | ERROR] timing; cuDNN's fastest valid algorithm, same harness -> cut_result +
  *                                              its name
  *   ENERGY              [ENERGY_RESULT]        MEASURE's payload + an energy plan -> cut_result + cut_energy_result
- *   PREPARE_GEMM        [ACK | ERROR]          GEMM shape and dtype, A, B (floats already rounded to the dtype),
- *                                              reference C (float); the worker stores A and B in the dtype's storage
+ *   PREPARE_GEMM        [ACK | ERROR]          GEMM shape and dtype; for each of two input sets: A, B (floats
+ *                                              already rounded to the dtype), reference C (float, or empty: the
+ *                                              worker's DGEMM); the worker stores A and B in the dtype's storage
  *                                              type (16-bit for fp16/bf16). MEASURE then launches kernels (A, B, C),
  *                                              or (TMA map of A, TMA map of B, C) when MEASURE carries two TMA
  *                                              descriptors, and checks them by relative Frobenius error
@@ -151,7 +155,7 @@ int cut_wp_run_split(const cut_wp_frame *f, cut_timing *t, cut_wp_frame *body, c
 /* PREPARE. Arrays: decode allocates them (free with cut_wp_prepare_free); encode only reads them. */
 typedef struct cut_wp_prepare {
     cut_conv conv;
-    float *in, *w, *ref; /* cut_conv_in_elems / w_elems / out_elems floats */
+    float *in[2], *w[2], *ref[2]; /* per input set: cut_conv_in_elems / w_elems / out_elems floats */
 } cut_wp_prepare;
 void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b);
 /* Validates the shape (cut_conv_validate) and that the array sizes match the shape. */
@@ -159,11 +163,11 @@ int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e);
 void cut_wp_prepare_free(cut_wp_prepare *p);
 
 /* PREPARE_GEMM. Arrays as PREPARE's (decode allocates, free with cut_wp_prepare_gemm_free). Payload: i32 m, n, k,
- * layout, dtype; A, B and the reference C as length-prefixed floats. */
+ * layout, dtype; then per input set A, B and the reference C as length-prefixed floats. */
 typedef struct cut_wp_prepare_gemm {
     cut_gemm gemm;
-    float *a, *b, *ref; /* cut_gemm_a_elems / b_elems / c_elems floats; ref NULL (sent empty): the worker computes
-                           the reference itself with cuBLAS DGEMM on the GPU (measure/gemm_ref_gpu.h) */
+    float *a[2], *b[2], *ref[2]; /* per input set: cut_gemm_a_elems / b_elems / c_elems floats; ref[s] NULL (sent
+                                    empty): the worker computes it with cuBLAS DGEMM on the GPU (gemm_ref_gpu.h) */
 } cut_wp_prepare_gemm;
 void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b);
 /* Validates the shape (cut_gemm_validate, layout NN/NT, a known dtype) and the array sizes. */
