@@ -226,7 +226,9 @@ struct cut_mcgs_search {
     int measured, failed, transpositions, next_id;
     double baseline_ms;
     int best;
-    double threshold;    /* prune threshold: the minimum predicted gain, lowered when nothing above it is left */
+    double min_pred_gain; /* a new edge predicted to gain less is pruned (--min-pred-gain; never lowered) */
+    double threshold;    /* the prune threshold relaxation lowers when nothing above it is left, from min_pred_gain;
+                          * it reopens pruned edges, new edges are still pruned by min_pred_gain */
     int nhist;
     cut_mcgs_hist hist[512];
     const cut_move_space *ms; /* borrowed */

@@ -22,7 +22,7 @@ void cut_mcgs_search_init(cut_mcgs_search *s, const cut_move_space *ms, uint64_t
     memset(s, 0, sizeof *s);
     cut_mcgs_init(&s->g, seed);
     s->ms = ms;
-    s->threshold = min_pred_gain;
+    s->min_pred_gain = s->threshold = min_pred_gain;
     s->note = note;
     s->note_ctx = note_ctx;
 }
@@ -131,7 +131,7 @@ int cut_mcgs_expand(cut_mcgs_search *s, int n, cut_err *e)
         /* the profile weights the rule's estimate; history then corrects it as for any move */
         pred[i] = cut_mcgs_pred_gain(p[i].pred_gain * weight[p[i].move], h ? h->sum : 0, h ? h->n : 0);
     }
-    cut_mcgs_set_edges(&s->g, n, p, pred, np, s->threshold);
+    cut_mcgs_set_edges(&s->g, n, p, pred, np, s->min_pred_gain);
     for (int i = 0; i < np; i++) {
         s->g.nodes[n].edges[i].key = s->ms->key(s->ms, s->src[n], p[i].diff);
         cut_proposal_free(&p[i]);
