@@ -503,6 +503,54 @@ static void test_prior_source_hook(void **state)
     free(dir);
 }
 
+/* ---- the journal, written by the one loop's hooks ---- */
+
+static int count_lines(const char *path, const char *what)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, what) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* The optimizer runs through cut_tune_task_on: its journal (search_state.json, events.jsonl, trace.md, variants/) is
+ * what the loop's record and round hooks and the strategy's notes write. */
+static void test_journal_through_loop(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir("optimize_journal");
+    cut_opt_summary sum;
+    run_scale(NULL, NULL, 4, dir, &sum);
+    assert_int_equal(sum.builds, 4);
+    char p[4600], kd[4300];
+    snprintf(kd, sizeof kd, "%s/kernels/_scale", dir);
+    const char *files[] = {"search_state.json", "events.jsonl", "trace.md", "baseline/result.json", "best"};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(files); i++) {
+        snprintf(p, sizeof p, "%s/%s", kd, files[i]);
+        assert_true(cut_path_exists(p));
+    }
+    snprintf(p, sizeof p, "%s/events.jsonl", kd);
+    const int variants = count_lines(p, "\"event\":\"variant\"");
+    assert_int_equal(variants, sum.measured + sum.failed + sum.transpositions - count_lines(p, "\"event\":\"transposition\""));
+    assert_int_equal(count_lines(p, "\"event\":\"baseline\""), 1);
+    assert_int_equal(count_lines(p, "\"event\":\"done\""), 1);
+    for (int v = 1; v <= variants; v++) { /* every variant finished: its result.json is written last */
+        snprintf(p, sizeof p, "%s/variants/v%04d/result.json", kd, v);
+        assert_true(cut_path_exists(p));
+        snprintf(p, sizeof p, "%s/variants/v%04d/control.json", kd, v);
+        assert_true(cut_path_exists(p));
+    }
+    snprintf(p, sizeof p, "%s/trace.md", kd);
+    assert_int_equal(count_lines(p, "- **v"), variants);
+    snprintf(p, sizeof p, "%s/search_state.json", kd);
+    assert_int_equal(count_lines(p, "\"builds\":\t4"), 1);
+    free(dir);
+}
+
 /* ---- a rewrite that always fails is not built again once the prune threshold relaxes ---- */
 
 typedef struct breaking_gen {
@@ -772,7 +820,7 @@ int main(void)
         cmocka_unit_test(test_rules_text), cmocka_unit_test(test_rules_on_suite),
         cmocka_unit_test(test_prior_source_hook), cmocka_unit_test(test_failing_move_closed),
         cmocka_unit_test(test_state_check), cmocka_unit_test(test_rules_respect_restrictions),
-        cmocka_unit_test(test_cand_gen_filter),
+        cmocka_unit_test(test_cand_gen_filter), cmocka_unit_test(test_journal_through_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,12 @@
-/* cutune — Monte Carlo Graph Search over moves (seed 002): the move vocabulary, proposals and the search graph.
- * The graph knows moves, proposals and measured values, never what a state is (the kernel op's states live in
- * cutune/kstate.h, the optimizer's journal in cutune/optimize.h). */
+/* cutune — Monte Carlo Graph Search over moves (seed 002): the move vocabulary, proposals, the search graph and the
+ * MCGS strategy. The graph knows moves, proposals and measured values, never what a state is: a state is a source
+ * text the op's move space (cut_move_space) proposes moves of (the kernel op's states live in cutune/kstate.h, the
+ * optimizer's journal in cutune/optimize.h). */
 #ifndef CUTUNE_MCGS_H
 #define CUTUNE_MCGS_H
 
 #include "cutune/common.h"
+#include "cutune/strategy.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -123,6 +125,151 @@ void cut_dirichlet(cut_rng *r, double alpha, int n, double *out);
 /* Predicted gain of a move after history: (rule_gain * W + sum of observed gains) / (W + n), W =
  * CUT_PRED_PRIOR_WEIGHT. */
 double cut_mcgs_pred_gain(double rule_gain, double observed_sum, int observed_n);
+
+
+/* ---- the MCGS strategy (mcgs_search.c): the graph behind propose/observe ----
+ *
+ * A strategy over states proposes tickets, not schedules (cutune/strategy.h, CUT_TPL_TICKET): ticket t stands for one
+ * selected move (an edge of a measured node, its path from the root, the variant id it will have) until it is
+ * observed. The task that builds variants reads what a ticket stands for (cut_mcgs_ticket_get), tells the search what
+ * it built (cut_mcgs_ticket_built, cut_mcgs_ticket_ptx: transpositions are found there) and the loop then observes the
+ * ticket's time, which backs its value up. What the search does that a journal keeps (a variant taken in, a
+ * transposition linked, the prune threshold lowered, the best changed) is told to an optional note hook. */
+
+#define CUT_MCGS_MAX_PATH 64
+#define CUT_MCGS_MAX_PROPOSALS 96
+/* Observed gain recorded for a move whose variant failed (fault, hang, wrong result, no compile): all of the parent's
+ * speed lost. One failure takes a rule's predicted gain of 0.05 to (2 * 0.05 - 1) / 3 = -0.30, below
+ * CUT_RELAX_FLOOR, so a rewrite that faults is not built again on every other state once the threshold relaxes (the
+ * H200 run of 2026-11-23 spent 20 of layernorm's 50 builds on one faulting rewrite with -0.25 and no floor). */
+#define CUT_FAIL_GAIN (-1.0)
+#define CUT_RELAX_STEP 0.05    /* how far the prune threshold drops when every open move was tried */
+#define CUT_RELAX_FLOOR (-0.25) /* never lower: a move predicted to lose over 25% is not built to spend the budget */
+
+/* What MCGS searches, as the op gives it: the moves out of a state and the state a move leads to. */
+typedef struct cut_move_space cut_move_space;
+struct cut_move_space {
+    void *impl;
+    /* The proposals of state src into out[0..cap): their count, or -1 with e (the generator failed: a setup error). */
+    int (*propose)(const cut_move_space *ms, const char *src, cut_proposal *out, int cap, cut_err *e);
+    /* Optional: factors per move (weight[CUT_MV_COUNT], 1 neutral) from profiling the state src; -1 with e when they
+     * cannot be had (the search goes on neutral and says so through its notes). */
+    int (*weights)(const cut_move_space *ms, const char *src, double *weight, cut_err *e);
+    /* The key of the state diff leads to from src (source and launch), 0 when it cannot be had. */
+    uint64_t (*key)(const cut_move_space *ms, const char *src, const char *diff);
+};
+
+/* History of one move key ("BLOCK -> 256", "fast math intrinsics"): observed relative gains. */
+typedef struct cut_mcgs_hist {
+    char key[96];
+    cut_move move;
+    int n;
+    double sum;
+} cut_mcgs_hist;
+
+/* One selected move until it is observed. */
+typedef struct cut_mcgs_ticket {
+    int ticket;          /* the variant's number: id "v%04d" */
+    char id[32];
+    int parent, edge;    /* the edge of node parent it expands */
+    int path[CUT_MCGS_MAX_PATH], plen; /* nodes from the root to parent (virtual losses taken along it) */
+    char *src;           /* the state built (owned until observed; NULL: none) */
+    uint64_t key, ptx;   /* of the state built, 0 unknown */
+    int same_as;         /* a known node of the same state (transposition), or -1 */
+} cut_mcgs_ticket;
+
+/* A finished variant as the graph takes it in: live from an observed ticket, or from a journal on resume. */
+typedef struct cut_mcgs_outcome {
+    char id[32];
+    int parent;
+    char label[160];     /* the parent's edge it expands */
+    int path[CUT_MCGS_MAX_PATH], plen;
+    int ok;              /* measured and correct: ms holds its time */
+    int transposition;   /* the state of node same_as (nothing measured) */
+    double ms;
+    uint64_t key, ptx;
+    int same_as;
+    char *src;           /* taken: owned by the new node, or freed */
+    int ticket;          /* the ticket it settles (live), or -1 */
+} cut_mcgs_outcome;
+
+typedef enum cut_mcgs_note_kind {
+    CUT_MCGS_NOTE_VARIANT,       /* a ticket's variant was taken in (live): node, parent, edge, ticket, gain */
+    CUT_MCGS_NOTE_BEST,          /* the best node changed (live or resumed): node */
+    CUT_MCGS_NOTE_TRANSPOSITION, /* an edge was linked to a known state while selecting: node (known), parent, edge */
+    CUT_MCGS_NOTE_RELAXED,       /* the prune threshold was lowered: opened edges reopened */
+    CUT_MCGS_NOTE_EXHAUSTED,     /* nothing left to expand: propose returns 0 */
+    CUT_MCGS_NOTE_NO_PRIORS,     /* the move space's weights failed for node: msg says why */
+    CUT_MCGS_NOTE_ERROR          /* the move space failed (a setup error): msg; propose returns 0 after it */
+} cut_mcgs_note_kind;
+
+typedef struct cut_mcgs_note {
+    cut_mcgs_note_kind kind;
+    int node, parent, edge, ticket, opened;
+    double gain; /* VARIANT: relative gain over the parent (CUT_FAIL_GAIN when it failed) */
+    const char *msg;
+} cut_mcgs_note;
+
+typedef struct cut_mcgs_search cut_mcgs_search;
+/* Told what the search did; -1 with e fails the call that made the note (an observe drops it: the hook keeps it). */
+typedef int (*cut_mcgs_note_fn)(void *ctx, const cut_mcgs_search *s, const cut_mcgs_note *n, cut_err *e);
+
+/* The search: the graph with its per-node data (parallel to g.nodes), counters, history and outstanding tickets. The
+ * journal reads and restores it (search_state.json); the strategy drives it. */
+struct cut_mcgs_search {
+    cut_mcgs g;
+    char **src;          /* per node: its source (owned; NULL for a variant that never patched) */
+    int *parent;
+    char (*via)[160];    /* the label of the edge that made it */
+    int *via_move;       /* that edge's move, -1 for the root */
+    int cap;
+    int measured, failed, transpositions, next_id;
+    double baseline_ms;
+    int best;
+    double min_pred_gain; /* a new edge predicted to gain less is pruned (--min-pred-gain; never lowered) */
+    double threshold;    /* the prune threshold relaxation lowers when nothing above it is left, from min_pred_gain;
+                          * it reopens pruned edges, new edges are still pruned by min_pred_gain */
+    int nhist;
+    cut_mcgs_hist hist[512];
+    const cut_move_space *ms; /* borrowed */
+    cut_mcgs_note_fn note;
+    void *note_ctx;
+    cut_mcgs_ticket *tickets; /* outstanding */
+    int ntickets, tcap;
+};
+
+/* An empty search (no root yet: the journal adds it) over move space ms (borrowed), rng seeded with seed, prune
+ * threshold min_pred_gain; note (NULL: none) hears what it does. Free with cut_mcgs_search_free. */
+void cut_mcgs_search_init(cut_mcgs_search *s, const cut_move_space *ms, uint64_t seed, double min_pred_gain,
+                          cut_mcgs_note_fn note, void *note_ctx);
+void cut_mcgs_search_free(cut_mcgs_search *s);
+/* Adds node id (the per-node arrays grown; s->g.nodes may move). Takes src. Returns its index. */
+int cut_mcgs_search_add(cut_mcgs_search *s, const char *id, char *src, int parent, int move, const char *via);
+/* The history key of a proposal label into key (n bytes): a tunable change by its target, a rewrite by its label. */
+void cut_mcgs_hist_key(const char *label, char *key, size_t n);
+/* The history of (m, key), created empty when new; NULL when full. Points into s. */
+cut_mcgs_hist *cut_mcgs_hist_get(cut_mcgs_search *s, cut_move m, const char *key);
+/* Expands node n: the move space's proposals, weighted and corrected by the history, become its edges. -1 with e when
+ * the move space fails. */
+int cut_mcgs_expand(cut_mcgs_search *s, int n, cut_err *e);
+/* Takes a finished variant into the graph (node or transposition, backup along its path, history, best; live: the
+ * virtual loss taken at selection is removed, and a VARIANT note). Takes oc->src. -1 with e for an edge the parent
+ * does not have, or a note hook's error. */
+int cut_mcgs_apply(cut_mcgs_search *s, cut_mcgs_outcome *oc, int live, cut_err *e);
+
+/* The MCGS strategy over s (borrowed: the caller keeps it, and its journal, beyond the strategy): propose selects up
+ * to n moves (PUCT with progressive widening, virtual losses; transpositions linked without a ticket; the prune
+ * threshold relaxed when nothing is open; 0 when nothing is left) and hands out their tickets; observe(ticket,
+ * time_ms) takes the ticket's variant in. Proposals depend on every observation before them: a loop proposes the
+ * next round once the last is observed. Caller frees with cut_strategy_free. */
+cut_strategy *cut_strategy_mcgs_new(cut_mcgs_search *s);
+/* The outstanding ticket, or NULL. */
+const cut_mcgs_ticket *cut_mcgs_ticket_get(const cut_mcgs_search *s, int ticket);
+/* The state the ticket's move built: takes src (NULL: none), key (0: unknown). Returns the known node of the same key
+ * (a transposition: nothing to compile), or -1. */
+int cut_mcgs_ticket_built(cut_mcgs_search *s, int ticket, char *src, uint64_t key);
+/* The normalised PTX key of the state built. Returns the known node with it (a transposition), or -1. */
+int cut_mcgs_ticket_ptx(cut_mcgs_search *s, int ticket, uint64_t ptx);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,8 @@
  *     in model space (cutune/search.h, the implementation);
  *   - "random": uniformly drawn valid schedules, never one twice;
  *   - "exhaustive": every valid schedule of a space small enough to enumerate, in order.
- * MCGS over source moves (cutune/mcgs.h) searches states, not knob vectors; the optimizer drives it. */
+ *   - "mcgs": Monte Carlo Graph Search over source moves (cutune/mcgs.h); it searches states, not knob vectors, so its
+ *     candidates are tickets (CUT_TPL_TICKET) the task that builds them asks it about. */
 #ifndef CUTUNE_STRATEGY_H
 #define CUTUNE_STRATEGY_H
 
@@ -64,9 +65,13 @@ void cut_space_crossover(const cut_space *sp, const cut_sched *a, const cut_sche
 
 /* ---- strategies ---- */
 
+/* A candidate of a strategy over states (MCGS) rather than a space: tpl is CUT_TPL_TICKET and k[0] the ticket, the
+ * strategy's handle of one proposed move until it is observed (never a template index, so no space code meets it). */
+#define CUT_TPL_TICKET (-1)
+
 typedef struct cut_strategy cut_strategy;
 struct cut_strategy {
-    const char *name; /* "evolve", "random", "exhaustive" */
+    const char *name; /* "evolve", "random", "exhaustive", "mcgs" */
     void *impl;
     /* Fills up to n valid schedules never proposed or observed before. Returns how many (0: the space seems
      * exhausted). */

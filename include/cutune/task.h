@@ -5,7 +5,13 @@
  * counts FLOPs, builds its schedule space, generates code, prepares the runner, measures and writes and reads its
  * record lines. cut_tune_task runs the loop any task rides on: the strategy proposes, code is generated and compiled
  * on all cores while the runner measures what has finished compiling, every trial is appended to the log (one
- * write, fsync'd per batch) and observed by the strategy, under a trial and time budget, resumed from the log. */
+ * write, fsync'd per batch) and observed by the strategy, under a trial and time budget, resumed from the log.
+ *
+ * A task may keep a journal of its own instead of the record log (cut_journal: the optimizer's folder of variants,
+ * search_state.json, events.jsonl and trace.md), count only some candidates against the budget (the optimizer's
+ * budget is in builds), look at each binary before it is measured, and run in rounds (a strategy whose proposals
+ * depend on every earlier observation, MCGS). The loop measures on one runner or several (one per GPU, in
+ * parallel). */
 #ifndef CUTUNE_TASK_H
 #define CUTUNE_TASK_H
 
@@ -24,6 +30,28 @@ extern "C" {
 #endif
 
 typedef struct cut_task cut_task;
+
+/* One finished candidate as a journal records it. */
+typedef struct cut_task_outcome {
+    int trial;                  /* its index in the run (the budget spent before it, counting only what counts) */
+    const cut_sched *sched;
+    const cut_kernel_src *ks;   /* src NULL when codegen failed */
+    const cut_compiled *bin;    /* NULL: not compiled (codegen failed, or no NVRTC) */
+    const cut_result *res;
+    int runner;                 /* the runner that measured it (index into the loop's runners), -1: not measured */
+} cut_task_outcome;
+
+/* A task's own journal, in place of the record log <records_dir>/<name>.json. */
+typedef struct cut_journal {
+    /* Opens it: a fresh journal, or the one an earlier run left (resume), giving strategy s what it holds. Prepares the
+     * runners r[0..nr) for the work (the task's prepare is not called). *done: the budget already spent. -1 with e. */
+    int (*open)(cut_task *t, const cut_tune_cfg *cfg, cut_strategy *s, cut_runner **r, int nr, int *done, cut_err *e);
+    /* A finished candidate, recorded before the strategy observes it. -1 with e (disk errors). */
+    int (*record)(cut_task *t, const cut_task_outcome *o, cut_err *e);
+    /* After each round of records and observations. -1 with e. */
+    int (*round)(cut_task *t, cut_err *e);
+} cut_journal;
+
 struct cut_task {
     const char *op;        /* "conv2d", "gemm", "kernel" */
     char name[256];        /* the workload's name: its log is <records_dir>/<name>.json */
@@ -35,6 +63,9 @@ struct cut_task {
     int batch;             /* candidates per round when the configuration does not say (conv 16, GEMM 32) */
     int has_energy;        /* 1: its records carry energy, so --objective energy|edp is possible */
     int baseline_once;     /* 1: the baseline is a search of its own (the vendor GEMM): run it in the first round only */
+    int in_rounds;         /* 1: the next round is proposed only once the last is observed, and a round is recorded
+                            * and observed in the order proposed (MCGS: each selection depends on every result) */
+    const cut_journal *journal; /* NULL: the record log (load, record, resume from it) */
     /* The strategy of this task under cfg (cfg->strategy; seeds derived from cfg->seed and nold, the trials already in
      * the log). NULL with e when none can search it (no template applies, a space too large to enumerate). */
     cut_strategy *(*strategy)(const cut_task *t, const cut_tune_cfg *cfg, int nold, cut_err *e);
@@ -45,15 +76,23 @@ struct cut_task {
     int (*codegen)(const cut_task *t, const cut_sched *s, cut_kernel_src *out, cut_err *e);
     /* Optional: 0 if runner r can measure this kind of work, else -1 with a sentence (checked before the log opens). */
     int (*check_runner)(const cut_task *t, const cut_runner *r, cut_err *e);
-    /* Prepares the runner for the workload (inputs from seed, references). -1 with e for setup errors. */
+    /* Optional: 0 when candidate s cost nothing of the budget (the optimizer: a known state, found before compiling);
+     * NULL: every candidate counts. Asked once its codegen ran. */
+    int (*counts)(const cut_task *t, const cut_sched *s);
+    /* Optional: sees candidate s's binary after its compile and before it is measured; setting res->status to a
+     * failure (an error in res->error) keeps it from being measured. -1 with e for setup errors (disk). */
+    int (*compiled)(cut_task *t, const cut_sched *s, const cut_kernel_src *ks, const cut_compiled *bin,
+                    cut_result *res, cut_err *e);
+    /* Prepares the runner for the workload (inputs from seed, references). -1 with e for setup errors. NULL only with a
+     * journal, whose open prepares the runners. */
     int (*prepare)(const cut_task *t, cut_runner *r, uint64_t seed, cut_err *e);
     /* Optional (NULL: r->measure): checks and times n candidates on the prepared runner; res[i] for c[i]. */
     int (*measure)(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res, cut_err *e);
     /* The schedule as the JSON object its record line holds ({"tpl":...}) into buf: its length, or -1. */
     int (*sched_json)(const cut_task *t, const cut_sched *s, char *buf, size_t n);
-    /* Appends the record line of tr (with '\n') to b. */
+    /* Appends the record line of tr (with '\n') to b (unused with a journal). */
     void (*record)(const cut_task *t, const cut_trial *tr, cut_buf *b);
-    /* Loads the log at path (a missing file: none): its trials into *out (caller frees), their count in *n, and in
+    /* Loads the log at path (a missing file: none; unused with a journal): its trials into *out (caller frees), their count in *n, and in
      * *extra the lines that could not be read but still count as trials run. -1 with e when the log cannot be used. */
     int (*load)(const cut_task *t, const char *path, cut_trial **out, int *n, int *extra, cut_err *e);
     /* Optional: the op's baseline on the prepared runner, checked and timed with r->timing (cuDNN's fastest algorithm
@@ -90,6 +129,9 @@ cut_strategy *cut_task_strategy(cut_space *sp, const cut_tune_cfg *cfg, const cu
  * trials is finished: st->skipped). Returns -1 only for setup errors (no strategy, unwritable log, runner failure,
  * and with an energy objective a runner without an energy method or a failing meter). */
 int cut_tune_task(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, cut_tune_stats *st, cut_err *e);
+/* The same over runners r[0..nr) (one per GPU): each is checked and prepared, and every batch is split over them and
+ * measured in parallel (one thread per runner; the energy objective measures on r[0]). */
+int cut_tune_task_on(const cut_tune_cfg *cfg, cut_task *t, cut_runner **r, int nr, cut_tune_stats *st, cut_err *e);
 
 /* The final measurement of task t (prepared on r): the topk fastest valid of trials[0..n) regenerated (compiled with
  * co unless NULL: emulation), re-timed with cut_final_timing over `rounds` rounds, with t->baseline after them in

@@ -18,6 +18,8 @@ typedef struct cut_job {
     cut_result res;     /* status != OK before measuring: codegen failed */
     int setup_failed;   /* cut_compile_one returned -1 (NVRTC unusable) */
     cut_err err;
+    int seq;            /* its place in the order proposed */
+    int runner;         /* the runner that measured it, -1 none */
     struct cut_job *next;
 } cut_job;
 
@@ -45,9 +47,10 @@ struct cut_tune_cfg;
 /* Measures the jobs whose code was generated (res.status OK) in one r->measure call (cubins when use_nvrtc) and
  * stores each result in its job. -1 only for setup errors. */
 int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e);
-/* The same through task t's own measure when it has one (t NULL or without one: r->measure). */
+/* The same through task t's own measure when it has one (t NULL or without one: r->measure), over runners r[0..nr):
+ * the measurable jobs split into nr contiguous parts, measured in parallel, each job's runner noted. */
 struct cut_task;
-int cut_tune_measure_jobs_with(const struct cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner *r,
+int cut_tune_measure_jobs_with(const struct cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner **r, int nr,
                                cut_err *e);
 /* The progress line, an info message of the log ("<label> | trials 10/100 | failed 1 | best ... GFLOP/s | ..."; a
  * negative best_gflops is shown as "best <-best_gflops> ms", for work whose FLOPs are unknown): rewritten in place

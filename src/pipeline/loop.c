@@ -6,6 +6,7 @@
 #include "cutune/util.h"
 #include "pipeline/cstream.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,26 +152,69 @@ static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
 
 int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e)
 {
-    return cut_tune_measure_jobs_with(NULL, jobs, n, use_nvrtc, r, e);
+    return cut_tune_measure_jobs_with(NULL, jobs, n, use_nvrtc, &r, 1, e);
 }
 
-int cut_tune_measure_jobs_with(const cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e)
+/* One runner's share of a batch: candidates c[0..n) into res. */
+typedef struct measure_part {
+    const cut_task *t;
+    cut_runner *r;
+    const cut_candidate *c;
+    cut_result *res;
+    int n, rc;
+    cut_err e;
+} measure_part;
+
+static void *measure_part_run(void *arg)
+{
+    measure_part *p = arg;
+    const cut_task *t = p->t;
+    p->rc = p->n == 0 ? 0
+            : t && t->measure ? t->measure(t, p->r, p->c, p->n, p->res, &p->e)
+                              : p->r->measure(p->r, p->c, p->n, p->res, &p->e);
+    return NULL;
+}
+
+int cut_tune_measure_jobs_with(const cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner **r, int nr,
+                               cut_err *e)
 {
     cut_candidate *cands = cut_xcalloc((size_t)n, sizeof *cands);
     cut_result *mres = cut_xcalloc((size_t)n, sizeof *mres);
     int *map = cut_xcalloc((size_t)n, sizeof *map);
-    int m = 0, rc = 0; /* only candidates that generated code measure; the runner sees a compact array */
+    int m = 0, rc = 0; /* only candidates that generated code measure; the runners see a compact array */
     for (int i = 0; i < n; i++) {
+        jobs[i]->runner = -1;
         if (jobs[i]->res.status != CUT_ST_OK)
             continue;
         cands[m].ks = &jobs[i]->ks;
         cands[m].bin = use_nvrtc ? &jobs[i]->bin : NULL;
         map[m++] = i;
     }
-    if (m > 0 && (t && t->measure ? t->measure(t, r, cands, m, mres, e) : r->measure(r, cands, m, mres, e)) != 0)
-        rc = -1;
+    /* contiguous parts, one per runner: with as many candidates as runners, candidate k goes to runner k */
+    const int used = CUT_MIN(nr, m), per = used > 0 ? (m + used - 1) / used : 0;
+    measure_part *parts = cut_xcalloc((size_t)(used > 0 ? used : 1), sizeof *parts);
+    pthread_t *th = cut_xcalloc((size_t)(used > 0 ? used : 1), sizeof *th);
+    int *started = cut_xcalloc((size_t)(used > 0 ? used : 1), sizeof *started);
+    for (int k = 0, at = 0; k < used; k++, at += per) {
+        parts[k] = (measure_part){t, r[k], cands + at, mres + at, CUT_MIN(per, CUT_MAX(m - at, 0)), 0, {{0}}};
+        for (int j = at; j < at + parts[k].n; j++)
+            jobs[map[j]]->runner = k;
+        /* one runner measures in this thread, as always; several each in a thread of their own */
+        started[k] = used > 1 && pthread_create(&th[k], NULL, measure_part_run, &parts[k]) == 0;
+        if (!started[k])
+            measure_part_run(&parts[k]);
+    }
+    for (int k = 0; k < used; k++) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        if (parts[k].rc != 0 && rc == 0) {
+            *e = parts[k].e;
+            rc = -1;
+        }
+    }
     for (int j = 0; rc == 0 && j < m; j++)
         jobs[map[j]]->res = mres[j];
+    free(parts), free(th), free(started);
     free(cands), free(mres), free(map);
     return rc;
 }
@@ -206,33 +250,52 @@ static void fill_trial(cut_trial *tr, int trial, const cut_job *jb, const cut_co
 typedef struct loop_run {
     const cut_tune_cfg *cfg;
     cut_task *t;
-    cut_runner *r;
+    cut_runner **r; /* r[0..nr) */
+    int nr;
     cut_strategy *strat;
     cut_reclog log;
     cut_tune_stats *st;
 } loop_run;
 
-/* Measures finished jobs (and with an energy objective the energy of the fastest few), appends their records
- * (one write each, then fsync) and feeds the strategy. */
+/* Records job jb as trial `trial`: a record line of the log (one write), or the task's journal. */
+static int record_job(loop_run *x, const cut_job *jb, int trial, const cut_measure_env *env, const cut_energy_result *er,
+                      cut_trial *tr, cut_err *e)
+{
+    const cut_compiled *bin = x->cfg->use_nvrtc ? &jb->bin : NULL;
+    fill_trial(tr, trial, jb, bin, env, er);
+    if (x->t->journal) {
+        cut_task_outcome o = {trial, &jb->sched, &jb->ks, bin, &jb->res, jb->runner};
+        return x->t->journal->record(x->t, &o, e);
+    }
+    cut_buf b;
+    cut_buf_init(&b);
+    x->t->record(x->t, tr, &b);
+    int rc = cut_reclog_append_line(&x->log, b.data, b.len, e);
+    cut_buf_free(&b);
+    return rc;
+}
+
+/* 1 when job jb counts against the budget (the task decides; by default every candidate does). */
+static int counts(const loop_run *x, const cut_job *jb)
+{
+    return x->t->counts ? x->t->counts(x->t, &jb->sched) != 0 : 1;
+}
+
+/* Measures finished jobs (and with an energy objective the energy of the fastest few), records them (one write
+ * each, then fsync; or the task's journal) and feeds the strategy. first_trial: the budget spent before them. */
 static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, cut_err *e)
 {
     const cut_tune_cfg *cfg = x->cfg;
-    int rc = cut_tune_measure_jobs_with(x->t, jobs, n, cfg->use_nvrtc, x->r, e);
+    int rc = cut_tune_measure_jobs_with(x->t, jobs, n, cfg->use_nvrtc, x->r, x->nr, e);
     cut_energy_result *er = cut_xcalloc((size_t)n, sizeof *er);
     if (rc == 0 && cfg->objective != CUT_OBJ_TIME)
-        rc = measure_energy(jobs, n, cfg, x->r, first_trial, er, e);
-    const cut_measure_env *env = rc == 0 ? x->r->env(x->r) : NULL;
-    for (int i = 0; rc == 0 && i < n; i++) {
+        rc = measure_energy(jobs, n, cfg, x->r[0], first_trial, er, e);
+    const cut_measure_env *env = rc == 0 ? x->r[0]->env(x->r[0]) : NULL;
+    for (int i = 0, trial = first_trial; rc == 0 && i < n; i++) {
         cut_job *jb = jobs[i];
         const cut_compiled *bin = cfg->use_nvrtc ? &jb->bin : NULL;
         cut_trial tr;
-        fill_trial(&tr, first_trial + i, jb, bin, env, &er[i]);
-        cut_buf b;
-        cut_buf_init(&b);
-        x->t->record(x->t, &tr, &b);
-        rc = cut_reclog_append_line(&x->log, b.data, b.len, e);
-        cut_buf_free(&b);
-        if (rc != 0)
+        if ((rc = record_job(x, jb, trial, env, &er[i], &tr, e)) != 0)
             break;
         track_best(x->st, cfg->objective, &tr);
         /* The strategy learns time, the dense signal (every candidate has it); energy is measured only for the
@@ -241,20 +304,25 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
                           bin ? bin->regs : -1);
         if (jb->res.status != CUT_ST_OK) {
             x->st->failures_new++;
-            cut_tune_dump_failure(cfg->kernel_dump_dir, x->t->stem, first_trial + i, &jb->ks, bin, &jb->res);
+            cut_tune_dump_failure(cfg->kernel_dump_dir, x->t->stem, trial, &jb->ks, bin, &jb->res);
         }
+        trial += counts(x, jb);
     }
     free(er);
+    if (rc == 0 && x->t->journal)
+        return x->t->journal->round(x->t, e);
     return rc == 0 ? cut_reclog_sync(&x->log, e) : -1;
 }
 
 /* Proposes up to want new schedules, generates their code and queues them for compilation. Returns how many. */
-static int refill(loop_run *x, cut_cstream *cs, int want, cut_sched *buf)
+static int refill(loop_run *x, cut_cstream *cs, int want, cut_sched *buf, int *seq)
 {
     int got = x->strat->propose(x->strat, want, buf);
     for (int i = 0; i < got; i++) {
         cut_job *j = cut_xcalloc(1, sizeof *j);
         j->sched = buf[i];
+        j->seq = (*seq)++;
+        j->runner = -1;
         cut_err e;
         if (x->t->codegen(x->t, &j->sched, &j->ks, &e) != 0) {
             j->res.status = CUT_ST_COMPILE_ERROR;
@@ -276,16 +344,44 @@ static double progress_best(const loop_run *x)
     return x->t->flops > 0 ? best_gflops(x) : x->st->best_ms > 0 ? -x->st->best_ms : 0;
 }
 
+/* Jobs in the order proposed (a round of a task in_rounds: the cstream hands them back as they finish compiling). */
+static void sort_by_seq(cut_job **jobs, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && jobs[j - 1]->seq > jobs[j]->seq; j--) {
+            cut_job *tmp = jobs[j];
+            jobs[j] = jobs[j - 1];
+            jobs[j - 1] = tmp;
+        }
+}
+
+/* After their compile: setup failures end the run; the task's compiled hook may keep a job from being measured. */
+static int after_compile(loop_run *x, cut_job **jobs, int n, cut_err *e)
+{
+    for (int i = 0; i < n; i++) {
+        if (jobs[i]->setup_failed)
+            return cut_err_set(e, "%s", jobs[i]->err.msg);
+        if (x->t->compiled && jobs[i]->res.status == CUT_ST_OK &&
+            x->t->compiled(x->t, &jobs[i]->sched, &jobs[i]->ks, x->cfg->use_nvrtc ? &jobs[i]->bin : NULL,
+                           &jobs[i]->res, e) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The rounds: proposals compile on all cores while the runner measures whatever has finished compiling; up to two
  * batches are in flight, so a slow compile never holds up the measurements. In the first WARMUP_TRIALS the next
  * batch waits until the current one is mostly measured: the cost model then learns from nearly every trial before
- * it proposes, which matters most while it has little data (it costs a little GPU idle time). done: trials in the
- * log so far. */
+ * it proposes, which matters most while it has little data (it costs a little GPU idle time). A task in_rounds has
+ * one round in flight: it compiles on all cores, is measured on every runner, then recorded and observed in the
+ * order proposed before the next is proposed. done: the budget spent so far (trials in the log, or what the
+ * journal counts). */
 static int rounds(loop_run *x, int done, double t0, cut_err *e)
 {
     const cut_tune_cfg *cfg = x->cfg;
+    const int in_rounds = x->t->in_rounds;
     int batch = cfg->batch > 0 ? CUT_MIN(cfg->batch, 256) : x->t->batch > 0 ? x->t->batch : 16;
-    int rc = 0, exhausted = 0, out_of_time = 0;
+    int rc = 0, exhausted = 0, out_of_time = 0, seq = 0;
     cut_sched *buf = cut_xcalloc((size_t)batch, sizeof *buf);
     cut_job **jobs = cut_xcalloc((size_t)batch, sizeof *jobs);
     cut_cstream *cs = cut_cstream_new(cfg->use_nvrtc ? &cfg->copts : NULL, e);
@@ -294,22 +390,25 @@ static int rounds(loop_run *x, int done, double t0, cut_err *e)
     while (rc == 0) {
         int inflight = cut_cstream_inflight(cs), remaining = cfg->trials - done - inflight;
         out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds;
-        int depth = done < WARMUP_TRIALS ? CUT_MAX(batch / 4, 1) : 2 * batch;
+        int depth = in_rounds ? 1 : done < WARMUP_TRIALS ? CUT_MAX(batch / 4, 1) : 2 * batch;
         if (remaining > 0 && inflight < depth && !exhausted && !out_of_time)
-            exhausted = refill(x, cs, CUT_MIN(batch, remaining), buf) == 0;
+            exhausted = refill(x, cs, CUT_MIN(batch, remaining), buf, &seq) == 0;
         if ((inflight = cut_cstream_inflight(cs)) == 0)
             break;
-        int n = cut_cstream_take(cs, jobs, batch, CUT_MIN(8, inflight));
-        for (int i = 0; i < n && rc == 0; i++)
-            if (jobs[i]->setup_failed)
-                rc = cut_err_set(e, "%s", jobs[i]->err.msg);
+        int n = cut_cstream_take(cs, jobs, batch, in_rounds ? inflight : CUT_MIN(8, inflight));
+        if (in_rounds)
+            sort_by_seq(jobs, n);
+        int spent = 0;
+        for (int i = 0; i < n; i++)
+            spent += counts(x, jobs[i]);
+        rc = after_compile(x, jobs, n, e);
         if (rc == 0)
             rc = measure_record(x, jobs, n, done, e);
         for (int i = 0; i < n; i++)
             cut_job_free(jobs[i]);
         if (rc != 0)
             break;
-        done += n;
+        done += spent;
         x->st->trials_new += n;
         double el = cut_now_s() - t0;
         cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
@@ -338,44 +437,80 @@ static int resume(loop_run *x, const cut_trial *old, int nold, int extra)
     return nold + extra;
 }
 
+/* The record log's side of the start: the log loaded, fed to the strategy, opened for appending. */
+static int open_log(loop_run *x, const char *path, int *done, cut_err *e)
+{
+    cut_trial *old = NULL;
+    int nold = 0, extra = 0;
+    if (x->t->load(x->t, path, &old, &nold, &extra, e) != 0)
+        return -1;
+    int rc = 0;
+    if (!(x->strat = x->t->strategy(x->t, x->cfg, nold, e)))
+        rc = -1;
+    for (int i = 0; rc == 0 && i < x->nr; i++)
+        if (x->t->check_runner && x->t->check_runner(x->t, x->r[i], e) != 0)
+            rc = -1;
+    if (rc == 0)
+        *done = resume(x, old, nold, extra);
+    free(old);
+    x->st->trials_total = *done;
+    if (rc != 0 || *done >= x->cfg->trials)
+        return rc;
+    if (x->cfg->use_prior && x->t->priors)
+        x->st->prior_trials = x->t->priors(x->t, x->strat, x->cfg, x->r[0]->env(x->r[0])->gpu_name, nold);
+    if (cut_reclog_open(path, &x->log, e) != 0)
+        return -1;
+    for (int i = 0; i < x->nr; i++)
+        if (x->t->prepare(x->t, x->r[i], x->cfg->seed, e) != 0)
+            return cut_err_wrap(e, "preparing %s", x->t->what);
+    return 0;
+}
+
+/* The journal's side of the start: the strategy, the runners checked, the journal opened (resumed or fresh; it
+ * prepares the runners). */
+static int open_journal(loop_run *x, int *done, cut_err *e)
+{
+    if (!(x->strat = x->t->strategy(x->t, x->cfg, 0, e)))
+        return -1;
+    for (int i = 0; i < x->nr; i++)
+        if (x->t->check_runner && x->t->check_runner(x->t, x->r[i], e) != 0)
+            return -1;
+    if (x->t->journal->open(x->t, x->cfg, x->strat, x->r, x->nr, done, e) != 0)
+        return -1;
+    x->st->trials_total = *done;
+    return 0;
+}
+
 int cut_tune_task(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, cut_tune_stats *st, cut_err *e)
+{
+    return cut_tune_task_on(cfg, t, &r, 1, st, e);
+}
+
+int cut_tune_task_on(const cut_tune_cfg *cfg, cut_task *t, cut_runner **r, int nr, cut_tune_stats *st, cut_err *e)
 {
     memset(st, 0, sizeof *st);
     st->best_ms = st->best_obj = st->best_energy_mj = st->best_edp = st->best_power_w = -1;
-    if (cfg->objective != CUT_OBJ_TIME && (!r->energy || !t->has_energy))
-        return cut_err_set(e, "--objective %s needs energy measurements, and %s", cut_objective_name(cfg->objective),
-                           !r->energy ? "this runner cannot make them" : "this kind of work does not record them");
+    if (nr < 1)
+        return cut_err_set(e, "no runner to measure %s on", t->what);
+    for (int i = 0; i < nr; i++)
+        if (cfg->objective != CUT_OBJ_TIME && (!r[i]->energy || !t->has_energy))
+            return cut_err_set(e, "--objective %s needs energy measurements, and %s",
+                               cut_objective_name(cfg->objective),
+                               !r[i]->energy ? "this runner cannot make them" : "this kind of work does not record them");
     double t0 = cut_now_s();
     char path[1024];
-    if (snprintf(path, sizeof path, "%s/%s.json", cfg->records_dir, t->name) >= (int)sizeof path)
+    if (!t->journal && snprintf(path, sizeof path, "%s/%s.json", cfg->records_dir, t->name) >= (int)sizeof path)
         return cut_err_set(e, "records path too long");
-    cut_trial *old = NULL;
-    int nold = 0, extra = 0;
-    if (t->load(t, path, &old, &nold, &extra, e) != 0)
-        return -1;
-    loop_run x = {.cfg = cfg, .t = t, .r = r, .st = st};
+    loop_run x = {.cfg = cfg, .t = t, .r = r, .nr = nr, .st = st};
     x.log.fd = -1;
-    int rc = 0, done = 0;
-    if (!(x.strat = t->strategy(t, cfg, nold, e)) || (t->check_runner && t->check_runner(t, r, e) != 0))
-        rc = -1;
-    if (rc == 0)
-        done = resume(&x, old, nold, extra);
-    free(old);
-    st->trials_total = done;
-    if (rc == 0 && done >= cfg->trials) {
+    int done = 0;
+    int rc = t->journal ? open_journal(&x, &done, e) : open_log(&x, path, &done, e);
+    if (rc == 0 && done >= cfg->trials)
         st->skipped = 1;
-    } else if (rc == 0) {
-        if (cfg->use_prior && t->priors)
-            st->prior_trials = t->priors(t, x.strat, cfg, r->env(r)->gpu_name, nold);
-        if (cut_reclog_open(path, &x.log, e) != 0)
-            rc = -1;
-        else if (t->prepare(t, r, cfg->seed, e) != 0)
-            rc = cut_err_wrap(e, "preparing %s", t->what);
-        else if (t->start && t->start(t, cfg, r, e) != 0)
-            rc = -1;
-        else
-            rc = rounds(&x, done, t0, e);
-    }
+    else if (rc == 0 && !t->journal && t->start && t->start(t, cfg, r[0], e) != 0)
+        rc = -1;
+    else if (rc == 0)
+        rc = rounds(&x, done, t0, e);
     cut_reclog_close(&x.log);
     cut_strategy_free(x.strat);
     st->best_gflops = best_gflops(&x);

@@ -1,20 +1,21 @@
-/* cutune — the optimizer's variants and baseline: materialise, patch and write a variant, compile a round on the
- * compile pool, measure it on the runners in parallel, write its result.json; the baseline and its references. */
+/* cutune — the optimizer's variants and baseline: materialise, patch and write a variant (the task's codegen), its
+ * compile's outputs (the task's compiled hook), its result.json (the journal's record); the baseline and its
+ * references. The loop compiles and measures. */
 #include "pipeline/optimize_int.h"
 
 #include <cjson/cJSON.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- one variant ---- */
 
-/* The diff of edge ed of node n, regenerated (generators are deterministic for a state). NULL if it is gone. */
+/* The diff of the edge labelled label out of node n, regenerated (generators are deterministic for a state). NULL if
+ * it is gone. */
 static char *edge_diff(kopt *ko, int n, const char *label, cut_err *e)
 {
-    cut_proposal *p = cut_xcalloc(MAX_PROPOSALS, sizeof *p);
-    const int np = cut_cand_gen_propose(ko->gen, ko->k, ko->src[n], ko->scratch, p, MAX_PROPOSALS, e);
+    cut_proposal *p = cut_xcalloc(CUT_MCGS_MAX_PROPOSALS, sizeof *p);
+    const int np = cut_cand_gen_propose(ko->gen, ko->k, ko->s.src[n], ko->scratch, p, CUT_MCGS_MAX_PROPOSALS, e);
     char *diff = NULL;
     for (int i = 0; i < np; i++) {
         if (!diff && strcmp(p[i].label, label) == 0) {
@@ -27,246 +28,217 @@ static char *edge_diff(kopt *ko, int n, const char *label, cut_err *e)
     return diff;
 }
 
-static void job_fail(job *j, const char *status, const char *fmt, const char *why)
+static void job_fail(vjob *j, const char *status, const char *fmt, const char *why)
 {
     snprintf(j->status_name, sizeof j->status_name, "%s", status);
     snprintf(j->error, sizeof j->error, fmt, why);
     j->runnable = 0;
 }
 
-/* Materialises, diffs, patches and writes job j (cut_opt_compile_jobs then compiles it). Errors of the variant are
- * its status; -1 only for disk errors. */
-int cut_opt_build(kopt *ko, job *j, cut_err *e)
+/* A new vjob of this round for ticket t. */
+static vjob *vjob_new(kopt *ko, const cut_mcgs_ticket *t)
 {
-    const cut_edge *ed = &ko->g.nodes[j->parent].edges[j->edge];
-    snprintf(j->id, sizeof j->id, "v%04d", ++ko->next_id);
+    if (ko->nvj == ko->vjcap) {
+        ko->vjcap = ko->vjcap ? 2 * ko->vjcap : 16;
+        ko->vj = cut_xrealloc(ko->vj, sizeof *ko->vj * (size_t)ko->vjcap);
+    }
+    vjob *j = &ko->vj[ko->nvj++];
+    memset(j, 0, sizeof *j);
+    j->ticket = t->ticket;
+    j->ms = -1;
+    snprintf(j->id, sizeof j->id, "%s", t->id);
     snprintf(j->dir, sizeof j->dir, "%s/variants/%s", ko->kdir, j->id);
-    if (cut_mkdirs(j->dir, e) != 0)
-        return -1;
-    j->same_as = -1;
+    return j;
+}
+
+/* The kernel of a runnable variant: its source and launch, for the loop to compile and measure. */
+static void fill_src(const kopt *ko, const char *src, const cut_kcall *call, cut_kernel_src *ks)
+{
+    ks->src = cut_xstrdup(src);
+    snprintf(ks->entry, sizeof ks->entry, "%s", ko->k->entry);
+    memcpy(ks->grid, call->grid, sizeof ks->grid);
+    memcpy(ks->block, call->block, sizeof ks->block);
+    ks->smem_dynamic = call->smem;
+}
+
+/* Materialises, diffs, patches and writes the variant (the loop then compiles it). Errors of the variant are its
+ * status; disk errors are stashed (they end the run at the next record). */
+int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
+{
+    memset(ks, 0, sizeof *ks);
+    const cut_mcgs_ticket *t = cut_mcgs_ticket_get(&ko->s, ticket);
+    if (!t)
+        return cut_err_set(e, "ticket %d is not outstanding", ticket);
+    vjob *j = vjob_new(ko, t);
+    const int parent = t->parent;
+    const cut_edge *ed = &ko->s.g.nodes[parent].edges[t->edge];
+    cut_err de = {{0}};
+    if (cut_mkdirs(j->dir, &de) != 0)
+        return cut_opt_stash(ko, &de);
     cut_err why = {{0}};
     /* the edge keeps its diff; after a resume it is regenerated (generators are deterministic for a state) */
-    j->diff = ed->diff ? cut_xstrdup(ed->diff) : edge_diff(ko, j->parent, ed->label, &why);
+    char *diff = ed->diff ? cut_xstrdup(ed->diff) : edge_diff(ko, parent, ed->label, &why);
+    char *src = NULL;
+    cut_kcall call;
     long long vals[CUT_KS_MAX_VARS];
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "kernel", ko->k->name);
     cJSON_AddStringToObject(c, "id", j->id);
-    cJSON_AddStringToObject(c, "parent", ko->g.nodes[j->parent].id);
+    cJSON_AddStringToObject(c, "parent", ko->s.g.nodes[parent].id);
     cJSON_AddStringToObject(c, "move", cut_move_name(ed->move));
     cJSON_AddStringToObject(c, "label", ed->label);
     cJSON_AddStringToObject(c, "generator", ko->gen->name);
     cJSON *path = cJSON_AddArrayToObject(c, "path");
-    for (int i = 0; i < j->plen; i++)
-        cJSON_AddItemToArray(path, cJSON_CreateString(ko->g.nodes[j->path[i]].id));
-    if (!j->diff) {
+    for (int i = 0; i < t->plen; i++)
+        cJSON_AddItemToArray(path, cJSON_CreateString(ko->s.g.nodes[t->path[i]].id));
+    if (!diff) {
         job_fail(j, "patch_error", "the generator no longer proposes this move: %s", why.msg[0] ? why.msg : "gone");
-    } else if (cut_patch_apply(ko->src[j->parent], j->diff, ko->scratch, &j->src, &why) != 0) {
+    } else if (cut_patch_apply(ko->s.src[parent], diff, ko->scratch, &src, &why) != 0) {
         job_fail(j, "patch_error", "%s", why.msg);
-    } else if (cut_kstate_tunables(ko->k, j->src, vals, &why) != 0 || cut_kspec_call(ko->k, vals, &j->call, &why) != 0) {
+    } else if (cut_kstate_tunables(ko->k, src, vals, &why) != 0 || cut_kspec_call(ko->k, vals, &call, &why) != 0) {
         job_fail(j, "invalid", "%s", why.msg);
     } else if (!cut_kspec_allows(ko->k, vals, why.msg, sizeof why.msg)) {
         job_fail(j, "invalid", "restriction broken: %s", why.msg); /* never compiled */
     } else {
         j->runnable = 1;
-        cJSON *t = cJSON_AddObjectToObject(c, "tunables");
+        cJSON *tu = cJSON_AddObjectToObject(c, "tunables");
         for (int i = 0; i < ko->k->ntunables; i++)
-            cJSON_AddNumberToObject(t, ko->k->tunables[i].name, (double)vals[i]);
+            cJSON_AddNumberToObject(tu, ko->k->tunables[i].name, (double)vals[i]);
         cJSON *l = cJSON_AddObjectToObject(c, "launch");
-        cJSON_AddItemToObject(l, "grid", cJSON_CreateIntArray((const int[]){(int)j->call.grid[0], (int)j->call.grid[1], (int)j->call.grid[2]}, 3));
-        cJSON_AddItemToObject(l, "block", cJSON_CreateIntArray((const int[]){(int)j->call.block[0], (int)j->call.block[1], (int)j->call.block[2]}, 3));
-        cJSON_AddNumberToObject(l, "smem", j->call.smem);
+        cJSON_AddItemToObject(l, "grid", cJSON_CreateIntArray((const int[]){(int)call.grid[0], (int)call.grid[1], (int)call.grid[2]}, 3));
+        cJSON_AddItemToObject(l, "block", cJSON_CreateIntArray((const int[]){(int)call.block[0], (int)call.block[1], (int)call.block[2]}, 3));
+        cJSON_AddNumberToObject(l, "smem", call.smem);
     }
     char p[1400];
     snprintf(p, sizeof p, "%s/control.json", j->dir);
-    if (cut_opt_write_json(p, c, e) != 0 || cut_opt_write_text(j->dir, "candidate.diff", j->diff, e) != 0 ||
-        cut_opt_write_text(j->dir, "kernel.cu", j->src ? j->src : "", e) != 0)
-        return -1;
+    int rc = 0;
+    if (cut_opt_write_json(p, c, &de) != 0 || cut_opt_write_text(j->dir, "candidate.diff", diff, &de) != 0 ||
+        cut_opt_write_text(j->dir, "kernel.cu", src ? src : "", &de) != 0)
+        rc = cut_opt_stash(ko, &de);
+    free(diff);
     cut_ks_launch l;
     memset(&l, 0, sizeof l);
-    if (j->runnable && cut_kspec_resolve(ko->k, vals, &l, &why) == 0) {
-        j->key = cut_kstate_key(j->src, &l);
-        /* the same source and launch as a known state (a tunable moved back, two moves in either order): a
-         * transposition found without building anything, so it does not count against the budget */
-        j->same_as = cut_mcgs_find_key(&ko->g, j->key);
-        if (j->same_as >= 0) {
-            j->runnable = 0;
-            snprintf(j->status_name, sizeof j->status_name, "transposition");
-            snprintf(j->error, sizeof j->error, "same source and launch as %s", ko->g.nodes[j->same_as].id);
-            return cut_opt_write_text(j->dir, "stdout.log", "", e);
-        }
+    uint64_t key = 0;
+    if (rc == 0 && j->runnable && cut_kspec_resolve(ko->k, vals, &l, &why) == 0)
+        key = cut_kstate_key(src, &l);
+    if (rc == 0 && j->runnable)
+        fill_src(ko, src, &call, ks);
+    /* the search keeps the state (the node's source); the same source and launch as a known state (a tunable moved
+     * back, two moves in either order) is a transposition found without building anything, so it does not count
+     * against the budget */
+    const int same_as = cut_mcgs_ticket_built(&ko->s, ticket, src, key);
+    if (rc != 0)
+        return -1;
+    if (same_as >= 0) {
+        j->runnable = 0;
+        snprintf(j->status_name, sizeof j->status_name, "transposition");
+        snprintf(j->error, sizeof j->error, "same source and launch as %s", ko->s.g.nodes[same_as].id);
+        free(ks->src);
+        ks->src = NULL;
+        if (cut_opt_write_text(j->dir, "stdout.log", "", &de) != 0)
+            cut_opt_stash(ko, &de);
+        return -1;
     }
     ko->builds++;
     j->compiled = 1;
     j->launch = l;
-    return j->runnable ? 0 : cut_opt_write_text(j->dir, "stdout.log", "", e);
+    if (j->runnable)
+        return 0;
+    if (cut_opt_write_text(j->dir, "stdout.log", "", &de) != 0)
+        cut_opt_stash(ko, &de);
+    return -1;
 }
 
-/* After the round's compile: the log, the PTX key, a transposition by PTX; job j is then ready to measure. */
-static int after_compile(kopt *ko, job *j, cut_err *e)
+/* After its compile: the log, the PTX key, a transposition by PTX; the variant is then ready to measure. */
+int cut_opt_after_compile(kopt *ko, int ticket, const cut_compiled *bin, cut_result *res, cut_err *e)
 {
+    vjob *j = cut_opt_vjob(ko, ticket);
+    if (!j || !bin)
+        return cut_err_set(e, "variant %d was not built for NVRTC", ticket);
     cut_buf log;
     cut_buf_init(&log);
     cut_buf_printf(&log, "NVRTC sm_%d%d%s: %s in %.0f ms\n%s", ko->copts.sm_major, ko->copts.sm_minor,
-                   j->bin.cache_hit ? " (cache hit)" : "", j->bin.ok ? "compiled" : "failed", j->bin.compile_ms,
-                   j->bin.log ? j->bin.log : "");
+                   bin->cache_hit ? " (cache hit)" : "", bin->ok ? "compiled" : "failed", bin->compile_ms,
+                   bin->log ? bin->log : "");
     cut_buf_append(&log, "", 1);
     int rc = cut_opt_write_text(j->dir, "stdout.log", log.data, e);
     cut_buf_free(&log);
     if (rc != 0)
         return -1;
-    if (!j->bin.ok) {
+    if (!bin->ok) {
         job_fail(j, "compile_error", "%s", "NVRTC rejected the variant (stdout.log has its log)");
+        res->status = CUT_ST_COMPILE_ERROR;
+        snprintf(res->error, sizeof res->error, "%s", j->error);
         return 0;
     }
-    j->ptx = cut_kstate_ptx_key(j->bin.ptx, &j->launch);
-    if (cut_opt_write_text(j->dir, "kernel.ptx", j->bin.ptx, e) != 0)
+    const uint64_t ptx = cut_kstate_ptx_key(bin->ptx, &j->launch);
+    if (cut_opt_write_text(j->dir, "kernel.ptx", bin->ptx, e) != 0)
         return -1;
-    j->same_as = cut_mcgs_find_ptx(&ko->g, j->ptx);
-    if (j->same_as >= 0) {
+    const int same_as = cut_mcgs_ticket_ptx(&ko->s, ticket, ptx);
+    if (same_as >= 0) {
         j->runnable = 0;
         snprintf(j->status_name, sizeof j->status_name, "transposition");
-        snprintf(j->error, sizeof j->error, "same normalised PTX and launch as %s", ko->g.nodes[j->same_as].id);
+        snprintf(j->error, sizeof j->error, "same normalised PTX and launch as %s", ko->s.g.nodes[same_as].id);
+        res->status = CUT_ST_INVALID; /* not measured: the state is known */
+        snprintf(res->error, sizeof res->error, "%s", j->error);
     }
-    j->call.src = j->src;
-    j->call.bin = &j->bin;
     return 0;
 }
 
-/* Compiles the round's runnable jobs together (NVRTC on the compile pool's threads), then finishes each. */
-int cut_opt_compile_jobs(kopt *ko, job *jobs, int n, cut_err *e)
+/* Writes the variant's stderr.log and result.json (the variant is finished from then on); the strategy observes it
+ * next. */
+int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e)
 {
-    const char *srcs[16];
-    int idx[16], k = 0;
-    for (int i = 0; i < n; i++)
-        if (jobs[i].runnable) {
-            srcs[k] = jobs[i].src;
-            idx[k++] = i;
-        }
-    if (k == 0)
-        return 0;
-    cut_compiled bins[16];
-    if (cut_compile_batch(srcs, k, &ko->copts, bins, e) != 0) {
-        for (int i = 0; i < k; i++)
-            cut_compiled_free(&bins[i]);
-        return -1;
-    }
-    int rc = 0;
-    for (int i = 0; i < k; i++) {
-        jobs[idx[i]].bin = bins[i]; /* the job owns it now */
-        if (rc == 0)
-            rc = after_compile(ko, &jobs[idx[i]], e);
-    }
-    return rc;
-}
-
-typedef struct run_arg {
-    kopt *ko;
-    job *j;
-    cut_err e;
-    int rc;
-} run_arg;
-
-static void *run_thread(void *arg)
-{
-    run_arg *a = arg;
-    cut_runner *r = a->ko->runners[a->j->runner];
-    a->rc = r->run_kernel(r, &a->j->call, &a->j->res, NULL, &a->e);
-    return NULL;
-}
-
-/* Measures the runnable jobs, each on its own runner, in parallel. */
-int cut_opt_measure_jobs(kopt *ko, job *jobs, int n, cut_err *e)
-{
-    run_arg args[16];
-    pthread_t th[16];
-    int started[16] = {0}, k = 0;
-    for (int i = 0; i < n; i++) {
-        if (!jobs[i].runnable)
-            continue;
-        jobs[i].runner = k;
-        args[k] = (run_arg){ko, &jobs[i], {{0}}, 0};
-        started[k] = pthread_create(&th[k], NULL, run_thread, &args[k]) == 0;
-        if (!started[k])
-            run_thread(&args[k]);
-        k++;
-    }
-    int rc = 0;
-    for (int i = 0; i < k; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        if (args[i].rc != 0 && rc == 0) {
-            *e = args[i].e;
-            rc = -1;
-        }
-    }
-    return rc;
-}
-
-/* Writes job j's result.json (the variant is finished from then on) and applies it. */
-int cut_opt_finish_job(kopt *ko, job *j, cut_err *e)
-{
-    outcome oc = {0};
-    snprintf(oc.id, sizeof oc.id, "%s", j->id);
-    oc.parent = j->parent;
-    snprintf(oc.label, sizeof oc.label, "%s", ko->g.nodes[j->parent].edges[j->edge].label);
-    memcpy(oc.path, j->path, sizeof oc.path);
-    oc.plen = j->plen;
-    oc.key = j->key;
-    oc.ptx = j->ptx;
-    oc.same_as = j->same_as;
-    oc.ms = -1;
+    vjob *j = cut_opt_vjob(ko, o->sched->k[0]);
+    const cut_mcgs_ticket *t = cut_mcgs_ticket_get(&ko->s, o->sched->k[0]);
+    if (!j || !t)
+        return cut_err_set(e, "variant %d was not built", o->sched->k[0]);
+    char status[32], error[512];
+    const cut_result *res = o->res;
     if (j->status_name[0]) {
-        snprintf(oc.status, sizeof oc.status, "%s", j->status_name);
-        snprintf(oc.error, sizeof oc.error, "%s", j->error);
+        snprintf(status, sizeof status, "%s", j->status_name);
+        snprintf(error, sizeof error, "%s", j->error);
     } else {
-        snprintf(oc.status, sizeof oc.status, "%s", cut_status_name(j->res.status));
-        snprintf(oc.error, sizeof oc.error, "%s", j->res.error);
-        if (j->res.status == CUT_ST_OK)
-            oc.ms = j->res.median_ms;
+        snprintf(status, sizeof status, "%s", cut_status_name(res->status));
+        snprintf(error, sizeof error, "%s", res->error);
+        snprintf(j->status_name, sizeof j->status_name, "%s", status); /* for the trace and the console */
+        snprintf(j->error, sizeof j->error, "%s", error);
+        if (res->status == CUT_ST_OK)
+            j->ms = res->median_ms;
     }
     cJSON *r = cJSON_CreateObject();
     char hx[17];
     cJSON_AddStringToObject(r, "id", j->id);
-    cJSON_AddStringToObject(r, "status", oc.status);
-    cJSON_AddStringToObject(r, "error", oc.error);
-    if (oc.ms > 0) {
-        cJSON_AddNumberToObject(r, "median_ms", oc.ms);
-        cJSON_AddNumberToObject(r, "min_ms", j->res.min_ms);
-        cJSON_AddNumberToObject(r, "max_ms", j->res.max_ms);
-        cJSON_AddNumberToObject(r, "repeats", j->res.repeats);
-        cJSON_AddNumberToObject(r, "max_abs_err", j->res.max_abs_err);
-        cJSON_AddNumberToObject(r, "speedup", ko->baseline_ms / oc.ms);
+    cJSON_AddStringToObject(r, "status", status);
+    cJSON_AddStringToObject(r, "error", error);
+    if (j->ms > 0) {
+        cJSON_AddNumberToObject(r, "median_ms", j->ms);
+        cJSON_AddNumberToObject(r, "min_ms", res->min_ms);
+        cJSON_AddNumberToObject(r, "max_ms", res->max_ms);
+        cJSON_AddNumberToObject(r, "repeats", res->repeats);
+        cJSON_AddNumberToObject(r, "max_abs_err", res->max_abs_err);
+        cJSON_AddNumberToObject(r, "speedup", ko->s.baseline_ms / j->ms);
     }
-    if (j->runnable) /* which worker measured it: the GPU of --gpus */
-        cJSON_AddNumberToObject(r, "worker", ko->o->gpus ? ko->o->gpus[j->runner] : j->runner);
-    if (j->same_as >= 0)
-        cJSON_AddStringToObject(r, "same_as", ko->g.nodes[j->same_as].id);
-    cut_opt_hex64(j->key, hx);
+    if (o->runner >= 0) /* which worker measured it: the GPU of --gpus */
+        cJSON_AddNumberToObject(r, "worker", ko->o->gpus ? ko->o->gpus[o->runner] : o->runner);
+    if (t->same_as >= 0)
+        cJSON_AddStringToObject(r, "same_as", ko->s.g.nodes[t->same_as].id);
+    cut_opt_hex64(t->key, hx);
     cJSON_AddStringToObject(r, "state_key", hx);
-    cut_opt_hex64(j->ptx, hx);
+    cut_opt_hex64(t->ptx, hx);
     cJSON_AddStringToObject(r, "ptx_hash", hx);
-    if (j->bin.ok) {
-        cJSON_AddNumberToObject(r, "regs", j->bin.regs);
-        cJSON_AddNumberToObject(r, "spill_stores", j->bin.spill_stores);
+    if (o->bin && o->bin->ok) {
+        cJSON_AddNumberToObject(r, "regs", o->bin->regs);
+        cJSON_AddNumberToObject(r, "spill_stores", o->bin->spill_stores);
     }
     char path[1400];
     snprintf(path, sizeof path, "%s/result.json", j->dir);
-    if (cut_opt_write_text(j->dir, "stderr.log", j->runnable ? j->res.error : j->error, e) != 0)
+    if (cut_opt_write_text(j->dir, "stderr.log", o->runner >= 0 ? res->error : j->error, e) != 0) {
+        cJSON_Delete(r);
         return -1;
+    }
     cJSON_AddBoolToObject(r, "compiled", j->compiled);
-    if (cut_opt_write_json(path, r, e) != 0)
-        return -1;
-    oc.src = j->src;
-    j->src = NULL;
-    return cut_opt_apply_outcome(ko, &oc, 1, e);
-}
-
-void cut_opt_job_free(job *j)
-{
-    free(j->diff);
-    free(j->src);
-    cut_compiled_free(&j->bin);
-    j->diff = j->src = NULL;
+    return cut_opt_write_json(path, r, e);
 }
 
 /* ---- the baseline ---- */
@@ -427,18 +399,18 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
                            "tolerance too tight?", cut_status_name(res.status), res.error);
         goto out;
     }
-    ko->baseline_ms = res.median_ms;
-    const int root = cut_opt_add_node(ko, "baseline", src, 0, -1, "");
+    ko->s.baseline_ms = res.median_ms;
+    const int root = cut_mcgs_search_add(&ko->s, "baseline", src, 0, -1, "");
     src = NULL;
-    cut_node *n = &ko->g.nodes[root];
+    cut_node *n = &ko->s.g.nodes[root];
     n->status = CUT_NODE_OK;
     n->ms = res.median_ms;
     n->speedup = 1.0;
     n->ptx_hash = cut_kstate_ptx_key(bin.ptx, &l);
-    n->key = cut_kstate_key(ko->src[root], &l);
+    n->key = cut_kstate_key(ko->s.src[root], &l);
     n->visits = 1;
     n->value_sum = cut_mcgs_value(1.0);
-    ko->best = 0;
+    ko->s.best = 0;
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "event", "baseline");
     cJSON_AddNumberToObject(ev, "ms", res.median_ms);

@@ -94,7 +94,7 @@ void cut_opt_load_global(kopt *ko)
     const cJSON *keys = cJSON_GetObjectItemCaseSensitive(j, "keys"), *x;
     cJSON_ArrayForEach(x, keys) {
         const int m = cut_move_parse(str(x, "move"));
-        hist *h = m >= 0 ? cut_opt_hist_get(ko, (cut_move)m, str(x, "key")) : NULL;
+        cut_mcgs_hist *h = m >= 0 ? cut_mcgs_hist_get(&ko->s, (cut_move)m, str(x, "key")) : NULL;
         if (h) {
             h->n += inum(x, "n", 0);
             h->sum += num(x, "gain_sum", 0);
@@ -108,7 +108,7 @@ void cut_opt_update_global(kopt *ko, int prev_move, cut_move m, const char *labe
 {
     char path[1100], key[96];
     global_path(ko, path, sizeof path);
-    cut_opt_hist_key(label, key, sizeof key);
+    cut_mcgs_hist_key(label, key, sizeof key);
     cJSON *j = cut_path_exists(path) ? cut_rec_read_json_file(path, e) : NULL;
     if (!j) {
         j = cJSON_CreateObject();
@@ -174,10 +174,10 @@ int cut_opt_update_best_link(kopt *ko, cut_err *e)
     char link[1200], tmp[1200], target[64];
     snprintf(link, sizeof link, "%s/best", ko->kdir);
     snprintf(tmp, sizeof tmp, "%s/.best.tmp", ko->kdir);
-    if (ko->best == 0)
+    if (ko->s.best == 0)
         snprintf(target, sizeof target, "baseline");
     else
-        snprintf(target, sizeof target, "variants/%s", ko->g.nodes[ko->best].id);
+        snprintf(target, sizeof target, "variants/%s", ko->s.g.nodes[ko->s.best].id);
     unlink(tmp);
     if (symlink(target, tmp) != 0 || rename(tmp, link) != 0)
         return cut_err_set(e, "cannot point %s at %s: %s", link, target, strerror(errno));
@@ -208,31 +208,31 @@ int cut_opt_save_state(kopt *ko, cut_err *e)
     cJSON *s = cJSON_CreateObject();
     cJSON_AddNumberToObject(s, "format", STATE_FORMAT);
     cJSON_AddStringToObject(s, "kernel", ko->k->name);
-    cJSON_AddNumberToObject(s, "baseline_ms", ko->baseline_ms);
+    cJSON_AddNumberToObject(s, "baseline_ms", ko->s.baseline_ms);
     cJSON_AddNumberToObject(s, "builds", ko->builds);
-    cJSON_AddNumberToObject(s, "next_id", ko->next_id);
-    cJSON_AddNumberToObject(s, "measured", ko->measured);
-    cJSON_AddNumberToObject(s, "failed", ko->failed);
-    cJSON_AddNumberToObject(s, "transpositions", ko->transpositions);
-    cJSON_AddStringToObject(s, "best", ko->g.nodes[ko->best].id);
-    cJSON_AddNumberToObject(s, "noise_applied", ko->g.noise_applied);
-    cJSON_AddNumberToObject(s, "prune_threshold", ko->threshold);
+    cJSON_AddNumberToObject(s, "next_id", ko->s.next_id);
+    cJSON_AddNumberToObject(s, "measured", ko->s.measured);
+    cJSON_AddNumberToObject(s, "failed", ko->s.failed);
+    cJSON_AddNumberToObject(s, "transpositions", ko->s.transpositions);
+    cJSON_AddStringToObject(s, "best", ko->s.g.nodes[ko->s.best].id);
+    cJSON_AddNumberToObject(s, "noise_applied", ko->s.g.noise_applied);
+    cJSON_AddNumberToObject(s, "prune_threshold", ko->s.threshold);
     cJSON *rng = cJSON_AddArrayToObject(s, "rng");
     for (int i = 0; i < 4; i++) {
         char hx[17];
-        cut_opt_hex64(ko->g.rng.s[i], hx);
+        cut_opt_hex64(ko->s.g.rng.s[i], hx);
         cJSON_AddItemToArray(rng, cJSON_CreateString(hx));
     }
     cJSON *nodes = cJSON_AddArrayToObject(s, "nodes");
-    for (int i = 0; i < ko->g.nnodes; i++) {
-        const cut_node *n = &ko->g.nodes[i];
+    for (int i = 0; i < ko->s.g.nnodes; i++) {
+        const cut_node *n = &ko->s.g.nodes[i];
         cJSON *o = cJSON_CreateObject();
         char hx[17];
         cJSON_AddStringToObject(o, "id", n->id);
         cJSON_AddStringToObject(o, "status", n->status == CUT_NODE_OK ? "ok" : "failed");
-        cJSON_AddStringToObject(o, "parent", i ? ko->g.nodes[ko->parent[i]].id : "");
-        cJSON_AddStringToObject(o, "via", ko->via[i]);
-        cJSON_AddStringToObject(o, "via_move", ko->via_move[i] >= 0 ? cut_move_name((cut_move)ko->via_move[i]) : "");
+        cJSON_AddStringToObject(o, "parent", i ? ko->s.g.nodes[ko->s.parent[i]].id : "");
+        cJSON_AddStringToObject(o, "via", ko->s.via[i]);
+        cJSON_AddStringToObject(o, "via_move", ko->s.via_move[i] >= 0 ? cut_move_name((cut_move)ko->s.via_move[i]) : "");
         cut_opt_hex64(n->key, hx);
         cJSON_AddStringToObject(o, "key", hx);
         cut_opt_hex64(n->ptx_hash, hx);
@@ -258,7 +258,7 @@ int cut_opt_save_state(kopt *ko, cut_err *e)
             cJSON_AddBoolToObject(x, "pruned", ed->pruned);
             cJSON_AddNumberToObject(x, "visits", ed->visits);
             if (ed->child >= 0)
-                cJSON_AddStringToObject(x, "child", ko->g.nodes[ed->child].id);
+                cJSON_AddStringToObject(x, "child", ko->s.g.nodes[ed->child].id);
             else
                 cJSON_AddNullToObject(x, "child");
             cJSON_AddItemToArray(edges, x);
@@ -307,26 +307,26 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
         cut_err_set(e, "%s: not a search state of this version", path);
         goto out;
     }
-    ko->baseline_ms = num(s, "baseline_ms", -1);
+    ko->s.baseline_ms = num(s, "baseline_ms", -1);
     ko->builds = inum(s, "builds", 0);
-    ko->next_id = inum(s, "next_id", 0);
-    ko->measured = inum(s, "measured", 0);
-    ko->failed = inum(s, "failed", 0);
-    ko->transpositions = inum(s, "transpositions", 0);
-    ko->g.noise_applied = inum(s, "noise_applied", 0);
-    ko->threshold = num(s, "prune_threshold", ko->threshold);
+    ko->s.next_id = inum(s, "next_id", 0);
+    ko->s.measured = inum(s, "measured", 0);
+    ko->s.failed = inum(s, "failed", 0);
+    ko->s.transpositions = inum(s, "transpositions", 0);
+    ko->s.g.noise_applied = inum(s, "noise_applied", 0);
+    ko->s.threshold = num(s, "prune_threshold", ko->s.threshold);
     const cJSON *rng = cJSON_GetObjectItemCaseSensitive(s, "rng");
     uint64_t any = 0;
     for (int i = 0; i < 4 && cJSON_GetArraySize(rng) == 4; i++)
-        any |= ko->g.rng.s[i] = parse_hex(cJSON_GetArrayItem(rng, i));
+        any |= ko->s.g.rng.s[i] = parse_hex(cJSON_GetArrayItem(rng, i));
     if (!any) /* missing or all zero: xoshiro would be stuck at zero */
-        cut_rng_seed(&ko->g.rng, ko->o->seed);
+        cut_rng_seed(&ko->s.g.rng, ko->o->seed);
     cJSON_ArrayForEach(o, nodes) {
         char *src = read_src(ko, str(o, "id"), e);
         if (!src)
             goto out;
-        const int n = cut_opt_add_node(ko, str(o, "id"), src, 0, cut_move_parse(str(o, "via_move")), str(o, "via"));
-        cut_node *nd = &ko->g.nodes[n];
+        const int n = cut_mcgs_search_add(&ko->s, str(o, "id"), src, 0, cut_move_parse(str(o, "via_move")), str(o, "via"));
+        cut_node *nd = &ko->s.g.nodes[n];
         nd->status = strcmp(str(o, "status"), "ok") == 0 ? CUT_NODE_OK : CUT_NODE_FAILED;
         nd->key = parse_hex(cJSON_GetObjectItemCaseSensitive(o, "key"));
         nd->ptx_hash = parse_hex(cJSON_GetObjectItemCaseSensitive(o, "ptx_hash"));
@@ -338,9 +338,9 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
     }
     int i = 0;
     cJSON_ArrayForEach(o, nodes) {
-        cut_node *nd = &ko->g.nodes[i];
-        const int p = cut_mcgs_find_id(&ko->g, str(o, "parent"));
-        ko->parent[i] = p >= 0 ? p : 0;
+        cut_node *nd = &ko->s.g.nodes[i];
+        const int p = cut_mcgs_find_id(&ko->s.g, str(o, "parent"));
+        ko->s.parent[i] = p >= 0 ? p : 0;
         const cJSON *edges = cJSON_GetObjectItemCaseSensitive(o, "edges"), *x;
         nd->edges_ready = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "edges_ready"));
         nd->nedges = cJSON_GetArraySize(edges);
@@ -358,13 +358,13 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
             ed->pruned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "pruned"));
             ed->visits = inum(x, "visits", 0);
             const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "child"));
-            ed->child = cid ? cut_mcgs_find_id(&ko->g, cid) : -1;
+            ed->child = cid ? cut_mcgs_find_id(&ko->s.g, cid) : -1;
         }
         i++;
     }
-    ko->best = cut_mcgs_find_id(&ko->g, str(s, "best"));
-    if (ko->best < 0)
-        ko->best = 0;
+    ko->s.best = cut_mcgs_find_id(&ko->s.g, str(s, "best"));
+    if (ko->s.best < 0)
+        ko->s.best = 0;
     rc = 0;
 out:
     return rc;
@@ -390,8 +390,8 @@ int cut_opt_reconcile(kopt *ko, cut_err *e)
     int taken = 0, dropped = 0;
     for (int i = 0; i < n; i++) {
         const int id_num = atoi(names[i] + 1);
-        if (cut_mcgs_find_id(&ko->g, names[i]) >= 0) {
-            ko->next_id = id_num > ko->next_id ? id_num : ko->next_id;
+        if (cut_mcgs_find_id(&ko->s.g, names[i]) >= 0) {
+            ko->s.next_id = id_num > ko->s.next_id ? id_num : ko->s.next_id;
             continue;
         }
         char dir[1300], rpath[1400], cpath[1400];
@@ -401,42 +401,42 @@ int cut_opt_reconcile(kopt *ko, cut_err *e)
         cJSON *r = cut_path_exists(rpath) ? cut_rec_read_json_file(rpath, e) : NULL;
         cJSON *c = r ? cut_rec_read_json_file(cpath, e) : NULL;
         int known_transposition = 0;
-        for (int k = 0; r && k < ko->g.nnodes; k++) /* a transposition leaves no node: look for its edge */
-            for (int x = 0; x < ko->g.nodes[k].nedges; x++)
-                known_transposition |= strcmp(str(c, "parent"), ko->g.nodes[k].id) == 0 &&
-                                       strcmp(ko->g.nodes[k].edges[x].label, str(c, "label")) == 0 &&
-                                       ko->g.nodes[k].edges[x].child >= 0;
+        for (int k = 0; r && k < ko->s.g.nnodes; k++) /* a transposition leaves no node: look for its edge */
+            for (int x = 0; x < ko->s.g.nodes[k].nedges; x++)
+                known_transposition |= strcmp(str(c, "parent"), ko->s.g.nodes[k].id) == 0 &&
+                                       strcmp(ko->s.g.nodes[k].edges[x].label, str(c, "label")) == 0 &&
+                                       ko->s.g.nodes[k].edges[x].child >= 0;
         if (!r || !c) {
             cut_err re;
             if (cut_remove_tree(dir, NULL, &re) != 0 && !ko->o->quiet)
                 fprintf(stderr, "cutune optimize: warning: unfinished variant %s: %s\n", names[i], re.msg);
             dropped++;
         } else if (known_transposition) {
-            ko->next_id = id_num > ko->next_id ? id_num : ko->next_id;
+            ko->s.next_id = id_num > ko->s.next_id ? id_num : ko->s.next_id;
         } else {
-            ko->next_id = id_num > ko->next_id ? id_num : ko->next_id;
-            outcome oc = {0};
+            ko->s.next_id = id_num > ko->s.next_id ? id_num : ko->s.next_id;
+            cut_mcgs_outcome oc = {0};
             snprintf(oc.id, sizeof oc.id, "%s", names[i]);
-            oc.parent = cut_mcgs_find_id(&ko->g, str(c, "parent"));
+            oc.parent = cut_mcgs_find_id(&ko->s.g, str(c, "parent"));
             snprintf(oc.label, sizeof oc.label, "%s", str(c, "label"));
-            snprintf(oc.status, sizeof oc.status, "%s", str(r, "status"));
-            snprintf(oc.error, sizeof oc.error, "%s", str(r, "error"));
+            oc.ok = strcmp(str(r, "status"), "ok") == 0;
+            oc.transposition = strcmp(str(r, "status"), "transposition") == 0;
             oc.ms = num(r, "median_ms", -1);
+            oc.ticket = -1;
             oc.key = parse_hex(cJSON_GetObjectItemCaseSensitive(r, "state_key"));
             oc.ptx = parse_hex(cJSON_GetObjectItemCaseSensitive(r, "ptx_hash"));
-            oc.same_as = cut_mcgs_find_id(&ko->g, str(r, "same_as"));
+            oc.same_as = cut_mcgs_find_id(&ko->s.g, str(r, "same_as"));
             const cJSON *p, *path = cJSON_GetObjectItemCaseSensitive(c, "path");
-            cJSON_ArrayForEach(p, path) if (oc.plen < MAX_PATH_LEN) oc.path[oc.plen++] =
-                cut_mcgs_find_id(&ko->g, cJSON_GetStringValue(p) ? p->valuestring : "");
+            cJSON_ArrayForEach(p, path) if (oc.plen < CUT_MCGS_MAX_PATH) oc.path[oc.plen++] =
+                cut_mcgs_find_id(&ko->s.g, cJSON_GetStringValue(p) ? p->valuestring : "");
             int bad = oc.parent < 0;
             for (int k = 0; k < oc.plen; k++)
                 bad |= oc.path[k] < 0;
-            if (!bad && !ko->g.nodes[oc.parent].edges_ready && cut_opt_gen_edges(ko, oc.parent, e) != 0)
+            if (!bad && !ko->s.g.nodes[oc.parent].edges_ready && cut_mcgs_expand(&ko->s, oc.parent, e) != 0)
                 bad = 1;
             if (!bad) {
                 oc.src = read_src(ko, names[i], e);
-                bad = cut_opt_apply_outcome(ko, &oc, 0, e) != 0;
-                free(oc.src);
+                bad = cut_mcgs_apply(&ko->s, &oc, 0, e) != 0; /* takes oc.src */
             }
             if (bad && !ko->o->quiet)
                 fprintf(stderr, "cutune optimize: warning: variant %s could not be taken into the graph: %s\n",
@@ -460,21 +460,137 @@ int cut_opt_state_check(const char *json, size_t len, cut_err *e)
     memset(&ko, 0, sizeof ko);
     ko.o = &o;
     ko.no_disk = 1;
-    cut_mcgs_init(&ko.g, o.seed);
-    ko.threshold = o.min_pred_gain;
+    cut_mcgs_search_init(&ko.s, NULL, o.seed, o.min_pred_gain, NULL, NULL);
     cJSON *s = cJSON_ParseWithLength(json, len);
     int rc = s ? state_from_json(&ko, s, "search_state.json", e) : cut_err_set(e, "search_state.json: not valid JSON");
     cJSON_Delete(s);
-    for (int i = 0; rc == 0 && i < ko.g.nnodes; i++) {
-        const cut_node *n = &ko.g.nodes[i];
+    for (int i = 0; rc == 0 && i < ko.s.g.nnodes; i++) {
+        const cut_node *n = &ko.s.g.nodes[i];
         for (int k = 0; k < n->nedges; k++)
-            if (n->edges[k].child < -1 || n->edges[k].child >= ko.g.nnodes || !memchr(n->edges[k].label, 0, 160))
+            if (n->edges[k].child < -1 || n->edges[k].child >= ko.s.g.nnodes || !memchr(n->edges[k].label, 0, 160))
                 rc = cut_err_set(e, "search_state.json: node %s edge %d is inconsistent", n->id, k);
-        if (ko.parent[i] < 0 || ko.parent[i] >= ko.g.nnodes)
+        if (ko.s.parent[i] < 0 || ko.s.parent[i] >= ko.s.g.nnodes)
             rc = cut_err_set(e, "search_state.json: node %s has no parent", n->id);
     }
-    if (rc == 0 && (ko.best < 0 || ko.best >= ko.g.nnodes))
+    if (rc == 0 && (ko.s.best < 0 || ko.s.best >= ko.s.g.nnodes))
         rc = cut_err_set(e, "search_state.json: the best node is not in the graph");
     cut_opt_kopt_free(&ko);
     return rc;
+}
+
+/* ---- what the search does, as the journal keeps it ---- */
+
+/* A variant taken into the graph: the global tactic graph, the trace, the event and the console line. */
+static void note_variant(kopt *ko, const cut_mcgs_search *s, const cut_mcgs_note *n, cut_err *e)
+{
+    const vjob *j = cut_opt_vjob(ko, n->ticket);
+    if (!j)
+        return;
+    const cut_node *pn = &s->g.nodes[n->parent];
+    const cut_edge *ed = &pn->edges[n->edge];
+    const int ok = strcmp(j->status_name, "ok") == 0;
+    const cut_node *c = &s->g.nodes[n->node];
+    const double speedup = c->status == CUT_NODE_OK ? c->speedup : 0;
+    cut_opt_update_global(ko, s->via_move[n->parent], ed->move, ed->label, n->gain, c->status == CUT_NODE_OK, e);
+    if (ko->trace) {
+        fprintf(ko->trace, "- **%s** from %s, %s: %s — ", j->id, pn->id, cut_move_name(ed->move), ed->label);
+        if (ok)
+            fprintf(ko->trace, "%.4f ms, %.2fx the baseline%s\n", j->ms, speedup,
+                    s->best >= 0 && strcmp(s->g.nodes[s->best].id, j->id) == 0 ? " (new best)" : "");
+        else
+            fprintf(ko->trace, "%s: %s\n", j->status_name, j->error);
+        fflush(ko->trace);
+    }
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "variant");
+    cJSON_AddStringToObject(ev, "id", j->id);
+    cJSON_AddStringToObject(ev, "parent", pn->id);
+    cJSON_AddStringToObject(ev, "move", cut_move_name(ed->move));
+    cJSON_AddStringToObject(ev, "label", ed->label);
+    cJSON_AddStringToObject(ev, "status", j->status_name);
+    if (ok)
+        cJSON_AddNumberToObject(ev, "ms", j->ms);
+    cJSON_AddNumberToObject(ev, "speedup", speedup);
+    cJSON_AddStringToObject(ev, "node", c->id);
+    cJSON_AddStringToObject(ev, "best", s->g.nodes[s->best].id);
+    cut_opt_event(ko, ev);
+    if (!ko->o->quiet) {
+        char what[96];
+        if (ok)
+            snprintf(what, sizeof what, "%.4f ms  %.2fx", j->ms, speedup);
+        else
+            snprintf(what, sizeof what, "%.70s", j->error);
+        printf("  %-6s %-24s %-34.34s %-14s %s\n", j->id, cut_move_name(ed->move), ed->label, j->status_name, what);
+        fflush(stdout);
+    }
+}
+
+/* An edge linked to a known state while selecting: the event and the trace. */
+static void note_transposition(kopt *ko, const cut_mcgs_search *s, const cut_mcgs_note *n)
+{
+    const cut_node *pn = &s->g.nodes[n->parent];
+    const cut_edge *ed = &pn->edges[n->edge];
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "transposition");
+    cJSON_AddStringToObject(ev, "parent", pn->id);
+    cJSON_AddStringToObject(ev, "move", cut_move_name(ed->move));
+    cJSON_AddStringToObject(ev, "label", ed->label);
+    cJSON_AddStringToObject(ev, "node", s->g.nodes[n->node].id);
+    cut_opt_event(ko, ev);
+    if (ko->trace)
+        fprintf(ko->trace, "- %s, %s: %s — the state of %s (transposition, nothing built)\n", pn->id,
+                cut_move_name(ed->move), ed->label, s->g.nodes[n->node].id);
+}
+
+static void note_relaxed(kopt *ko, const cut_mcgs_search *s, const cut_mcgs_note *n)
+{
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "relax_pruning");
+    cJSON_AddNumberToObject(ev, "threshold", s->threshold);
+    cJSON_AddNumberToObject(ev, "opened", n->opened);
+    cut_opt_event(ko, ev);
+    if (ko->trace)
+        fprintf(ko->trace, "- *every open move tried: prune threshold lowered to %.3f, %d move(s) reopened*\n",
+                s->threshold, n->opened);
+    if (!ko->o->quiet)
+        printf("  every open move tried: prune threshold lowered to %.3f, %d move(s) reopened\n", s->threshold,
+               n->opened);
+}
+
+int cut_opt_note(void *ctx, const cut_mcgs_search *s, const cut_mcgs_note *n, cut_err *e)
+{
+    kopt *ko = ctx;
+    cut_err err = {{0}};
+    switch (n->kind) {
+    case CUT_MCGS_NOTE_BEST:
+        if (cut_opt_update_best_link(ko, &err) != 0) {
+            *e = err;
+            return cut_opt_stash(ko, &err);
+        }
+        return 0;
+    case CUT_MCGS_NOTE_VARIANT:
+        note_variant(ko, s, n, &err); /* the global graph's write failure is a warning (cut_opt_update_global) */
+        return 0;
+    case CUT_MCGS_NOTE_TRANSPOSITION:
+        note_transposition(ko, s, n);
+        return 0;
+    case CUT_MCGS_NOTE_RELAXED:
+        note_relaxed(ko, s, n);
+        return 0;
+    case CUT_MCGS_NOTE_EXHAUSTED:
+        if (!ko->o->quiet)
+            printf("  nothing left to expand: every move of every state was tried or is predicted to lose over "
+                   "%.0f%%\n", -100 * CUT_RELAX_FLOOR);
+        return 0;
+    case CUT_MCGS_NOTE_NO_PRIORS:
+        if (ko->trace && ko->o->priors)
+            fprintf(ko->trace, "- *%s priors unavailable for %s: %s*\n", ko->o->priors->name, s->g.nodes[n->node].id,
+                    n->msg);
+        return 0;
+    case CUT_MCGS_NOTE_ERROR:
+        cut_err_set(&err, "%s", n->msg);
+        *e = err;
+        return cut_opt_stash(ko, &err);
+    }
+    return 0;
 }

@@ -1,12 +1,12 @@
-/* cutune — the optimizer's internals, shared by its three files (internal): the search loop (optimize.c), the journal
+/* cutune — the optimizer's internals, shared by its three files (internal): the task of the one loop (optimize.c), the journal
  * (opt_journal.c: search_state.json, events.jsonl, trace.md, the best link, global_tactic_graph.json) and the variants
- * and baseline (opt_build.c: materialise, patch, compile, measure). One thread drives a kopt; only
- * cut_opt_measure_jobs starts threads, each touching its own job and runner. */
+ * and baseline (opt_build.c: materialise, patch, the compile's outputs, result.json). */
 #ifndef CUTUNE_PIPELINE_OPTIMIZE_INT_H
 #define CUTUNE_PIPELINE_OPTIMIZE_INT_H
 
 #include "cutune/measure.h"
 #include "cutune/optimize.h"
+#include "cutune/task.h"
 #include "cutune/util.h"
 
 #include <cjson/cJSON.h>
@@ -16,27 +16,25 @@
 
 /* ---- shared types ---- */
 
-#define MAX_PATH_LEN 64
-#define MAX_PROPOSALS 96
-/* Observed gain recorded for a move whose variant failed (fault, hang, wrong result, no compile): all of the parent's
- * speed lost. One failure takes a rule's predicted gain of 0.05 to (2 * 0.05 - 1) / 3 = -0.30, below RELAX_FLOOR, so
- * a rewrite that faults is not built again on every other state once the threshold relaxes (the H200 run of
- * 2026-11-23 spent 20 of layernorm's 50 builds on one faulting rewrite with -0.25 and no floor). */
-#define FAIL_GAIN (-1.0)
-#define RELAX_STEP 0.05    /* how far the prune threshold drops when every open move was tried */
-#define RELAX_FLOOR (-0.25) /* never lower: a move predicted to lose over 25% is not built to spend the budget */
 #define STATE_FORMAT 1
+#define MAX_ROUND 16 /* variants built, compiled and measured together (one per runner) */
 
-/* History of one move key ("BLOCK -> 256", "fast math intrinsics"): observed relative gains. */
-typedef struct hist {
-    char key[96];
-    cut_move move;
-    int n;
-    double sum;
-} hist;
+/* One variant from its build to its record (a ticket of the MCGS strategy): what the search does not keep. */
+typedef struct vjob {
+    int ticket;        /* the strategy's ticket: the variant's number */
+    char id[32], dir[1200];
+    int runnable;      /* built, not a transposition: to be compiled and measured */
+    int compiled;      /* counted against the budget */
+    cut_ks_launch launch;
+    char status_name[32]; /* set when it ends before its measurement (patch_error, invalid, compile_error,
+                           * transposition); empty: the runner's status */
+    char error[512];
+    double ms;         /* measured median, -1 none */
+} vjob;
 
-/* The optimizer of one kernel: options, runners, generator, the graph with its per-node data, counters, references,
- * history and the open logs. Made by cut_optimize_kernel (or cut_opt_state_check), freed by cut_opt_kopt_free. */
+/* The optimizer of one kernel: options, runners, generator, the MCGS search with its move space, the budget spent,
+ * references and the open logs. Made by cut_optimize_kernel (or cut_opt_state_check), freed by cut_opt_kopt_free.
+ * One thread drives it; only the loop's measurement starts threads, each on its own runner. */
 typedef struct kopt {
     const cut_opt_opts *o;
     const cut_kspec *k;
@@ -44,79 +42,32 @@ typedef struct kopt {
     int nr;
     cut_cand_gen *gen;
     char kdir[1024], scratch[1100];
-    cut_mcgs g;
-    /* per node, parallel to g.nodes */
-    char **src;
-    int *parent;
-    char (*via)[160];
-    int *via_move;
-    int cap;
-    int builds, measured, failed, transpositions, next_id;
-    double baseline_ms;
-    int best;
+    cut_mcgs_search s;
+    cut_move_space ms;
+    int builds;
     cut_kwork work;
     void *refs[CUT_KW_MAX_BUFS][2];
-    double threshold; /* prune threshold: --min-pred-gain, lowered when nothing above it is left */
-    int nhist;
-    hist hist[512];
     cut_compile_opts copts;
     FILE *events, *trace;
-    int no_disk; /* cut_opt_state_check: sources are not read */
+    int no_disk;     /* cut_opt_state_check: sources are not read */
+    int have_state;  /* a search_state.json to resume */
+    vjob *vj;        /* this round's variants */
+    int nvj, vjcap;
+    cut_err pending; /* an error met where none can be returned (a note, a build's disk error): ends the run */
+    int has_pending;
 } kopt;
 
-/* One variant of a round, from its selected edge to its result (cut_opt_build .. cut_opt_finish_job); what it
- * allocates is freed by cut_opt_job_free. */
-typedef struct job {
-    int parent, edge;
-    int path[MAX_PATH_LEN], plen;
-    char id[32], dir[1200];
-    char *diff, *src;
-    cut_kcall call;
-    cut_compiled bin;
-    int runnable;      /* built, not a transposition: to be measured */
-    int compiled;      /* counted against the budget */
-    cut_ks_launch launch;
-    int same_as;       /* transposition: the existing node */
-    cut_status status;
-    char status_name[32];
-    char error[512];
-    cut_result res;
-    int runner;
-    uint64_t key, ptx;
-} job;
+/* ---- optimize.c: the optimizer as a task of the one loop ---- */
 
-/* The outcome of one finished variant, from a live job or from disk on resume. */
-typedef struct outcome {
-    char id[32];
-    int parent;
-    char label[160];
-    int path[MAX_PATH_LEN], plen;
-    char status[32];
-    char error[512];
-    double ms;
-    uint64_t key, ptx;
-    int same_as;
-    char *src; /* owned by the node afterwards */
-} outcome;
-
-/* ---- optimize.c: the graph, the history of moves, the search loop ---- */
-
-/* Adds node id to the graph (the per-node arrays of ko grown as needed; ko->g.nodes may move). Takes src, which the
- * node owns from then on (freed by cut_opt_kopt_free). Returns the node's index. */
-int cut_opt_add_node(kopt *ko, const char *id, char *src, int parent, int move, const char *via);
-/* The history key of a proposal label into key (n bytes): a tunable change by its target, a rewrite by its label. */
-void cut_opt_hist_key(const char *label, char *key, size_t n);
-/* The history of (m, key), created empty when new; NULL when ko->hist is full. Points into ko (nothing allocated). */
-hist *cut_opt_hist_get(kopt *ko, cut_move m, const char *key);
-/* Expands node n: the generator's proposals, weighted by the priors and the history, become its edges (owned by the
- * graph, freed by cut_mcgs_free). 0, or -1 with e when the generator fails. */
-int cut_opt_gen_edges(kopt *ko, int n, cut_err *e);
-/* Puts a finished variant into the graph (node or transposition, backup, history, best link; live: also the global
- * tactic graph, trace, event and console line). Takes oc->src (the new node owns it, else it is freed) and sets it
- * NULL. 0, or -1 with e (an unknown move, the best link). */
-int cut_opt_apply_outcome(kopt *ko, outcome *oc, int live, cut_err *e);
-/* Frees what ko owns: node sources, per-node arrays, the graph, the references, the work, the open logs. */
+/* Frees what ko owns: the search, the references, the work, the round's variants, the open logs. */
 void cut_opt_kopt_free(kopt *ko);
+/* Keeps the first error met where it cannot be returned; the journal's next record or round returns it. Returns -1. */
+int cut_opt_stash(kopt *ko, const cut_err *e);
+/* The round's variant of ticket, or NULL. */
+vjob *cut_opt_vjob(kopt *ko, int ticket);
+/* The note hook of the search: what it does goes to the trace, events.jsonl, the console, the global tactic graph and
+ * the best link. */
+int cut_opt_note(void *ctx, const cut_mcgs_search *s, const cut_mcgs_note *n, cut_err *e);
 
 /* ---- opt_journal.c: files under <outdir>/kernels/_<name>/ and the global tactic graph ---- */
 
@@ -128,7 +79,7 @@ int cut_opt_write_text(const char *dir, const char *name, const char *text, cut_
 void cut_opt_hex64(uint64_t v, char *buf);
 /* Appends j (with the time added) as one line of events.jsonl, fsync'd; deletes j. Nothing written without the log. */
 void cut_opt_event(kopt *ko, cJSON *j);
-/* Adds the per-key history of every kernel in <outdir>/global_tactic_graph.json to ko->hist (missing file: none). */
+/* Adds the per-key history of every kernel in <outdir>/global_tactic_graph.json to the search's history (missing file: none). */
 void cut_opt_load_global(kopt *ko);
 /* Adds one variant's outcome to <outdir>/global_tactic_graph.json; a write failure is a warning on stderr (unless
  * quiet), with e set. */
@@ -148,22 +99,16 @@ int cut_opt_load_state(kopt *ko, cut_err *e);
  * folders. A variant that cannot be taken in is a warning; returns 0. */
 int cut_opt_reconcile(kopt *ko, cut_err *e);
 
-/* ---- opt_build.c: one variant from edge to result.json, and the baseline ---- */
+/* ---- opt_build.c: one variant from ticket to result.json, and the baseline ---- */
 
-/* Materialises, diffs, patches and writes job j (variants/<id>/) for its parent's edge; j->diff and j->src are
- * allocated into j (freed by cut_opt_job_free). A failure of the variant is its status; -1 with e only for disk
- * errors. */
-int cut_opt_build(kopt *ko, job *j, cut_err *e);
-/* Compiles the round's runnable jobs together on the compile pool; each job owns its binary afterwards (freed by
- * cut_opt_job_free). -1 with e for setup or disk errors. */
-int cut_opt_compile_jobs(kopt *ko, job *jobs, int n, cut_err *e);
-/* Measures the runnable jobs in parallel, the k-th on runner k (one thread each). -1 with e when a runner fails. */
-int cut_opt_measure_jobs(kopt *ko, job *jobs, int n, cut_err *e);
-/* Writes job j's stderr.log and result.json (the variant is finished from then on) and applies it to the graph; the
- * node takes j->src. 0, or -1 with e. */
-int cut_opt_finish_job(kopt *ko, job *j, cut_err *e);
-/* Frees what job j owns (diff, source, binary). */
-void cut_opt_job_free(job *j);
+/* The task's codegen: materialises, diffs, patches and writes ticket's variant (variants/<id>/), tells the search the
+ * state built and fills ks when it is to be compiled (0). -1 when it is not (its status in its vjob; a disk error is
+ * stashed). */
+int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e);
+/* The task's compiled hook: stdout.log, kernel.ptx, a transposition by PTX; res set when it is not to be measured. */
+int cut_opt_after_compile(kopt *ko, int ticket, const cut_compiled *bin, cut_result *res, cut_err *e);
+/* The journal's record: stderr.log and result.json (the variant is finished from then on). */
+int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e);
 /* Resume: reads the baseline's reference outputs (owned by ko->refs, freed by cut_opt_kopt_free) and prepares every
  * runner with them. 0, or -1 with e. */
 int cut_opt_load_refs(kopt *ko, cut_err *e);
