@@ -70,12 +70,17 @@ check free/tuningrecords/kernel_matmul_tiled.json 14 0 || fail "unrestricted"
     { cat fin.out; fail "--final"; }
 grep -q "^kernel matmul_tiled: baseline .* ms, cutune .* ms (best of top 2 re-timed), speedup" fin.out || {
     cat fin.out; fail "--final line"; }
-python3 - fin/final.jsonl <<'PY' || fail "final.jsonl"
+python3 - fin/final.jsonl "$SIZES" <<'PY' || fail "final.jsonl"
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])][-1]
 assert r["op"] == "kernel" and r["workload"] == "kernel_matmul_tiled" and r["retimed"] == 2, r
 assert r["baseline"] == "baseline" and r["baseline_ms"] > 0 and r["cutune_ms"] > 0, r
 assert abs(r["speedup"] - r["baseline_ms"] / r["cutune_ms"]) < 1e-3 * r["speedup"], r
+# bytes moved: the spec's tensors once each (A, B and C of f32 at the --sizes), and the bandwidth they imply
+n = {k: int(v) for k, v in (kv.split("=") for kv in sys.argv[2].split(","))}
+assert r["bytes"] == 4 * (n["M"] * n["K"] + n["K"] * n["N"] + n["M"] * n["N"]), r
+assert r["cutune_gbs"] is not None, r
+assert abs(r["cutune_gbs"] - r["bytes"] / r["cutune_ms"] / 1e6) < 1e-3 * r["cutune_gbs"] + 0.1, r
 s = r["best_sched"]
 assert s["block_size_x"] == s["block_size_y"] * s["tile_size_y"], s
 PY

@@ -36,6 +36,8 @@ int cut_gemm_layout_parse(const char *s, cut_gemm_layout *l, cut_err *e);
 int cut_gemm_validate(const cut_gemm *g, cut_err *e);
 /* FLOPs = 2·M·N·K; GFLOP/s of a run of ms milliseconds (0 when ms <= 0). */
 double cut_gemm_flops(const cut_gemm *g);
+/* The least DRAM traffic of one launch: A and B read once in the dtype's storage, C written once as floats (bytes). */
+double cut_gemm_bytes(const cut_gemm *g);
 double cut_gemm_gflops(const cut_gemm *g, double ms);
 /* Element counts of A (M×K), B (K×N or N×K) and C (M×N). */
 size_t cut_gemm_a_elems(const cut_gemm *g);

@@ -60,6 +60,8 @@ struct cut_task {
     char stem[64];         /* failed candidates' dumps: <kernel_dump_dir>/<stem>_trial<N>.cu ("case3", the name) */
     void *wl;              /* the op's workload, owned */
     double flops;          /* per launch; 0 when unknown (GFLOP/s are then not reported) */
+    double bytes;          /* the least DRAM traffic of one launch (every input read once, every output written once);
+                              bytes / time is the bandwidth a roofline compares with the GPU's; 0 when unknown */
     int batch;             /* candidates per round when the configuration does not say (conv 16, GEMM 32) */
     int has_energy;        /* 1: its records carry energy, so --objective energy|edp is possible */
     int baseline_once;     /* 1: the baseline is a search of its own (the vendor GEMM): run it in the first round only */
@@ -142,7 +144,8 @@ int cut_final_task(cut_runner *r, const cut_compile_opts *co, const cut_task *t,
 
 /* One line for people ("<what>: <baseline name> X ms, cutune Y ms (best of top K re-timed), speedup Z") and one JSON
  * object per line: {"op","workload","trials","cutune_ms","cutune_search_ms","baseline_ms","baseline","speedup",
- * "cutune_gflops" (null when the FLOPs are unknown),"retimed","best_sched"}. */
+ * "cutune_gflops" (null when the FLOPs are unknown),"bytes" (t->bytes),"cutune_gbs" (bytes / cutune_ms, GB/s; null
+ * when unknown),"retimed","best_sched"}. */
 void cut_final_task_print(FILE *f, const cut_task *t, const cut_final *fin);
 void cut_final_task_json(FILE *f, const cut_task *t, int trials, const cut_final *fin);
 

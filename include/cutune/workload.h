@@ -18,6 +18,8 @@ static inline int cut_conv_oh(const cut_conv *c) { return (c->h + 2 * c->pad - c
 static inline int cut_conv_ow(const cut_conv *c) { return (c->w + 2 * c->pad - c->kw) / c->stride + 1; }
 /* FLOPs = 2 * N * OH * OW * CO * CI * KH * KW. */
 double cut_conv_flops(const cut_conv *c);
+/* The least DRAM traffic of one fp32 launch: input and weights read once, output written once (bytes). */
+double cut_conv_bytes(const cut_conv *c);
 /* GFLOP/s of a run taking ms milliseconds: flops / (ms * 1e6). 0 when ms is not positive (not measured). */
 double cut_conv_gflops(const cut_conv *c, double ms);
 /* Element counts of input, weight and output tensors. */

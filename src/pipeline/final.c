@@ -186,16 +186,18 @@ void cut_final_task_print(FILE *f, const cut_task *t, const cut_final *fin)
 void cut_final_task_json(FILE *f, const cut_task *t, int trials, const cut_final *fin)
 {
     double ours = fin->best >= 0 ? fin->final_ms[fin->best] : -1, theirs = fin->vendor_ms;
-    char sched[1024] = "null", gf[32] = "null";
+    char sched[1024] = "null", gf[32] = "null", gbs[32] = "null";
     if (fin->best >= 0 && t->sched_json && t->sched_json(t, &fin->sched[fin->best], sched, sizeof sched) < 0)
         snprintf(sched, sizeof sched, "null");
     if (ours > 0 && t->flops > 0)
         snprintf(gf, sizeof gf, "%.1f", t->flops / ours / 1e6);
+    if (ours > 0 && t->bytes > 0)
+        snprintf(gbs, sizeof gbs, "%.1f", t->bytes / ours / 1e6);
     fprintf(f,
             "{\"op\":\"%s\",\"workload\":\"%s\",\"trials\":%d,\"cutune_ms\":%.6f,\"cutune_search_ms\":%.6f,"
-            "\"baseline_ms\":%.6f,\"baseline\":\"%s\",\"speedup\":%.4f,\"cutune_gflops\":%s,\"retimed\":%d,"
-            "\"best_sched\":%s}\n",
+            "\"baseline_ms\":%.6f,\"baseline\":\"%s\",\"speedup\":%.4f,\"cutune_gflops\":%s,\"bytes\":%.0f,"
+            "\"cutune_gbs\":%s,\"retimed\":%d,\"best_sched\":%s}\n",
             t->op, t->name, trials, ours, fin->best >= 0 ? fin->search_ms[fin->best] : -1.0, theirs, fin->vendor_algo,
-            (ours > 0 && theirs > 0) ? theirs / ours : 0, gf, fin->k, sched);
+            (ours > 0 && theirs > 0) ? theirs / ours : 0, gf, t->bytes, gbs, fin->k, sched);
     fflush(f);
 }

@@ -240,6 +240,21 @@ static int kernel_load(const cut_task *t, const char *path, cut_trial **out, int
     return cut_trial_log_load(path, "kernel", parse_sched, wl_of(t)->k, out, n, extra, e);
 }
 
+/* Every tensor of the baseline's launch once (a spec's sizes do not depend on its tunables); 0 if it does not resolve. */
+static double spec_bytes(const cut_kspec *k)
+{
+    cut_ks_launch l;
+    cut_err e;
+    if (cut_kspec_resolve(k, NULL, &l, &e) != 0)
+        return 0;
+    double b = 0;
+    for (int i = 0; i < k->ninputs; i++)
+        b += (double)l.in_elems[i] * (double)cut_ks_dtype_size(k->inputs[i].dtype);
+    for (int i = 0; i < k->noutputs; i++)
+        b += (double)l.out_elems[i] * (double)cut_ks_dtype_size(k->outputs[i].dtype);
+    return b;
+}
+
 cut_task *cut_task_kernel_new(const cut_kspec *k, const cut_tune_cfg *cfg)
 {
     cut_task *t = cut_xcalloc(1, sizeof *t);
@@ -254,6 +269,7 @@ cut_task *cut_task_kernel_new(const cut_kspec *k, const cut_tune_cfg *cfg)
     snprintf(t->what, sizeof t->what, "kernel %.50s", k->name);
     snprintf(t->stem, sizeof t->stem, "kernel_%.50s", k->name);
     t->batch = 8;
+    t->bytes = spec_bytes(k);
     t->strategy = kernel_strategy;
     t->check_runner = kernel_check_runner;
     t->codegen = kernel_codegen;

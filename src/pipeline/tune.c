@@ -201,6 +201,7 @@ cut_task *cut_task_conv_new(const cut_conv *c, int case_idx, const cut_tune_cfg 
     snprintf(t->what, sizeof t->what, "case %d", case_idx);
     snprintf(t->stem, sizeof t->stem, "case%d", case_idx);
     t->flops = cut_conv_flops(c);
+    t->bytes = cut_conv_bytes(c);
     t->batch = 16;
     t->has_energy = 1;
     t->strategy = conv_strategy;

@@ -145,6 +145,7 @@ cut_task *cut_task_gemm_new(const cut_gemm *g, int tpl_mask)
     snprintf(t->what, sizeof t->what, "%s", t->name);
     snprintf(t->stem, sizeof t->stem, "%s", t->name);
     t->flops = cut_gemm_flops(g);
+    t->bytes = cut_gemm_bytes(g);
     t->batch = 32;
     t->strategy = gemm_strategy;
     t->check_runner = gemm_check_runner;

@@ -41,6 +41,11 @@ double cut_conv_flops(const cut_conv *c)
     return 2.0 * c->n * cut_conv_oh(c) * cut_conv_ow(c) * c->co * (double)c->ci * c->kh * c->kw;
 }
 
+double cut_conv_bytes(const cut_conv *c)
+{
+    return 4.0 * ((double)cut_conv_in_elems(c) + (double)cut_conv_w_elems(c) + (double)cut_conv_out_elems(c));
+}
+
 double cut_conv_gflops(const cut_conv *c, double ms)
 {
     if (!(ms > 0.0))

@@ -69,6 +69,12 @@ double cut_gemm_flops(const cut_gemm *g)
     return 2.0 * g->m * (double)g->n * g->k;
 }
 
+double cut_gemm_bytes(const cut_gemm *g)
+{
+    return (double)cut_dtype_size(g->dtype) * ((double)cut_gemm_a_elems(g) + (double)cut_gemm_b_elems(g)) +
+           4.0 * (double)cut_gemm_c_elems(g);
+}
+
 double cut_gemm_gflops(const cut_gemm *g, double ms)
 {
     if (!(ms > 0.0))
