@@ -89,6 +89,20 @@ PY
 rc=0; "$BIN" energy --optimized nowhere --backend emu --power-caps current > bad_e.out 2> bad_e.err || rc=$?
 [ "$rc" -eq 2 ] && grep -q "nowhere" bad_e.err || { cat bad_e.err; fail "energy --optimized of a missing folder"; }
 
+# tune --gemm --final 2: the 2 best re-timed (no vendor baseline under emulation), a line in final.jsonl with the
+# GEMM's FLOPs and bytes moved (A and B read once, C written once, fp32)
+"$BIN" tune --gemm M=32 N=24 K=16 t=8 --final 2 --backend emu --quiet --outdir fin > fin.out || fail "tune --gemm --final"
+grep -q "^gemm_nn_fp32_M_32_N_24_K_16: cutune .* ms (best of top 2 re-timed)" fin.out || { cat fin.out; fail "final line"; }
+python3 - fin/final.jsonl <<'PY' || fail "gemm final.jsonl"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][-1]
+assert r["op"] == "gemm" and r["workload"] == "gemm_nn_fp32_M_32_N_24_K_16" and r["retimed"] == 2, r
+assert r["cutune_ms"] > 0 and r["trials"] == 8, r
+assert r["bytes"] == 4 * (32 * 16 + 16 * 24 + 32 * 24), r
+assert abs(r["cutune_gflops"] - 2 * 32 * 24 * 16 / r["cutune_ms"] / 1e6) < 0.06, r
+assert r["best_sched"]["tpl"] == "simt", r
+PY
+
 # strategies are orthogonal to ops: random on a GEMM, and exhaustive refused (clearly) on a space too large
 "$BIN" tune --gemm M=32 N=16 K=8 t=6 --strategy random --backend emu --quiet --outdir strat > strat.out ||
     fail "tune --gemm --strategy random"

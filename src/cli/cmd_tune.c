@@ -40,7 +40,8 @@ static const char usage_text[] =
     "  --time-budget S     stop a case after S seconds even if fewer trials ran (the log says how many)\n"
     "  --final K           re-time the K best kernels of each tuned case with longer timing, interleaved with\n"
     "                      cuDNN over 2 rounds; one JSON line per case appended to DIR/final.jsonl\n"
-    "                      (default 3 on a GPU, 0 under emulation; at most 8)\n"
+    "                      (default 3 on a GPU, 0 under emulation; at most 8); with --gemm (default 0) against\n"
+    "                      the best cuBLAS/cuBLASLt kernel on a GPU, with --kernel against the spec's baseline\n"
     "  --prior, --no-prior also train the cost model on the logs of the 3 other workloads nearest in shape\n"
     "                      (transfer learning; default on), found in DIR/tuningrecords, the --prior-dir\n"
     "                      folders and the shipped priors of this GPU ($CUTUNE_WORKLOADS/priors/<GPU name>)\n"
@@ -309,7 +310,7 @@ int cut_cmd_tune(int argc, char **argv)
                                 .conv_str = conv_str, .tpl = tpl, .backend = backend, .outdir = outdir,
                                 .cache_dir = cache_dir, .gpu = gpu, .batch = batch, .seed = (uint64_t)seed,
                                 .timeout = timeout, .budget = budget, .quiet = quiet, .no_sample = no_sample,
-                                .objective = obj, .strategy = strat};
+                                .objective = obj, .strategy = strat, .final_k = final_k > 0 ? final_k : 0};
         return cut_cli_tune_gemm(&go);
     }
     if (trials < 0)

@@ -6,6 +6,7 @@
 #include "cutune/gemm.h"
 #include "cutune/measure.h"
 #include "cutune/record.h"
+#include "cutune/task.h"
 #include "cutune/tune.h"
 
 /* Opens the runner of --backend (cuda: GPU gpu, NVRTC with cache_dir, cfg->limits and copts from the GPU; emu:
@@ -30,7 +31,14 @@ typedef struct cut_cli_gemm_opts {
     int quiet, no_sample;
     cut_objective objective;
     cut_strategy_kind strategy;
+    int final_k;        /* --final: re-time the K best against the best vendor kernel (on a GPU; default 0) */
 } cut_cli_gemm_opts;
+
+/* tune --final K for any task t tuned into cfg->records_dir with runner r (still prepared for it): the K fastest of
+ * its log re-timed with the longer policy over 2 rounds in the same worker, against t->baseline when with_baseline;
+ * a line on stdout and one in OUTDIR/final.jsonl (cut_final_task_json; trials: the log's count). -1 with e. */
+int cut_cli_final(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, int k, int with_baseline, const char *outdir,
+                  int trials, cut_err *e);
 
 /* `cutune tune --gemm ...`: tunes one GEMM. Returns the exit code (2: a usage error, or no template computes the
  * dtype on the backend; 1: a setup error). */

@@ -136,6 +136,16 @@ int cut_cli_tune_gemm(const cut_cli_gemm_opts *o)
     }
     if (code == CUT_EXIT_OK)
         print_result(name, &st);
+    if (code == CUT_EXIT_OK && o->final_k > 0 && st.best_ms > 0) {
+        /* the best vendor kernel (cuBLAS + cuBLASLt) is the baseline on a GPU; emulation has none */
+        cut_task *t = cut_task_gemm_new(&o->g, mask);
+        if (t->prepare(t, r, cfg.seed, &e) != 0 ||
+            cut_cli_final(&cfg, t, r, o->final_k, !strcmp(o->backend, "cuda"), o->outdir, st.trials_total, &e) != 0) {
+            fprintf(stderr, "cutune tune: %s: --final: %s\n", name, e.msg);
+            code = CUT_EXIT_FAIL;
+        }
+        cut_task_free(t);
+    }
     int kept = code == CUT_EXIT_OK && !o->no_sample ?
                    cut_gemm_results_write(rec_dir, res_dir, &o->g, CUT_GEMM_RESULTS_KEEP, &e) : 0;
     if (kept < 0) {

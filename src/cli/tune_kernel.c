@@ -48,10 +48,8 @@ static void print_best(const cut_kspec *k, const cut_tune_stats *st)
     fflush(stdout);
 }
 
-/* tune --final K: the K fastest of the log re-timed with the longer policy against the spec's baseline, over 2
- * rounds in the same worker (the runner is still prepared); a line on stdout and one in OUTDIR/final.jsonl. */
-static int final_kernel(const cut_cli_kernel_opts *o, const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, int trials,
-                        cut_err *e)
+int cut_cli_final(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, int k, int with_baseline, const char *outdir,
+                  int trials, cut_err *e)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.json", cfg->records_dir, t->name);
@@ -59,12 +57,12 @@ static int final_kernel(const cut_cli_kernel_opts *o, const cut_tune_cfg *cfg, c
     int n = 0, extra = 0, rc = t->load(t, path, &tr, &n, &extra, e);
     cut_final fin;
     if (rc == 0)
-        rc = cut_final_task(r, cfg->use_nvrtc ? &cfg->copts : NULL, t, tr, n, o->final_k, 2, 1, &fin, e);
+        rc = cut_final_task(r, cfg->use_nvrtc ? &cfg->copts : NULL, t, tr, n, k, 2, with_baseline, &fin, e);
     free(tr);
     if (rc != 0)
         return -1;
     cut_final_task_print(stdout, t, &fin);
-    snprintf(path, sizeof path, "%s/final.jsonl", o->outdir);
+    snprintf(path, sizeof path, "%s/final.jsonl", outdir);
     FILE *f = fopen(path, "a");
     if (!f)
         return cut_err_set(e, "cannot append to %s", path);
@@ -112,7 +110,7 @@ int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
     }
     if (code == CUT_EXIT_OK)
         print_best(&k, &st);
-    if (code == CUT_EXIT_OK && o->final_k > 0 && final_kernel(o, &cfg, t, r, st.trials_total, &e) != 0) {
+    if (code == CUT_EXIT_OK && o->final_k > 0 && cut_cli_final(&cfg, t, r, o->final_k, 1, o->outdir, st.trials_total, &e) != 0) {
         fprintf(stderr, "cutune tune: %s: the final measurement: %s\n", k.name, e.msg);
         code = CUT_EXIT_FAIL;
     }
