@@ -127,23 +127,7 @@ static int opt_compiled(cut_task *t, const cut_sched *s, const cut_kernel_src *k
  * when it was built). */
 static int opt_measure(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res, cut_err *e)
 {
-    const cut_kspec *k = ko_of(t)->k;
-    for (int i = 0; i < n; i++) {
-        long long vals[CUT_KS_MAX_VARS];
-        cut_kcall call;
-        cut_err why = {{0}};
-        cut_result_reset(&res[i]);
-        if (cut_kstate_tunables(k, c[i].ks->src, vals, &why) != 0 || cut_kspec_call(k, vals, &call, &why) != 0) {
-            res[i].status = CUT_ST_LAUNCH_ERROR;
-            snprintf(res[i].error, sizeof res[i].error, "%s", why.msg);
-            continue;
-        }
-        call.src = c[i].ks->src;
-        call.bin = c[i].bin;
-        if (r->run_kernel(r, &call, &res[i], NULL, e) != 0)
-            return -1;
-    }
-    return 0;
+    return cut_kspec_run_candidates(ko_of(t)->k, r, c, n, res, e);
 }
 
 /* The journal's open: a search to resume (its state, references, and finished variants the state missed), or the

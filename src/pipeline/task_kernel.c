@@ -128,11 +128,9 @@ static int kernel_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_e
     return rc;
 }
 
-/* Each candidate through the runner's kernel call: its tunables read back from its source give the arguments. */
-static int kernel_measure(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res,
-                          cut_err *e)
+int cut_kspec_run_candidates(const cut_kspec *k, cut_runner *r, const cut_candidate *c, int n, cut_result *res,
+                             cut_err *e)
 {
-    const cut_kspec *k = wl_of(t)->k;
     for (int i = 0; i < n; i++) {
         long long vals[CUT_KS_MAX_VARS];
         cut_kcall call;
@@ -149,6 +147,12 @@ static int kernel_measure(const cut_task *t, cut_runner *r, const cut_candidate 
             return -1;
     }
     return 0;
+}
+
+static int kernel_measure(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res,
+                          cut_err *e)
+{
+    return cut_kspec_run_candidates(wl_of(t)->k, r, c, n, res, e);
 }
 
 /* The spec's baseline (each tunable's first value), checked and timed like a candidate. */
