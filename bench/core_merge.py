@@ -69,12 +69,24 @@ def best_tflops(path):
     return best
 
 
+def vendor_from_log(path):
+    """The best vendor kernel as `cutune baseline --gemm` prints it (\"best: NAME: X ms, Y TFLOP/s\"), when only its
+    log came back."""
+    if not os.path.exists(path):
+        return None
+    for l in open(path):
+        m = re.match(r"best: (.*): ([0-9.]+) ms, ([0-9.]+) TFLOP/s", l.strip())
+        if m:
+            return {"config": m.group(1), "ms": float(m.group(2)), "tflops": float(m.group(3)), "from": "log"}
+    return None
+
+
 def gemm(d):
     runs = lines(os.path.join(d, "gemm.jsonl"))
     out = {"commands": sorted({r["command"] for r in runs}), "rows": [], "rc_nonzero": [r for r in runs if r["rc"]]}
     for dt in ("fp16", "fp32"):
         vp = os.path.join(d, "vendor_%s.json" % dt)
-        vendor = json.load(open(vp)) if os.path.exists(vp) else None
+        vendor = json.load(open(vp)) if os.path.exists(vp) else vendor_from_log(os.path.join(d, "vendor_%s.log" % dt))
         row = {"gemm": "4096x4096x4096 nn %s" % dt, "vendor": vendor}
         for who in ("old", "new"):
             recs = lines(os.path.join(d, "gemm_%s_%s.json" % (dt, who)))
