@@ -85,6 +85,25 @@ assert all(e["child"] in ids for n in s["nodes"] for e in n["edges"] if e["child
 workers = [json.load(open(f"{kd}/variants/{v}/result.json")).get("worker") for v in os.listdir(f"{kd}/variants")]
 assert {0, 1} <= set(workers), workers
 PY
+# report --optimized: the summary as a table (every kernel, its speedup and moves) and report/optimize.json
+"$BIN" report --optimized out > report.out || { cat report.out; fail "report --optimized"; }
+python3 - out report.out <<'PY' || fail "optimize report"
+import json, math, sys
+out, text = sys.argv[1], open(sys.argv[2]).read()
+s = json.load(open(f"{out}/summary.json"))
+r = json.load(open(f"{out}/report/optimize.json"))
+assert r["summary"] == s and r["command"].startswith("cutune report --optimized"), r
+g = math.exp(sum(math.log(k["speedup"]) for k in s["kernels"]) / len(s["kernels"]))
+assert abs(r["geomean_speedup"] - g) < 1e-9 * g, (r["geomean_speedup"], g)
+for k in s["kernels"]:
+    row = [l for l in text.splitlines() if l.startswith("| %s |" % k["name"])]
+    assert len(row) == 1 and ("%.2fx" % k["speedup"]) in row[0] and k["best_variant"] in row[0], row
+assert "Geomean speedup over 2 kernels: %.3fx" % g in text, text
+assert open(f"{out}/report/optimize.md").read() in text
+PY
+rc=0; "$BIN" report --optimized nowhere > none.out 2> none.err || rc=$?
+[ "$rc" -eq 2 ] && grep -q "nowhere has no optimizer summary" none.err || { cat none.err; fail "report of no summary"; }
+
 # a second run without --resume refuses to overwrite the search
 if "$BIN" optimize --input specs/reduce_sum.json --outdir out --backend emu --budget-builds 12 --sizes N=8192 \
   > again.log 2>&1; then fail "a second run overwrote the search"; fi

@@ -84,6 +84,26 @@ assert abs(r["cutune_gbs"] - r["bytes"] / r["cutune_ms"] / 1e6) < 1e-3 * r["cutu
 s = r["best_sched"]
 assert s["block_size_x"] == s["block_size_y"] * s["tile_size_y"], s
 PY
+# report --kernel: the log and its final line as a table and report/kernel.json
+"$BIN" report --kernel --outdir fin > rep.out || { cat rep.out; fail "report --kernel"; }
+python3 - fin rep.out <<'PY' || fail "kernel report"
+import json, sys
+d, text = sys.argv[1], open(sys.argv[2]).read()
+r = json.load(open(f"{d}/report/kernel.json"))["kernels"]
+assert [k["workload"] for k in r] == ["kernel_matmul_tiled"], r
+k = r[0]
+recs = [json.loads(l) for l in open(f"{d}/tuningrecords/kernel_matmul_tiled.json")]
+ok = [x for x in recs if x["status"] == "ok"]
+assert k["trials"] == len(recs) == 8 and k["failed"] == len(recs) - len(ok), k
+assert k["best_search_ms"] == min(x["median_ms"] for x in ok), k
+assert k["best_sched"] == min(ok, key=lambda x: x["median_ms"])["sched"], k
+fin = [json.loads(l) for l in open(f"{d}/final.jsonl")][-1]
+assert k["final"] == fin, k
+row = [l for l in text.splitlines() if l.startswith("| matmul_tiled |")]
+assert len(row) == 1 and ("%.2fx" % fin["speedup"]) in row[0], row
+PY
+rc=0; "$BIN" report --kernel --outdir free/nothing > none.out 2> none.err || rc=$?
+[ "$rc" -eq 2 ] || fail "report --kernel without logs: exit $rc, want 2"
 # a spec that does not parse: exit 2, naming the field
 echo '{"name": "x"}' > bad.json
 rc=0; "$BIN" tune --kernel bad.json --backend emu > bad.out 2> bad.err || rc=$?

@@ -127,6 +127,19 @@ typedef struct cut_report_out {
  * gnuplot is on PATH. Returns -1 with a sentence for a write or gnuplot failure. */
 int cut_report_write(const cut_report *r, const char *outdir, int plots, cut_report_out *out, cut_err *e);
 
+/* ---- the user-kernel reports (src/post/kernel_report.c) ---- */
+
+/* `cutune report --optimized OPT_DIR`: OPT_DIR/summary.json (cutune optimize) as a table (kernel, baseline and best
+ * ms, speedup, builds, failed, best variant, its moves) and the geomean speedup, appended to md and written with the
+ * summary to OPT_DIR/report/optimize.md and optimize.json (command recorded). -1 with a sentence naming the folder
+ * when there is no summary, it is not one, or a write fails. */
+int cut_opt_report(const char *opt_dir, const char *command, cut_buf *md, cut_err *e);
+/* `cutune report --kernel`: every OUTDIR/tuningrecords/kernel_*.json (cutune tune --kernel): trials, failed, the best
+ * valid trial and its tunables, and its last OUTDIR/final.jsonl line (re-timed ms, baseline ms, speedup) when there
+ * is one; appended to md and written to OUTDIR/report/kernel.md and kernel.json. -1 with a sentence when there are
+ * no kernel logs or a write fails. */
+int cut_kernel_report(const char *outdir, const char *command, cut_buf *md, cut_err *e);
+
 /* ---- the GEMM report (src/post/gemm_report.c) ---- */
 
 typedef struct cut_gemm_report_row {

@@ -13,9 +13,15 @@
 static const char usage[] =
     "usage: cutune report [--outdir DIR] [--in DIR] [--out DIR] [--baseline FILE] [--no-plots]\n"
     "       cutune report --gemm [--outdir DIR]\n"
+    "       cutune report --kernel [--outdir DIR]\n"
+    "       cutune report --optimized OPT_DIR\n"
     "  --gemm           the GEMM report: DIR/tuningrecords/gemm_*.json (best simt = generic, best other template =\n"
     "                   template) and DIR/tuningresults/vendor_<gemm>.json ({\"tflops\",\"ms\",\"algo\"}) ->\n"
     "                   DIR/report/gemm.md and DIR/report/gemm.json\n"
+    "  --kernel         the user-kernel report: DIR/tuningrecords/kernel_*.json (`tune --kernel`) and their\n"
+    "                   DIR/final.jsonl lines -> DIR/report/kernel.md and DIR/report/kernel.json\n"
+    "  --optimized D    the optimizer's report: D/summary.json (`cutune optimize --outdir D`) ->\n"
+    "                   D/report/optimize.md and D/report/optimize.json\n"
     "  --outdir DIR     where tuningrecords/, final.jsonl and kernel_outputs/ are; report/ goes here (default .)\n"
     "  --in DIR         representatives (default DIR/tuningresults)\n"
     "  --out DIR        GFLOP/s files (default DIR/performance)\n"
@@ -23,8 +29,8 @@ static const char usage[] =
     "  --no-plots       tables only: no plot data, scripts or images\n";
 
 typedef struct report_args {
-    const char *outdir, *in, *out, *baseline;
-    int plots, help, gemm;
+    const char *outdir, *in, *out, *baseline, *optimized;
+    int plots, help, gemm, kernel;
     char command[1024]; /* the command line, for report/gemm.json */
 } report_args;
 
@@ -47,6 +53,10 @@ static int parse_args(int argc, char **argv, report_args *a, cut_err *e)
             a->plots = 0;
         else if (!strcmp(argv[i], "--gemm"))
             a->gemm = 1;
+        else if (!strcmp(argv[i], "--kernel"))
+            a->kernel = 1;
+        else if (!strcmp(argv[i], "--optimized"))
+            rc = cut_arg_str(argc, argv, &i, &a->optimized, e);
         else
             rc = cut_err_set(e, "unknown option '%s' (see cutune report --help)", argv[i]);
         if (rc != 0)
@@ -84,6 +94,25 @@ static int gemm_report(const report_args *a, cut_err *e)
         return CUT_EXIT_FAIL;
     }
     printf("\nwrote %s/gemm.md and %s/gemm.json (%d GEMM%s)\n", out, out, n, n == 1 ? "" : "s");
+    return CUT_EXIT_OK;
+}
+
+/* cutune report --kernel / --optimized: the table on stdout, report/kernel.* or report/optimize.* written. */
+static int kernel_report(const report_args *a, cut_err *e)
+{
+    cut_buf md;
+    cut_buf_init(&md);
+    const char *dir = a->optimized ? a->optimized : a->outdir;
+    int rc = a->optimized ? cut_opt_report(dir, a->command, &md, e) : cut_kernel_report(dir, a->command, &md, e);
+    if (rc == 0)
+        fwrite(md.data, 1, md.len, stdout);
+    cut_buf_free(&md);
+    if (rc != 0) {
+        fprintf(stderr, "cutune report: %s\n", e->msg);
+        return CUT_EXIT_USAGE;
+    }
+    printf("\nwrote %s/report/%s.md and %s.json\n", dir, a->optimized ? "optimize" : "kernel",
+           a->optimized ? "optimize" : "kernel");
     return CUT_EXIT_OK;
 }
 
@@ -135,8 +164,14 @@ int cut_cmd_report(int argc, char **argv)
         size_t l = strlen(a.command);
         snprintf(a.command + l, sizeof a.command - l, " %s", argv[i]);
     }
+    if (a.gemm + a.kernel + (a.optimized != NULL) > 1) {
+        fprintf(stderr, "cutune report: --gemm, --kernel and --optimized are separate reports: give one\n");
+        return CUT_EXIT_USAGE;
+    }
     if (a.gemm)
         return gemm_report(&a, &e);
+    if (a.kernel || a.optimized)
+        return kernel_report(&a, &e);
     if (cut_path_join(in, sizeof in, a.outdir, "tuningresults", &e) != 0 ||
         cut_path_join(out, sizeof out, a.outdir, "performance", &e) != 0) {
         fprintf(stderr, "cutune report: %s\n", e.msg);
