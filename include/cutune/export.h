@@ -67,6 +67,10 @@ int cut_export_write(const cut_export_set *set, const char *outdir, const char *
 /* C++ text of cutune's input generator (fill_uniform(std::vector<float>&, uint64_t seed)), shared by the exported
  * drivers of every op. */
 extern const char cut_export_rng_text[];
+/* The exported drivers' timing (C++ text): time_median(launch, flush, flush_bytes, stream, iters, min_ms,
+ * &median_ms, &launches), cutune's policy (warm-up, L2 flush before each launch, event pairs, median), one text for
+ * the conv, GEMM and optimized-kernel drivers. */
+extern const char cut_export_timing_text[];
 /* A launcher's opt-in to the kernel's dynamic shared memory above 48 KiB (nothing when it uses none); the launcher
  * has `smem` in scope and returns an int. */
 void cut_export_smem_optin_text(cut_buf *b, const cut_kernel_src *ks);
