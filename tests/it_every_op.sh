@@ -98,6 +98,7 @@ import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])][-1]
 assert r["op"] == "gemm" and r["workload"] == "gemm_nn_fp32_M_32_N_24_K_16" and r["retimed"] == 2, r
 assert r["cutune_ms"] > 0 and r["trials"] == 8, r
+assert r["baseline"] is None and r["baseline_ms"] is None and r["speedup"] is None, r  # none under emulation
 assert r["bytes"] == 4 * (32 * 16 + 16 * 24 + 32 * 24), r
 assert abs(r["cutune_gflops"] - 2 * 32 * 24 * 16 / r["cutune_ms"] / 1e6) < 0.06, r
 assert r["best_sched"]["tpl"] == "simt", r

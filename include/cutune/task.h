@@ -151,7 +151,7 @@ int cut_final_task(cut_runner *r, const cut_compile_opts *co, const cut_task *t,
 /* One line for people ("<what>: <baseline name> X ms, cutune Y ms (best of top K re-timed), speedup Z") and one JSON
  * object per line: {"op","workload","trials","cutune_ms","cutune_search_ms","baseline_ms","baseline","speedup",
  * "cutune_gflops" (null when the FLOPs are unknown),"bytes" (t->bytes),"cutune_gbs" (bytes / cutune_ms, GB/s; null
- * when unknown),"retimed","best_sched"}. */
+ * when unknown),"retimed","best_sched"}; what was not measured (no baseline, nothing re-timed) is null. */
 void cut_final_task_print(FILE *f, const cut_task *t, const cut_final *fin);
 void cut_final_task_json(FILE *f, const cut_task *t, int trials, const cut_final *fin);
 

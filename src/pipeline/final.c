@@ -186,18 +186,28 @@ void cut_final_task_print(FILE *f, const cut_task *t, const cut_final *fin)
 void cut_final_task_json(FILE *f, const cut_task *t, int trials, const cut_final *fin)
 {
     double ours = fin->best >= 0 ? fin->final_ms[fin->best] : -1, theirs = fin->vendor_ms;
-    char sched[1024] = "null", gf[32] = "null", gbs[32] = "null";
+    char sched[1024] = "null", gf[32] = "null", gbs[32] = "null", ms[32] = "null", sms[32] = "null";
+    char base_ms[32] = "null", base[160] = "null", speedup[32] = "null";
     if (fin->best >= 0 && t->sched_json && t->sched_json(t, &fin->sched[fin->best], sched, sizeof sched) < 0)
         snprintf(sched, sizeof sched, "null");
-    if (ours > 0 && t->flops > 0)
-        snprintf(gf, sizeof gf, "%.1f", t->flops / ours / 1e6);
-    if (ours > 0 && t->bytes > 0)
-        snprintf(gbs, sizeof gbs, "%.1f", t->bytes / ours / 1e6);
+    if (ours > 0) { /* what was not measured is null, as in the record lines */
+        snprintf(ms, sizeof ms, "%.6f", ours);
+        snprintf(sms, sizeof sms, "%.6f", fin->search_ms[fin->best]);
+        if (t->flops > 0)
+            snprintf(gf, sizeof gf, "%.1f", t->flops / ours / 1e6);
+        if (t->bytes > 0)
+            snprintf(gbs, sizeof gbs, "%.1f", t->bytes / ours / 1e6);
+    }
+    if (theirs > 0) {
+        snprintf(base_ms, sizeof base_ms, "%.6f", theirs);
+        snprintf(base, sizeof base, "\"%.150s\"", fin->vendor_algo);
+        if (ours > 0)
+            snprintf(speedup, sizeof speedup, "%.4f", theirs / ours);
+    }
     fprintf(f,
-            "{\"op\":\"%s\",\"workload\":\"%s\",\"trials\":%d,\"cutune_ms\":%.6f,\"cutune_search_ms\":%.6f,"
-            "\"baseline_ms\":%.6f,\"baseline\":\"%s\",\"speedup\":%.4f,\"cutune_gflops\":%s,\"bytes\":%.0f,"
+            "{\"op\":\"%s\",\"workload\":\"%s\",\"trials\":%d,\"cutune_ms\":%s,\"cutune_search_ms\":%s,"
+            "\"baseline_ms\":%s,\"baseline\":%s,\"speedup\":%s,\"cutune_gflops\":%s,\"bytes\":%.0f,"
             "\"cutune_gbs\":%s,\"retimed\":%d,\"best_sched\":%s}\n",
-            t->op, t->name, trials, ours, fin->best >= 0 ? fin->search_ms[fin->best] : -1.0, theirs, fin->vendor_algo,
-            (ours > 0 && theirs > 0) ? theirs / ours : 0, gf, t->bytes, gbs, fin->k, sched);
+            t->op, t->name, trials, ms, sms, base_ms, base, speedup, gf, t->bytes, gbs, fin->k, sched);
     fflush(f);
 }
