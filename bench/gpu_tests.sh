@@ -3,7 +3,8 @@
 # worker on a real GPU) from a build carried to the lent machine, outside ctest (the build tree's paths do not
 # exist there). usage: bench/gpu_tests.sh BINDIR OUTLOG   BINDIR holds cutune, cutune-worker and tests/ (the
 # test_gpu_* executables and libfake_nvml.so), e.g. .new after `cp build/cutune* .new/ && cp build/tests/test_gpu*
-# build/tests/libfake_nvml.so .new/tests/`. Exit status: the number of failed tests.
+# build/tests/libfake_nvml.so .new/tests/`; the shared libraries the lent machine lacks go in .dev/lib (cJSON,
+# XGBoost, libgomp, and libcmocka.so.0 for the test executables). Exit status: the number of failed tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/device_env.sh
