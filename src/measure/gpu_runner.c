@@ -316,20 +316,40 @@ void cut_gr_tensors_free(gpu_impl *g)
     }
 }
 
+/* One of the four input tensors (set i / 2, input or weights i % 2): each is its own generator stream, so they fill
+ * in parallel with the values a sequential fill gives; then rounded to dtype (a GEMM's fp16/bf16 inputs, so that the
+ * reference is exact for the values stored on the GPU; fp32 leaves them as they are). */
+typedef struct fill_job {
+    float *x[4];
+    size_t n[4];
+    uint64_t seed;
+    cut_dtype dtype;
+} fill_job;
+
+static void fill_one(void *arg, long i)
+{
+    const fill_job *j = arg;
+    const uint64_t sd = cut_input_set_seed(j->seed, (int)(i / 2));
+    cut_fill_uniform(j->x[i], j->n[i], i % 2 ? sd ^ 0x9e3779b97f4a7c15ULL : sd); /* as the emulation runner */
+    cut_dtype_round(j->dtype, j->x[i], j->n[i]);
+}
+
 /* Replaces the kept tensors with new ones of n_in, n_w and n_out floats per input set: set 0 uniform from seed (as
- * the emulation runner draws them), set 1 from a seed derived from it; the caller fills the references. */
-static void workload_alloc(gpu_impl *g, size_t n_in, size_t n_w, size_t n_out, uint64_t seed)
+ * the emulation runner draws them), set 1 from a seed derived from it, rounded to dtype; the caller fills the
+ * references. */
+static void workload_alloc(gpu_impl *g, size_t n_in, size_t n_w, size_t n_out, uint64_t seed, cut_dtype dtype)
 {
     cut_gr_kernel_forget(g);
     cut_gr_tensors_free(g);
+    fill_job j = {.seed = seed, .dtype = dtype};
     for (int s = 0; s < 2; s++) {
-        const uint64_t sd = cut_input_set_seed(seed, s);
-        g->in[s] = cut_xmalloc(n_in * sizeof(float));
-        g->w[s] = cut_xmalloc(n_w * sizeof(float));
+        g->in[s] = j.x[2 * s] = cut_xmalloc(n_in * sizeof(float));
+        g->w[s] = j.x[2 * s + 1] = cut_xmalloc(n_w * sizeof(float));
         g->ref[s] = cut_xmalloc(n_out * sizeof(float));
-        cut_fill_uniform(g->in[s], n_in, sd);
-        cut_fill_uniform(g->w[s], n_w, sd ^ 0x9e3779b97f4a7c15ULL); /* as the emulation runner */
+        j.n[2 * s] = n_in;
+        j.n[2 * s + 1] = n_w;
     }
+    cut_parallel_for(4, (double)(n_in + n_w) * 2, fill_one, &j);
     g->seed = seed;
     g->have_workload = 1;
     g->worker_prepared = 0;
@@ -362,7 +382,7 @@ static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err 
                      g->seed == seed;
     if (!same) {
         const size_t n_out = cut_conv_out_elems(c);
-        workload_alloc(g, cut_conv_in_elems(c), cut_conv_w_elems(c), n_out, seed);
+        workload_alloc(g, cut_conv_in_elems(c), cut_conv_w_elems(c), n_out, seed, CUT_DT_FP32);
         for (int s = 0; s < 2; s++) {
             double *ref = cut_xmalloc(n_out * sizeof(double));
             cut_conv_reference(c, g->in[s], g->w[s], ref);
@@ -403,12 +423,10 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed
                      g->seed == seed;
     if (!same) {
         const size_t n_out = cut_gemm_c_elems(gm);
-        workload_alloc(g, cut_gemm_a_elems(gm), cut_gemm_b_elems(gm), n_out, seed);
         /* The inputs as the kernels see them (fp16/bf16 rounded to nearest even), so that the reference is exact for
          * the values stored on the GPU. */
+        workload_alloc(g, cut_gemm_a_elems(gm), cut_gemm_b_elems(gm), n_out, seed, gm->dtype);
         for (int s = 0; s < 2; s++) {
-            cut_dtype_round(gm->dtype, g->in[s], cut_gemm_a_elems(gm));
-            cut_dtype_round(gm->dtype, g->w[s], cut_gemm_b_elems(gm));
             if (gemm_ref_on_cpu(gm)) {
                 double *ref = cut_xmalloc(n_out * sizeof(double));
                 cut_gemm_reference(gm, g->in[s], g->w[s], ref);
