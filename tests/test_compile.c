@@ -512,6 +512,34 @@ static void test_cache(void **state)
     assert_int_equal(again.stack_frame, first.stack_frame);
     assert_string_equal(again.log, first.log);
 
+    /* An entry stored with an unknown register count (a report that lacked the line, before the cubin was read):
+     * the hit still gives the cubin's count. */
+    {
+        char *j = NULL;
+        size_t jl = 0;
+        char needle[32], *at;
+        assert_int_equal(cut_read_file(jpath, &j, &jl, &e), 0);
+        snprintf(needle, sizeof needle, "\"regs\":\t%d", first.regs);
+        if (!(at = strstr(j, needle))) {
+            snprintf(needle, sizeof needle, "\"regs\":%d", first.regs);
+            at = strstr(j, needle);
+        }
+        assert_non_null(at);
+        cut_buf nb;
+        cut_buf_init(&nb);
+        cut_buf_append(&nb, j, (size_t)(at - j));
+        cut_buf_printf(&nb, "\"regs\":-1");
+        cut_buf_printf(&nb, "%s", at + strlen(needle));
+        assert_int_equal(cut_write_file_atomic(jpath, nb.data, nb.len, &e), 0);
+        cut_buf_free(&nb);
+        free(j);
+        cut_compiled minus;
+        assert_int_equal(cut_compile_one(GOOD_SRC, NULL, &o, &minus, &e), 0);
+        assert_int_equal(minus.cache_hit, 1);
+        assert_int_equal(minus.regs, first.regs);
+        cut_compiled_free(&minus);
+    }
+
     /* A different option or architecture: a miss under another key. */
     o.extra_opts = "-DVARIANT=1";
     assert_int_equal(cut_compile_one(GOOD_SRC, NULL, &o, &other_opt, &e), 0);

@@ -255,6 +255,15 @@ fail:
     return rc;
 }
 
+/* The cubin's own register count wins over the ptxas report's, which sometimes lacks it under concurrent compiles
+ * (cubin.c). */
+static void regs_from_cubin(cut_compiled *out)
+{
+    const int regs = out->ok ? cut_cubin_regs(out->cubin, out->cubin_size) : -1;
+    if (regs >= 0)
+        out->regs = regs;
+}
+
 /* Caller frees out with cut_compiled_free (also after -1: out is always left freeable, log never NULL). */
 int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o, cut_compiled *out, cut_err *e)
 {
@@ -277,6 +286,7 @@ int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o
         }
         if (cut_cache_load(o->cache_dir, out->key, out)) {
             if (!o->want_ptx || out->ptx) {
+                regs_from_cubin(out); /* an entry cached before the cubin was read may hold -1 */
                 rc = 0;
                 goto done;
             }
@@ -289,11 +299,7 @@ int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o
     if (nvrtc_compile(src, name ? name : CUT_DEFAULT_PROGRAM_NAME, &l, o->want_ptx, out, e) != 0)
         goto done;
     cut_parse_ptxas_info(out->log, out);
-    if (out->ok) { /* the cubin's own count: the report sometimes lacks it under concurrent compiles (cubin.c) */
-        const int regs = cut_cubin_regs(out->cubin, out->cubin_size);
-        if (regs >= 0)
-            out->regs = regs;
-    }
+    regs_from_cubin(out);
     if (out->ok && o->cache_dir && o->cache_dir[0] && cut_cache_store(o->cache_dir, out->key, l.joined.data, out, e))
         goto done;
     rc = 0;
