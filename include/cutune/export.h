@@ -71,6 +71,9 @@ extern const char cut_export_rng_text[];
  * &median_ms, &launches), cutune's policy (warm-up, L2 flush before each launch, event pairs, median), one text for
  * the conv, GEMM and optimized-kernel drivers. */
 extern const char cut_export_timing_text[];
+/* CUDA_CHECK(x) of the exported drivers (C++ text): a failed runtime call printed with its expression and location,
+ * its error returned. */
+extern const char cut_export_cuda_check_text[];
 /* A launcher's opt-in to the kernel's dynamic shared memory above 48 KiB (nothing when it uses none); the launcher
  * has `smem` in scope and returns an int. */
 void cut_export_smem_optin_text(cut_buf *b, const cut_kernel_src *ks);

@@ -155,17 +155,7 @@ static const char *const driver_body[] = {
     "}\n"
     "\n",
 
-    "// ---- CUDA plumbing ----\n"
-    "// Reports a failed runtime call with its expression and location and returns its error.\n"
-    "#define CUDA_CHECK(x)                                                                             \\\n"
-    "    do {                                                                                          \\\n"
-    "        cudaError_t err_ = (x);                                                                   \\\n"
-    "        if (err_ != cudaSuccess) {                                                                \\\n"
-    "            fprintf(stderr, \"%s:%d: %s: %s\\n\", __FILE__, __LINE__, #x, cudaGetErrorString(err_)); \\\n"
-    "            return err_;                                                                          \\\n"
-    "        }                                                                                         \\\n"
-    "    } while (0)\n"
-    "\n"
+    cut_export_cuda_check_text,
     "struct options {\n"
     "    int iters = 20, device = 0;\n"
     "    double min_ms = 200.0;\n"

@@ -98,6 +98,18 @@ const char cut_export_rng_text[] =
     "        x[i] = (float)((double)(r >> 40) * 0x1.0p-23 - 1.0);\n"
     "    }\n}\n\n";
 
+const char cut_export_cuda_check_text[] =
+    "// ---- CUDA plumbing ----\n"
+    "// Reports a failed runtime call with its expression and location and returns its error.\n"
+    "#define CUDA_CHECK(x)                                                                                  \\\n"
+    "    do {                                                                                               \\\n"
+    "        cudaError_t err_ = (x);                                                                        \\\n"
+    "        if (err_ != cudaSuccess) {                                                                     \\\n"
+    "            fprintf(stderr, \"%s:%d: %s: %s\\n\", __FILE__, __LINE__, #x, cudaGetErrorString(err_));     \\\n"
+    "            return err_;                                                                               \\\n"
+    "        }                                                                                              \\\n"
+    "    } while (0)\n\n";
+
 const char cut_export_timing_text[] =
     "// ---- timing: cutune's measurement, the same for every exported driver ----\n"
     "// Median kernel time in ms: 3 warm-up launches, then launches until >= iters and >= min_ms in total (at most a\n"
@@ -205,17 +217,8 @@ static const char *const driver_body[] = {
     "                    got, want);\n"
     "    }\n"
     "    *max_abs_err = maxe;\n"
-    "    return bad;\n}\n\n"
-    "// ---- CUDA plumbing ----\n"
-    "// Reports a failed runtime call with its expression and location; the caller turns it into a FAIL.\n"
-    "#define CUDA_CHECK(x)                                                                                  \\\n"
-    "    do {                                                                                               \\\n"
-    "        cudaError_t err_ = (x);                                                                        \\\n"
-    "        if (err_ != cudaSuccess) {                                                                     \\\n"
-    "            fprintf(stderr, \"%s:%d: %s: %s\\n\", __FILE__, __LINE__, #x, cudaGetErrorString(err_));     \\\n"
-    "            return err_;                                                                               \\\n"
-    "        }                                                                                              \\\n"
-    "    } while (0)\n\n"
+    "    return bad;\n}\n\n",
+    cut_export_cuda_check_text,
     "struct device_bufs {\n"
     "    float *in = nullptr, *w = nullptr, *out = nullptr;\n"
     "    void *flush = nullptr;\n"
