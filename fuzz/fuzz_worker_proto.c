@@ -302,11 +302,11 @@ static void check_prepare_kernel(const cut_wp_frame *f)
         CHECK(rc != 0);
     if (rc != 0) {
         CHECK(rc == -1 && e.msg[0] != 0);
-        for (int i = 0; i < CUT_KW_MAX_BUFS; i++)
+        for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
             CHECK(!p.work.bufs[i].data[0] && !p.work.bufs[i].data[1]);
         return;
     }
-    CHECK(cut_kwork_check(&p.work, &e) == 0);
+    CHECK(cut_work_check(&p.work, &e) == 0);
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_prepare_kernel_encode(&p, &b);
@@ -317,21 +317,21 @@ static void check_prepare_kernel(const cut_wp_frame *f)
 }
 
 /* The fixed work RUN_KERNEL and KERNEL_RESULT are decoded against. */
-static cut_kwork fixed_work(int refs)
+static cut_work fixed_work(int refs)
 {
     static const float x[5], y[5];
     static const int32_t n[3];
-    cut_kwork w = {.nbufs = 3, .atol = 0, .rtol = 0};
-    w.bufs[0] = (cut_kw_buf){.name = "x", .is_output = 0, .dtype = CUT_KS_F32, .elems = 5, .data = {x, x}};
-    w.bufs[1] = (cut_kw_buf){.name = "y", .is_output = 1, .dtype = CUT_KS_F32, .elems = 5, .data = {refs ? y : NULL, refs ? y : NULL}};
-    w.bufs[2] = (cut_kw_buf){.name = "n", .is_output = 1, .dtype = CUT_KS_I32, .elems = 3, .data = {refs ? n : NULL, refs ? n : NULL}};
+    cut_work w = {.nbufs = 3, .atol = 0, .rtol = 0};
+    w.bufs[0] = (cut_work_buf){.name = "x", .is_output = 0, .dtype = CUT_EL_F32, .elems = 5, .data = {x, x}};
+    w.bufs[1] = (cut_work_buf){.name = "y", .is_output = 1, .dtype = CUT_EL_F32, .elems = 5, .data = {refs ? y : NULL, refs ? y : NULL}};
+    w.bufs[2] = (cut_work_buf){.name = "n", .is_output = 1, .dtype = CUT_EL_I32, .elems = 3, .data = {refs ? n : NULL, refs ? n : NULL}};
     return w;
 }
 
 static void check_run_kernel(const cut_wp_frame *f)
 {
-    const cut_kwork w = fixed_work(0);
-    cut_kcall c;
+    const cut_work w = fixed_work(0);
+    cut_call c;
     const uint8_t *cubin = NULL;
     size_t n = 0;
     cut_err e = {{0}};
@@ -342,7 +342,7 @@ static void check_run_kernel(const cut_wp_frame *f)
         CHECK(rc == -1 && e.msg[0] != 0);
         return;
     }
-    CHECK(cut_kcall_check(&w, &c, &e) == 0);
+    CHECK(cut_call_check(&w, &c, &e) == 0);
     CHECK(n > 0 && cubin >= f->data && n <= f->len && (size_t)(cubin - f->data) <= f->len - n);
     cut_buf b;
     cut_buf_init(&b);
@@ -352,12 +352,12 @@ static void check_run_kernel(const cut_wp_frame *f)
 }
 
 /* ENERGY_KERNEL against the fixed work: without references it never decodes; with them a decode re-encodes to the
- * payload, with a call that passes cut_kcall_check, a cubin inside the frame and a plan that passes its check. */
+ * payload, with a call that passes cut_call_check, a cubin inside the frame and a plan that passes its check. */
 static void check_energy_kernel(const cut_wp_frame *f)
 {
     for (int refs = 0; refs < 2; refs++) {
-        const cut_kwork w = fixed_work(refs);
-        cut_kcall c;
+        const cut_work w = fixed_work(refs);
+        cut_call c;
         cut_energy_plan p;
         const uint8_t *cubin = NULL;
         size_t n = 0;
@@ -369,7 +369,7 @@ static void check_energy_kernel(const cut_wp_frame *f)
             CHECK(rc == -1 && e.msg[0] != 0);
             continue;
         }
-        CHECK(cut_kcall_check(&w, &c, &e) == 0);
+        CHECK(cut_call_check(&w, &c, &e) == 0);
         CHECK(cut_energy_plan_check(&p, &e) == 0 && memchr(p.uuid, 0, sizeof p.uuid));
         CHECK(n > 0 && cubin >= f->data && n <= f->len && (size_t)(cubin - f->data) <= f->len - n);
         cut_buf b;
@@ -383,14 +383,14 @@ static void check_energy_kernel(const cut_wp_frame *f)
 static void check_kernel_result(const cut_wp_frame *f)
 {
     for (int refs = 0; refs < 2; refs++) {
-        const cut_kwork w = fixed_work(refs);
+        const cut_work w = fixed_work(refs);
         cut_result r;
-        cut_kw_outputs o;
+        cut_work_outputs o;
         cut_err e = {{0}};
         int rc = cut_wp_kernel_result_decode(f, &w, &r, &o, &e);
         if (f->type != CUT_WP_KERNEL_RESULT)
             CHECK(rc != 0);
-        for (int i = 0; i < CUT_KW_MAX_BUFS; i++)
+        for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
             for (int s = 0; s < 2; s++)
                 CHECK(rc == 0 || !o.data[i][s]);
         if (rc != 0) {
@@ -405,7 +405,7 @@ static void check_kernel_result(const cut_wp_frame *f)
         cut_wp_kernel_result_encode(&r, &w, &o, &b);
         CHECK(same_payload(&b, f, 0));
         cut_buf_free(&b);
-        cut_kw_outputs_free(&o);
+        cut_work_outputs_free(&o);
     }
 }
 

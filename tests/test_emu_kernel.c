@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "cutune/emu.h"
-#include "cutune/kwork.h"
+#include "cutune/work.h"
 #include "cutune/util.h"
 
 #include <stdio.h>
@@ -272,26 +272,26 @@ static const char *error_src =
     "}\n";
 
 /* Work: input x (two sets), output y with the given references (NULL: capture). */
-static void make_work(cut_kwork *w, const void *ref0, const void *ref1)
+static void make_work(cut_work *w, const void *ref0, const void *ref1)
 {
     memset(w, 0, sizeof *w);
     w->nbufs = 2;
     w->atol = 1e-6;
     w->rtol = 1e-5;
     snprintf(w->bufs[0].name, sizeof w->bufs[0].name, "x");
-    w->bufs[0].dtype = CUT_KS_F32;
+    w->bufs[0].dtype = CUT_EL_F32;
     w->bufs[0].elems = KN;
     w->bufs[0].data[0] = kx[0];
     w->bufs[0].data[1] = kx[1];
     snprintf(w->bufs[1].name, sizeof w->bufs[1].name, "y");
     w->bufs[1].is_output = 1;
-    w->bufs[1].dtype = CUT_KS_F32;
+    w->bufs[1].dtype = CUT_EL_F32;
     w->bufs[1].elems = KN;
     w->bufs[1].data[0] = ref0;
     w->bufs[1].data[1] = ref1;
 }
 
-static void make_call(cut_kcall *c, const char *src)
+static void make_call(cut_call *c, const char *src)
 {
     memset(c, 0, sizeof *c);
     c->src = src;
@@ -304,15 +304,15 @@ static void make_call(cut_kcall *c, const char *src)
     c->args[1].buf = 1;
     float a = 3.0f;
     int n = KN;
-    c->args[2] = (cut_kw_arg){.buf = -1, .size = 4};
+    c->args[2] = (cut_call_arg){.buf = -1, .size = 4};
     memcpy(c->args[2].bytes, &a, 4);
-    c->args[3] = (cut_kw_arg){.buf = -1, .size = 4};
+    c->args[3] = (cut_call_arg){.buf = -1, .size = 4};
     memcpy(c->args[3].bytes, &n, 4);
 }
 
-static cut_result run_call(cut_runner *r, const char *src, cut_kw_outputs *outs)
+static cut_result run_call(cut_runner *r, const char *src, cut_work_outputs *outs)
 {
-    cut_kcall c;
+    cut_call c;
     make_call(&c, src);
     cut_result res;
     cut_err e = {{0}};
@@ -355,10 +355,10 @@ static void test_runner_capture_then_check(void **state)
     assert_non_null(r->run_kernel);
 
     /* capture: no references yet */
-    cut_kwork w;
+    cut_work w;
     make_work(&w, NULL, NULL);
     assert_int_equal(r->prepare_kernel(r, &w, &e), 0);
-    cut_kw_outputs outs;
+    cut_work_outputs outs;
     cut_result res = run_call(r, good_src, &outs);
     assert_int_equal(res.status, CUT_ST_OK);
     assert_non_null(outs.data[1][0]);
@@ -367,14 +367,14 @@ static void test_runner_capture_then_check(void **state)
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < KN; i++)
             assert_true(((float *)outs.data[1][s])[i] == 3.0f * kx[s][i]);
-    cut_kcall c;
+    cut_call c;
     make_call(&c, good_src);
     assert_int_equal(r->run_kernel(r, &c, &res, NULL, &e), -1); /* capture needs outs */
 
     /* check against the captured references */
     make_work(&w, outs.data[1][0], outs.data[1][1]);
     assert_int_equal(r->prepare_kernel(r, &w, &e), 0);
-    cut_kw_outputs_free(&outs); /* the runner keeps its own copies */
+    cut_work_outputs_free(&outs); /* the runner keeps its own copies */
     res = run_call(r, good_src, NULL);
     assert_int_equal(res.status, CUT_ST_OK);
     assert_true(res.repeats >= 2);

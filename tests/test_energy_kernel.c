@@ -36,8 +36,8 @@
 
 typedef struct fixture {
     cut_kspec spec;
-    cut_kwork work;    /* data pointers owned (cut_kspec_work_free); outputs get the captured references */
-    cut_kcall base;    /* the baseline's call; src points at base_src */
+    cut_work work;    /* data pointers owned (cut_kspec_work_free); outputs get the captured references */
+    cut_call base;    /* the baseline's call; src points at base_src */
     char *base_src;    /* the materialised baseline */
     char *tmp;         /* this test's folder; so/ holds the host-compiled kernels */
     char so_dir[4200];
@@ -113,7 +113,7 @@ static void capture_references(cut_runner *r, fixture *fx)
     assert_int_equal(r->prepare_kernel(r, &fx->work, &e), 0);
     assert_int_equal(r->energy_kernel(r, &fx->base, &p, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "references"));
-    cut_kw_outputs outs;
+    cut_work_outputs outs;
     if (r->run_kernel(r, &fx->base, &res, &outs, &e) != 0)
         fail_msg("capture run: %s", e.msg);
     if (res.status != CUT_ST_OK)
@@ -124,8 +124,8 @@ static void capture_references(cut_runner *r, fixture *fx)
             fx->work.bufs[b].data[s] = outs.data[b][s]; /* owned by the work now */
             outs.data[b][s] = NULL;
         }
-    cut_kw_outputs_free(&outs);
-    assert_int_equal(cut_kwork_has_refs(&fx->work), 1);
+    cut_work_outputs_free(&outs);
+    assert_int_equal(cut_work_has_refs(&fx->work), 1);
     assert_int_equal(r->prepare_kernel(r, &fx->work, &e), 0);
 }
 
@@ -171,7 +171,7 @@ static void assert_wrong_variant(cut_runner *r, fixture *fx)
     char *src = malloc(n);
     snprintf(src, n, "%.*sv[j] = expf(v[j] - m) * inv * 2.0f;%s", (int)(at - fx->base_src), fx->base_src,
              at + strlen(write));
-    cut_kcall c = fx->base;
+    cut_call c = fx->base;
     c.src = src;
     cut_energy_plan p;
     plan_for_test(&p);
@@ -227,7 +227,7 @@ static void test_energy_kernel_emu_worker(void **state)
     char *src = malloc(n);
     snprintf(src, n, "%.*s%s for (volatile int spin = 1; spin;) { }%s", (int)(at - fx->base_src), fx->base_src, body,
              at + strlen(body));
-    cut_kcall hang = fx->base;
+    cut_call hang = fx->base;
     hang.src = src;
     r->timing.timeout_s = 1.0;
     p.lrounds = 1;

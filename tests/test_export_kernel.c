@@ -250,7 +250,7 @@ static void test_inputs_and_manifest(void **state)
     const char *kernels[] = {"softmax_row", "reduce_sum"};
     for (int k = 0; k < 2; k++) {
         cut_kspec spec;
-        cut_kwork w;
+        cut_work w;
         cut_err e = {{0}};
         snprintf(p, sizeof p, "%s/kernels/_%s/spec.json", g_out, kernels[k]);
         if (cut_kspec_load(p, &spec, &e) != 0 || cut_kspec_work(&spec, &w, &e) != 0)
@@ -267,9 +267,9 @@ static void test_inputs_and_manifest(void **state)
             size_t elems = 0, bytes = 0;
             assert_int_equal(sscanf(line, "%63s %15s %zu %zu", name, dt, &elems, &bytes), 4);
             assert_string_equal(name, spec.inputs[lines].name);
-            assert_string_equal(dt, cut_ks_dtype_name(spec.inputs[lines].dtype));
+            assert_string_equal(dt, cut_elem_name(spec.inputs[lines].dtype));
             assert_true(elems == l.in_elems[lines]);
-            assert_true(bytes == elems * cut_ks_dtype_size(spec.inputs[lines].dtype));
+            assert_true(bytes == elems * cut_elem_size(spec.inputs[lines].dtype));
             snprintf(p, sizeof p, "%s/kernels/opt/%s/inputs/%s.bin", dst, kernels[k], name);
             char *data = NULL;
             size_t len = 0;
@@ -594,13 +594,13 @@ static void test_spec_snapshot_roundtrip(void **state)
     assert_string_equal(b.scalars[1].value, "N");
     assert_true(b.atol == 1e-7 && b.rtol == 3e-5);
     /* the same work: inputs, bit for bit */
-    cut_kwork wa, wb;
+    cut_work wa, wb;
     assert_int_equal(cut_kspec_work(&a, &wa, &e), 0);
     assert_int_equal(cut_kspec_work(&b, &wb, &e), 0);
     for (int i = 0; i < wa.nbufs; i++)
         if (!wa.bufs[i].is_output)
             assert_memory_equal(wa.bufs[i].data[0], wb.bufs[i].data[0],
-                                wa.bufs[i].elems * cut_ks_dtype_size(wa.bufs[i].dtype));
+                                wa.bufs[i].elems * cut_elem_size(wa.bufs[i].dtype));
     cut_kspec_work_free(&wa);
     cut_kspec_work_free(&wb);
     free(json);

@@ -47,24 +47,24 @@ static cut_gpu_info g_info;
 static cut_compiled g_bin;
 static float g_x[2][N];
 
-static cut_kcall call_of(const char *entry)
+static cut_call call_of(const char *entry)
 {
-    cut_kcall c = {.src = SRC, .bin = &g_bin, .grid = {(N + 127) / 128, 1, 1}, .block = {128, 1, 1}, .nargs = 4};
+    cut_call c = {.src = SRC, .bin = &g_bin, .grid = {(N + 127) / 128, 1, 1}, .block = {128, 1, 1}, .nargs = 4};
     snprintf(c.entry, sizeof c.entry, "%s", entry);
     c.args[0].buf = 0;
     c.args[1].buf = 1;
     const float a = 2.0f;
     const int32_t n = N;
-    c.args[2] = (cut_kw_arg){.buf = -1, .size = 4};
+    c.args[2] = (cut_call_arg){.buf = -1, .size = 4};
     memcpy(c.args[2].bytes, &a, 4);
-    c.args[3] = (cut_kw_arg){.buf = -1, .size = 4};
+    c.args[3] = (cut_call_arg){.buf = -1, .size = 4};
     memcpy(c.args[3].bytes, &n, 4);
     return c;
 }
 
 static void run_expect(cut_runner *r, const char *entry, cut_status want, const char *msg_part)
 {
-    const cut_kcall c = call_of(entry);
+    const cut_call c = call_of(entry);
     cut_result res;
     cut_err e = {{0}};
     if (r->run_kernel(r, &c, &res, NULL, &e) != 0)
@@ -92,16 +92,16 @@ static void test_kernel_work(void **state)
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < N; i++)
             g_x[s][i] = (float)((i * (s ? 7 : 3)) % 101) / 50.0f - 1.0f;
-    cut_kwork w = {.nbufs = 2, .atol = 1e-6, .rtol = 1e-6};
-    w.bufs[0] = (cut_kw_buf){.name = "x", .is_output = 0, .dtype = CUT_KS_F32, .elems = N, .data = {g_x[0], g_x[1]}};
-    w.bufs[1] = (cut_kw_buf){.name = "y", .is_output = 1, .dtype = CUT_KS_F32, .elems = N, .data = {NULL, NULL}};
+    cut_work w = {.nbufs = 2, .atol = 1e-6, .rtol = 1e-6};
+    w.bufs[0] = (cut_work_buf){.name = "x", .is_output = 0, .dtype = CUT_EL_F32, .elems = N, .data = {g_x[0], g_x[1]}};
+    w.bufs[1] = (cut_work_buf){.name = "y", .is_output = 1, .dtype = CUT_EL_F32, .elems = N, .data = {NULL, NULL}};
     if (r->prepare_kernel(r, &w, &e) != 0)
         fail_msg("prepare_kernel: %s", e.msg);
 
     /* Capture: both sets' outputs come back and match the CPU. */
-    const cut_kcall c = call_of("k");
+    const cut_call c = call_of("k");
     cut_result res;
-    cut_kw_outputs outs;
+    cut_work_outputs outs;
     if (r->run_kernel(r, &c, &res, &outs, &e) != 0)
         fail_msg("run_kernel (capture): %s", e.msg);
     assert_int_equal(res.status, CUT_ST_OK);
@@ -118,7 +118,7 @@ static void test_kernel_work(void **state)
     w.bufs[1].data[1] = outs.data[1][1];
     if (r->prepare_kernel(r, &w, &e) != 0)
         fail_msg("prepare_kernel (references): %s", e.msg);
-    cut_kw_outputs_free(&outs); /* the runner keeps its own copy */
+    cut_work_outputs_free(&outs); /* the runner keeps its own copy */
     run_expect(r, "k", CUT_ST_OK, NULL);
     run_expect(r, "wrong", CUT_ST_WRONG_RESULT, "y[");
     run_expect(r, "shortk", CUT_ST_WRONG_RESULT, "y[999] = ");
@@ -136,7 +136,7 @@ static void test_kernel_work(void **state)
     p.min_steps = 2;
     p.warmup_s = 0.1;
     cut_energy_result er;
-    cut_kcall ck = call_of("k");
+    cut_call ck = call_of("k");
     if (r->energy_kernel(r, &ck, &p, &res, &er, &e) != 0)
         fail_msg("energy_kernel: %s", e.msg);
     printf("energy  %s %s %.6f mJ per %.6f ms, %.1f W, %lld iterations\n", cut_status_name(res.status), res.error,

@@ -224,7 +224,7 @@ static void test_payloads(void **state)
         char *sz = strstr(text, "\"N\": 1000");
         memcpy(sz, "\"N\":    4", 9);
         cut_kspec k;
-        cut_kwork w;
+        cut_work w;
         cut_err e = {{0}};
         if (cut_kspec_parse(text, strlen(text), NULL, &k, &e) != 0 || cut_kspec_work(&k, &w, &e) != 0)
             fail_msg("%s: %s", ok[i][0], e.msg);
@@ -254,7 +254,7 @@ static void test_float_scalar(void **state)
     spliced("{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}",
             "{\"name\": \"n\", \"dtype\": \"f32\", \"value\": 0.25}", text, sizeof text);
     cut_kspec k;
-    cut_kcall c;
+    cut_call c;
     cut_err e = {{0}};
     if (cut_kspec_parse(text, strlen(text), NULL, &k, &e) != 0 || cut_kspec_call(&k, NULL, &c, &e) != 0)
         fail_msg("%s", e.msg);

@@ -113,12 +113,12 @@ static int fake_vendor(int out_fd, const cut_wp_frame *f, int verified)
  * min_steps as the energy per iteration) and grid[0] as the median, if the cubin is "CUBIN:ok"; "meterfail" reports
  * the meter's failure; "wrong" a wrong result (with stray energy figures the parent must drop); "fault" a fault,
  * after which the worker exits (returns 3); "hang" never answers. Returns 0 otherwise. */
-static int fake_energy_kernel(int out_fd, const cut_wp_frame *f, const cut_kwork *w)
+static int fake_energy_kernel(int out_fd, const cut_wp_frame *f, const cut_work *w)
 {
     cut_err e = {{0}};
     if (!w)
         return fake_send_error(out_fd, "fake worker: ENERGY_KERNEL before PREPARE_KERNEL"), 0;
-    cut_kcall c;
+    cut_call c;
     const uint8_t *cubin;
     size_t n;
     cut_energy_plan p;
@@ -645,12 +645,12 @@ static void test_run_prefix_codec(void **state)
 static float KX[2][5] = {{1, 2, 3, 4, 5}, {-1, -2, -3, -4, -5}}, KY[2][5] = {{2, 4, 6, 8, 10}, {0, 1, 0, 1, 0}};
 static int32_t KN[2][3] = {{7, 8, 9}, {1, 2, 3}};
 
-static cut_kwork kwork_of(int refs)
+static cut_work kwork_of(int refs)
 {
-    cut_kwork w = {.nbufs = 3, .atol = 1e-5, .rtol = 1e-4};
-    w.bufs[0] = (cut_kw_buf){.name = "x", .is_output = 0, .dtype = CUT_KS_F32, .elems = 5, .data = {KX[0], KX[1]}};
-    w.bufs[1] = (cut_kw_buf){.name = "y", .is_output = 1, .dtype = CUT_KS_F32, .elems = 5, .data = {refs ? KY[0] : NULL, refs ? KY[1] : NULL}};
-    w.bufs[2] = (cut_kw_buf){.name = "n", .is_output = 1, .dtype = CUT_KS_I32, .elems = 3, .data = {refs ? KN[0] : NULL, refs ? KN[1] : NULL}};
+    cut_work w = {.nbufs = 3, .atol = 1e-5, .rtol = 1e-4};
+    w.bufs[0] = (cut_work_buf){.name = "x", .is_output = 0, .dtype = CUT_EL_F32, .elems = 5, .data = {KX[0], KX[1]}};
+    w.bufs[1] = (cut_work_buf){.name = "y", .is_output = 1, .dtype = CUT_EL_F32, .elems = 5, .data = {refs ? KY[0] : NULL, refs ? KY[1] : NULL}};
+    w.bufs[2] = (cut_work_buf){.name = "n", .is_output = 1, .dtype = CUT_EL_I32, .elems = 3, .data = {refs ? KN[0] : NULL, refs ? KN[1] : NULL}};
     return w;
 }
 
@@ -669,10 +669,10 @@ static void test_prepare_kernel_codec(void **state)
         assert_int_equal(q.work.nbufs, 3);
         assert_true(q.work.atol == 1e-5 && q.work.rtol == 1e-4);
         assert_string_equal(q.work.bufs[2].name, "n");
-        assert_int_equal(q.work.bufs[2].dtype, CUT_KS_I32);
+        assert_int_equal(q.work.bufs[2].dtype, CUT_EL_I32);
         assert_int_equal(q.work.bufs[1].is_output, 1);
         assert_memory_equal(q.work.bufs[0].data[1], KX[1], sizeof KX[1]);
-        assert_int_equal(cut_kwork_has_refs(&q.work), refs);
+        assert_int_equal(cut_work_has_refs(&q.work), refs);
         if (refs)
             assert_memory_equal(q.work.bufs[2].data[1], KN[1], sizeof KN[1]);
         cut_buf re;
@@ -686,7 +686,7 @@ static void test_prepare_kernel_codec(void **state)
             cut_wp_frame t = {.type = CUT_WP_PREPARE_KERNEL, .data = (uint8_t *)b.data, .len = cut};
             assert_int_equal(cut_wp_prepare_kernel_decode(&t, &q, &e), -1);
             assert_true(e.msg[0] != 0);
-            for (int i = 0; i < CUT_KW_MAX_BUFS; i++)
+            for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
                 assert_true(!q.work.bufs[i].data[0] && !q.work.bufs[i].data[1]);
         }
         cut_buf_free(&b);
@@ -715,12 +715,12 @@ static void test_prepare_kernel_codec(void **state)
     assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "has 16 bytes"));
     /* An unknown dtype. */
-    int32_t dt = CUT_KS_DTYPE_COUNT;
+    int32_t dt = CUT_EL_COUNT;
     memcpy(b.data + x_elems_at - 4, &dt, 4);
     assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "dtype"));
     /* No buffers, too many. */
-    for (int32_t nb = 0; nb <= CUT_KW_MAX_BUFS + 1; nb += CUT_KW_MAX_BUFS + 1) {
+    for (int32_t nb = 0; nb <= CUT_WORK_MAX_BUFS + 1; nb += CUT_WORK_MAX_BUFS + 1) {
         memcpy(b.data + 2 * 8, &nb, 4); /* after the two tolerances */
         assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
         assert_non_null(strstr(e.msg, "buffers"));
@@ -747,12 +747,12 @@ static void test_prepare_kernel_codec(void **state)
     cut_buf_free(&b);
 }
 
-static cut_kcall kcall_of(void)
+static cut_call kcall_of(void)
 {
-    cut_kcall c = {.entry = "k", .grid = {2, 1, 1}, .block = {128, 1, 1}, .smem = 64, .nargs = 3};
+    cut_call c = {.entry = "k", .grid = {2, 1, 1}, .block = {128, 1, 1}, .smem = 64, .nargs = 3};
     c.args[0].buf = 0;
     c.args[1].buf = 1;
-    c.args[2] = (cut_kw_arg){.buf = -1, .size = 4};
+    c.args[2] = (cut_call_arg){.buf = -1, .size = 4};
     const float a = 2.5f;
     memcpy(c.args[2].bytes, &a, 4);
     return c;
@@ -761,13 +761,13 @@ static cut_kcall kcall_of(void)
 static void test_run_kernel_codec(void **state)
 {
     (void)state;
-    const cut_kwork w = kwork_of(0);
-    cut_kcall c = kcall_of();
+    const cut_work w = kwork_of(0);
+    cut_call c = kcall_of();
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_run_kernel_encode(&c, "ELF!", 4, &b);
     cut_wp_frame f = frame_of(CUT_WP_RUN_KERNEL, &b);
-    cut_kcall q;
+    cut_call q;
     const uint8_t *cubin;
     size_t n;
     cut_err e = {{0}};
@@ -807,12 +807,12 @@ static void test_run_kernel_codec(void **state)
 static void test_kernel_result_codec(void **state)
 {
     (void)state;
-    const cut_kwork w = kwork_of(0), wr = kwork_of(1);
+    const cut_work w = kwork_of(0), wr = kwork_of(1);
     cut_result r;
     cut_result_reset(&r);
     r.median_ms = 0.25;
     r.repeats = 11;
-    cut_kw_outputs o;
+    cut_work_outputs o;
     memset(&o, 0, sizeof o);
     for (int s = 0; s < 2; s++) {
         o.data[1][s] = malloc(sizeof KY[s]);
@@ -826,7 +826,7 @@ static void test_kernel_result_codec(void **state)
     cut_wp_frame f = frame_of(CUT_WP_KERNEL_RESULT, &b);
     assert_true(b.len <= cut_wp_kernel_result_max(&w));
     cut_result q;
-    cut_kw_outputs qo;
+    cut_work_outputs qo;
     cut_err e = {{0}};
     assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), 0);
     assert_int_equal(q.status, CUT_ST_OK);
@@ -835,7 +835,7 @@ static void test_kernel_result_codec(void **state)
     assert_memory_equal(qo.data[1][1], KY[1], sizeof KY[1]);
     assert_memory_equal(qo.data[2][0], KN[0], sizeof KN[0]);
     assert_null(qo.data[0][0]);
-    cut_kw_outputs_free(&qo);
+    cut_work_outputs_free(&qo);
     for (size_t cut = 0; cut < b.len; cut++) {
         cut_wp_frame t = {.type = CUT_WP_KERNEL_RESULT, .data = (uint8_t *)b.data, .len = cut};
         assert_int_equal(cut_wp_kernel_result_decode(&t, &w, &q, &qo, &e), -1);
@@ -867,7 +867,7 @@ static void test_kernel_result_codec(void **state)
     assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), -1);
     assert_non_null(strstr(e.msg, "output 'y' set 0 has 0 bytes"));
     cut_buf_free(&b);
-    cut_kw_outputs_free(&o);
+    cut_work_outputs_free(&o);
 }
 
 /* ENERGY's plan as it has always travelled, written by hand: uuid string, i32 lrounds, min_steps, f64 warm-up, chunk,
@@ -901,8 +901,8 @@ static cut_energy_plan plan_of(void)
 static void test_energy_kernel_codec(void **state)
 {
     (void)state;
-    const cut_kwork w = kwork_of(1), w0 = kwork_of(0);
-    const cut_kcall c = kcall_of();
+    const cut_work w = kwork_of(1), w0 = kwork_of(0);
+    const cut_call c = kcall_of();
     const cut_energy_plan p = plan_of();
     cut_buf b, rk, hand;
     cut_buf_init(&b);
@@ -930,7 +930,7 @@ static void test_energy_kernel_codec(void **state)
     cut_buf_free(&eb);
 
     cut_wp_frame f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
-    cut_kcall q;
+    cut_call q;
     cut_energy_plan pq;
     const uint8_t *cubin;
     size_t n;
@@ -1027,7 +1027,7 @@ static void test_energy_kernel_codec(void **state)
     /* Bad calls, as RUN_KERNEL refuses them. */
     const char *want[] = {"names buffer 3", "has 3 bytes", "empty launch", "empty cubin", "arguments"};
     for (int k = 0; k < 5; k++) {
-        cut_kcall bc = kcall_of();
+        cut_call bc = kcall_of();
         if (k == 0)
             bc.args[1].buf = 3;
         if (k == 1)
@@ -1803,14 +1803,14 @@ static void test_runner_fake_worker_energy_kernel(void **state)
     p.max_wait_s = 0.1; /* a hang is given 0.5 + 7 x 0.1 s */
     char storage[64];
     cut_compiled bin = fake_bin("ok", 1, storage);
-    cut_kcall c = kcall_of();
+    cut_call c = kcall_of();
     snprintf(c.entry, sizeof c.entry, "ok");
     c.bin = &bin;
     cut_result res;
     cut_energy_result er;
     assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "before prepare_kernel"));
-    const cut_kwork w0 = kwork_of(0), w = kwork_of(1);
+    const cut_work w0 = kwork_of(0), w = kwork_of(1);
     assert_int_equal(r->prepare_kernel(r, &w0, &e), 0);
     assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "references"));
@@ -1823,7 +1823,7 @@ static void test_runner_fake_worker_energy_kernel(void **state)
     assert_true(er.energy_mj == 3.0 && er.power_w == 200.0);
 
     /* setup errors: a bad call, a bad plan; the meter failing */
-    cut_kcall bad = c;
+    cut_call bad = c;
     bad.args[0].buf = 7;
     assert_int_equal(r->energy_kernel(r, &bad, &p, &res, &er, &e), -1);
     cut_energy_plan bp = p;

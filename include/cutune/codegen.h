@@ -8,6 +8,7 @@
 #define CUTUNE_CODEGEN_H
 
 #include "cutune/common.h"
+#include "cutune/work.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,17 +24,6 @@ typedef struct cut_sched {
 } cut_sched;
 
 
-/* A TMA tensor map the GPU worker encodes (cuTensorMapEncodeTiled) for a Hopper kernel: a 2-D row-major view of
- * operand A or B in global memory, copied in boxes into shared memory with the given swizzle. Elements past
- * dims read as zero (tails). */
-typedef struct cut_tma_desc {
-    int operand;            /* 0: the A matrix, 1: the B matrix (the worker's first and second input buffers) */
-    int elem_bytes;         /* 2 (fp16/bf16) or 4 (fp32/tf32) */
-    unsigned long long dims[2];   /* elements, innermost (contiguous) dimension first */
-    unsigned long long row_bytes; /* byte stride of dimension 1 (a multiple of 16) */
-    unsigned box[2];        /* box in elements, innermost first (each <= 256; box[0] * elem_bytes <= swizzle span) */
-    int swizzle;            /* 0 (none), 32, 64 or 128 bytes */
-} cut_tma_desc;
 
 typedef struct cut_kernel_src {
     char *src;                 /* owned, NUL-terminated CUDA C */

@@ -21,7 +21,7 @@
 #include "cutune/half.h"
 #include "cutune/kspec.h"
 #include "cutune/kstate.h"
-#include "cutune/kwork.h"
+#include "cutune/work.h"
 #include "cutune/log.h"
 #include "cutune/mcgs.h"
 #include "cutune/measure.h"

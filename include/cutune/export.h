@@ -174,7 +174,7 @@ int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e
  * without it, from the --input and --sizes of the command that opt_dir/summary.json records. Either way it must
  * reproduce the search: the baseline's kernel.cu and every exported state's launch (control.json) are compared. */
 
-#include "cutune/kstate.h" /* cut_kspec, cut_kwork, cut_kcall */
+#include "cutune/kstate.h" /* cut_kspec, cut_work, cut_call */
 
 typedef enum cut_xo_role { CUT_XO_BASELINE, CUT_XO_BEST, CUT_XO_REFERENCE, CUT_XO_ROLES } cut_xo_role;
 
@@ -186,7 +186,7 @@ typedef struct cut_xo_state {
     char ns[CUT_KS_NAME + 32];    /* cutune_opt_NAME_<role> */
     char *header;                 /* the .cuh text; owned */
     long long vals[CUT_KS_MAX_VARS];
-    cut_kcall call;               /* launch and argument bytes (src and bin NULL) */
+    cut_call call;               /* launch and argument bytes (src and bin NULL) */
     double ms;                    /* median time result.json recorded; -1 for the reference */
 } cut_xo_state;
 
@@ -201,7 +201,7 @@ typedef struct cut_export_opt {
     char kdir[4096];      /* opt_dir/kernels/_NAME */
     char spec_from[4096]; /* the file the spec was read from */
     cut_kspec spec;
-    cut_kwork work;       /* the input sets cutune generated (set 0 is exported) */
+    cut_work work;       /* the input sets cutune generated (set 0 is exported) */
     cut_xo_state st[CUT_XO_ROLES];
     double speedup;       /* best over baseline as result.json recorded it */
     int nsteps;

@@ -11,6 +11,7 @@
 
 #include "cutune/common.h"
 #include "cutune/half.h"
+#include "cutune/work.h"
 
 #include <stddef.h>
 
@@ -63,6 +64,21 @@ double cut_gemm_rel_error(const float *out, const double *ref, size_t n);
 /* The tolerance on cut_gemm_rel_error for a dtype: fp32 1e-5, tf32 2e-3, fp16 and bf16 1e-2 (seed-004 issue:
  * fp32 ≪ 1e-3, tf32 ≈ 1e-3, fp16/bf16 ≤ 1e-2). */
 double cut_gemm_tolerance(cut_dtype d);
+
+/* ---- the work to measure (src/ops/gemm/work.c) ---- */
+
+/* The work of g (work.h): buffers "A" and "B" in the dtype's storage type (cut_gemm_storage_elem; two input sets
+ * from seed as cut_work_fill_pair draws them, rounded to the dtype), "C" (fp32) with each set's reference
+ * (cut_gemm_reference of the rounded inputs, rounded to float), FROBENIUS with rtol cut_gemm_tolerance, op GEMM, the
+ * FLOPs. With runner_refs (the runner computes references: the GPU runner) and past 2^32 FLOP the references are
+ * left to the runner (w->runner_refs); $CUTUNE_GEMM_REF=cpu|gpu forces either. Owns its data (cut_work_free). -1 for
+ * an invalid shape or dtype. */
+int cut_gemm_work(const cut_gemm *g, uint64_t seed, int runner_refs, cut_work *w, cut_err *e);
+/* The element type A and B are stored in: F16, BF16, or F32 (fp32, tf32). */
+cut_elem cut_gemm_storage_elem(cut_dtype d);
+/* The op descriptor of g, and back (checked: a GEMM op of 5 parameters that form a valid GEMM of a known dtype). */
+void cut_gemm_work_op(const cut_gemm *g, cut_work_op *op);
+int cut_gemm_of_work_op(const cut_work_op *op, cut_gemm *g, cut_err *e);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@
 #define CUTUNE_KSPEC_H
 
 #include "cutune/common.h"
+#include "cutune/work.h"
 
 #include <stddef.h>
 
@@ -59,17 +60,12 @@ int cut_ks_eval(const char *expr, const cut_ks_var *vars, int nvars, long long *
 
 /* ---- the spec ---- */
 
-typedef enum cut_ks_dtype { CUT_KS_F32, CUT_KS_F64, CUT_KS_F16, CUT_KS_BF16, CUT_KS_I32, CUT_KS_I64, CUT_KS_U8,
-                            CUT_KS_DTYPE_COUNT } cut_ks_dtype;
 typedef enum cut_ks_init { CUT_KS_RANDN, CUT_KS_UNIFORM, CUT_KS_ZEROS, CUT_KS_ONES, CUT_KS_FULL, CUT_KS_ARANGE,
                            CUT_KS_INIT_COUNT } cut_ks_init;
 
-const char *cut_ks_dtype_name(cut_ks_dtype d);
-size_t cut_ks_dtype_size(cut_ks_dtype d);
-
 typedef struct cut_ks_tensor {
     char name[CUT_KS_NAME];
-    cut_ks_dtype dtype;
+    cut_elem dtype;
     int ndims;
     char shape[CUT_KS_MAX_DIMS][CUT_KS_EXPR];
     cut_ks_init init;        /* inputs; outputs are poisoned before each run */
@@ -83,7 +79,7 @@ typedef struct cut_ks_tensor {
 
 typedef struct cut_ks_scalar {
     char name[CUT_KS_NAME];
-    cut_ks_dtype dtype;
+    cut_elem dtype;
     char value[CUT_KS_EXPR]; /* an integer expression over sizes and tunables */
     int is_number;           /* floating-point dtypes: "value" was a non-integer number, kept in number */
     double number;

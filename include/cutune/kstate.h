@@ -25,7 +25,7 @@
 #include "cutune/devlimits.h"
 #include "cutune/strategy.h"
 #include "cutune/kspec.h"
-#include "cutune/kwork.h"
+#include "cutune/work.h"
 #include "cutune/mcgs.h"
 
 #include <stddef.h>
@@ -117,11 +117,11 @@ typedef struct cut_prior_src {
 /* Fills w with the spec's buffers for the baseline's sizes: inputs (set 0 from each input's seed, set 1 from the seed
  * mixed with a constant: fresh values of the same distribution), outputs without references. The input contents are
  * malloc'd into w's data pointers: free with cut_kspec_work_free. 0, or -1 with a sentence. */
-int cut_kspec_work(const cut_kspec *k, cut_kwork *w, cut_err *e);
-void cut_kspec_work_free(cut_kwork *w);
+int cut_kspec_work(const cut_kspec *k, cut_work *w, cut_err *e);
+void cut_kspec_work_free(cut_work *w);
 /* The call for tunable values vals: launch from the spec's expressions, arguments in the spec's order (buffers:
  * inputs then outputs as in cut_kspec_work; scalars converted to their dtype). src and bin are left to the caller. */
-int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_err *e);
+int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_call *c, cut_err *e);
 
 /* ---- the tunables as a schedule space (kspace.c): `cutune tune --kernel` searches them with any strategy ---- */
 

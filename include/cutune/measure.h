@@ -16,7 +16,7 @@
 #include "cutune/compile.h"
 #include "cutune/energy.h"
 #include "cutune/gemm.h"
-#include "cutune/kwork.h"
+#include "cutune/work.h"
 #include "cutune/workload.h"
 
 #ifdef __cplusplus
@@ -90,16 +90,16 @@ struct cut_runner {
      * prepared, no references, a bad call or plan) and when the meter fails (NVML missing, counter not moving ...),
      * with the reason in e. The GPU runner and the emulation worker's runner (cut_runner_emu_worker_new) measure it
      * in their worker process (ENERGY_KERNEL); the in-process emulation runner too, without a watchdog. */
-    int (*energy_kernel)(cut_runner *r, const cut_kcall *c, const cut_energy_plan *p, cut_result *res,
+    int (*energy_kernel)(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
                          cut_energy_result *er, cut_err *e);
     /* Optional (NULL when the runner cannot): prepares a user kernel's buffers (kwork.h), copying what it needs
      * from w. Replaces a conv or GEMM workload (and the other way round). Returns -1 for setup errors. */
-    int (*prepare_kernel)(cut_runner *r, const cut_kwork *w, cut_err *e);
+    int (*prepare_kernel)(cut_runner *r, const cut_work *w, cut_err *e);
     /* Optional, with prepare_kernel: checks, times and checks again one call on the prepared kernel work as
      * kwork.h describes. When the work has no references, outs gets the captured outputs (caller frees with
-     * cut_kw_outputs_free; outs must not be NULL then). A faulting, hanging or wrong call is res->status, never an
+     * cut_work_outputs_free; outs must not be NULL then). A faulting, hanging or wrong call is res->status, never an
      * error. Returns -1 only for setup errors (not prepared, bad call). */
-    int (*run_kernel)(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e);
+    int (*run_kernel)(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e);
     /* Refreshes env (clocks) and returns it. */
     const cut_measure_env *(*env)(cut_runner *r);
     void (*destroy)(cut_runner *r);

@@ -7,7 +7,7 @@
 #include "cutune/common.h"
 #include "cutune/kspec.h"
 #include "cutune/kstate.h"
-#include "cutune/kwork.h"
+#include "cutune/work.h"
 #include "cutune/mcgs.h"
 
 #include <stddef.h>

@@ -3,6 +3,9 @@
 #define CUTUNE_WORKLOAD_H
 
 #include "cutune/common.h"
+#include "cutune/work.h"
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +73,16 @@ void cut_conv_tolerance_scaled(const cut_conv *c, double scale, double *atol, do
 /* The measured factor of Winograd F(m x m, 3x3) in fp32: 1 for m = 2, 4 for m = 4 (check.c has the numbers). */
 double cut_tolerance_scale_winograd(int m);
 
+
+/* ---- the work to measure (src/ops/conv2d/work.c) ---- */
+
+/* The work of c (work.h): buffers "in" and "w" (fp32, two input sets from seed: cut_work_fill_pair), "out" (fp32)
+ * with each set's reference (cut_conv_reference rounded to float), CLOSE with cut_conv_tolerance, op CONV, the
+ * shape's FLOPs. Owns its data (cut_work_free). -1 for an invalid shape. */
+int cut_conv_work(const cut_conv *c, uint64_t seed, cut_work *w, cut_err *e);
+/* The op descriptor of c, and back (checked: a CONV op of 9 parameters that form a valid shape). */
+void cut_conv_work_op(const cut_conv *c, cut_work_op *op);
+int cut_conv_of_work_op(const cut_work_op *op, cut_conv *c, cut_err *e);
 
 #ifdef __cplusplus
 }

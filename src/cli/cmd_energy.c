@@ -172,7 +172,7 @@ static int write_caps_csv(const char *odir, const cut_powercap_list *caps, cut_e
 typedef struct run_kernel {
     int kernel_id;
     const cut_kernel_src *ks;
-    cut_kcall *call;            /* an optimized kernel's call (its bin set once compiled), owned; NULL: conv/GEMM */
+    cut_call *call;            /* an optimized kernel's call (its bin set once compiled), owned; NULL: conv/GEMM */
 } run_kernel;
 
 /* One workload's state while its caps are measured: a conv case or a GEMM (every op's representatives are measured
@@ -442,7 +442,7 @@ static int group_optimized(const energy_opts *o, const cut_export_opt_set *oset,
             if (cut_read_file(path, &ks->src, &len, e) != 0)
                 return cut_err_wrap(e, "%s", r->label);
             snprintf(ks->entry, sizeof ks->entry, "%s", x->spec.entry);
-            cut_kcall *call = cut_xmalloc(sizeof *call);
+            cut_call *call = cut_xmalloc(sizeof *call);
             *call = st->call;
             call->src = ks->src;
             call->bin = NULL;

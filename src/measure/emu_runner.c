@@ -43,9 +43,9 @@ typedef struct emu_runner {
     size_t n_out;
     double atol, rtol;
     int is_kernel;                       /* 1: a user kernel's work is prepared (kwork.h); the fields below */
-    cut_kwork kw;                        /* its data[] point at kw_copy */
-    void *kw_copy[CUT_KW_MAX_BUFS][2];   /* inputs' two sets (256-byte aligned), outputs' references */
-    void *kw_out[CUT_KW_MAX_BUFS];       /* what the kernel writes, outputs only (256-byte aligned) */
+    cut_work kw;                        /* its data[] point at kw_copy */
+    void *kw_copy[CUT_WORK_MAX_BUFS][2];   /* inputs' two sets (256-byte aligned), outputs' references */
+    void *kw_out[CUT_WORK_MAX_BUFS];       /* what the kernel writes, outputs only (256-byte aligned) */
     cut_measure_env env;
 } emu_runner;
 
@@ -61,7 +61,7 @@ static void release_tensors(emu_runner *er)
     free(er->out);
     er->in = er->w = er->out = NULL;
     er->ref = NULL;
-    for (int i = 0; i < CUT_KW_MAX_BUFS; i++) {
+    for (int i = 0; i < CUT_WORK_MAX_BUFS; i++) {
         free(er->kw_copy[i][0]);
         free(er->kw_copy[i][1]);
         free(er->kw_out[i]);
@@ -448,18 +448,18 @@ static void *copy_aligned(const void *src, size_t bytes)
     return p;
 }
 
-static size_t kw_bytes(const cut_kw_buf *b) { return b->elems * cut_ks_dtype_size(b->dtype); }
+static size_t kw_bytes(const cut_work_buf *b) { return b->elems * cut_elem_size(b->dtype); }
 
 /* Copies the work: the caller's buffers need not outlive the call. */
-static int emu_prepare_kernel(cut_runner *r, const cut_kwork *w, cut_err *e)
+static int emu_prepare_kernel(cut_runner *r, const cut_work *w, cut_err *e)
 {
     emu_runner *er = r->impl;
-    if (cut_kwork_check(w, e) != 0)
+    if (cut_work_check(w, e) != 0)
         return -1;
     release_tensors(er);
     er->kw = *w;
     for (int i = 0; i < w->nbufs; i++) {
-        cut_kw_buf *b = &er->kw.bufs[i];
+        cut_work_buf *b = &er->kw.bufs[i];
         for (int s = 0; s < 2; s++) {
             er->kw_copy[i][s] = b->data[s] ? copy_aligned(b->data[s], kw_bytes(b)) : NULL;
             b->data[s] = er->kw_copy[i][s];
@@ -497,17 +497,17 @@ static int uses_inline_asm(const char *src)
 typedef struct kcall_run {
     emu_runner *er;
     cut_emu_kernel *k;
-    const cut_kcall *c;
-    void *ptrs[CUT_KW_MAX_ARGS];                 /* buffer arguments: host addresses */
-    unsigned long long scalars[CUT_KW_MAX_ARGS]; /* scalar arguments: their bytes, zero-extended and aligned */
-    void *argv[CUT_KW_MAX_ARGS];
+    const cut_call *c;
+    void *ptrs[CUT_CALL_MAX_ARGS];                 /* buffer arguments: host addresses */
+    unsigned long long scalars[CUT_CALL_MAX_ARGS]; /* scalar arguments: their bytes, zero-extended and aligned */
+    void *argv[CUT_CALL_MAX_ARGS];
 } kcall_run;
 
 static void kcall_bind(kcall_run *run, int set)
 {
-    const cut_kcall *c = run->c;
+    const cut_call *c = run->c;
     for (int i = 0; i < c->nargs; i++) {
-        const cut_kw_arg *a = &c->args[i];
+        const cut_call_arg *a = &c->args[i];
         if (a->buf >= 0) {
             run->ptrs[i] = run->er->kw.bufs[a->buf].is_output ? run->er->kw_out[a->buf] : run->er->kw_copy[a->buf][set];
             run->argv[i] = &run->ptrs[i];
@@ -522,8 +522,8 @@ static void kcall_bind(kcall_run *run, int set)
 static int launch_kcall(void *arg, cut_err *e)
 {
     kcall_run *run = arg;
-    void *base[CUT_KW_MAX_ARGS];
-    size_t bytes[CUT_KW_MAX_ARGS];
+    void *base[CUT_CALL_MAX_ARGS];
+    size_t bytes[CUT_CALL_MAX_ARGS];
     int n = 0;
     for (int i = 0; i < run->c->nargs; i++)
         if (run->c->args[i].buf >= 0) {
@@ -536,10 +536,10 @@ static int launch_kcall(void *arg, cut_err *e)
 
 /* Checks (or, when outs is not NULL, captures into outs) every output after a launch on input set s. Returns 0, or
  * -1 with CUT_ST_WRONG_RESULT and the first mismatch in res. */
-static int kcall_outputs(const emu_runner *er, int s, cut_kw_outputs *outs, cut_result *res, const char *when)
+static int kcall_outputs(const emu_runner *er, int s, cut_work_outputs *outs, cut_result *res, const char *when)
 {
     for (int i = 0; i < er->kw.nbufs; i++) {
-        const cut_kw_buf *b = &er->kw.bufs[i];
+        const cut_work_buf *b = &er->kw.bufs[i];
         if (!b->is_output)
             continue;
         if (outs) {
@@ -547,15 +547,15 @@ static int kcall_outputs(const emu_runner *er, int s, cut_kw_outputs *outs, cut_
             memcpy(outs->data[i][s], er->kw_out[i], kw_bytes(b));
             continue;
         }
-        char msg[160];
+        char msg[200];
         double maxe = 0;
-        size_t bad = cut_kw_compare(b, er->kw_out[i], b->data[s], er->kw.atol, er->kw.rtol, &maxe, msg, sizeof msg);
+        size_t bad = cut_work_compare(b, er->kw_out[i], b->data[s], er->kw.check, er->kw.atol, er->kw.rtol, &maxe, msg,
+                                      sizeof msg);
         if (maxe > res->max_abs_err)
             res->max_abs_err = maxe;
         if (bad) {
             res->status = CUT_ST_WRONG_RESULT;
-            snprintf(res->error, sizeof res->error, "%s%s (%zu of %zu wrong, atol %.3g rtol %.3g)", when, msg, bad,
-                     b->elems, er->kw.atol, er->kw.rtol);
+            snprintf(res->error, sizeof res->error, "%s%s (atol %.3g rtol %.3g)", when, msg, er->kw.atol, er->kw.rtol);
             return -1;
         }
     }
@@ -563,12 +563,12 @@ static int kcall_outputs(const emu_runner *er, int s, cut_kw_outputs *outs, cut_
 }
 
 /* Poisons the outputs with set s's byte, launches on set s and checks or captures. 0, or -1 with res set. */
-static int kcall_checked(kcall_run *run, int s, cut_kw_outputs *outs, cut_result *res, const char *when)
+static int kcall_checked(kcall_run *run, int s, cut_work_outputs *outs, cut_result *res, const char *when)
 {
     emu_runner *er = run->er;
     for (int i = 0; i < er->kw.nbufs; i++)
         if (er->kw.bufs[i].is_output) /* an accumulated output starts at zero instead */
-            memset(er->kw_out[i], er->kw.bufs[i].zero_init ? 0 : s ? CUT_KW_POISON1 : CUT_KW_POISON0,
+            memset(er->kw_out[i], er->kw.bufs[i].zero_init ? 0 : s ? CUT_WORK_POISON1 : CUT_WORK_POISON0,
                    kw_bytes(&er->kw.bufs[i]));
     kcall_bind(run, s);
     double ms;
@@ -578,7 +578,7 @@ static int kcall_checked(kcall_run *run, int s, cut_kw_outputs *outs, cut_result
 }
 
 /* Why the call cannot run here (CUT_ST_INVALID or a refused launch), as the status in res; 0 when it can. */
-static int kcall_refused(const cut_kcall *c, cut_result *res)
+static int kcall_refused(const cut_call *c, cut_result *res)
 {
     if (uses_inline_asm(c->src)) {
         res->status = CUT_ST_INVALID;
@@ -596,11 +596,11 @@ static int kcall_refused(const cut_kcall *c, cut_result *res)
 
 /* Arguments that do not match the kernel's parameters would make the trampoline read the wrong bytes, or past
  * argv: a refused launch, as the status in res. 0 when they match. */
-static int kcall_mismatch(const cut_kwork *w, const cut_kcall *c, const cut_emu_kernel *k, cut_result *res)
+static int kcall_mismatch(const cut_work *w, const cut_call *c, const cut_emu_kernel *k, cut_result *res)
 {
-    unsigned sizes[CUT_KW_MAX_ARGS];
-    int is_ptr[CUT_KW_MAX_ARGS];
-    int n = cut_emu_kernel_params(k, sizes, is_ptr, CUT_KW_MAX_ARGS);
+    unsigned sizes[CUT_CALL_MAX_ARGS];
+    int is_ptr[CUT_CALL_MAX_ARGS];
+    int n = cut_emu_kernel_params(k, sizes, is_ptr, CUT_CALL_MAX_ARGS);
     if (n != c->nargs) {
         res->status = CUT_ST_LAUNCH_ERROR;
         snprintf(res->error, sizeof res->error, "kernel %s takes %d parameters but the call passes %d arguments",
@@ -608,7 +608,7 @@ static int kcall_mismatch(const cut_kwork *w, const cut_kcall *c, const cut_emu_
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        const cut_kw_arg *a = &c->args[i];
+        const cut_call_arg *a = &c->args[i];
         if (a->buf >= 0 && !is_ptr[i]) {
             res->status = CUT_ST_LAUNCH_ERROR;
             snprintf(res->error, sizeof res->error, "argument %d is buffer '%s' but parameter %d of %s is not a "
@@ -626,11 +626,11 @@ static int kcall_mismatch(const cut_kwork *w, const cut_kcall *c, const cut_emu_
 }
 
 /* The checks both kernel calls share before anything runs: a prepared kernel work, the call against it, a source. */
-static int kcall_usable(emu_runner *er, const cut_kcall *c, const char *what, cut_err *e)
+static int kcall_usable(emu_runner *er, const cut_call *c, const char *what, cut_err *e)
 {
     if (!er->prepared || !er->is_kernel)
         return cut_err_set(e, "emulation runner: %s() without a prepared kernel work", what);
-    if (cut_kcall_check(&er->kw, c, e) != 0)
+    if (cut_call_check(&er->kw, c, e) != 0)
         return -1;
     if (!c->src)
         return cut_err_set(e, "kernel call: no CUDA C source to emulate");
@@ -641,11 +641,11 @@ static int kcall_usable(emu_runner *er, const cut_kcall *c, const char *what, cu
  * launch hook armed, checks (or captures into cap) on set 0, times, checks (or captures) on set 1, as kwork.h
  * describes, and with plan measures the energy and checks set 1 once more (rc: the meter's result). The caller frees
  * run->k. */
-static int kcall_measure(cut_runner *r, kcall_run *run, cut_kw_outputs *cap, const cut_energy_plan *plan,
+static int kcall_measure(cut_runner *r, kcall_run *run, cut_work_outputs *cap, const cut_energy_plan *plan,
                          cut_result *res, cut_energy_result *eout, cut_err *e)
 {
     emu_runner *er = r->impl;
-    const cut_kcall *c = run->c;
+    const cut_call *c = run->c;
     if (kcall_refused(c, res) != 0)
         return 0;
     cut_err cerr = {{0}};
@@ -674,12 +674,12 @@ static int kcall_measure(cut_runner *r, kcall_run *run, cut_kw_outputs *cap, con
 }
 
 /* Set 0: check (or capture), time; set 1: check (or capture), as kwork.h describes. */
-static int emu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e)
+static int emu_run_kernel(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e)
 {
     emu_runner *er = r->impl;
     if (kcall_usable(er, c, "run_kernel", e) != 0)
         return -1;
-    const int capture = !cut_kwork_has_refs(&er->kw);
+    const int capture = !cut_work_has_refs(&er->kw);
     if (capture && !outs)
         return cut_err_set(e, "kernel call: the work has no references, so the outputs need somewhere to go");
     if (capture)
@@ -688,14 +688,14 @@ static int emu_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cu
     kcall_run run = {.er = er, .c = c};
     kcall_measure(r, &run, capture ? outs : NULL, NULL, res, NULL, e);
     if (res->status != CUT_ST_OK && capture)
-        cut_kw_outputs_free(outs); /* nothing half-captured becomes a reference */
+        cut_work_outputs_free(outs); /* nothing half-captured becomes a reference */
     cut_emu_kernel_free(run.k);
     return 0;
 }
 
 /* run_kernel's checks around the meter (measure.h); the emulator's wall time stands in for device time. A call
  * that fails during the energy run is res's status (the meter's -1 is then not an error). */
-static int emu_energy_kernel(cut_runner *r, const cut_kcall *c, const cut_energy_plan *p, cut_result *res,
+static int emu_energy_kernel(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
                              cut_energy_result *eout, cut_err *e)
 {
     emu_runner *er = r->impl;
@@ -703,7 +703,7 @@ static int emu_energy_kernel(cut_runner *r, const cut_kcall *c, const cut_energy
     cut_result_reset(res);
     if (kcall_usable(er, c, "energy_kernel", e) != 0 || cut_energy_plan_check(p, e) != 0)
         return -1;
-    if (!cut_kwork_has_refs(&er->kw))
+    if (!cut_work_has_refs(&er->kw))
         return cut_err_set(e, "emulation runner: energy_kernel needs a work with references (capture them with "
                               "run_kernel, then prepare_kernel again with them)");
     kcall_run run = {.er = er, .c = c};

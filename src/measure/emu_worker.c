@@ -93,18 +93,18 @@ static char *source_of(const uint8_t *code, size_t n)
 
 /* RUN_KERNEL: the "cubin" bytes carry the source. Appends the KERNEL_RESULT payload to out; -1 with e for a request
  * that cannot run at all (the parent's setup error). */
-static int run_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
+static int run_kernel(cut_runner *r, const cut_work *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
 {
-    cut_kcall c;
+    cut_call c;
     const uint8_t *code;
     size_t n;
     if (cut_wp_run_kernel_decode(f, w, &c, &code, &n, e) != 0)
         return -1;
     char *src = source_of(code, n);
     c.src = src;
-    cut_kw_outputs outs;
+    cut_work_outputs outs;
     memset(&outs, 0, sizeof outs);
-    const int capture = !cut_kwork_has_refs(w);
+    const int capture = !cut_work_has_refs(w);
     const double seconds = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
     cut_result res;
     timeout_result(&res, seconds);
@@ -117,7 +117,7 @@ static int run_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, 
     launch_hook(NULL, 0);
     if (rc == 0)
         cut_wp_kernel_result_encode(&res, w, &outs, out);
-    cut_kw_outputs_free(&outs);
+    cut_work_outputs_free(&outs);
     free(src);
     return rc;
 }
@@ -125,9 +125,9 @@ static int run_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, 
 /* ENERGY_KERNEL: as RUN_KERNEL, with the energy plan; the watchdog allows the plan's time on top of the timeout.
  * Appends the ENERGY_RESULT payload to out (a meter failure: ok 0 and its sentence); -1 with e for a request that
  * cannot run at all (malformed, or a work without references). */
-static int energy_kernel(cut_runner *r, const cut_kwork *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
+static int energy_kernel(cut_runner *r, const cut_work *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
 {
-    cut_kcall c;
+    cut_call c;
     const uint8_t *code;
     size_t n;
     cut_energy_plan plan;

@@ -72,9 +72,9 @@ double cut_gr_deadline_s(const cut_runner *r, uint32_t type, const cut_energy_pl
 /* Forgets a kept user kernel's work (frees its copies). */
 void cut_gr_kernel_forget(gpu_impl *g);
 /* The runner methods of measure.h for a user kernel (prepare_kernel keeps a deep copy of the work in r's gpu_impl). */
-int cut_gr_prepare_kernel(cut_runner *r, const cut_kwork *w, cut_err *e);
-int cut_gr_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e);
-int cut_gr_energy_kernel(cut_runner *r, const cut_kcall *c, const cut_energy_plan *p, cut_result *res,
+int cut_gr_prepare_kernel(cut_runner *r, const cut_work *w, cut_err *e);
+int cut_gr_run_kernel(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e);
+int cut_gr_energy_kernel(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
                          cut_energy_result *er, cut_err *e);
 
 #endif

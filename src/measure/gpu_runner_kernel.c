@@ -18,7 +18,7 @@ void cut_gr_kernel_forget(gpu_impl *g)
 }
 
 /* Keeps a deep copy of w (every buffer's data) in g, replacing any workload. */
-static void kernel_keep(gpu_impl *g, const cut_kwork *w)
+static void kernel_keep(gpu_impl *g, const cut_work *w)
 {
     cut_gr_tensors_free(g);
     cut_gr_kernel_forget(g);
@@ -26,7 +26,7 @@ static void kernel_keep(gpu_impl *g, const cut_kwork *w)
     for (int i = 0; i < w->nbufs; i++)
         for (int s = 0; s < 2; s++) {
             const void *src = w->bufs[i].data[s];
-            const size_t n = w->bufs[i].elems * cut_ks_dtype_size(w->bufs[i].dtype);
+            const size_t n = w->bufs[i].elems * cut_elem_size(w->bufs[i].dtype);
             g->kw.work.bufs[i].data[s] = src ? memcpy(cut_xmalloc(n), src, n) : NULL;
         }
     g->is_kernel = 1;
@@ -35,9 +35,9 @@ static void kernel_keep(gpu_impl *g, const cut_kwork *w)
     g->worker_prepared = 0;
 }
 
-int cut_gr_prepare_kernel(cut_runner *r, const cut_kwork *w, cut_err *e)
+int cut_gr_prepare_kernel(cut_runner *r, const cut_work *w, cut_err *e)
 {
-    if (cut_kwork_check(w, e) != 0)
+    if (cut_work_check(w, e) != 0)
         return -1;
     kernel_keep(r->impl, w);
     return cut_gr_workload_send(r->impl, e);
@@ -54,10 +54,10 @@ typedef struct kernel_energy {
 /* The reply to RUN_KERNEL (en NULL: into res and outs) or ENERGY_KERNEL (into res and en); an ERROR reply is a
  * setup error (-1, e set). A reply that does not decode, or of the wrong type, is res's FAULT. */
 static int kernel_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, kernel_energy *en, cut_result *res,
-                        cut_kw_outputs *outs, cut_err *e)
+                        cut_work_outputs *outs, cut_err *e)
 {
     cut_err err = {{0}};
-    cut_kw_outputs none;
+    cut_work_outputs none;
     const uint32_t want = en ? CUT_WP_ENERGY_RESULT : CUT_WP_KERNEL_RESULT;
     if (f->type == want) {
         const int bad = en ? cut_wp_energy_result_decode(f, res, &en->ok, en->why, sizeof en->why, en->er, &err)
@@ -82,8 +82,8 @@ static int kernel_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, ke
 
 /* Sends call c (with en: and its energy plan) to the worker and reads the reply into res (and outs or en). A call
  * without a cubin on a GPU is res's COMPILE_ERROR, not sent. Returns -1 only for setup errors (e set). */
-static int kernel_request(cut_runner *r, const cut_kcall *c, kernel_energy *en, cut_result *res,
-                          cut_kw_outputs *outs, cut_err *e)
+static int kernel_request(cut_runner *r, const cut_call *c, kernel_energy *en, cut_result *res,
+                          cut_work_outputs *outs, cut_err *e)
 {
     gpu_impl *g = r->impl;
     if ((!g->emu || c->bin) && cut_gr_compile_failed(c->bin, res) != 0)
@@ -118,7 +118,7 @@ static int kernel_request(cut_runner *r, const cut_kcall *c, kernel_energy *en, 
     return ret;
 }
 
-int cut_gr_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw_outputs *outs, cut_err *e)
+int cut_gr_run_kernel(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e)
 {
     gpu_impl *g = r->impl;
     cut_result_reset(res);
@@ -126,15 +126,15 @@ int cut_gr_run_kernel(cut_runner *r, const cut_kcall *c, cut_result *res, cut_kw
         memset(outs, 0, sizeof *outs);
     if (!g->have_workload || !g->is_kernel)
         return cut_err_set(e, "GPU runner: run_kernel called before prepare_kernel");
-    if (cut_kcall_check(&g->kw.work, c, e) != 0)
+    if (cut_call_check(&g->kw.work, c, e) != 0)
         return -1;
-    if (!outs && !cut_kwork_has_refs(&g->kw.work))
+    if (!outs && !cut_work_has_refs(&g->kw.work))
         return cut_err_set(e, "GPU runner: run_kernel on a work without references needs outs for the captured "
                               "outputs");
     return kernel_request(r, c, NULL, res, outs, e);
 }
 
-int cut_gr_energy_kernel(cut_runner *r, const cut_kcall *c, const cut_energy_plan *p, cut_result *res,
+int cut_gr_energy_kernel(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
                          cut_energy_result *er, cut_err *e)
 {
     gpu_impl *g = r->impl;
@@ -142,10 +142,10 @@ int cut_gr_energy_kernel(cut_runner *r, const cut_kcall *c, const cut_energy_pla
     memset(er, 0, sizeof *er);
     if (!g->have_workload || !g->is_kernel)
         return cut_err_set(e, "GPU runner: energy_kernel called before prepare_kernel");
-    if (!cut_kwork_has_refs(&g->kw.work))
+    if (!cut_work_has_refs(&g->kw.work))
         return cut_err_set(e, "GPU runner: energy_kernel needs a work with references (capture them with "
                               "run_kernel, then prepare_kernel again with them)");
-    if (cut_kcall_check(&g->kw.work, c, e) != 0 || cut_energy_plan_check(p, e) != 0)
+    if (cut_call_check(&g->kw.work, c, e) != 0 || cut_energy_plan_check(p, e) != 0)
         return -1;
     kernel_energy en = {.plan = p, .er = er};
     if (kernel_request(r, c, &en, res, NULL, e) != 0)

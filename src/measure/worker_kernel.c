@@ -11,18 +11,18 @@
 
 typedef struct wk_kernel {
     cut_wp_prepare_kernel p;            /* the work (inputs, references: host copies) */
-    CUdeviceptr d[CUT_KW_MAX_BUFS][2]; /* inputs: one per set; outputs: d[i][0] */
-    void *host[CUT_KW_MAX_BUFS];        /* outputs: room for the copy back */
+    CUdeviceptr d[CUT_WORK_MAX_BUFS][2]; /* inputs: one per set; outputs: d[i][0] */
+    void *host[CUT_WORK_MAX_BUFS];        /* outputs: room for the copy back */
 } wk_kernel;
 
-static size_t buf_bytes(const cut_kw_buf *b) { return b->elems * cut_ks_dtype_size(b->dtype); }
+static size_t buf_bytes(const cut_work_buf *b) { return b->elems * cut_elem_size(b->dtype); }
 
 void cut_wk_kernel_free(void *state, const cut_cu_api *cu, int context_dead)
 {
     wk_kernel *k = state;
     if (!k)
         return;
-    for (int i = 0; i < CUT_KW_MAX_BUFS; i++) {
+    for (int i = 0; i < CUT_WORK_MAX_BUFS; i++) {
         for (int s = 0; s < 2 && !context_dead; s++)
             if (k->d[i][s])
                 cu->cuMemFree(k->d[i][s]);
@@ -36,7 +36,7 @@ void cut_wk_kernel_free(void *state, const cut_cu_api *cu, int context_dead)
 static int upload(const cut_cu_api *cu, wk_kernel *k, cut_err *e)
 {
     for (int i = 0; i < k->p.work.nbufs; i++) {
-        const cut_kw_buf *b = &k->p.work.bufs[i];
+        const cut_work_buf *b = &k->p.work.bufs[i];
         const size_t n = buf_bytes(b);
         for (int s = 0; s < (b->is_output ? 1 : 2); s++) {
             CUresult rc = cu->cuMemAlloc(&k->d[i][s], n);
@@ -76,16 +76,16 @@ typedef struct kernel_run {
     const cut_cu_api *cu;
     wk_kernel *k;
     CUfunction f;
-    const cut_kcall *c;
+    const cut_call *c;
     int set;                           /* the input set the launches read */
-    void *args[2][CUT_KW_MAX_ARGS];    /* per set: the kernel's argument pointers */
-    cut_kw_outputs *capture;           /* the work has no references: outputs go here */
+    void *args[2][CUT_CALL_MAX_ARGS];    /* per set: the kernel's argument pointers */
+    cut_work_outputs *capture;           /* the work has no references: outputs go here */
 } kernel_run;
 
 static int run_launch(void *arg, char *msg, size_t n, int *sticky)
 {
     kernel_run *r = arg;
-    const cut_kcall *c = r->c;
+    const cut_call *c = r->c;
     return cut_wk_launch_status(r->cu->cuLaunchKernel(r->f, c->grid[0], c->grid[1], c->grid[2], c->block[0],
                                                       c->block[1], c->block[2], c->smem, NULL, r->args[r->set], NULL),
                                 msg, n, sticky);
@@ -95,14 +95,14 @@ static int run_launch(void *arg, char *msg, size_t n, int *sticky)
 static CUresult run_poison(void *arg, cut_wk_pass pass, const char **what)
 {
     kernel_run *r = arg;
-    const cut_kwork *w = &r->k->p.work;
+    const cut_work *w = &r->k->p.work;
     r->set = pass == CUT_WK_FIRST ? 0 : 1;
     *what = "cuMemsetD8 (poisoning an output)";
     for (int i = 0; i < w->nbufs; i++) {
         if (!w->bufs[i].is_output)
             continue;
         /* an accumulated output starts at zero instead of poison */
-        const unsigned char fill = w->bufs[i].zero_init ? 0 : r->set ? CUT_KW_POISON1 : CUT_KW_POISON0;
+        const unsigned char fill = w->bufs[i].zero_init ? 0 : r->set ? CUT_WORK_POISON1 : CUT_WORK_POISON0;
         CUresult rc = r->cu->cuMemsetD8(r->k->d[i][0], fill, buf_bytes(&w->bufs[i]));
         if (rc != CUDA_SUCCESS)
             return rc;
@@ -114,13 +114,13 @@ static CUresult run_poison(void *arg, cut_wk_pass pass, const char **what)
 static int run_check(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
 {
     kernel_run *r = arg;
-    const cut_kwork *w = &r->k->p.work;
+    const cut_work *w = &r->k->p.work;
     const char *when = pass == CUT_WK_FIRST         ? ""
                        : pass == CUT_WK_AFTER_TIMING ? "after timing, fresh inputs: "
                                                      : "after the energy run, fresh inputs: ";
     double worst = 0;
     for (int i = 0; i < w->nbufs; i++) {
-        const cut_kw_buf *b = &w->bufs[i];
+        const cut_work_buf *b = &w->bufs[i];
         if (!b->is_output)
             continue;
         const size_t n = buf_bytes(b);
@@ -134,13 +134,14 @@ static int run_check(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
         }
         char msg[200];
         double maxe = 0;
-        const size_t bad = cut_kw_compare(b, r->k->host[i], b->data[r->set], w->atol, w->rtol, &maxe, msg,
-                                          sizeof msg);
+        const size_t bad = cut_work_compare(b, r->k->host[i], b->data[r->set], w->check, w->atol, w->rtol, &maxe,
+                                            msg, sizeof msg);
         worst = CUT_MAX(worst, maxe);
         res->max_abs_err = worst;
         if (bad) {
             res->status = CUT_ST_WRONG_RESULT;
-            snprintf(res->error, sizeof res->error, "%s%s (%zu of %zu elements wrong)", when, msg, bad, b->elems);
+            (void)bad;
+            snprintf(res->error, sizeof res->error, "%s%s", when, msg);
             return -1;
         }
     }
@@ -151,7 +152,7 @@ static int run_check(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
 static void bind_args(kernel_run *r, int s)
 {
     for (int i = 0; i < r->c->nargs; i++) {
-        const cut_kw_arg *a = &r->c->args[i];
+        const cut_call_arg *a = &r->c->args[i];
         const int set = a->buf >= 0 && !r->k->p.work.bufs[a->buf].is_output ? s : 0;
         r->args[s][i] = a->buf >= 0 ? (void *)&r->k->d[a->buf][set] : (void *)a->bytes;
     }
@@ -164,7 +165,7 @@ static void kernel_measure(cut_wk *w, kernel_run *r, const uint8_t *cubin, size_
                            const cut_energy_plan *plan, cut_result *res, cut_energy_result *er, int *energy_ok,
                            cut_err *why, int *fatal)
 {
-    const cut_kcall *c = r->c;
+    const cut_call *c = r->c;
     CUmodule mod;
     if (cut_wk_load(w, cubin, cubin_size, c->entry, c->smem, &mod, &r->f, res, fatal) != 0)
         return;
@@ -185,19 +186,19 @@ int cut_wk_run_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, 
     wk_kernel *k = *cut_wk_kernel_slot(w);
     if (!k)
         return cut_err_set(e, "worker: RUN_KERNEL before PREPARE_KERNEL");
-    cut_kcall c;
+    cut_call c;
     const uint8_t *cubin;
     size_t cubin_size;
     if (cut_wp_run_kernel_decode(f, &k->p.work, &c, &cubin, &cubin_size, e) != 0)
         return -1;
     cut_result res;
     cut_result_reset(&res);
-    cut_kw_outputs outs;
+    cut_work_outputs outs;
     memset(&outs, 0, sizeof outs);
-    kernel_run r = {.cu = cut_wk_cu(w), .k = k, .c = &c, .capture = cut_kwork_has_refs(&k->p.work) ? NULL : &outs};
+    kernel_run r = {.cu = cut_wk_cu(w), .k = k, .c = &c, .capture = cut_work_has_refs(&k->p.work) ? NULL : &outs};
     kernel_measure(w, &r, cubin, cubin_size, NULL, &res, NULL, NULL, NULL, fatal);
     cut_wp_kernel_result_encode(&res, &k->p.work, res.status == CUT_ST_OK ? &outs : NULL, b);
-    cut_kw_outputs_free(&outs);
+    cut_work_outputs_free(&outs);
     return 0;
 }
 
@@ -207,7 +208,7 @@ int cut_wk_energy_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fata
     wk_kernel *k = *cut_wk_kernel_slot(w);
     if (!k)
         return cut_err_set(e, "worker: ENERGY_KERNEL before PREPARE_KERNEL");
-    cut_kcall c;
+    cut_call c;
     const uint8_t *cubin;
     size_t cubin_size;
     cut_energy_plan plan;

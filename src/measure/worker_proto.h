@@ -45,7 +45,7 @@
 #include "cutune/energy.h"
 #include "cutune/gemm.h"
 #include "cutune/gpu.h"
-#include "cutune/kwork.h"
+#include "cutune/work.h"
 #include "cutune/measure.h"
 #include "cutune/util.h"
 #include "cutune/workload.h"
@@ -221,10 +221,10 @@ int cut_wp_vendor_result_decode(const cut_wp_frame *f, cut_vendor_result *v, cut
 /* PREPARE_KERNEL: f64 atol, rtol; i32 nbufs; per buffer: name, u32 flags (1 output, 2 zero-initialised output), i32
  * dtype, u64 elems, then the bytes of set 0 and set 1 (inputs), or the two references or two empty byte strings
  * (outputs). Decode copies every byte string into its own allocation (aligned for the comparison; free with
- * cut_wp_prepare_kernel_free, also after a failed decode) and checks the work (cut_kwork_check, every size
+ * cut_wp_prepare_kernel_free, also after a failed decode) and checks the work (cut_work_check, every size
  * elems * dtype size). */
 typedef struct cut_wp_prepare_kernel {
-    cut_kwork work; /* decode: data pointers owned */
+    cut_work work; /* decode: data pointers owned */
 } cut_wp_prepare_kernel;
 void cut_wp_prepare_kernel_encode(const cut_wp_prepare_kernel *p, cut_buf *b);
 int cut_wp_prepare_kernel_decode(const cut_wp_frame *f, cut_wp_prepare_kernel *p, cut_err *e);
@@ -232,27 +232,27 @@ void cut_wp_prepare_kernel_free(cut_wp_prepare_kernel *p);
 
 /* RUN_KERNEL: MEASURE's grid, block, dynamic smem, entry and cubin; then i32 nargs and per argument i32 buf, u32 size
  * and its 8 bytes. Decode fills c (src and bin NULL; the cubin points into the frame) and checks it against the
- * prepared work w (cut_kcall_check) and for a non-empty cubin. */
-void cut_wp_run_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubin_size, cut_buf *b);
-int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
+ * prepared work w (cut_call_check) and for a non-empty cubin. */
+void cut_wp_run_kernel_encode(const cut_call *c, const void *cubin, size_t cubin_size, cut_buf *b);
+int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_work *w, cut_call *c, const uint8_t **cubin,
                              size_t *cubin_size, cut_err *e);
 
 /* KERNEL_RESULT: RESULT's fields (no algorithm), then for each output buffer of w in order the captured bytes of set
  * 0 and set 1. They are present exactly when the run was OK and w has no references, else two empty byte strings.
  * Decode allocates them into o (o is cleared first; freed again on failure). */
-void cut_wp_kernel_result_encode(const cut_result *r, const cut_kwork *w, const cut_kw_outputs *o, cut_buf *b);
-int cut_wp_kernel_result_decode(const cut_wp_frame *f, const cut_kwork *w, cut_result *r, cut_kw_outputs *o,
+void cut_wp_kernel_result_encode(const cut_result *r, const cut_work *w, const cut_work_outputs *o, cut_buf *b);
+int cut_wp_kernel_result_decode(const cut_wp_frame *f, const cut_work *w, cut_result *r, cut_work_outputs *o,
                                 cut_err *e);
 /* The largest KERNEL_RESULT for w: both sets of every output plus room for the result. */
-size_t cut_wp_kernel_result_max(const cut_kwork *w);
+size_t cut_wp_kernel_result_max(const cut_work *w);
 
 /* ENERGY_KERNEL: RUN_KERNEL's payload, then the plan exactly as ENERGY carries it (string uuid, i32 lrounds,
  * min_steps, f64 warmup_s, chunk_ms, max_wait_s). Decode fills c and the cubin as RUN_KERNEL's decode does (checked
  * against w, non-empty cubin), checks the plan (cut_energy_plan_check) and that w has references (an energy run
  * never captures). The reply is ENERGY_RESULT. */
-void cut_wp_energy_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubin_size, const cut_energy_plan *p,
+void cut_wp_energy_kernel_encode(const cut_call *c, const void *cubin, size_t cubin_size, const cut_energy_plan *p,
                                  cut_buf *b);
-int cut_wp_energy_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
+int cut_wp_energy_kernel_decode(const cut_wp_frame *f, const cut_work *w, cut_call *c, const uint8_t **cubin,
                                 size_t *cubin_size, cut_energy_plan *p, cut_err *e);
 
 /* How long an energy request may take in the worker: the per-candidate timeout_s (<= 0: 10 s), plus the plan's

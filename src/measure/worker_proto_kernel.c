@@ -9,13 +9,13 @@
 
 void cut_wp_prepare_kernel_encode(const cut_wp_prepare_kernel *p, cut_buf *b)
 {
-    const cut_kwork *w = &p->work;
+    const cut_work *w = &p->work;
     cut_wp_put_f64(b, w->atol);
     cut_wp_put_f64(b, w->rtol);
     cut_wp_put_i32(b, w->nbufs);
     for (int i = 0; i < w->nbufs; i++) {
-        const cut_kw_buf *k = &w->bufs[i];
-        const size_t bytes = k->elems * cut_ks_dtype_size(k->dtype);
+        const cut_work_buf *k = &w->bufs[i];
+        const size_t bytes = k->elems * cut_elem_size(k->dtype);
         cut_wp_put_str(b, k->name);
         cut_wp_put_u32(b, (k->is_output ? 1u : 0u) | (k->is_output && k->zero_init ? 2u : 0u)); /* flags */
         cut_wp_put_i32(b, (int32_t)k->dtype);
@@ -29,7 +29,7 @@ void cut_wp_prepare_kernel_free(cut_wp_prepare_kernel *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < CUT_KW_MAX_BUFS; i++)
+    for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
         for (int s = 0; s < 2; s++) {
             free((void *)p->work.bufs[i].data[s]);
             p->work.bufs[i].data[s] = NULL;
@@ -38,7 +38,7 @@ void cut_wp_prepare_kernel_free(cut_wp_prepare_kernel *p)
 
 /* One buffer of PREPARE_KERNEL into k: its header, then its two byte strings, each empty (NULL) or exactly
  * elems * dtype size bytes (copied). */
-static int get_kw_buf(cut_wp_rd *r, int i, cut_kw_buf *k, cut_err *e)
+static int get_kw_buf(cut_wp_rd *r, int i, cut_work_buf *k, cut_err *e)
 {
     uint32_t out = 0;
     int32_t dt = -1;
@@ -49,15 +49,15 @@ static int get_kw_buf(cut_wp_rd *r, int i, cut_kw_buf *k, cut_err *e)
     cut_wp_get_u64(r, &elems);
     if (r->bad)
         return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer %d's header runs past the end", i);
-    if (out > 3 || out == 2 || dt < 0 || dt >= CUT_KS_DTYPE_COUNT || elems < 1 || elems > ((uint64_t)1 << 40))
+    if (out > 3 || out == 2 || dt < 0 || dt >= CUT_EL_COUNT || elems < 1 || elems > ((uint64_t)1 << 40))
         return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer %d ('%s') has flags %u (bit 0 output, "
                               "bit 1 zero-initialised output), dtype %d, %llu elements",
                            i, k->name, out, (int)dt, (unsigned long long)elems);
     k->is_output = (int)(out & 1u);
     k->zero_init = (int)(out >> 1);
-    k->dtype = (cut_ks_dtype)dt;
+    k->dtype = (cut_elem)dt;
     k->elems = (size_t)elems;
-    const size_t want = k->elems * cut_ks_dtype_size(k->dtype);
+    const size_t want = k->elems * cut_elem_size(k->dtype);
     for (int s = 0; s < 2; s++) {
         const uint8_t *p;
         size_t n;
@@ -68,7 +68,7 @@ static int get_kw_buf(cut_wp_rd *r, int i, cut_kw_buf *k, cut_err *e)
             continue;
         if (n != want)
             return cut_err_set(e, "malformed PREPARE_KERNEL message: buffer '%s' set %d has %zu bytes, %zu elements "
-                                  "of %s need %zu", k->name, s, n, k->elems, cut_ks_dtype_name(k->dtype), want);
+                                  "of %s need %zu", k->name, s, n, k->elems, cut_elem_name(k->dtype), want);
         void *copy = malloc(n);
         if (!copy)
             return cut_err_set(e, "out of memory for buffer '%s' (%zu bytes)", k->name, n);
@@ -92,15 +92,15 @@ int cut_wp_prepare_kernel_decode(const cut_wp_frame *f, cut_wp_prepare_kernel *p
     if (r.bad)
         return cut_err_set(e, "malformed PREPARE_KERNEL message (%zu bytes): the header fields run past the end",
                            f->len);
-    if (nbufs < 1 || nbufs > CUT_KW_MAX_BUFS)
-        return cut_err_set(e, "malformed PREPARE_KERNEL message: %d buffers (1 to %d)", (int)nbufs, CUT_KW_MAX_BUFS);
+    if (nbufs < 1 || nbufs > CUT_WORK_MAX_BUFS)
+        return cut_err_set(e, "malformed PREPARE_KERNEL message: %d buffers (1 to %d)", (int)nbufs, CUT_WORK_MAX_BUFS);
     p->work.nbufs = nbufs;
     for (int i = 0; i < nbufs; i++)
         if (get_kw_buf(&r, i, &p->work.bufs[i], e) != 0)
             goto fail;
     if (cut_wp_rd_finish(&r, f, e) != 0)
         goto fail;
-    if (cut_kwork_check(&p->work, e) != 0) {
+    if (cut_work_check(&p->work, e) != 0) {
         cut_err_wrap(e, "PREPARE_KERNEL carries an invalid work");
         goto fail;
     }
@@ -110,7 +110,7 @@ fail:
     return -1;
 }
 
-void cut_wp_run_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubin_size, cut_buf *b)
+void cut_wp_run_kernel_encode(const cut_call *c, const void *cubin, size_t cubin_size, cut_buf *b)
 {
     for (int i = 0; i < 3; i++)
         cut_wp_put_u32(b, c->grid[i]);
@@ -129,7 +129,7 @@ void cut_wp_run_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubi
 
 /* RUN_KERNEL's fields (also the head of ENERGY_KERNEL) into c and the cubin. A short payload leaves r->bad set for
  * cut_wp_rd_finish; an argument count out of range is -1 with e naming the message (what). */
-static int get_kcall(cut_wp_rd *r, cut_kcall *c, const uint8_t **cubin, size_t *cubin_size, const char *what,
+static int get_kcall(cut_wp_rd *r, cut_call *c, const uint8_t **cubin, size_t *cubin_size, const char *what,
                      cut_err *e)
 {
     for (int i = 0; i < 3; i++)
@@ -141,8 +141,8 @@ static int get_kcall(cut_wp_rd *r, cut_kcall *c, const uint8_t **cubin, size_t *
     cut_wp_get_bytes(r, cubin, cubin_size);
     int32_t nargs = 0;
     cut_wp_get_i32(r, &nargs);
-    if (!r->bad && (nargs < 1 || nargs > CUT_KW_MAX_ARGS))
-        return cut_err_set(e, "malformed %s message: %d arguments (1 to %d)", what, (int)nargs, CUT_KW_MAX_ARGS);
+    if (!r->bad && (nargs < 1 || nargs > CUT_CALL_MAX_ARGS))
+        return cut_err_set(e, "malformed %s message: %d arguments (1 to %d)", what, (int)nargs, CUT_CALL_MAX_ARGS);
     c->nargs = r->bad ? 0 : nargs;
     for (int i = 0; i < c->nargs; i++) {
         int32_t buf = 0;
@@ -156,16 +156,16 @@ static int get_kcall(cut_wp_rd *r, cut_kcall *c, const uint8_t **cubin, size_t *
 }
 
 /* The checks after a decoded call (all fields read): a non-empty cubin, the call against the work. */
-static int check_kcall(const cut_kwork *w, const cut_kcall *c, size_t cubin_size, const char *what, cut_err *e)
+static int check_kcall(const cut_work *w, const cut_call *c, size_t cubin_size, const char *what, cut_err *e)
 {
     if (cubin_size == 0)
         return cut_err_set(e, "malformed %s message: empty cubin", what);
-    if (cut_kcall_check(w, c, e) != 0)
+    if (cut_call_check(w, c, e) != 0)
         return cut_err_wrap(e, "malformed %s message", what);
     return 0;
 }
 
-int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
+int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_work *w, cut_call *c, const uint8_t **cubin,
                              size_t *cubin_size, cut_err *e)
 {
     memset(c, 0, sizeof *c);
@@ -180,14 +180,14 @@ int cut_wp_run_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcal
     return check_kcall(w, c, *cubin_size, "RUN_KERNEL", e);
 }
 
-void cut_wp_energy_kernel_encode(const cut_kcall *c, const void *cubin, size_t cubin_size, const cut_energy_plan *p,
+void cut_wp_energy_kernel_encode(const cut_call *c, const void *cubin, size_t cubin_size, const cut_energy_plan *p,
                                  cut_buf *b)
 {
     cut_wp_run_kernel_encode(c, cubin, cubin_size, b);
     cut_wp_put_plan(b, p);
 }
 
-int cut_wp_energy_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_kcall *c, const uint8_t **cubin,
+int cut_wp_energy_kernel_decode(const cut_wp_frame *f, const cut_work *w, cut_call *c, const uint8_t **cubin,
                                 size_t *cubin_size, cut_energy_plan *p, cut_err *e)
 {
     memset(c, 0, sizeof *c);
@@ -205,41 +205,41 @@ int cut_wp_energy_kernel_decode(const cut_wp_frame *f, const cut_kwork *w, cut_k
         return -1;
     if (cut_energy_plan_check(p, e) != 0)
         return cut_err_wrap(e, "malformed ENERGY_KERNEL message");
-    if (!cut_kwork_has_refs(w))
+    if (!cut_work_has_refs(w))
         return cut_err_set(e, "ENERGY_KERNEL on a kernel work without references: capture them with RUN_KERNEL and "
                               "prepare the work again with them first");
     return 0;
 }
 
-void cut_wp_kernel_result_encode(const cut_result *r, const cut_kwork *w, const cut_kw_outputs *o, cut_buf *b)
+void cut_wp_kernel_result_encode(const cut_result *r, const cut_work *w, const cut_work_outputs *o, cut_buf *b)
 {
     cut_wp_result_encode(r, "", b);
     for (int i = 0; i < w->nbufs; i++) {
-        const cut_kw_buf *k = &w->bufs[i];
+        const cut_work_buf *k = &w->bufs[i];
         if (!k->is_output)
             continue;
         for (int s = 0; s < 2; s++) {
             const void *p = o ? o->data[i][s] : NULL;
-            cut_wp_put_bytes(b, p, p ? k->elems * cut_ks_dtype_size(k->dtype) : 0);
+            cut_wp_put_bytes(b, p, p ? k->elems * cut_elem_size(k->dtype) : 0);
         }
     }
 }
 
-size_t cut_wp_kernel_result_max(const cut_kwork *w)
+size_t cut_wp_kernel_result_max(const cut_work *w)
 {
     size_t n = CUT_WP_MAX_REPLY;
     for (int i = 0; i < w->nbufs; i++)
         if (w->bufs[i].is_output)
-            n += 2 * (w->bufs[i].elems * cut_ks_dtype_size(w->bufs[i].dtype) + sizeof(uint64_t));
+            n += 2 * (w->bufs[i].elems * cut_elem_size(w->bufs[i].dtype) + sizeof(uint64_t));
     return n;
 }
 
 /* The captured outputs of KERNEL_RESULT into o: present (each exactly its size) iff want. */
-static int get_kw_outputs(cut_wp_rd *r, const cut_kwork *w, int want, cut_kw_outputs *o, cut_err *e)
+static int get_kw_outputs(cut_wp_rd *r, const cut_work *w, int want, cut_work_outputs *o, cut_err *e)
 {
     for (int i = 0; i < w->nbufs; i++) {
-        const cut_kw_buf *k = &w->bufs[i];
-        const size_t size = k->elems * cut_ks_dtype_size(k->dtype);
+        const cut_work_buf *k = &w->bufs[i];
+        const size_t size = k->elems * cut_elem_size(k->dtype);
         for (int s = 0; k->is_output && s < 2; s++) {
             const uint8_t *p;
             size_t n;
@@ -259,7 +259,7 @@ static int get_kw_outputs(cut_wp_rd *r, const cut_kwork *w, int want, cut_kw_out
     return 0;
 }
 
-int cut_wp_kernel_result_decode(const cut_wp_frame *f, const cut_kwork *w, cut_result *res, cut_kw_outputs *o,
+int cut_wp_kernel_result_decode(const cut_wp_frame *f, const cut_work *w, cut_result *res, cut_work_outputs *o,
                                 cut_err *e)
 {
     memset(res, 0, sizeof *res);
@@ -277,9 +277,9 @@ int cut_wp_kernel_result_decode(const cut_wp_frame *f, const cut_kwork *w, cut_r
         return -1;
     if (algo[0])
         return cut_err_set(e, "malformed KERNEL_RESULT message: an algorithm name");
-    const int want = res->status == CUT_ST_OK && !cut_kwork_has_refs(w);
+    const int want = res->status == CUT_ST_OK && !cut_work_has_refs(w);
     if (get_kw_outputs(&r, w, want, o, e) != 0 || cut_wp_rd_finish(&r, f, e) != 0) {
-        cut_kw_outputs_free(o);
+        cut_work_outputs_free(o);
         return -1;
     }
     return 0;

@@ -52,7 +52,7 @@ static vjob *vjob_new(kopt *ko, const cut_mcgs_ticket *t)
 }
 
 /* The kernel of a runnable variant: its source and launch, for the loop to compile and measure. */
-static void fill_src(const kopt *ko, const char *src, const cut_kcall *call, cut_kernel_src *ks)
+static void fill_src(const kopt *ko, const char *src, const cut_call *call, cut_kernel_src *ks)
 {
     ks->src = cut_xstrdup(src);
     snprintf(ks->entry, sizeof ks->entry, "%s", ko->k->entry);
@@ -79,7 +79,7 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
     /* the edge keeps its diff; after a resume it is regenerated (generators are deterministic for a state) */
     char *diff = ed->diff ? cut_xstrdup(ed->diff) : edge_diff(ko, parent, ed->label, &why);
     char *src = NULL;
-    cut_kcall call;
+    cut_call call;
     long long vals[CUT_KS_MAX_VARS];
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "kernel", ko->k->name);
@@ -270,10 +270,10 @@ int cut_opt_load_refs(kopt *ko, cut_err *e)
             char *data = NULL;
             if (cut_read_file(path, &data, &len, e) != 0)
                 return cut_err_wrap(e, "the baseline's reference output");
-            if (len != ko->work.bufs[b].elems * cut_ks_dtype_size(ko->work.bufs[b].dtype)) {
+            if (len != ko->work.bufs[b].elems * cut_elem_size(ko->work.bufs[b].dtype)) {
                 free(data);
                 return cut_err_set(e, "%s: %zu bytes, the spec's output needs %zu", path, len,
-                                   ko->work.bufs[b].elems * cut_ks_dtype_size(ko->work.bufs[b].dtype));
+                                   ko->work.bufs[b].elems * cut_elem_size(ko->work.bufs[b].dtype));
             }
             ko->refs[b][s] = data;
         }
@@ -293,7 +293,7 @@ static void write_run_result(cJSON *r, const cut_result *res)
 
 /* The call whose outputs become the references: the baseline's, or the spec's reference kernel (materialised with
  * the baseline's tunables, compiled into ref_bin, written to dir/reference.cu) with the baseline's launch. */
-static int capture_call(kopt *ko, const char *dir, const cut_kcall *call, cut_kcall *ref, cut_compiled *ref_bin,
+static int capture_call(kopt *ko, const char *dir, const cut_call *call, cut_call *ref, cut_compiled *ref_bin,
                         cut_err *e)
 {
     *ref = *call;
@@ -321,7 +321,7 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
     if (cut_mkdirs(dir, e) != 0)
         return -1;
     char *src = cut_kstate_materialise(ko->k, NULL);
-    cut_kcall call, ref;
+    cut_call call, ref;
     cut_compiled bin, ref_bin;
     memset(&ref, 0, sizeof ref);
     memset(&bin, 0, sizeof bin);
@@ -354,7 +354,7 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
         ko->work.bufs[b].data[0] = ko->work.bufs[b].is_output ? NULL : ko->work.bufs[b].data[0],
         ko->work.bufs[b].data[1] = ko->work.bufs[b].is_output ? NULL : ko->work.bufs[b].data[1];
     cut_result res;
-    cut_kw_outputs outs;
+    cut_work_outputs outs;
     memset(&outs, 0, sizeof outs);
     if (capture_call(ko, dir, &call, &ref, &ref_bin, e) != 0 || r->prepare_kernel(r, &ko->work, e) != 0 ||
         r->run_kernel(r, &ref, &res, &outs, e) != 0)
@@ -363,7 +363,7 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
         cut_opt_write_text(dir, "stderr.log", res.error, e);
         cut_err_set(e, "the %s failed its capture run: %s: %s", ko->k->ref_source ? "reference kernel" : "baseline",
                     cut_status_name(res.status), res.error);
-        cut_kw_outputs_free(&outs);
+        cut_work_outputs_free(&outs);
         goto out;
     }
     for (int b = 0; b < ko->work.nbufs; b++)
@@ -371,7 +371,7 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
             ko->refs[b][s] = outs.data[b][s];
             outs.data[b][s] = NULL;
             ref_path(ko, b, s, path, sizeof path);
-            if (cut_write_file_atomic(path, ko->refs[b][s], ko->work.bufs[b].elems * cut_ks_dtype_size(ko->work.bufs[b].dtype), e) != 0)
+            if (cut_write_file_atomic(path, ko->refs[b][s], ko->work.bufs[b].elems * cut_elem_size(ko->work.bufs[b].dtype), e) != 0)
                 goto out;
         }
     if (prepare_runners(ko, e) != 0 || r->run_kernel(r, &call, &res, NULL, e) != 0)

@@ -224,7 +224,7 @@ void cut_opt_kopt_free(kopt *ko)
 {
     cut_mcgs_search_free(&ko->s);
     free(ko->vj);
-    for (int b = 0; b < CUT_KW_MAX_BUFS; b++)
+    for (int b = 0; b < CUT_WORK_MAX_BUFS; b++)
         for (int s = 0; s < 2; s++) {
             free(ko->refs[b][s]);
             if (b < ko->work.nbufs && ko->work.bufs[b].is_output)

@@ -45,8 +45,8 @@ typedef struct kopt {
     cut_mcgs_search s;
     cut_move_space ms;
     int builds;
-    cut_kwork work;
-    void *refs[CUT_KW_MAX_BUFS][2];
+    cut_work work;
+    void *refs[CUT_WORK_MAX_BUFS][2];
     cut_compile_opts copts;
     FILE *events, *trace;
     int no_disk;     /* cut_opt_state_check: sources are not read */

@@ -18,8 +18,8 @@ typedef struct kernel_wl {
     cut_compile_opts copts;                 /* for the reference run on a GPU */
     int use_nvrtc;
     int prepared;
-    cut_kwork work;                         /* inputs owned (cut_kspec_work_free); outputs point at refs */
-    void *refs[CUT_KW_MAX_BUFS][2];         /* captured reference outputs, owned */
+    cut_work work;                         /* inputs owned (cut_kspec_work_free); outputs point at refs */
+    void *refs[CUT_WORK_MAX_BUFS][2];         /* captured reference outputs, owned */
 } kernel_wl;
 
 static kernel_wl *wl_of(const cut_task *t) { return t->wl; }
@@ -27,7 +27,7 @@ static kernel_wl *wl_of(const cut_task *t) { return t->wl; }
 static void kernel_destroy(cut_task *t)
 {
     kernel_wl *w = wl_of(t);
-    for (int b = 0; b < CUT_KW_MAX_BUFS; b++)
+    for (int b = 0; b < CUT_WORK_MAX_BUFS; b++)
         for (int s = 0; s < 2; s++) {
             free(w->refs[b][s]);
             if (w->prepared && b < w->work.nbufs && w->work.bufs[b].is_output)
@@ -70,7 +70,7 @@ static int kernel_codegen(const cut_task *t, const cut_sched *s, cut_kernel_src 
 
 /* The call that gives the references: the baseline's, or the spec's reference kernel with the baseline's launch.
  * *src (owned) and bin hold its code. */
-static int reference_call(kernel_wl *w, cut_kcall *c, char **src, cut_compiled *bin, cut_err *e)
+static int reference_call(kernel_wl *w, cut_call *c, char **src, cut_compiled *bin, cut_err *e)
 {
     const cut_kspec *k = w->k;
     if (cut_kspec_call(k, NULL, c, e) != 0)
@@ -101,12 +101,12 @@ static int kernel_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_e
     if (cut_kspec_work(w->k, &w->work, e) != 0)
         return -1;
     w->prepared = 1;
-    cut_kcall call;
+    cut_call call;
     char *src = NULL;
     cut_compiled bin;
     memset(&bin, 0, sizeof bin);
     cut_result res;
-    cut_kw_outputs outs;
+    cut_work_outputs outs;
     memset(&outs, 0, sizeof outs);
     int rc = reference_call(w, &call, &src, &bin, e);
     if (rc == 0 && (rc = r->prepare_kernel(r, &w->work, e)) == 0)
@@ -120,7 +120,7 @@ static int kernel_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_e
             outs.data[b][s] = NULL;
             w->work.bufs[b].data[s] = w->refs[b][s];
         }
-    cut_kw_outputs_free(&outs);
+    cut_work_outputs_free(&outs);
     if (rc == 0)
         rc = r->prepare_kernel(r, &w->work, e);
     cut_compiled_free(&bin);
@@ -133,7 +133,7 @@ int cut_kspec_run_candidates(const cut_kspec *k, cut_runner *r, const cut_candid
 {
     for (int i = 0; i < n; i++) {
         long long vals[CUT_KS_MAX_VARS];
-        cut_kcall call;
+        cut_call call;
         cut_err why = {{0}};
         cut_result_reset(&res[i]);
         if (cut_kstate_tunables(k, c[i].ks->src, vals, &why) != 0 || cut_kspec_call(k, vals, &call, &why) != 0) {
@@ -253,9 +253,9 @@ static double spec_bytes(const cut_kspec *k)
         return 0;
     double b = 0;
     for (int i = 0; i < k->ninputs; i++)
-        b += (double)l.in_elems[i] * (double)cut_ks_dtype_size(k->inputs[i].dtype);
+        b += (double)l.in_elems[i] * (double)cut_elem_size(k->inputs[i].dtype);
     for (int i = 0; i < k->noutputs; i++)
-        b += (double)l.out_elems[i] * (double)cut_ks_dtype_size(k->outputs[i].dtype);
+        b += (double)l.out_elems[i] * (double)cut_elem_size(k->outputs[i].dtype);
     return b;
 }
 

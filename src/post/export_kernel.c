@@ -190,7 +190,7 @@ static int result_ms(const char *dir, double *ms, double *speedup, cut_err *e)
 }
 
 /* The launch that dir/control.json recorded equals call's (the spec resolves the search's launch). */
-static int check_launch(const char *dir, const cut_kcall *call, cut_err *e)
+static int check_launch(const char *dir, const cut_call *call, cut_err *e)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/control.json", dir);
@@ -341,14 +341,14 @@ static void load_steps(cut_export_opt *x, const char *best)
 static int check_ref_sizes(const cut_export_opt *x, cut_err *e)
 {
     for (int i = 0; i < x->work.nbufs; i++) {
-        const cut_kw_buf *b = &x->work.bufs[i];
+        const cut_work_buf *b = &x->work.bufs[i];
         char path[4400];
         struct stat st;
         snprintf(path, sizeof path, "%s/baseline/ref_%s_0.bin", x->kdir, b->name);
-        if (b->is_output && stat(path, &st) == 0 && (size_t)st.st_size != b->elems * cut_ks_dtype_size(b->dtype))
+        if (b->is_output && stat(path, &st) == 0 && (size_t)st.st_size != b->elems * cut_elem_size(b->dtype))
             return cut_err_set(e, "%s: %lld bytes, the spec's output %s now needs %zu: the spec (or the run's "
                                   "--sizes) changed",
-                               path, (long long)st.st_size, b->name, b->elems * cut_ks_dtype_size(b->dtype));
+                               path, (long long)st.st_size, b->name, b->elems * cut_elem_size(b->dtype));
     }
     return 0;
 }
@@ -549,10 +549,10 @@ static int write_kernel(const cut_export_opt *x, const char *odir, const char *a
         if (x->st[r].present && write_file(dir, files[r], x->st[r].header, strlen(x->st[r].header), e) != 0)
             return -1;
     for (int i = 0; i < x->work.nbufs; i++) {
-        const cut_kw_buf *b = &x->work.bufs[i];
+        const cut_work_buf *b = &x->work.bufs[i];
         char name[CUT_KS_NAME + 8];
         snprintf(name, sizeof name, "%s.bin", b->name);
-        if (!b->is_output && write_file(in_dir, name, b->data[0], b->elems * cut_ks_dtype_size(b->dtype), e) != 0)
+        if (!b->is_output && write_file(in_dir, name, b->data[0], b->elems * cut_elem_size(b->dtype), e) != 0)
             return -1;
     }
     cut_buf b;

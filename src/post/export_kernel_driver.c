@@ -1,6 +1,6 @@
 /* cutune — export of optimized kernels: driver.cu of one kernel's project. It is self-contained (nvcc alone): it
  * reads the exported inputs, takes its references from the reference kernel or the baseline, and checks and times
- * like cutune's runner (cut_kw_compare's rule, NaN-poisoned outputs, L2 flush, CUDA events, median). The fixed C++
+ * like cutune's runner (cut_work_compare's rule, NaN-poisoned outputs, L2 flush, CUDA events, median). The fixed C++
  * is below as text; only the tables and launch_variant() are generated per kernel. */
 #include "cutune/export.h"
 #include "post/export_kernel_int.h"
@@ -126,7 +126,7 @@ static const char *const driver_body[] = {
     "    return NAN;\n"
     "}\n"
     "\n"
-    "// cutune's check (cut_kw_compare): a float passes when |got - ref| <= atol + rtol * |ref|; a NaN or\n"
+    "// cutune's check (cut_work_compare): a float passes when |got - ref| <= atol + rtol * |ref|; a NaN or\n"
     "// an Inf passes only where the reference holds the same value, so a poisoned output that the kernel\n"
     "// never wrote fails; integers must match exactly. Returns the number of mismatches and prints the\n"
     "// first three; *max_err grows to the largest |got - ref| over finite pairs.\n"
@@ -420,7 +420,7 @@ static void driver_tables(cut_buf *b, const cut_export_opt *x)
                    k->rtol);
     cut_buf_printf(b, "// name, dtype, elements, output, accumulate\nstatic const buffer_desc k_bufs[] = {\n");
     for (int i = 0; i < x->work.nbufs; i++) {
-        const cut_kw_buf *w = &x->work.bufs[i];
+        const cut_work_buf *w = &x->work.bufs[i];
         cut_buf_printf(b, "    {\"%s\", %s, %zu, %s, %s},\n", w->name, cut_xo_dt_enum(w->dtype), w->elems,
                        w->is_output ? "true" : "false", w->zero_init ? "true" : "false");
     }

@@ -12,18 +12,18 @@
 
 const char *const cut_xo_role_names[CUT_XO_ROLES] = {"baseline", "best", "reference"};
 
-const char *cut_xo_ctype(cut_ks_dtype d)
+const char *cut_xo_ctype(cut_elem d)
 {
-    static const char *const names[CUT_KS_DTYPE_COUNT] = {"float",   "double",  "__half", "__nv_bfloat16",
+    static const char *const names[CUT_EL_COUNT] = {"float",   "double",  "__half", "__nv_bfloat16",
                                                           "int32_t", "int64_t", "uint8_t"};
-    return d >= 0 && d < CUT_KS_DTYPE_COUNT ? names[d] : "void";
+    return d >= 0 && d < CUT_EL_COUNT ? names[d] : "void";
 }
 
-const char *cut_xo_dt_enum(cut_ks_dtype d)
+const char *cut_xo_dt_enum(cut_elem d)
 {
-    static const char *const names[CUT_KS_DTYPE_COUNT] = {"DT_F32", "DT_F64", "DT_F16", "DT_BF16",
+    static const char *const names[CUT_EL_COUNT] = {"DT_F32", "DT_F64", "DT_F16", "DT_BF16",
                                                           "DT_I32", "DT_I64", "DT_U8"};
-    return d >= 0 && d < CUT_KS_DTYPE_COUNT ? names[d] : "DT_U8";
+    return d >= 0 && d < CUT_EL_COUNT ? names[d] : "DT_U8";
 }
 
 /* What args[a] of spec k is: 0 an input, 1 an output, 2 a scalar; *idx its index among them. -1 if none. */
@@ -66,7 +66,7 @@ void cut_xo_tunables(cut_buf *b, const cut_kspec *k, const long long *vals)
         cut_buf_printf(b, "no tunables");
 }
 
-static int has_dtype(const cut_kspec *k, cut_ks_dtype d)
+static int has_dtype(const cut_kspec *k, cut_elem d)
 {
     int any = 0;
     for (int i = 0; i < k->ninputs; i++)
@@ -94,9 +94,9 @@ void cut_export_opt_launch_h(cut_buf *b, const cut_export_opt *x)
                    "#ifndef CUTUNE_OPT_%s_LAUNCH_H\n#define CUTUNE_OPT_%s_LAUNCH_H\n\n"
                    "#include <cuda_runtime.h>\n\n#include <cstdint>\n",
                    CUTUNE_VERSION, x->name, guard, guard);
-    if (has_dtype(&x->spec, CUT_KS_F16))
+    if (has_dtype(&x->spec, CUT_EL_F16))
         cut_buf_printf(b, "#include <cuda_fp16.h>\n");
-    if (has_dtype(&x->spec, CUT_KS_BF16))
+    if (has_dtype(&x->spec, CUT_EL_BF16))
         cut_buf_printf(b, "#include <cuda_bf16.h>\n");
     cut_buf_printf(b, "\n");
     for (int r = 0; r < CUT_XO_ROLES; r++) {
@@ -136,7 +136,7 @@ void cut_export_opt_launch_cu(cut_buf *b, const cut_export_opt *x)
         const cut_xo_state *s = &x->st[r];
         if (!s->present)
             continue;
-        const cut_kcall *c = &s->call;
+        const cut_call *c = &s->call;
         cut_buf_printf(b, "\n// %s: %s%s (", s->entry, r == CUT_XO_BEST ? "variant " : "",
                        r == CUT_XO_REFERENCE ? "the spec's reference kernel" : s->id);
         cut_xo_tunables(b, &x->spec, s->vals);
@@ -182,10 +182,10 @@ void cut_export_opt_manifest(cut_buf *b, const cut_export_opt *x)
     cut_buf_printf(b, "# %s: input set 0 as cutune generated it (cut_kspec_work), raw little-endian, row-major\n"
                       "# name dtype elements bytes\n", x->name);
     for (int i = 0; i < x->work.nbufs; i++) {
-        const cut_kw_buf *w = &x->work.bufs[i];
+        const cut_work_buf *w = &x->work.bufs[i];
         if (!w->is_output)
-            cut_buf_printf(b, "%s %s %zu %zu\n", w->name, cut_ks_dtype_name(w->dtype), w->elems,
-                           w->elems * cut_ks_dtype_size(w->dtype));
+            cut_buf_printf(b, "%s %s %zu %zu\n", w->name, cut_elem_name(w->dtype), w->elems,
+                           w->elems * cut_elem_size(w->dtype));
     }
 }
 

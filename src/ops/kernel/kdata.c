@@ -11,28 +11,28 @@
 #define FRESH_SEED_MIX 0x9e3779b97f4a7c15ULL /* set 1: the same distribution from another stream */
 
 /* Stores value v as element i of a buffer of dtype d. */
-static void store(cut_ks_dtype d, void *p, size_t i, double v)
+static void store(cut_elem d, void *p, size_t i, double v)
 {
     switch (d) {
-    case CUT_KS_F32:
+    case CUT_EL_F32:
         ((float *)p)[i] = (float)v;
         break;
-    case CUT_KS_F64:
+    case CUT_EL_F64:
         ((double *)p)[i] = v;
         break;
-    case CUT_KS_F16:
+    case CUT_EL_F16:
         ((uint16_t *)p)[i] = cut_f32_to_f16((float)v);
         break;
-    case CUT_KS_BF16:
+    case CUT_EL_BF16:
         ((uint16_t *)p)[i] = cut_f32_to_bf16((float)v);
         break;
-    case CUT_KS_I32:
+    case CUT_EL_I32:
         ((int32_t *)p)[i] = (int32_t)llround(v);
         break;
-    case CUT_KS_I64:
+    case CUT_EL_I64:
         ((int64_t *)p)[i] = (int64_t)llround(v);
         break;
-    case CUT_KS_U8:
+    case CUT_EL_U8:
         ((uint8_t *)p)[i] = (uint8_t)((unsigned long long)llround(v) & 0xFFu);
         break;
     default:
@@ -42,10 +42,10 @@ static void store(cut_ks_dtype d, void *p, size_t i, double v)
 
 static void *fill(const cut_ks_tensor *t, size_t elems, uint64_t seed)
 {
-    void *p = cut_xmalloc(elems * cut_ks_dtype_size(t->dtype));
+    void *p = cut_xmalloc(elems * cut_elem_size(t->dtype));
     cut_rng r;
     cut_rng_seed(&r, seed);
-    const int integer = t->dtype == CUT_KS_I32 || t->dtype == CUT_KS_I64 || t->dtype == CUT_KS_U8;
+    const int integer = t->dtype == CUT_EL_I32 || t->dtype == CUT_EL_I64 || t->dtype == CUT_EL_U8;
     for (size_t i = 0; i < elems; i++) {
         double v = 0;
         switch (t->init) {
@@ -77,7 +77,7 @@ static void *fill(const cut_ks_tensor *t, size_t elems, uint64_t seed)
     return p;
 }
 
-int cut_kspec_work(const cut_kspec *k, cut_kwork *w, cut_err *e)
+int cut_kspec_work(const cut_kspec *k, cut_work *w, cut_err *e)
 {
     memset(w, 0, sizeof *w);
     cut_ks_launch l;
@@ -86,7 +86,7 @@ int cut_kspec_work(const cut_kspec *k, cut_kwork *w, cut_err *e)
     w->atol = k->atol;
     w->rtol = k->rtol;
     for (int i = 0; i < k->ninputs; i++) {
-        cut_kw_buf *b = &w->bufs[w->nbufs++];
+        cut_work_buf *b = &w->bufs[w->nbufs++];
         const cut_ks_tensor *t = &k->inputs[i];
         snprintf(b->name, sizeof b->name, "%s", t->name);
         b->dtype = t->dtype;
@@ -104,17 +104,17 @@ int cut_kspec_work(const cut_kspec *k, cut_kwork *w, cut_err *e)
         b->data[1] = fill(t, b->elems, t->seed ^ FRESH_SEED_MIX);
     }
     for (int i = 0; i < k->noutputs; i++) {
-        cut_kw_buf *b = &w->bufs[w->nbufs++];
+        cut_work_buf *b = &w->bufs[w->nbufs++];
         snprintf(b->name, sizeof b->name, "%s", k->outputs[i].name);
         b->is_output = 1;
         b->zero_init = k->outputs[i].accumulate;
         b->dtype = k->outputs[i].dtype;
         b->elems = l.out_elems[i];
     }
-    return cut_kwork_check(w, e);
+    return cut_work_check(w, e);
 }
 
-void cut_kspec_work_free(cut_kwork *w)
+void cut_kspec_work_free(cut_work *w)
 {
     for (int i = 0; i < w->nbufs; i++)
         for (int s = 0; s < 2; s++) {
@@ -139,7 +139,7 @@ static int find_arg(const cut_kspec *k, const char *name)
     return -1;
 }
 
-int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_err *e)
+int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_call *c, cut_err *e)
 {
     cut_ks_launch l;
     if (cut_kspec_resolve(k, vals, &l, e) != 0)
@@ -151,7 +151,7 @@ int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_
     c->smem = l.smem;
     for (int i = 0; i < k->nargs; i++) {
         const int at = find_arg(k, k->args[i]);
-        cut_kw_arg *a = &c->args[c->nargs++];
+        cut_call_arg *a = &c->args[c->nargs++];
         if (at == -1)
             return cut_err_set(e, "args[%d]: '%s' is not an input, output or scalar", i, k->args[i]);
         if (at >= 0) {
@@ -160,7 +160,7 @@ int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_
         }
         const int s = -2 - at;
         a->buf = -1;
-        a->size = (unsigned)cut_ks_dtype_size(k->scalars[s].dtype);
+        a->size = (unsigned)cut_elem_size(k->scalars[s].dtype);
         union {
             float f;
             double d;
@@ -172,12 +172,12 @@ int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_kcall *c, cut_
         const long long x = l.scalars[s];
         const double fx = k->scalars[s].is_number ? k->scalars[s].number : (double)x;
         switch (k->scalars[s].dtype) {
-        case CUT_KS_F32: v.f = (float)fx; break;
-        case CUT_KS_F64: v.d = fx; break;
-        case CUT_KS_F16: v.h = cut_f32_to_f16((float)fx); break;
-        case CUT_KS_BF16: v.h = cut_f32_to_bf16((float)fx); break;
-        case CUT_KS_I32: v.i32 = (int32_t)x; break;
-        case CUT_KS_I64: v.i64 = x; break;
+        case CUT_EL_F32: v.f = (float)fx; break;
+        case CUT_EL_F64: v.d = fx; break;
+        case CUT_EL_F16: v.h = cut_f32_to_f16((float)fx); break;
+        case CUT_EL_BF16: v.h = cut_f32_to_bf16((float)fx); break;
+        case CUT_EL_I32: v.i32 = (int32_t)x; break;
+        case CUT_EL_I64: v.i64 = x; break;
         default: v.u8 = (uint8_t)x; break;
         }
         memcpy(a->bytes, &v, a->size);

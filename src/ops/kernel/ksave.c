@@ -60,7 +60,7 @@ static int add_tensors(cJSON *root, const char *key, const cut_ks_tensor *ts, in
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(arr, o);
         cJSON_AddStringToObject(o, "name", t->name);
-        cJSON_AddStringToObject(o, "dtype", cut_ks_dtype_name(t->dtype));
+        cJSON_AddStringToObject(o, "dtype", cut_elem_name(t->dtype));
         cJSON_AddItemToObject(o, "shape", str_array(t->shape, t->ndims));
         if (!is_input) {
             if (t->accumulate)
@@ -117,7 +117,7 @@ static void add_scalars_args(cJSON *root, const cut_kspec *k)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(sc, o);
         cJSON_AddStringToObject(o, "name", s->name);
-        cJSON_AddStringToObject(o, "dtype", cut_ks_dtype_name(s->dtype));
+        cJSON_AddStringToObject(o, "dtype", cut_elem_name(s->dtype));
         if (s->is_number) /* a non-integer number: the parser keeps it as a number again */
             cJSON_AddNumberToObject(o, "value", s->number);
         else

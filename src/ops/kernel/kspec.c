@@ -11,12 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const dtype_names[CUT_KS_DTYPE_COUNT] = {"f32", "f64", "f16", "bf16", "i32", "i64", "u8"};
-static const size_t dtype_sizes[CUT_KS_DTYPE_COUNT] = {4, 8, 2, 2, 4, 8, 1};
 static const char *const init_names[CUT_KS_INIT_COUNT] = {"randn", "uniform", "zeros", "ones", "full", "arange"};
 
-const char *cut_ks_dtype_name(cut_ks_dtype d) { return d >= 0 && d < CUT_KS_DTYPE_COUNT ? dtype_names[d] : "?"; }
-size_t cut_ks_dtype_size(cut_ks_dtype d) { return d >= 0 && d < CUT_KS_DTYPE_COUNT ? dtype_sizes[d] : 0; }
 
 /* Error sentences quote the spec's own text: keep them on one line. */
 static int one_line(cut_err *e)
@@ -77,15 +73,15 @@ static int get_expr(const cJSON *v, const char *field, char *buf, size_t n, cut_
     return 0;
 }
 
-static int get_dtype(const cJSON *o, const char *field, cut_ks_dtype *d, cut_err *e)
+static int get_dtype(const cJSON *o, const char *field, cut_elem *d, cut_err *e)
 {
     char s[16], f[96];
     snprintf(f, sizeof f, "%s.dtype", field);
     if (get_str(o, "dtype", f, s, sizeof s, e) != 0)
         return -1;
-    for (int i = 0; i < CUT_KS_DTYPE_COUNT; i++)
-        if (!strcmp(s, dtype_names[i])) {
-            *d = (cut_ks_dtype)i;
+    for (int i = 0; i < CUT_EL_COUNT; i++)
+        if (!strcmp(s, cut_elem_name((cut_elem)i))) {
+            *d = (cut_elem)i;
             return 0;
         }
     return cut_err_set(e, "%s: unknown dtype '%s' (f32, f64, f16, bf16, i32, i64, u8)", f, s);
@@ -387,8 +383,8 @@ static int get_scalars_args_tol(const cJSON *root, cut_kspec *k, cut_err *e)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "value");
         if (!v)
             return cut_err_set(e, "%s: missing", fs);
-        const int fp = s->dtype == CUT_KS_F32 || s->dtype == CUT_KS_F64 || s->dtype == CUT_KS_F16 ||
-                       s->dtype == CUT_KS_BF16;
+        const int fp = s->dtype == CUT_EL_F32 || s->dtype == CUT_EL_F64 || s->dtype == CUT_EL_F16 ||
+                       s->dtype == CUT_EL_BF16;
         if (fp && cJSON_IsNumber(v) && v->valuedouble != floor(v->valuedouble)) {
             /* a floating-point scalar may be any finite number; integers stay expressions (sizes) */
             if (!isfinite(v->valuedouble))
@@ -726,10 +722,10 @@ static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out
             }
             (g ? out->out_elems : out->in_elems)[i] = elems;
             const cut_ks_tensor *t = &groups[g][i];
-            if (t->payload && t->payload_bytes != elems * cut_ks_dtype_size(t->dtype))
+            if (t->payload && t->payload_bytes != elems * cut_elem_size(t->dtype))
                 return cut_err_set(e, "inputs[%d].data: %zu bytes, the shape needs %zu (%zu %s elements)", i,
-                                   t->payload_bytes, elems * cut_ks_dtype_size(t->dtype), elems,
-                                   cut_ks_dtype_name(t->dtype));
+                                   t->payload_bytes, elems * cut_elem_size(t->dtype), elems,
+                                   cut_elem_name(t->dtype));
         }
     for (int i = 0; i < k->nscalars; i++) {
         if (cut_ks_eval(k->scalars[i].value, vars, nv, &x, e) != 0)

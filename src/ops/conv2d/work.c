@@ -1,0 +1,74 @@
+/* cutune — the work of a Conv2D workload (work.h): input and weights of two input sets, their fp32 references from
+ * the double-precision host reference, the elementwise check with the shape's tolerance. */
+#include "cutune/workload.h"
+
+#include "cutune/util.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CONV_DIMS = 9 };
+
+void cut_conv_work_op(const cut_conv *c, cut_work_op *op)
+{
+    memset(op, 0, sizeof *op);
+    op->kind = CUT_WORK_CONV;
+    op->ndims = CONV_DIMS;
+    const int v[CONV_DIMS] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
+    for (int i = 0; i < CONV_DIMS; i++)
+        op->dims[i] = v[i];
+}
+
+int cut_conv_of_work_op(const cut_work_op *op, cut_conv *c, cut_err *e)
+{
+    if (op->kind != CUT_WORK_CONV || op->ndims != CONV_DIMS)
+        return cut_err_set(e, "the work is not a Conv2D (op %d with %d parameters)", (int)op->kind, op->ndims);
+    int v[CONV_DIMS];
+    for (int i = 0; i < CONV_DIMS; i++) {
+        if (op->dims[i] < INT_MIN || op->dims[i] > INT_MAX)
+            return cut_err_set(e, "Conv2D parameter %d is %lld", i, op->dims[i]);
+        v[i] = (int)op->dims[i];
+    }
+    *c = (cut_conv){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+    return cut_conv_validate(c, e);
+}
+
+int cut_conv_work(const cut_conv *c, uint64_t seed, cut_work *w, cut_err *e)
+{
+    memset(w, 0, sizeof *w);
+    if (cut_conv_validate(c, e) != 0)
+        return -1;
+    const size_t n[2] = {cut_conv_in_elems(c), cut_conv_w_elems(c)}, n_out = cut_conv_out_elems(c);
+    float *x[2][2];
+    for (int s = 0; s < 2; s++)
+        for (int t = 0; t < 2; t++)
+            x[s][t] = cut_xmalloc(n[t] * sizeof(float));
+    cut_work_fill_pair(x, n, seed);
+    static const char *const names[3] = {"in", "w", "out"};
+    w->nbufs = 3;
+    w->owns_data = 1;
+    for (int i = 0; i < 3; i++) {
+        snprintf(w->bufs[i].name, sizeof w->bufs[i].name, "%s", names[i]);
+        w->bufs[i].dtype = CUT_EL_F32;
+        w->bufs[i].elems = i < 2 ? n[i] : n_out;
+    }
+    w->bufs[2].is_output = 1;
+    double *ref = cut_xmalloc(n_out * sizeof(double));
+    for (int s = 0; s < 2; s++) {
+        w->bufs[0].data[s] = x[s][0];
+        w->bufs[1].data[s] = x[s][1];
+        cut_conv_reference(c, x[s][0], x[s][1], ref);
+        float *r = cut_xmalloc(n_out * sizeof(float));
+        for (size_t i = 0; i < n_out; i++)
+            r[i] = (float)ref[i];
+        w->bufs[2].data[s] = r;
+    }
+    free(ref);
+    w->check = CUT_CHECK_CLOSE;
+    cut_conv_tolerance(c, &w->atol, &w->rtol);
+    cut_conv_work_op(c, &w->op);
+    w->flops = cut_conv_flops(c);
+    return 0;
+}

@@ -1,0 +1,114 @@
+/* cutune — the work of a GEMM workload (work.h): A and B of two input sets in the dtype's storage type (halves or
+ * bf16 bits for fp16/bf16, floats for fp32/tf32), C's references from the double-precision product of the rounded
+ * inputs (on the host, or left to the GPU runner past 2^32 FLOP), the relative Frobenius check with the dtype's
+ * tolerance. */
+#include "cutune/gemm.h"
+
+#include "cutune/util.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { GEMM_DIMS = 5 };
+
+void cut_gemm_work_op(const cut_gemm *g, cut_work_op *op)
+{
+    memset(op, 0, sizeof *op);
+    op->kind = CUT_WORK_GEMM;
+    op->ndims = GEMM_DIMS;
+    const long long v[GEMM_DIMS] = {g->m, g->n, g->k, g->layout, g->dtype};
+    memcpy(op->dims, v, sizeof v);
+}
+
+int cut_gemm_of_work_op(const cut_work_op *op, cut_gemm *g, cut_err *e)
+{
+    if (op->kind != CUT_WORK_GEMM || op->ndims != GEMM_DIMS)
+        return cut_err_set(e, "the work is not a GEMM (op %d with %d parameters)", (int)op->kind, op->ndims);
+    for (int i = 0; i < 3; i++)
+        if (op->dims[i] < 1 || op->dims[i] > INT_MAX)
+            return cut_err_set(e, "GEMM size %d is %lld", i, op->dims[i]);
+    if (op->dims[3] != CUT_GEMM_NN && op->dims[3] != CUT_GEMM_NT)
+        return cut_err_set(e, "GEMM layout %lld is unknown", op->dims[3]);
+    if (op->dims[4] < 0 || op->dims[4] >= CUT_DT_COUNT)
+        return cut_err_set(e, "GEMM dtype %lld is unknown", op->dims[4]);
+    *g = (cut_gemm){(int)op->dims[0], (int)op->dims[1], (int)op->dims[2], (cut_gemm_layout)op->dims[3],
+                    (cut_dtype)op->dims[4]};
+    return cut_gemm_validate(g, e);
+}
+
+cut_elem cut_gemm_storage_elem(cut_dtype d)
+{
+    return d == CUT_DT_FP16 ? CUT_EL_F16 : d == CUT_DT_BF16 ? CUT_EL_BF16 : CUT_EL_F32;
+}
+
+/* Where the reference is computed: the host's double reference streams B once per row of C (seconds at 1024^3,
+ * hours at 8192^3), so past 2^32 FLOP a runner that can (the GPU worker's cuBLAS DGEMM) computes it instead.
+ * $CUTUNE_GEMM_REF=cpu|gpu forces one (tests). */
+static int ref_on_host(const cut_gemm *g, int runner_can)
+{
+    const char *force = getenv("CUTUNE_GEMM_REF");
+    if (!runner_can || (force && !strcmp(force, "cpu")))
+        return 1;
+    if (force && !strcmp(force, "gpu"))
+        return 0;
+    return cut_gemm_flops(g) <= 4294967296.0;
+}
+
+int cut_gemm_work(const cut_gemm *g, uint64_t seed, int runner_refs, cut_work *w, cut_err *e)
+{
+    memset(w, 0, sizeof *w);
+    if (cut_gemm_validate(g, e) != 0)
+        return -1;
+    if ((int)g->dtype < 0 || g->dtype >= CUT_DT_COUNT)
+        return cut_err_set(e, "GEMM dtype %d is unknown", (int)g->dtype);
+    const size_t n[2] = {cut_gemm_a_elems(g), cut_gemm_b_elems(g)}, n_out = cut_gemm_c_elems(g);
+    float *x[2][2];
+    for (int s = 0; s < 2; s++)
+        for (int t = 0; t < 2; t++)
+            x[s][t] = cut_xmalloc(n[t] * sizeof(float));
+    cut_work_fill_pair(x, n, seed);
+    static const char *const names[3] = {"A", "B", "C"};
+    const cut_elem store = cut_gemm_storage_elem(g->dtype);
+    w->nbufs = 3;
+    w->owns_data = 1;
+    for (int i = 0; i < 3; i++) {
+        snprintf(w->bufs[i].name, sizeof w->bufs[i].name, "%s", names[i]);
+        w->bufs[i].dtype = i < 2 ? store : CUT_EL_F32;
+        w->bufs[i].elems = i < 2 ? n[i] : n_out;
+    }
+    w->bufs[2].is_output = 1;
+    w->runner_refs = !ref_on_host(g, runner_refs);
+    double *ref = w->runner_refs ? NULL : cut_xmalloc(n_out * sizeof(double));
+    for (int s = 0; s < 2; s++) {
+        for (int t = 0; t < 2; t++) {
+            /* the inputs as the kernels see them, so that the reference is exact for the stored values */
+            cut_dtype_round(g->dtype, x[s][t], n[t]);
+            if (store == CUT_EL_F32) {
+                w->bufs[t].data[s] = x[s][t];
+            } else {
+                void *packed = cut_xmalloc(n[t] * cut_elem_size(store));
+                cut_dtype_pack(g->dtype, x[s][t], n[t], packed);
+                w->bufs[t].data[s] = packed;
+            }
+        }
+        if (ref) {
+            cut_gemm_reference(g, x[s][0], x[s][1], ref);
+            float *r = cut_xmalloc(n_out * sizeof(float));
+            for (size_t i = 0; i < n_out; i++)
+                r[i] = (float)ref[i];
+            w->bufs[2].data[s] = r;
+        }
+        if (store != CUT_EL_F32) {
+            free(x[s][0]);
+            free(x[s][1]);
+        }
+    }
+    free(ref);
+    w->check = CUT_CHECK_FROBENIUS;
+    w->rtol = cut_gemm_tolerance(g->dtype);
+    cut_gemm_work_op(g, &w->op);
+    w->flops = cut_gemm_flops(g);
+    return 0;
+}
