@@ -68,7 +68,7 @@ double cut_gemm_tolerance(cut_dtype d);
 /* ---- the work to measure (src/ops/gemm/work.c) ---- */
 
 /* The work of g (work.h): buffers "A" and "B" in the dtype's storage type (cut_gemm_storage_elem; two input sets
- * from seed as cut_work_fill_pair draws them, rounded to the dtype), "C" (fp32) with each set's reference
+ * from seed as cut_work_pair draws them, rounded to the dtype), "C" (fp32) with each set's reference
  * (cut_gemm_reference of the rounded inputs, rounded to float), FROBENIUS with rtol cut_gemm_tolerance, op GEMM, the
  * FLOPs. With runner_refs (the runner computes references: the GPU runner) and past 2^32 FLOP the references are
  * left to the runner (w->runner_refs); $CUTUNE_GEMM_REF=cpu|gpu forces either. Owns its data (cut_work_free). -1 for

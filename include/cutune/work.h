@@ -100,10 +100,13 @@ typedef struct cut_work {
     int owns_data;       /* 1: every data pointer is malloc'd and freed by cut_work_free */
 } cut_work;
 
-/* The inputs of a work with two float inputs (a conv's input and weights, a GEMM's A and B): x[s][t] gets n[t]
- * floats uniform in [-1, 1) for input set s and tensor t, set s from cut_input_set_seed(seed, s), the second tensor
- * from that seed ^ the golden-ratio constant; the four fill in parallel. */
-void cut_work_fill_pair(float *x[2][2], const size_t n[2], uint64_t seed);
+/* The frame of an op's work with two inputs and one output (a conv's input, weights and output; a GEMM's A, B, C):
+ * three buffers named names, n[i] elements each, the inputs of in_dtype, the output fp32 without references yet,
+ * owns_data. x[s][t] gets a malloc'd array of the n[t] float values of input t in set s, uniform in [-1, 1): set s
+ * from cut_input_set_seed(seed, s), the second input from that seed ^ the golden-ratio constant; the four fill in
+ * parallel. The caller stores them (or a packed copy) as the inputs' data and adds the references. */
+void cut_work_pair(cut_work *w, const char *const names[3], cut_elem in_dtype, const size_t n[3], uint64_t seed,
+                   float *x[2][2]);
 
 /* Frees the data of a work that owns it (owns_data) and clears the work; NULL is a no-op. */
 void cut_work_free(cut_work *w);

@@ -76,7 +76,7 @@ double cut_tolerance_scale_winograd(int m);
 
 /* ---- the work to measure (src/ops/conv2d/work.c) ---- */
 
-/* The work of c (work.h): buffers "in" and "w" (fp32, two input sets from seed: cut_work_fill_pair), "out" (fp32)
+/* The work of c (work.h): buffers "in" and "w" (fp32, two input sets from seed: cut_work_pair), "out" (fp32)
  * with each set's reference (cut_conv_reference rounded to float), CLOSE with cut_conv_tolerance, op CONV, the
  * shape's FLOPs. Owns its data (cut_work_free). -1 for an invalid shape. */
 int cut_conv_work(const cut_conv *c, uint64_t seed, cut_work *w, cut_err *e);

@@ -248,8 +248,20 @@ static void fill_one(void *arg, long i)
     cut_fill_uniform(j->x[s][t], j->n[t], t ? sd ^ 0x9e3779b97f4a7c15ULL : sd);
 }
 
-void cut_work_fill_pair(float *x[2][2], const size_t n[2], uint64_t seed)
+void cut_work_pair(cut_work *w, const char *const names[3], cut_elem in_dtype, const size_t n[3], uint64_t seed,
+                   float *x[2][2])
 {
+    for (int s = 0; s < 2; s++)
+        for (int t = 0; t < 2; t++)
+            x[s][t] = cut_xmalloc(n[t] * sizeof(float));
     fill_job j = {x, n, seed};
     cut_parallel_for(4, (double)(n[0] + n[1]) * 2, fill_one, &j);
+    w->nbufs = 3;
+    w->owns_data = 1;
+    for (int i = 0; i < 3; i++) {
+        snprintf(w->bufs[i].name, sizeof w->bufs[i].name, "%s", names[i]);
+        w->bufs[i].dtype = i < 2 ? in_dtype : CUT_EL_F32;
+        w->bufs[i].elems = n[i];
+    }
+    w->bufs[2].is_output = 1;
 }

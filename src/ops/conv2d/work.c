@@ -40,21 +40,10 @@ int cut_conv_work(const cut_conv *c, uint64_t seed, cut_work *w, cut_err *e)
     memset(w, 0, sizeof *w);
     if (cut_conv_validate(c, e) != 0)
         return -1;
-    const size_t n[2] = {cut_conv_in_elems(c), cut_conv_w_elems(c)}, n_out = cut_conv_out_elems(c);
-    float *x[2][2];
-    for (int s = 0; s < 2; s++)
-        for (int t = 0; t < 2; t++)
-            x[s][t] = cut_xmalloc(n[t] * sizeof(float));
-    cut_work_fill_pair(x, n, seed);
+    const size_t n[3] = {cut_conv_in_elems(c), cut_conv_w_elems(c), cut_conv_out_elems(c)}, n_out = n[2];
     static const char *const names[3] = {"in", "w", "out"};
-    w->nbufs = 3;
-    w->owns_data = 1;
-    for (int i = 0; i < 3; i++) {
-        snprintf(w->bufs[i].name, sizeof w->bufs[i].name, "%s", names[i]);
-        w->bufs[i].dtype = CUT_EL_F32;
-        w->bufs[i].elems = i < 2 ? n[i] : n_out;
-    }
-    w->bufs[2].is_output = 1;
+    float *x[2][2];
+    cut_work_pair(w, names, CUT_EL_F32, n, seed, x);
     double *ref = cut_xmalloc(n_out * sizeof(double));
     for (int s = 0; s < 2; s++) {
         w->bufs[0].data[s] = x[s][0];

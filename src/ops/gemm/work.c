@@ -63,22 +63,11 @@ int cut_gemm_work(const cut_gemm *g, uint64_t seed, int runner_refs, cut_work *w
         return -1;
     if ((int)g->dtype < 0 || g->dtype >= CUT_DT_COUNT)
         return cut_err_set(e, "GEMM dtype %d is unknown", (int)g->dtype);
-    const size_t n[2] = {cut_gemm_a_elems(g), cut_gemm_b_elems(g)}, n_out = cut_gemm_c_elems(g);
-    float *x[2][2];
-    for (int s = 0; s < 2; s++)
-        for (int t = 0; t < 2; t++)
-            x[s][t] = cut_xmalloc(n[t] * sizeof(float));
-    cut_work_fill_pair(x, n, seed);
+    const size_t n[3] = {cut_gemm_a_elems(g), cut_gemm_b_elems(g), cut_gemm_c_elems(g)}, n_out = n[2];
     static const char *const names[3] = {"A", "B", "C"};
     const cut_elem store = cut_gemm_storage_elem(g->dtype);
-    w->nbufs = 3;
-    w->owns_data = 1;
-    for (int i = 0; i < 3; i++) {
-        snprintf(w->bufs[i].name, sizeof w->bufs[i].name, "%s", names[i]);
-        w->bufs[i].dtype = i < 2 ? store : CUT_EL_F32;
-        w->bufs[i].elems = i < 2 ? n[i] : n_out;
-    }
-    w->bufs[2].is_output = 1;
+    float *x[2][2];
+    cut_work_pair(w, names, store, n, seed, x);
     w->runner_refs = !ref_on_host(g, runner_refs);
     double *ref = w->runner_refs ? NULL : cut_xmalloc(n_out * sizeof(double));
     for (int s = 0; s < 2; s++) {
