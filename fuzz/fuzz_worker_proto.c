@@ -6,10 +6,9 @@
  *         every frame received goes through every decoder;
  *   odd:  the second byte is a frame type, the rest its payload (an exactly sized allocation), straight into every
  *         decoder.
- * Decoders: the parent's (HELLO, RESULT / CUDNN_RESULT / CUBLAS_RESULT, ENERGY_RESULT, VENDOR_RESULT, ERROR) and
- * the worker's (PREPARE, PREPARE_GEMM, MEASURE, ENERGY, VENDOR, PREPARE_KERNEL, RUN_KERNEL, ENERGY_KERNEL), and
- * KERNEL_RESULT; RUN_KERNEL, ENERGY_KERNEL and KERNEL_RESULT against a fixed work (x input, y and n outputs) with
- * and without references.
+ * Decoders: the parent's (HELLO, RUN_RESULT, VENDOR_RESULT, ERROR) and the worker's (PREPARE_WORK, RUN's body);
+ * RUN's body and RUN_RESULT against fixed works: a user kernel's (x input, y and n outputs) with and without
+ * references, a small Conv2D's and a small GEMM's.
  * Invariants:
  *   - cut_wp_recv returns 1, 0 (end of input, only after whole frames) or -1 with a sentence, never -2 (all bytes are
  *     there); a frame has a known type, a length within the limit, data NULL exactly when empty, and the frames
@@ -18,14 +17,14 @@
  *     goes through every decoder again;
  *   - a decoder given a frame of another type fails; a failure has a sentence and leaves nothing allocated;
  *   - a decode that succeeds re-encodes to exactly the payload bytes (ERROR: a prefix of them), strings come back
- *     NUL-terminated within their buffers, MEASURE's cubin points inside the frame, PREPARE's shape validates and
- *     the tensors of both input sets are allocated (PREPARE_GEMM: the GEMM validates, its dtype is known);
- *     MEASURE / ENERGY carry 0 or 2 TMA descriptors that pass cut_wp_tma_check; ENERGY / ENERGY_KERNEL plans pass
- *     cut_energy_plan_check, and ENERGY_KERNEL decodes only against a work with references; VENDOR's options are in
- *     range;
- *     VENDOR_RESULT's counts are consistent and its top list within CUT_VENDOR_TOP; RESULT decodes the same with or
- *     without an algo buffer. */
+ *     NUL-terminated within their buffers; PREPARE_WORK's work passes cut_work_check and its op fits its buffers
+ *     (cut_wp_work_op); a RUN's call passes cut_call_check against the work, its image lies inside the frame, its
+ *     TMA descriptors pass cut_wp_tma_check, an energy plan passes cut_energy_plan_check and comes only on a work
+ *     with references, CUDNN only on the Conv2D, CUBLAS and VENDOR only on the GEMM, VENDOR's options in range;
+ *     RUN_RESULT's status is known, outputs come exactly for an OK run on a work without references;
+ *     VENDOR_RESULT's counts are consistent and its top list within CUT_VENDOR_TOP. */
 #include "measure/worker_proto.h"
+#include "cutune/workload.h"
 #include "fuzz_common.h"
 
 #include <math.h>
@@ -60,184 +59,6 @@ static void check_hello(const cut_wp_frame *f)
     cut_buf b;
     cut_buf_init(&b);
     cut_wp_hello_encode(&h, &b);
-    CHECK(same_payload(&b, f, 0));
-    cut_buf_free(&b);
-}
-
-static void check_prepare(const cut_wp_frame *f)
-{
-    cut_wp_prepare p;
-    memset(&p, 0x7f, sizeof p);
-    cut_err e = {{0}};
-    int rc = cut_wp_prepare_decode(f, &p, &e);
-    if (f->type != CUT_WP_PREPARE)
-        CHECK(rc != 0);
-    if (rc != 0) {
-        CHECK(rc == -1 && e.msg[0] != 0);
-        CHECK(!p.in[0] && !p.w[0] && !p.ref[0] && !p.in[1] && !p.w[1] && !p.ref[1]);
-        return;
-    }
-    CHECK(cut_conv_validate(&p.conv, &e) == 0);
-    CHECK(p.in[0] && p.w[0] && p.ref[0] && p.in[1] && p.w[1] && p.ref[1]);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_prepare_encode(&p, &b);
-    CHECK(same_payload(&b, f, 0));
-    cut_buf_free(&b);
-    cut_wp_prepare_free(&p);
-    CHECK(!p.in[0] && !p.w[0] && !p.ref[0] && !p.in[1] && !p.w[1] && !p.ref[1]);
-    cut_wp_prepare_free(&p);
-}
-
-static void check_prepare_gemm(const cut_wp_frame *f)
-{
-    cut_wp_prepare_gemm p;
-    memset(&p, 0x7f, sizeof p);
-    cut_err e = {{0}};
-    int rc = cut_wp_prepare_gemm_decode(f, &p, &e);
-    if (f->type != CUT_WP_PREPARE_GEMM)
-        CHECK(rc != 0);
-    if (rc != 0) {
-        CHECK(rc == -1 && e.msg[0] != 0);
-        CHECK(!p.a[0] && !p.b[0] && !p.ref[0] && !p.a[1] && !p.b[1] && !p.ref[1]);
-        return;
-    }
-    CHECK(cut_gemm_validate(&p.gemm, &e) == 0 && (int)p.gemm.dtype >= 0 && p.gemm.dtype < CUT_DT_COUNT);
-    CHECK(p.gemm.layout == CUT_GEMM_NN || p.gemm.layout == CUT_GEMM_NT);
-    CHECK(p.a[0] && p.b[0] && p.a[1] && p.b[1]); /* a ref is NULL when sent empty: the worker's DGEMM */
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_prepare_gemm_encode(&p, &b);
-    CHECK(same_payload(&b, f, 0));
-    cut_buf_free(&b);
-    cut_wp_prepare_gemm_free(&p);
-    CHECK(!p.a[0] && !p.b[0] && !p.ref[0] && !p.a[1] && !p.b[1] && !p.ref[1]);
-    cut_wp_prepare_gemm_free(&p);
-}
-
-static void check_measure(const cut_wp_frame *f)
-{
-    cut_wp_measure m;
-    memset(&m, 0x7f, sizeof m);
-    cut_err e = {{0}};
-    int rc = cut_wp_measure_decode(f, &m, &e);
-    if (f->type != CUT_WP_MEASURE)
-        CHECK(rc != 0);
-    if (rc != 0) {
-        CHECK(rc == -1 && e.msg[0] != 0);
-        return;
-    }
-    CHECK(m.entry[0] != 0 && memchr(m.entry, 0, sizeof m.entry));
-    CHECK(m.cubin_size > 0 && m.cubin >= f->data && m.cubin_size <= f->len &&
-          (size_t)(m.cubin - f->data) <= f->len - m.cubin_size);
-    CHECK(m.ntma == 0 || m.ntma == 2);
-    for (int i = 0; i < m.ntma; i++)
-        CHECK(cut_wp_tma_check(&m.tma[i], &e) == 0);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_measure_encode(&m, &b);
-    CHECK(same_payload(&b, f, 0));
-    cut_buf_free(&b);
-}
-
-static void check_energy(const cut_wp_frame *f)
-{
-    cut_wp_measure m;
-    cut_energy_plan p;
-    memset(&m, 0x7f, sizeof m);
-    memset(&p, 0x7f, sizeof p);
-    cut_err e = {{0}};
-    int rc = cut_wp_energy_decode(f, &m, &p, &e);
-    if (f->type != CUT_WP_ENERGY)
-        CHECK(rc != 0);
-    if (rc != 0) {
-        CHECK(rc == -1 && e.msg[0] != 0);
-        return;
-    }
-    CHECK(m.entry[0] != 0 && memchr(p.uuid, 0, sizeof p.uuid));
-    CHECK(m.ntma == 0 || m.ntma == 2);
-    CHECK(cut_energy_plan_check(&p, &e) == 0);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_energy_encode(&m, &p, &b);
-    CHECK(same_payload(&b, f, 0));
-    cut_buf_free(&b);
-}
-
-static void check_energy_result(const cut_wp_frame *f)
-{
-    cut_result r;
-    cut_energy_result er;
-    char why[CUT_ERR_LEN];
-    int ok = -1;
-    memset(why, 0x7f, sizeof why);
-    cut_err e = {{0}};
-    int rc = cut_wp_energy_result_decode(f, &r, &ok, why, sizeof why, &er, &e);
-    if (f->type != CUT_WP_ENERGY_RESULT)
-        CHECK(rc != 0);
-    if (rc != 0) {
-        CHECK(rc == -1 && e.msg[0] != 0);
-        return;
-    }
-    CHECK((ok == 0 || ok == 1) && memchr(why, 0, sizeof why));
-    CHECK(er.lrounds >= 0 && er.lrounds <= CUT_ENERGY_MAX_LROUNDS);
-    CHECK((int)r.status >= 0 && r.status < CUT_ST_COUNT);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_energy_result_encode(&r, ok, why, &er, &b);
-    CHECK(same_payload(&b, f, 0));
-    cut_buf_free(&b);
-}
-
-static void check_result(const cut_wp_frame *f)
-{
-    cut_result r, r2;
-    char algo[128], small[5];
-    memset(&r, 0x7f, sizeof r);
-    memset(algo, 0x7f, sizeof algo);
-    memset(small, 0x7f, sizeof small);
-    cut_err e = {{0}};
-    int rc = cut_wp_result_decode(f, &r, algo, sizeof algo, &e);
-    if (f->type != CUT_WP_RESULT && f->type != CUT_WP_CUDNN_RESULT && f->type != CUT_WP_CUBLAS_RESULT)
-        CHECK(rc != 0);
-    int rc2 = cut_wp_result_decode(f, &r2, NULL, 0, &e);
-    CHECK(rc2 == rc);
-    CHECK(cut_wp_result_decode(f, &r2, small, sizeof small, &e) == rc);
-    if (rc != 0) {
-        CHECK(rc == -1 && e.msg[0] != 0);
-        return;
-    }
-    CHECK((int)r.status >= 0 && r.status < CUT_ST_COUNT);
-    CHECK(memchr(r.error, 0, sizeof r.error) && memchr(algo, 0, sizeof algo));
-    CHECK(memchr(small, 0, sizeof small) && strncmp(small, algo, sizeof small - 1) == 0);
-    CHECK(r2.status == r.status && r2.repeats == r.repeats && strcmp(r2.error, r.error) == 0);
-    CHECK(memcmp(&r2.median_ms, &r.median_ms, sizeof(double)) == 0 &&
-          memcmp(&r2.min_ms, &r.min_ms, sizeof(double)) == 0 && memcmp(&r2.max_ms, &r.max_ms, sizeof(double)) == 0 &&
-          memcmp(&r2.max_abs_err, &r.max_abs_err, sizeof(double)) == 0);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_result_encode(&r, algo, &b);
-    CHECK(same_payload(&b, f, 0));
-    cut_buf_free(&b);
-}
-
-static void check_vendor(const cut_wp_frame *f)
-{
-    cut_vendor_opts o;
-    memset(&o, 0x7f, sizeof o);
-    cut_err e = {{0}};
-    int rc = cut_wp_vendor_decode(f, &o, &e);
-    if (f->type != CUT_WP_VENDOR)
-        CHECK(rc != 0);
-    if (rc != 0) {
-        CHECK(rc == -1 && e.msg[0] != 0);
-        return;
-    }
-    CHECK(o.heuristic_n >= 0 && o.heuristic_n <= 256 && (o.enumerate == 0 || o.enumerate == 1));
-    CHECK(o.max_configs >= 0 && o.max_configs <= 4096 && isfinite(o.budget_s) && o.budget_s > 0);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_vendor_encode(&o, &b);
     CHECK(same_payload(&b, f, 0));
     cut_buf_free(&b);
 }
@@ -292,103 +113,106 @@ static void check_error(const cut_wp_frame *f)
     cut_buf_free(&b);
 }
 
-static void check_prepare_kernel(const cut_wp_frame *f)
+static void check_work(const cut_wp_frame *f)
 {
-    cut_wp_prepare_kernel p;
-    memset(&p, 0, sizeof p);
+    cut_work w;
+    memset(&w, 0x7f, sizeof w);
     cut_err e = {{0}};
-    int rc = cut_wp_prepare_kernel_decode(f, &p, &e);
-    if (f->type != CUT_WP_PREPARE_KERNEL)
+    int rc = cut_wp_work_decode(f, &w, &e);
+    if (f->type != CUT_WP_PREPARE_WORK)
         CHECK(rc != 0);
     if (rc != 0) {
         CHECK(rc == -1 && e.msg[0] != 0);
         for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
-            CHECK(!p.work.bufs[i].data[0] && !p.work.bufs[i].data[1]);
+            CHECK(!w.bufs[i].data[0] && !w.bufs[i].data[1]);
         return;
     }
-    CHECK(cut_work_check(&p.work, &e) == 0);
+    cut_conv c;
+    cut_gemm g;
+    CHECK(cut_work_check(&w, &e) == 0 && cut_wp_work_op(&w, &c, &g, &e) == 0 && w.owns_data);
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_prepare_kernel_encode(&p, &b);
+    cut_wp_work_encode(&w, &b);
     CHECK(same_payload(&b, f, 0));
     cut_buf_free(&b);
-    cut_wp_prepare_kernel_free(&p);
-    cut_wp_prepare_kernel_free(&p);
+    cut_work_free(&w);
+    cut_work_free(&w);
 }
 
-/* The fixed work RUN_KERNEL and KERNEL_RESULT are decoded against. */
-static cut_work fixed_work(int refs)
+/* The fixed works RUN and RUN_RESULT are decoded against: 0 and 1 a user kernel's without and with references, 2 a
+ * small Conv2D's, 3 a small GEMM's. */
+enum { NWORKS = 4 };
+static const cut_work *fixed_work(int k)
 {
+    static cut_work works[NWORKS];
+    static int ready;
     static const float x[5], y[5];
     static const int32_t n[3];
-    cut_work w = {.nbufs = 3, .atol = 0, .rtol = 0};
-    w.bufs[0] = (cut_work_buf){.name = "x", .is_output = 0, .dtype = CUT_EL_F32, .elems = 5, .data = {x, x}};
-    w.bufs[1] = (cut_work_buf){.name = "y", .is_output = 1, .dtype = CUT_EL_F32, .elems = 5, .data = {refs ? y : NULL, refs ? y : NULL}};
-    w.bufs[2] = (cut_work_buf){.name = "n", .is_output = 1, .dtype = CUT_EL_I32, .elems = 3, .data = {refs ? n : NULL, refs ? n : NULL}};
-    return w;
-}
-
-static void check_run_kernel(const cut_wp_frame *f)
-{
-    const cut_work w = fixed_work(0);
-    cut_call c;
-    const uint8_t *cubin = NULL;
-    size_t n = 0;
-    cut_err e = {{0}};
-    int rc = cut_wp_run_kernel_decode(f, &w, &c, &cubin, &n, &e);
-    if (f->type != CUT_WP_RUN_KERNEL)
-        CHECK(rc != 0);
-    if (rc != 0) {
-        CHECK(rc == -1 && e.msg[0] != 0);
-        return;
+    if (!ready) {
+        for (int refs = 0; refs < 2; refs++) {
+            cut_work *w = &works[refs];
+            *w = (cut_work){.nbufs = 3};
+            w->bufs[0] = (cut_work_buf){.name = "x", .is_output = 0, .dtype = CUT_EL_F32, .elems = 5, .data = {x, x}};
+            w->bufs[1] = (cut_work_buf){.name = "y", .is_output = 1, .dtype = CUT_EL_F32, .elems = 5,
+                                        .data = {refs ? y : NULL, refs ? y : NULL}};
+            w->bufs[2] = (cut_work_buf){.name = "n", .is_output = 1, .dtype = CUT_EL_I32, .elems = 3,
+                                        .data = {refs ? n : NULL, refs ? n : NULL}};
+        }
+        cut_err e;
+        const cut_conv c = {1, 4, 4, 2, 2, 3, 3, 1, 1};
+        const cut_gemm g = {4, 4, 4, CUT_GEMM_NN, CUT_DT_FP16};
+        CHECK(cut_conv_work(&c, 1, &works[2], &e) == 0 && cut_gemm_work(&g, 1, 0, &works[3], &e) == 0);
+        ready = 1;
     }
-    CHECK(cut_call_check(&w, &c, &e) == 0);
-    CHECK(n > 0 && cubin >= f->data && n <= f->len && (size_t)(cubin - f->data) <= f->len - n);
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_run_kernel_encode(&c, cubin, n, &b);
-    CHECK(same_payload(&b, f, 0));
-    cut_buf_free(&b);
+    return &works[k];
 }
 
-/* ENERGY_KERNEL against the fixed work: without references it never decodes; with them a decode re-encodes to the
- * payload, with a call that passes cut_call_check, a cubin inside the frame and a plan that passes its check. */
-static void check_energy_kernel(const cut_wp_frame *f)
+static void check_run_body(const cut_wp_frame *f)
 {
-    for (int refs = 0; refs < 2; refs++) {
-        const cut_work w = fixed_work(refs);
-        cut_call c;
-        cut_energy_plan p;
-        const uint8_t *cubin = NULL;
-        size_t n = 0;
+    for (int k = -1; k < NWORKS; k++) {
+        const cut_work *w = k < 0 ? NULL : fixed_work(k);
+        cut_wp_run q;
         cut_err e = {{0}};
-        int rc = cut_wp_energy_kernel_decode(f, &w, &c, &cubin, &n, &p, &e);
-        if (f->type != CUT_WP_ENERGY_KERNEL || !refs)
+        int rc = cut_wp_run_body_decode(f, w, &q, &e);
+        if (f->type != CUT_WP_RUN || !w)
             CHECK(rc != 0);
         if (rc != 0) {
             CHECK(rc == -1 && e.msg[0] != 0);
             continue;
         }
-        CHECK(cut_call_check(&w, &c, &e) == 0);
-        CHECK(cut_energy_plan_check(&p, &e) == 0 && memchr(p.uuid, 0, sizeof p.uuid));
-        CHECK(n > 0 && cubin >= f->data && n <= f->len && (size_t)(cubin - f->data) <= f->len - n);
+        CHECK((int)q.what >= 0 && q.what < CUT_WP_RUN_WHAT_END);
+        if (q.what == CUT_WP_RUN_CUDNN)
+            CHECK(w->op.kind == CUT_WORK_CONV);
+        if (q.what == CUT_WP_RUN_CUBLAS || q.what == CUT_WP_RUN_VENDOR)
+            CHECK(w->op.kind == CUT_WORK_GEMM);
+        if (q.what == CUT_WP_RUN_VENDOR)
+            CHECK(cut_wp_vendor_check(&q.vendor, &e) == 0);
+        if (q.what == CUT_WP_RUN_CALL) {
+            CHECK(cut_call_check(w, &q.call, &e) == 0 && !q.call.src && !q.call.bin);
+            CHECK(q.image_size > 0 && q.image >= f->data && q.image_size <= f->len &&
+                  (size_t)(q.image - f->data) <= f->len - q.image_size);
+            for (int i = 0; i < q.call.nargs; i++)
+                CHECK(!q.call.args[i].tma || cut_wp_tma_check(&q.call.args[i].desc, &e) == 0);
+            CHECK(!q.energy || (cut_energy_plan_check(&q.plan, &e) == 0 && memchr(q.plan.uuid, 0, sizeof q.plan.uuid) &&
+                                cut_work_has_refs(w)));
+        }
         cut_buf b;
         cut_buf_init(&b);
-        cut_wp_energy_kernel_encode(&c, cubin, n, &p, &b);
+        cut_wp_run_body_encode(&q, &b);
         CHECK(same_payload(&b, f, 0));
         cut_buf_free(&b);
     }
 }
 
-static void check_kernel_result(const cut_wp_frame *f)
+static void check_run_result(const cut_wp_frame *f)
 {
-    for (int refs = 0; refs < 2; refs++) {
-        const cut_work w = fixed_work(refs);
-        cut_result r;
+    for (int k = 0; k < NWORKS; k++) {
+        const cut_work *w = fixed_work(k);
+        cut_wp_run_result r;
         cut_work_outputs o;
         cut_err e = {{0}};
-        int rc = cut_wp_kernel_result_decode(f, &w, &r, &o, &e);
-        if (f->type != CUT_WP_KERNEL_RESULT)
+        int rc = cut_wp_run_result_decode(f, w, &r, &o, &e);
+        if (f->type != CUT_WP_RUN_RESULT)
             CHECK(rc != 0);
         for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
             for (int s = 0; s < 2; s++)
@@ -397,12 +221,15 @@ static void check_kernel_result(const cut_wp_frame *f)
             CHECK(rc == -1 && e.msg[0] != 0);
             continue;
         }
-        CHECK((int)r.status >= 0 && r.status < CUT_ST_COUNT);
-        CHECK((o.data[1][0] != NULL) == (r.status == CUT_ST_OK && !refs));
-        CHECK(f->len <= cut_wp_kernel_result_max(&w));
+        CHECK((int)r.res.status >= 0 && r.res.status < CUT_ST_COUNT);
+        CHECK(memchr(r.res.error, 0, sizeof r.res.error) && memchr(r.algo, 0, sizeof r.algo));
+        CHECK(!r.energy || (memchr(r.why, 0, sizeof r.why) && r.er.lrounds >= 0 &&
+                            r.er.lrounds <= CUT_ENERGY_MAX_LROUNDS && !r.algo[0]));
+        CHECK((o.data[1][0] != NULL) == (r.res.status == CUT_ST_OK && k == 0 && !r.algo[0]));
+        CHECK(f->len <= cut_wp_run_result_max(w));
         cut_buf b;
         cut_buf_init(&b);
-        cut_wp_kernel_result_encode(&r, &w, &o, &b);
+        cut_wp_run_result_encode(&r, w, &o, &b);
         CHECK(same_payload(&b, f, 0));
         cut_buf_free(&b);
         cut_work_outputs_free(&o);
@@ -439,18 +266,10 @@ static void check_decoders(const cut_wp_frame *f)
 {
     CHECK(cut_wp_type_name(f->type) != NULL);
     check_hello(f);
-    check_prepare(f);
-    check_prepare_gemm(f);
-    check_measure(f);
-    check_result(f);
-    check_energy(f);
-    check_energy_result(f);
-    check_vendor(f);
+    check_work(f);
+    check_run_body(f);
+    check_run_result(f);
     check_vendor_result(f);
-    check_prepare_kernel(f);
-    check_run_kernel(f);
-    check_energy_kernel(f);
-    check_kernel_result(f);
     check_error(f);
 }
 

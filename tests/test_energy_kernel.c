@@ -1,4 +1,4 @@
-/* End-to-end test of a user kernel's energy (runner method energy_kernel, wire message ENERGY_KERNEL) without a GPU:
+/* End-to-end test of a user kernel's energy (runner method energy_kernel, an energy-observed RUN on the wire) without a GPU:
  * the emulation worker (`cutune __worker emu:<dir>`, started by cut_runner_emu_worker_new from $CUTUNE_BIN) runs
  * kernels/softmax_row.json at small sizes under the host emulator while the energy meter reads the fake
  * libnvidia-ml ($CUTUNE_FAKE_NVML, inherited by the worker through CUTUNE_NVML_LIB). The fake board draws a set

@@ -1,16 +1,18 @@
 /* Tests of the measurement worker's wire protocol (src/measure/worker_wire.c, worker_proto.c and
- * worker_proto_kernel.c) and of the GPU runner's parent side (src/measure/gpu_runner.c) without a GPU.
+ * worker_proto_work.c) and of the GPU runner's parent side (src/measure/gpu_runner.c) without a GPU.
  *
  * Framing: round trips through a pipe (empty, small, and a multi-MiB payload from a writer thread); truncated,
  * garbage, unknown-type, oversized and stalled frames are errors or timeouts, never UB; EPIPE does not kill us.
- * Codecs: PREPARE / MEASURE / RESULT / HELLO / ENERGY_KERNEL / ENERGY_RESULT round trips (ENERGY's plan bytes
- * pinned by hand); short, padded and inconsistent payloads are rejected.
+ * Codecs: PREPARE_WORK (a conv's, a GEMM's of every dtype, a user kernel's work), RUN (a call, with TMA maps, with
+ * an energy plan whose bytes are pinned by hand; the baselines; the vendor options), RUN_RESULT (outputs, an
+ * algorithm, an energy measurement), VENDOR_RESULT, HELLO, ERROR round trips; short, padded and inconsistent
+ * payloads are rejected.
  * Runner: this test binary doubles as a fake worker (`test_worker_proto __worker <dev> <in> <out>`), so the parent's
- * whole state machine runs for real: HELLO, PREPARE (checked against an independent reference), per-candidate
- * replies, a hang (killed after timeout_s -> TIMEOUT), a crash (-> FAULT "worker died (signal 6 ...)"), a fault
- * report, an exit, garbage on the pipe, restarts with re-PREPARE, the cuDNN request and clean shutdown; a GEMM
- * workload (PREPARE_GEMM, checked against cut_gemm_reference) and the cuBLAS request; a user kernel's energy
- * (PREPARE_KERNEL, ENERGY_KERNEL answered with ENERGY_RESULT: meter failure, wrong result, fault, hang). */
+ * whole state machine runs for real: HELLO, PREPARE_WORK of a conv (checked against an independent reference),
+ * per-candidate replies, a hang (killed after timeout_s -> TIMEOUT), a crash (-> FAULT "worker died (signal 6 ...)"),
+ * a fault report, an exit, garbage on the pipe, restarts with the work sent again, the cuDNN run and clean shutdown;
+ * a GEMM work (checked against cut_gemm_reference) and the cuBLAS run; a user kernel's energy (an energy-observed
+ * RUN: meter failure, wrong result, fault, hang). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@
 #include "measure/worker_proto.h"
 #include "measure/cublaslt_baseline.h"
 #include "cutune/half.h"
+#include "cutune/workload.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -37,17 +40,6 @@
  * The fake worker (runs in a child process exec'd by the runner)
  * ============================================================================================================= */
 
-static int fake_send_result(int fd, uint32_t type, const cut_result *res, const char *algo)
-{
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_result_encode(res, algo, &b);
-    cut_err e;
-    int rc = cut_wp_send(fd, type, b.data, b.len, &e);
-    cut_buf_free(&b);
-    return rc;
-}
-
 static int fake_send_error(int fd, const char *msg)
 {
     cut_buf b;
@@ -59,7 +51,7 @@ static int fake_send_error(int fd, const char *msg)
     return rc;
 }
 
-/* FAKE_WORKER_START=error|exit|garbage changes how it starts; MEASURE's entry name says what to do. */
+/* FAKE_WORKER_START=error|exit|garbage changes how it starts; a call's entry name says what to do. */
 /* 1 if the parent's float reference is exactly the double reference rounded to float. */
 static int is_rounded(const float *got, const double *ref, size_t n)
 {
@@ -82,12 +74,10 @@ static int is_dtype_exact(cut_dtype d, const float *x, size_t n)
 
 /* VENDOR: echoes the options into a fake result (tried = heuristic_n, valid = max_configs % 7, top entries
  * "fake config i" at 1 + i ms). */
-static int fake_vendor(int out_fd, const cut_wp_frame *f, int verified)
+static int fake_vendor(int out_fd, const cut_vendor_opts *op, int verified)
 {
-    cut_vendor_opts o;
+    cut_vendor_opts o = *op;
     cut_err e;
-    if (cut_wp_vendor_decode(f, &o, &e) != 0)
-        return fake_send_error(out_fd, e.msg);
     cut_vendor_result v;
     memset(&v, 0, sizeof v);
     v.tried = o.heuristic_n;
@@ -109,57 +99,152 @@ static int fake_vendor(int out_fd, const cut_wp_frame *f, int verified)
     return rc;
 }
 
-/* ENERGY_KERNEL on the kept work w (NULL: none yet). The entry says what to do: "ok" echoes the plan (lrounds, and
- * min_steps as the energy per iteration) and grid[0] as the median, if the cubin is "CUBIN:ok"; "meterfail" reports
- * the meter's failure; "wrong" a wrong result (with stray energy figures the parent must drop); "fault" a fault,
- * after which the worker exits (returns 3); "hang" never answers. Returns 0 otherwise. */
-static int fake_energy_kernel(int out_fd, const cut_wp_frame *f, const cut_work *w)
+static int fake_send_run_result(int fd, const cut_wp_run_result *rr, const cut_work *w)
 {
-    cut_err e = {{0}};
-    if (!w)
-        return fake_send_error(out_fd, "fake worker: ENERGY_KERNEL before PREPARE_KERNEL"), 0;
-    cut_call c;
-    const uint8_t *cubin;
-    size_t n;
-    cut_energy_plan p;
-    if (cut_wp_energy_kernel_decode(f, w, &c, &cubin, &n, &p, &e) != 0)
-        return fake_send_error(out_fd, e.msg), 0;
-    if (strcmp(c.entry, "hang") == 0)
-        for (;;)
-            pause();
-    cut_result res;
-    cut_result_reset(&res);
-    cut_energy_result er;
-    memset(&er, 0, sizeof er);
-    int ok = 1;
-    const char *why = "";
-    if (strcmp(c.entry, "ok") == 0) {
-        res.status = n == 8 && memcmp(cubin, "CUBIN:ok", 8) == 0 ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
-        res.median_ms = c.grid[0];
-        res.repeats = 5;
-        er.lrounds = p.lrounds;
-        er.energy_mj = p.min_steps;
-        er.power_w = 200;
-    } else if (strcmp(c.entry, "meterfail") == 0) {
-        ok = 0;
-        why = "energy: NVML's energy counter did not change (fake)";
-    } else if (strcmp(c.entry, "wrong") == 0 || strcmp(c.entry, "fault") == 0) {
-        const int fault = c.entry[0] == 'f';
-        res.status = fault ? CUT_ST_FAULT : CUT_ST_WRONG_RESULT;
-        snprintf(res.error, sizeof res.error, "%s", fault ? "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (fake)"
-                                                          : "after the energy run, fresh inputs: y[0] = 1, want 0");
-        er.lrounds = 1;
-        er.energy_mj = 99;
-    } else {
-        res.status = CUT_ST_LAUNCH_ERROR;
-        snprintf(res.error, sizeof res.error, "fake: unknown entry %s", c.entry);
-    }
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_energy_result_encode(&res, ok, why, &er, &b);
-    cut_wp_send(out_fd, CUT_WP_ENERGY_RESULT, b.data, b.len, &e);
+    cut_wp_run_result_encode(rr, w, NULL, &b);
+    cut_err e;
+    int rc = cut_wp_send(fd, CUT_WP_RUN_RESULT, b.data, b.len, &e);
     cut_buf_free(&b);
-    return res.status == CUT_ST_FAULT ? 3 : 0;
+    return rc;
+}
+
+/* An energy-observed call on the kept work w. The entry says what to do: "ok" echoes the plan (lrounds, and
+ * min_steps as the energy per iteration) and grid[0] as the median, if the image is "CUBIN:ok"; "meterfail" reports
+ * the meter's failure; "wrong" a wrong result (with stray energy figures the parent must drop); "fault" a fault,
+ * after which the worker exits (returns 3); "hang" never answers. Returns 0 otherwise. */
+static int fake_energy_call(int out_fd, const cut_wp_run *q, const cut_work *w)
+{
+    const cut_call *c = &q->call;
+    if (strcmp(c->entry, "hang") == 0)
+        for (;;)
+            pause();
+    cut_wp_run_result rr;
+    memset(&rr, 0, sizeof rr);
+    cut_result_reset(&rr.res);
+    rr.energy = 1;
+    rr.energy_ok = 1;
+    cut_energy_result *er = &rr.er;
+    if (strcmp(c->entry, "ok") == 0) {
+        rr.res.status = q->image_size == 8 && memcmp(q->image, "CUBIN:ok", 8) == 0 ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
+        rr.res.median_ms = c->grid[0];
+        rr.res.repeats = 5;
+        er->lrounds = q->plan.lrounds;
+        er->energy_mj = q->plan.min_steps;
+        er->power_w = 200;
+    } else if (strcmp(c->entry, "meterfail") == 0) {
+        rr.energy_ok = 0;
+        snprintf(rr.why, sizeof rr.why, "energy: NVML's energy counter did not change (fake)");
+    } else if (strcmp(c->entry, "wrong") == 0 || strcmp(c->entry, "fault") == 0) {
+        const int fault = c->entry[0] == 'f';
+        rr.res.status = fault ? CUT_ST_FAULT : CUT_ST_WRONG_RESULT;
+        snprintf(rr.res.error, sizeof rr.res.error, "%s",
+                 fault ? "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (fake)"
+                       : "after the energy run, fresh inputs: y[0] = 1, want 0");
+        er->lrounds = 1;
+        er->energy_mj = 99;
+    } else {
+        rr.res.status = CUT_ST_LAUNCH_ERROR;
+        snprintf(rr.res.error, sizeof rr.res.error, "fake: unknown entry %s", c->entry);
+    }
+    fake_send_run_result(out_fd, &rr, w);
+    return rr.res.status == CUT_ST_FAULT ? 3 : 0;
+}
+
+/* The input set s of buffer i of a conv or GEMM work as floats (caller frees). */
+static float *fake_floats(const cut_work *w, int i, int s)
+{
+    const cut_work_buf *b = &w->bufs[i];
+    float *x = malloc(b->elems * sizeof *x + 1);
+    for (size_t k = 0; k < b->elems; k++)
+        x[k] = (float)cut_elem_get(b->dtype, b->data[s], k);
+    return x;
+}
+
+/* Checks the parent's references of a conv or GEMM work independently: each the double reference of its set
+ * (cut_conv_reference, cut_gemm_reference) rounded to float; set 1's inputs fresh (not set 0's); a GEMM's inputs
+ * stored in its dtype's storage type. */
+static int fake_verify(const cut_work *w)
+{
+    cut_conv c;
+    cut_gemm g;
+    cut_err e;
+    const int conv = w->op.kind == CUT_WORK_CONV && cut_conv_of_work_op(&w->op, &c, &e) == 0;
+    const int gemm = w->op.kind == CUT_WORK_GEMM && cut_gemm_of_work_op(&w->op, &g, &e) == 0;
+    if ((!conv && !gemm) || w->nbufs != 3 || !w->bufs[2].data[0])
+        return 0;
+    int ok = memcmp(w->bufs[0].data[0], w->bufs[0].data[1], w->bufs[0].elems * cut_elem_size(w->bufs[0].dtype)) != 0;
+    if (gemm)
+        ok = ok && w->bufs[0].dtype == cut_gemm_storage_elem(g.dtype) && w->check == CUT_CHECK_FROBENIUS &&
+             w->rtol == cut_gemm_tolerance(g.dtype);
+    else
+        ok = ok && w->check == CUT_CHECK_CLOSE &&
+             memcmp(w->bufs[1].data[0], w->bufs[1].data[1], w->bufs[1].elems * sizeof(float)) != 0;
+    const size_t n = w->bufs[2].elems;
+    double *ref = malloc(n * sizeof *ref);
+    for (int k = 0; k < 2 && ok; k++) {
+        float *a = fake_floats(w, 0, k), *b = fake_floats(w, 1, k);
+        if (gemm)
+            cut_gemm_reference(&g, a, b, ref);
+        else
+            cut_conv_reference(&c, a, b, ref);
+        ok = is_rounded(w->bufs[2].data[k], ref, n) && (!gemm || (is_dtype_exact(g.dtype, a, w->bufs[0].elems) &&
+                                                                   is_dtype_exact(g.dtype, b, w->bufs[1].elems)));
+        free(a);
+        free(b);
+    }
+    free(ref);
+    return ok;
+}
+
+/* A call on a conv or GEMM work: the entry name says what to do. Returns 3 when the worker must exit. */
+static int fake_measure(int out_fd, const cut_wp_run *q, const cut_work *w, int verified, int prepares,
+                        const cut_timing *timing)
+{
+    const cut_call *m = &q->call;
+    cut_wp_run_result rr;
+    memset(&rr, 0, sizeof rr);
+    cut_result *res = &rr.res;
+    if (strcmp(m->entry, "ok") == 0) {
+        /* the image must be "CUBIN:" + entry; grid/block/smem echo back in the timings. */
+        int cubin_ok = q->image_size == 8 && memcmp(q->image, "CUBIN:ok", 8) == 0;
+        res->status = (verified && cubin_ok) ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
+        res->median_ms = m->grid[0] + m->block[0] / 1000.0;
+        res->min_ms = m->smem;
+        res->max_ms = timing->min_repeats;
+        res->repeats = prepares;
+        res->max_abs_err = m->args[1].tma ? (double)m->args[1].desc.box[1] : 0.0; /* TMA descriptors arrive */
+        snprintf(res->error, sizeof res->error, "pid=%d", (int)getpid());
+        fake_send_run_result(out_fd, &rr, w);
+    } else if (strcmp(m->entry, "hang") == 0) {
+        for (;;)
+            pause();
+    } else if (strcmp(m->entry, "abort") == 0) {
+        signal(SIGABRT, SIG_DFL);
+        raise(SIGABRT);
+    } else if (strcmp(m->entry, "fault") == 0) {
+        res->status = CUT_ST_FAULT;
+        res->median_ms = res->min_ms = res->max_ms = -1.0;
+        snprintf(res->error, sizeof res->error, "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (fake)");
+        fake_send_run_result(out_fd, &rr, w);
+        return 3;
+    } else if (strcmp(m->entry, "exit") == 0) {
+        _exit(4);
+    } else if (strcmp(m->entry, "garbage") == 0) {
+        char junk[CUT_WP_HEADER_SIZE];
+        memset(junk, 0xA5, sizeof junk);
+        ssize_t k = write(out_fd, junk, sizeof junk);
+        (void)k;
+        pause();
+    } else if (strcmp(m->entry, "error") == 0) {
+        fake_send_error(out_fd, "fake setup failure");
+    } else {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "fake: unknown entry %s", m->entry);
+        fake_send_run_result(out_fd, &rr, w);
+    }
+    return 0;
 }
 
 static int fake_worker_main(int dev, int in_fd, int out_fd)
@@ -186,15 +271,15 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
         return 1;
     cut_buf_free(&b);
 
-    int prepares = 0, verified = 0, kprepared = 0;
+    int prepares = 0, verified = 0, prepared = 0;
     cut_timing timing = {0};
-    cut_wp_prepare_kernel pk;
-    memset(&pk, 0, sizeof pk);
+    cut_work pw;
+    memset(&pw, 0, sizeof pw);
     for (;;) {
         cut_wp_frame whole, f; /* f: the request's own fields (after a run request's timing policy) */
         int rc = cut_wp_recv(in_fd, -1, CUT_WP_MAX_REQUEST, &whole, &e);
         if (rc <= 0 || whole.type == CUT_WP_QUIT)
-            cut_wp_prepare_kernel_free(&pk);
+            cut_work_free(&pw);
         if (rc <= 0)
             return rc == 0 ? 0 : 1;
         f = whole;
@@ -203,125 +288,46 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
             cut_wp_frame_free(&whole);
             continue;
         }
-        if (f.type == CUT_WP_PREPARE_KERNEL) {
-            cut_wp_prepare_kernel_free(&pk);
-            kprepared = cut_wp_prepare_kernel_decode(&f, &pk, &e) == 0;
-            if (kprepared)
-                cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
-            else
-                fake_send_error(out_fd, e.msg);
-            prepares += kprepared;
-        } else if (f.type == CUT_WP_ENERGY_KERNEL && fake_energy_kernel(out_fd, &f, kprepared ? &pk.work : NULL)) {
-            cut_wp_frame_free(&whole);
-            cut_wp_prepare_kernel_free(&pk);
-            return 3;
-        }
-        cut_result res;
-        memset(&res, 0, sizeof res);
-        if (f.type == CUT_WP_PREPARE) {
-            cut_wp_prepare p;
-            if (cut_wp_prepare_decode(&f, &p, &e) != 0) {
-                fake_send_error(out_fd, e.msg);
-            } else {
-                /* Check the parent's references independently: each the double reference of its set rounded; set 1's
-                 * inputs fresh (not set 0's). */
-                size_t n = cut_conv_out_elems(&p.conv);
-                double *ref = malloc(n * sizeof *ref);
-                verified = memcmp(p.in[0], p.in[1], cut_conv_in_elems(&p.conv) * sizeof(float)) != 0 &&
-                           memcmp(p.w[0], p.w[1], cut_conv_w_elems(&p.conv) * sizeof(float)) != 0;
-                for (int k = 0; k < 2; k++) {
-                    cut_conv_reference(&p.conv, p.in[k], p.w[k], ref);
-                    verified = verified && is_rounded(p.ref[k], ref, n);
-                }
-                free(ref);
-                cut_wp_prepare_free(&p);
+        int code = 0;
+        if (f.type == CUT_WP_PREPARE_WORK) {
+            cut_work_free(&pw);
+            prepared = cut_wp_work_decode(&f, &pw, &e) == 0;
+            if (prepared) {
+                verified = fake_verify(&pw);
                 prepares++;
                 cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
-            }
-        } else if (f.type == CUT_WP_PREPARE_GEMM) {
-            cut_wp_prepare_gemm p;
-            if (cut_wp_prepare_gemm_decode(&f, &p, &e) != 0) {
-                fake_send_error(out_fd, e.msg);
             } else {
-                /* Each set's reference must be cut_gemm_reference rounded to float, its inputs exact in the dtype;
-                 * set 1's inputs fresh. */
-                size_t n = cut_gemm_c_elems(&p.gemm);
-                double *ref = malloc(n * sizeof *ref);
-                verified = memcmp(p.a[0], p.a[1], cut_gemm_a_elems(&p.gemm) * sizeof(float)) != 0;
-                for (int k = 0; k < 2; k++) {
-                    cut_gemm_reference(&p.gemm, p.a[k], p.b[k], ref);
-                    verified = verified && p.ref[k] && is_rounded(p.ref[k], ref, n) &&
-                               is_dtype_exact(p.gemm.dtype, p.a[k], cut_gemm_a_elems(&p.gemm)) &&
-                               is_dtype_exact(p.gemm.dtype, p.b[k], cut_gemm_b_elems(&p.gemm));
-                }
-                free(ref);
-                cut_wp_prepare_gemm_free(&p);
-                prepares++;
-                cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
-            }
-        } else if (f.type == CUT_WP_VENDOR) {
-            fake_vendor(out_fd, &f, verified);
-        } else if (f.type == CUT_WP_CUBLAS) {
-            res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
-            res.median_ms = 1.25;
-            res.repeats = 5;
-            fake_send_result(out_fd, CUT_WP_CUBLAS_RESULT, &res, "FAKE_SGEMM");
-        } else if (f.type == CUT_WP_MEASURE) {
-            cut_wp_measure m;
-            if (cut_wp_measure_decode(&f, &m, &e) != 0) {
                 fake_send_error(out_fd, e.msg);
-            } else if (prepares == 0) {
-                fake_send_error(out_fd, "fake worker: MEASURE before PREPARE");
-            } else if (strcmp(m.entry, "ok") == 0) {
-                /* cubin must be "CUBIN:" + entry; grid/block/smem echo back in the timings. */
-                int cubin_ok = m.cubin_size == 8 && memcmp(m.cubin, "CUBIN:ok", 8) == 0;
-                res.status = (verified && cubin_ok) ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
-                res.median_ms = m.grid[0] + m.block[0] / 1000.0;
-                res.min_ms = m.smem_dynamic;
-                res.max_ms = timing.min_repeats;
-                res.repeats = prepares;
-                res.max_abs_err = m.ntma ? (double)m.tma[1].box[1] : 0.0; /* TMA descriptors arrive */
-                snprintf(res.error, sizeof res.error, "pid=%d", (int)getpid());
-                fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
-            } else if (strcmp(m.entry, "hang") == 0) {
-                for (;;)
-                    pause();
-            } else if (strcmp(m.entry, "abort") == 0) {
-                signal(SIGABRT, SIG_DFL);
-                raise(SIGABRT);
-            } else if (strcmp(m.entry, "fault") == 0) {
-                res.status = CUT_ST_FAULT;
-                res.median_ms = res.min_ms = res.max_ms = -1.0;
-                snprintf(res.error, sizeof res.error, "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (fake)");
-                fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
-                cut_wp_frame_free(&whole);
-                cut_wp_prepare_kernel_free(&pk);
-                return 3;
-            } else if (strcmp(m.entry, "exit") == 0) {
-                _exit(4);
-            } else if (strcmp(m.entry, "garbage") == 0) {
-                char junk[CUT_WP_HEADER_SIZE];
-                memset(junk, 0xA5, sizeof junk);
-                ssize_t k = write(out_fd, junk, sizeof junk);
-                (void)k;
-                pause();
-            } else if (strcmp(m.entry, "error") == 0) {
-                fake_send_error(out_fd, "fake setup failure");
-            } else {
-                res.status = CUT_ST_LAUNCH_ERROR;
-                snprintf(res.error, sizeof res.error, "fake: unknown entry %s", m.entry);
-                fake_send_result(out_fd, CUT_WP_RESULT, &res, "");
             }
-        } else if (f.type == CUT_WP_CUDNN) {
-            res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
-            res.median_ms = 2.5;
-            res.repeats = 7;
-            fake_send_result(out_fd, CUT_WP_CUDNN_RESULT, &res, "FAKE_ALGO");
+        } else if (f.type == CUT_WP_RUN) {
+            cut_wp_run q;
+            if (cut_wp_run_body_decode(&f, prepared ? &pw : NULL, &q, &e) != 0) {
+                fake_send_error(out_fd, e.msg);
+            } else if (q.what == CUT_WP_RUN_VENDOR) {
+                fake_vendor(out_fd, &q.vendor, verified);
+            } else if (q.what == CUT_WP_RUN_CUBLAS || q.what == CUT_WP_RUN_CUDNN) {
+                const int blas = q.what == CUT_WP_RUN_CUBLAS;
+                cut_wp_run_result rr;
+                memset(&rr, 0, sizeof rr);
+                rr.res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
+                rr.res.median_ms = blas ? 1.25 : 2.5;
+                rr.res.repeats = blas ? 5 : 7;
+                snprintf(rr.algo, sizeof rr.algo, "%s", blas ? "FAKE_SGEMM" : "FAKE_ALGO");
+                fake_send_run_result(out_fd, &rr, &pw);
+            } else if (q.energy) {
+                code = fake_energy_call(out_fd, &q, &pw);
+            } else {
+                code = fake_measure(out_fd, &q, &pw, verified, prepares, &timing);
+            }
         } else if (f.type == CUT_WP_QUIT) {
             cut_wp_frame_free(&whole);
             return 0;
         }
         cut_wp_frame_free(&whole);
+        if (code) {
+            cut_work_free(&pw);
+            return code;
+        }
     }
 }
 
@@ -340,11 +346,11 @@ static void test_roundtrip_small(void **state)
     int p[2];
     mkpipe(p);
     cut_err e = {{0}};
-    assert_int_equal(cut_wp_send(p[1], CUT_WP_MEASURE, "hello", 5, &e), 0);
+    assert_int_equal(cut_wp_send(p[1], CUT_WP_RUN, "hello", 5, &e), 0);
     assert_int_equal(cut_wp_send(p[1], CUT_WP_ACK, NULL, 0, &e), 0);
     cut_wp_frame f;
     assert_int_equal(cut_wp_recv(p[0], 1.0, 100, &f, &e), 1);
-    assert_int_equal(f.type, CUT_WP_MEASURE);
+    assert_int_equal(f.type, CUT_WP_RUN);
     assert_int_equal(f.len, 5);
     assert_memory_equal(f.data, "hello", 5);
     cut_wp_frame_free(&f);
@@ -370,7 +376,7 @@ static void *writer_main(void *arg)
 {
     big_writer *w = arg;
     cut_err e;
-    w->rc = cut_wp_send(w->fd, CUT_WP_PREPARE, w->data, w->len, &e);
+    w->rc = cut_wp_send(w->fd, CUT_WP_PREPARE_WORK, w->data, w->len, &e);
     return NULL;
 }
 
@@ -392,7 +398,7 @@ static void test_roundtrip_large_threaded(void **state)
     assert_int_equal(cut_wp_recv(p[0], 30.0, CUT_WP_MAX_REQUEST, &f, &e), 1);
     pthread_join(th, NULL);
     assert_int_equal(w.rc, 0);
-    assert_int_equal(f.type, CUT_WP_PREPARE);
+    assert_int_equal(f.type, CUT_WP_PREPARE_WORK);
     assert_int_equal(f.len, n);
     assert_memory_equal(f.data, data, n);
     cut_wp_frame_free(&f);
@@ -434,10 +440,10 @@ static void test_bad_frames(void **state)
     (void)state;
     uint8_t buf[64];
     /* Truncated header. */
-    header(buf, CUT_WP_MAGIC, CUT_WP_RESULT, 4);
+    header(buf, CUT_WP_MAGIC, CUT_WP_RUN_RESULT, 4);
     expect_bad(buf, 7, 100, "truncated frame");
     /* Truncated payload: 10 of 40 bytes. */
-    header(buf, CUT_WP_MAGIC, CUT_WP_RESULT, 40);
+    header(buf, CUT_WP_MAGIC, CUT_WP_RUN_RESULT, 40);
     memset(buf + 16, 1, 10);
     expect_bad(buf, 26, 100, "payload ended after 10 of 40");
     /* Garbage. */
@@ -449,9 +455,9 @@ static void test_bad_frames(void **state)
     header(buf, CUT_WP_MAGIC, CUT_WP_TYPE_END, 0);
     expect_bad(buf, 16, 100, "unknown frame type");
     /* A huge length is refused before anything is allocated. */
-    header(buf, CUT_WP_MAGIC, CUT_WP_RESULT, UINT64_MAX);
+    header(buf, CUT_WP_MAGIC, CUT_WP_RUN_RESULT, UINT64_MAX);
     expect_bad(buf, 16, CUT_WP_MAX_REPLY, "exceeds the limit");
-    header(buf, CUT_WP_MAGIC, CUT_WP_RESULT, 101);
+    header(buf, CUT_WP_MAGIC, CUT_WP_RUN_RESULT, 101);
     expect_bad(buf, 16, 100, "exceeds the limit of 100");
 }
 
@@ -469,7 +475,7 @@ static void test_timeouts(void **state)
     assert_non_null(strstr(e.msg, "no message within"));
     /* A header that promises more than ever arrives, with the writer still open: a timeout, not a hang. */
     uint8_t h[16];
-    header(h, CUT_WP_MAGIC, CUT_WP_RESULT, 50);
+    header(h, CUT_WP_MAGIC, CUT_WP_RUN_RESULT, 50);
     write_raw(p[1], h, 16);
     write_raw(p[1], "abc", 3);
     assert_int_equal(cut_wp_recv(p[0], 0.1, 100, &f, &e), -2);
@@ -504,80 +510,100 @@ static cut_wp_frame frame_of(uint32_t type, const cut_buf *b)
     return f;
 }
 
-static void test_prepare_codec(void **state)
+/* A conv work as the conv op builds it: PREPARE_WORK round-trips both input sets and references in order; every
+ * truncation, trailing bytes, a shape the buffers do not fit, an invalid shape and the wrong type are refused, and a
+ * failed decode leaves nothing allocated. */
+static void test_work_codec_conv(void **state)
 {
     (void)state;
-    cut_wp_prepare p = {.conv = {1, 5, 6, 3, 2, 3, 3, 1, 1}};
-    size_t n_in = cut_conv_in_elems(&p.conv), n_w = cut_conv_w_elems(&p.conv), n_out = cut_conv_out_elems(&p.conv);
-    for (int k = 0; k < 2; k++) {
-        p.in[k] = malloc(n_in * 4);
-        p.w[k] = malloc(n_w * 4);
-        p.ref[k] = malloc(n_out * 4);
-        cut_fill_uniform(p.in[k], n_in, 1 + 3 * k);
-        cut_fill_uniform(p.w[k], n_w, 2 + 3 * k);
-        cut_fill_uniform(p.ref[k], n_out, 3 + 3 * k);
-    }
+    const cut_conv conv = {1, 5, 6, 3, 2, 3, 3, 1, 1};
+    cut_work p;
+    cut_err e = {{0}};
+    assert_int_equal(cut_conv_work(&conv, 5, &p, &e), 0);
+    const size_t n_in = cut_conv_in_elems(&conv), n_w = cut_conv_w_elems(&conv), n_out = cut_conv_out_elems(&conv);
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_prepare_encode(&p, &b);
-    cut_wp_frame f = frame_of(CUT_WP_PREPARE, &b);
-    cut_wp_prepare q;
-    cut_err e = {{0}};
-    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), 0);
-    assert_memory_equal(&q.conv, &p.conv, sizeof p.conv);
+    cut_wp_work_encode(&p, &b);
+    cut_wp_frame f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    cut_work q;
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), 0);
+    cut_conv qc;
+    cut_gemm qg;
+    assert_int_equal(cut_wp_work_op(&q, &qc, &qg, &e), 0);
+    assert_memory_equal(&qc, &conv, sizeof conv);
+    assert_int_equal(q.check, CUT_CHECK_CLOSE);
+    assert_true(q.atol == p.atol && q.rtol == p.rtol && q.flops == p.flops && q.owns_data);
     for (int k = 0; k < 2; k++) { /* both input sets, in order */
-        assert_memory_equal(q.in[k], p.in[k], n_in * 4);
-        assert_memory_equal(q.w[k], p.w[k], n_w * 4);
-        assert_memory_equal(q.ref[k], p.ref[k], n_out * 4);
+        assert_memory_equal(q.bufs[0].data[k], p.bufs[0].data[k], n_in * 4);
+        assert_memory_equal(q.bufs[1].data[k], p.bufs[1].data[k], n_w * 4);
+        assert_memory_equal(q.bufs[2].data[k], p.bufs[2].data[k], n_out * 4);
     }
-    cut_wp_prepare_free(&q);
-    assert_true(!q.in[0] && !q.in[1] && !q.ref[1]);
+    cut_work_free(&q);
+    assert_true(q.nbufs == 0 && !q.bufs[0].data[0] && !q.bufs[2].data[1]);
 
     /* Every truncation is rejected (no partial decode). */
     for (size_t cut = 0; cut < b.len; cut += (cut < 200 ? 1 : 97)) {
-        cut_wp_frame t = {.type = CUT_WP_PREPARE, .data = (uint8_t *)b.data, .len = cut};
-        assert_int_equal(cut_wp_prepare_decode(&t, &q, &e), -1);
-        assert_true(!q.in[0] && !q.in[1] && !q.w[0] && !q.w[1] && !q.ref[0] && !q.ref[1]);
+        cut_wp_frame t = {.type = CUT_WP_PREPARE_WORK, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_work_decode(&t, &q, &e), -1);
+        for (int i = 0; i < 3; i++)
+            assert_true(!q.bufs[i].data[0] && !q.bufs[i].data[1]);
     }
     /* Trailing bytes. */
     cut_buf_append(&b, "x", 1);
-    f = frame_of(CUT_WP_PREPARE, &b);
-    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "trailing"));
     b.len--;
 
-    /* A shape that does not match the tensors: CO 3 -> 4 in the header. */
-    int32_t co = 4;
-    memcpy(b.data + 3 * 4, &co, 4);
-    f = frame_of(CUT_WP_PREPARE, &b);
-    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "weight tensor has"));
+    /* A shape that does not match the buffers: CO 3 -> 4 in the op (u32 rule, two f64, two i32, then the dims). */
+    const size_t dims_at = 4 + 16 + 8;
+    uint64_t co = 4;
+    memcpy(b.data + dims_at + 3 * 8, &co, 8);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "buffer 1 ('w'"));
+    assert_non_null(strstr(e.msg, "does not fit the Conv2D"));
     /* An invalid shape (stride 0). */
     co = 3;
-    memcpy(b.data + 3 * 4, &co, 4);
-    int32_t stride = 0;
-    memcpy(b.data + 7 * 4, &stride, 4);
-    f = frame_of(CUT_WP_PREPARE, &b);
-    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
+    memcpy(b.data + dims_at + 3 * 8, &co, 8);
+    uint64_t stride = 0;
+    memcpy(b.data + dims_at + 7 * 8, &stride, 8);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "invalid shape"));
+    assert_non_null(strstr(e.msg, "stride"));
     /* The wrong message type. */
-    f.type = CUT_WP_MEASURE;
-    assert_int_equal(cut_wp_prepare_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "expected a PREPARE"));
+    f.type = CUT_WP_RUN;
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "expected a PREPARE_WORK"));
     cut_buf_free(&b);
-    cut_wp_prepare_free(&p);
+    cut_work_free(&p);
 }
 
-/* Every run request begins with its timing policy; cut_wp_run_split hands the rest to the request's own decoder. */
+/* A CALL's body, as the conv and GEMM runners send one. */
+static cut_wp_run run_of(const char *entry, const char *image)
+{
+    cut_wp_run q = {.what = CUT_WP_RUN_CALL, .image = (const uint8_t *)image, .image_size = strlen(image)};
+    cut_call *c = &q.call;
+    snprintf(c->entry, sizeof c->entry, "%s", entry);
+    c->grid[0] = 7;
+    c->grid[1] = c->grid[2] = 1;
+    c->block[0] = 128;
+    c->block[1] = c->block[2] = 1;
+    c->smem = 64;
+    c->nargs = 3;
+    for (int i = 0; i < 3; i++)
+        c->args[i].buf = i;
+    return q;
+}
+
+/* Every run request begins with its timing policy; cut_wp_run_split hands the rest to RUN's body decoder. */
 static void test_run_prefix_codec(void **state)
 {
     (void)state;
-    const uint32_t runs[] = {CUT_WP_MEASURE, CUT_WP_ENERGY, CUT_WP_CUDNN, CUT_WP_CUBLAS, CUT_WP_VENDOR,
-                             CUT_WP_RUN_KERNEL, CUT_WP_ENERGY_KERNEL};
-    for (size_t i = 0; i < CUT_ARRAY_LEN(runs); i++)
-        assert_int_equal(cut_wp_is_run(runs[i]), 1);
-    const uint32_t others[] = {CUT_WP_HELLO, CUT_WP_PREPARE, CUT_WP_PREPARE_GEMM, CUT_WP_PREPARE_KERNEL, CUT_WP_ACK,
-                               CUT_WP_RESULT, CUT_WP_QUIT, CUT_WP_TYPE_END};
+    assert_int_equal(cut_wp_is_run(CUT_WP_RUN), 1);
+    const uint32_t others[] = {CUT_WP_HELLO, CUT_WP_PREPARE_WORK, CUT_WP_ACK, CUT_WP_RUN_RESULT, CUT_WP_VENDOR_RESULT,
+                               CUT_WP_QUIT, CUT_WP_TYPE_END};
     for (size_t i = 0; i < CUT_ARRAY_LEN(others); i++)
         assert_int_equal(cut_wp_is_run(others[i]), 0);
 
@@ -589,40 +615,47 @@ static void test_run_prefix_codec(void **state)
     t.flush_l2 = 1;
     t.min_total_ms = 12.5;
     t.timeout_s = 3;
-    cut_wp_measure m = {.grid = {7, 1, 1}, .block = {128, 1, 1}, .smem_dynamic = 64, .entry = "k",
-                        .cubin = (const uint8_t *)"CUBIN:k", .cubin_size = 7};
+    const cut_conv conv = {1, 4, 4, 2, 2, 3, 3, 1, 1};
+    cut_work w;
+    cut_err e = {{0}};
+    assert_int_equal(cut_conv_work(&conv, 1, &w, &e), 0);
+    const cut_wp_run m = run_of("k", "CUBIN:k");
     cut_buf body, b;
     cut_buf_init(&body);
     cut_buf_init(&b);
-    cut_wp_measure_encode(&m, &body);
+    cut_wp_run_body_encode(&m, &body);
     cut_wp_run_encode(&t, body.data, body.len, &b);
-    cut_wp_frame f = frame_of(CUT_WP_MEASURE, &b), q;
-    cut_err e = {{0}};
+    cut_wp_frame f = frame_of(CUT_WP_RUN, &b), q;
     assert_int_equal(cut_wp_run_split(&f, &got, &q, &e), 0);
     assert_true(got.warmup == 4 && got.min_repeats == 9 && got.max_repeats == 90 && got.flush_l2 == 1);
     assert_true(got.min_total_ms == 12.5 && got.timeout_s == 3);
-    assert_int_equal(q.type, CUT_WP_MEASURE);
+    assert_int_equal(q.type, CUT_WP_RUN);
     assert_int_equal(q.len, body.len);
     assert_memory_equal(q.data, body.data, body.len);
-    cut_wp_measure mq;
-    assert_int_equal(cut_wp_measure_decode(&q, &mq, &e), 0);
-    assert_int_equal(mq.grid[0], 7);
-    assert_string_equal(mq.entry, "k");
+    cut_wp_run mq;
+    assert_int_equal(cut_wp_run_body_decode(&q, &w, &mq, &e), 0);
+    assert_int_equal(mq.call.grid[0], 7);
+    assert_string_equal(mq.call.entry, "k");
 
-    /* A request without a body of its own (CUDNN, CUBLAS) is the policy alone. */
+    /* A baseline's body is its kind alone. */
     cut_buf_free(&b);
     cut_buf_init(&b);
-    cut_wp_run_encode(&t, NULL, 0, &b);
-    f = frame_of(CUT_WP_CUDNN, &b);
+    body.len = 0;
+    const cut_wp_run dnn = {.what = CUT_WP_RUN_CUDNN};
+    cut_wp_run_body_encode(&dnn, &body);
+    cut_wp_run_encode(&t, body.data, body.len, &b);
+    f = frame_of(CUT_WP_RUN, &b);
     assert_int_equal(cut_wp_run_split(&f, &got, &q, &e), 0);
-    assert_int_equal(q.len, 0);
+    assert_int_equal(q.len, 4);
     assert_int_equal(got.min_repeats, 9);
+    assert_int_equal(cut_wp_run_body_decode(&q, &w, &mq, &e), 0);
+    assert_int_equal(mq.what, CUT_WP_RUN_CUDNN);
 
     /* A policy cut short is malformed; so is an unusable policy, named with its message. */
-    for (size_t cut = 0; cut < b.len; cut++) {
-        cut_wp_frame s = {.type = CUT_WP_RUN_KERNEL, .data = (uint8_t *)b.data, .len = cut};
+    for (size_t cut = 0; cut < b.len - 4; cut++) {
+        cut_wp_frame s = {.type = CUT_WP_RUN, .data = (uint8_t *)b.data, .len = cut};
         assert_int_equal(cut_wp_run_split(&s, &got, &q, &e), -1);
-        assert_non_null(strstr(e.msg, "malformed RUN_KERNEL"));
+        assert_non_null(strstr(e.msg, "malformed RUN"));
     }
     const cut_timing bad[] = {{.warmup = -1, .min_repeats = 1, .max_repeats = 1, .timeout_s = 1},
                               {.min_repeats = 0, .max_repeats = 1, .timeout_s = 1},
@@ -633,12 +666,13 @@ static void test_run_prefix_codec(void **state)
     for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
         b.len = 0;
         cut_wp_run_encode(&bad[i], body.data, body.len, &b);
-        f = frame_of(CUT_WP_ENERGY, &b);
+        f = frame_of(CUT_WP_RUN, &b);
         assert_int_equal(cut_wp_run_split(&f, &got, &q, &e), -1);
-        assert_non_null(strstr(e.msg, "ENERGY carries an invalid timing policy"));
+        assert_non_null(strstr(e.msg, "RUN carries an invalid timing policy"));
     }
     cut_buf_free(&b);
     cut_buf_free(&body);
+    cut_work_free(&w);
 }
 
 /* A small user-kernel work: x (input f32, 5), y (output f32, 5), n (output i32, 3); references when refs. */
@@ -654,97 +688,116 @@ static cut_work kwork_of(int refs)
     return w;
 }
 
-static void test_prepare_kernel_codec(void **state)
+/* Where PREPARE_WORK's fields sit in a PLAIN work's payload: u32 rule, f64 atol, rtol, i32 op kind, i32 ndims (0),
+ * u32 runner_refs, f64 flops, i32 nbufs; then the first buffer: its name "x" (u64 length + 1 byte), u32 flags,
+ * i32 dtype, u64 elems. */
+enum { W_NBUFS_AT = 4 + 16 + 4 + 4 + 4 + 8, W_X_ELEMS_AT = W_NBUFS_AT + 4 + 8 + 1 + 4 + 4 };
+
+static void test_work_codec_kernel(void **state)
 {
     (void)state;
     for (int refs = 0; refs < 2; refs++) {
-        cut_wp_prepare_kernel p = {.work = kwork_of(refs)};
+        const cut_work p = kwork_of(refs);
         cut_buf b;
         cut_buf_init(&b);
-        cut_wp_prepare_kernel_encode(&p, &b);
-        cut_wp_frame f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
-        cut_wp_prepare_kernel q;
+        cut_wp_work_encode(&p, &b);
+        cut_wp_frame f = frame_of(CUT_WP_PREPARE_WORK, &b);
+        cut_work q;
         cut_err e = {{0}};
-        assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), 0);
-        assert_int_equal(q.work.nbufs, 3);
-        assert_true(q.work.atol == 1e-5 && q.work.rtol == 1e-4);
-        assert_string_equal(q.work.bufs[2].name, "n");
-        assert_int_equal(q.work.bufs[2].dtype, CUT_EL_I32);
-        assert_int_equal(q.work.bufs[1].is_output, 1);
-        assert_memory_equal(q.work.bufs[0].data[1], KX[1], sizeof KX[1]);
-        assert_int_equal(cut_work_has_refs(&q.work), refs);
+        assert_int_equal(cut_wp_work_decode(&f, &q, &e), 0);
+        assert_int_equal(q.nbufs, 3);
+        assert_true(q.atol == 1e-5 && q.rtol == 1e-4);
+        assert_int_equal(q.op.kind, CUT_WORK_PLAIN);
+        assert_string_equal(q.bufs[2].name, "n");
+        assert_int_equal(q.bufs[2].dtype, CUT_EL_I32);
+        assert_int_equal(q.bufs[1].is_output, 1);
+        assert_memory_equal(q.bufs[0].data[1], KX[1], sizeof KX[1]);
+        assert_int_equal(cut_work_has_refs(&q), refs);
         if (refs)
-            assert_memory_equal(q.work.bufs[2].data[1], KN[1], sizeof KN[1]);
+            assert_memory_equal(q.bufs[2].data[1], KN[1], sizeof KN[1]);
         cut_buf re;
         cut_buf_init(&re);
-        cut_wp_prepare_kernel_encode(&q, &re);
+        cut_wp_work_encode(&q, &re);
         assert_int_equal(re.len, b.len);
         assert_memory_equal(re.data, b.data, b.len);
         cut_buf_free(&re);
-        cut_wp_prepare_kernel_free(&q);
+        cut_work_free(&q);
         for (size_t cut = 0; cut < b.len; cut++) {
-            cut_wp_frame t = {.type = CUT_WP_PREPARE_KERNEL, .data = (uint8_t *)b.data, .len = cut};
-            assert_int_equal(cut_wp_prepare_kernel_decode(&t, &q, &e), -1);
+            cut_wp_frame t = {.type = CUT_WP_PREPARE_WORK, .data = (uint8_t *)b.data, .len = cut};
+            assert_int_equal(cut_wp_work_decode(&t, &q, &e), -1);
             assert_true(e.msg[0] != 0);
             for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
-                assert_true(!q.work.bufs[i].data[0] && !q.work.bufs[i].data[1]);
+                assert_true(!q.bufs[i].data[0] && !q.bufs[i].data[1]);
         }
         cut_buf_free(&b);
     }
     cut_err e = {{0}};
-    cut_wp_prepare_kernel q;
+    cut_work q;
     cut_buf b;
     /* An output with one reference. */
-    cut_wp_prepare_kernel p = {.work = kwork_of(1)};
-    p.work.bufs[1].data[1] = NULL;
+    cut_work p = kwork_of(1);
+    p.bufs[1].data[1] = NULL;
     cut_buf_init(&b);
-    cut_wp_prepare_kernel_encode(&p, &b);
-    cut_wp_frame f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
-    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    cut_wp_work_encode(&p, &b);
+    cut_wp_frame f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "one input set only"));
     cut_buf_free(&b);
-    /* Sizes that do not match elems * dtype size: y declared with 6 elements, sent with 5. */
-    p = (cut_wp_prepare_kernel){.work = kwork_of(1)};
-    p.work.bufs[0].elems = 4; /* sends 16 bytes of x */
+    /* Sizes that do not match elems * dtype size: x declared with 5 elements, sent with 4. */
+    p = kwork_of(1);
+    p.bufs[0].elems = 4; /* sends 16 bytes of x */
     cut_buf_init(&b);
-    cut_wp_prepare_kernel_encode(&p, &b);
-    const size_t x_elems_at = 2 * 8 + 4 + 8 + 1 + 4 + 4; /* tolerances, nbufs, "x", flags */
+    cut_wp_work_encode(&p, &b);
     uint64_t five = 5;
-    memcpy(b.data + x_elems_at, &five, 8);
-    f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
-    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    memcpy(b.data + W_X_ELEMS_AT, &five, 8);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "has 16 bytes"));
     /* An unknown dtype. */
     int32_t dt = CUT_EL_COUNT;
-    memcpy(b.data + x_elems_at - 4, &dt, 4);
-    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    memcpy(b.data + W_X_ELEMS_AT - 4, &dt, 4);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "dtype"));
     /* No buffers, too many. */
     for (int32_t nb = 0; nb <= CUT_WORK_MAX_BUFS + 1; nb += CUT_WORK_MAX_BUFS + 1) {
-        memcpy(b.data + 2 * 8, &nb, 4); /* after the two tolerances */
-        assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+        memcpy(b.data + W_NBUFS_AT, &nb, 4);
+        assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
         assert_non_null(strstr(e.msg, "buffers"));
     }
-    f.type = CUT_WP_PREPARE;
-    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    f.type = CUT_WP_RUN;
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     cut_buf_free(&b);
-    /* A work without outputs, a negative tolerance. */
-    p = (cut_wp_prepare_kernel){.work = kwork_of(0)};
-    p.work.nbufs = 1;
+    /* A work without outputs, a negative tolerance, an unknown rule, runner references of a PLAIN work, an op of 17
+     * parameters. */
+    p = kwork_of(0);
+    p.nbufs = 1;
     cut_buf_init(&b);
-    cut_wp_prepare_kernel_encode(&p, &b);
-    f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
-    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
+    cut_wp_work_encode(&p, &b);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "no output"));
     cut_buf_free(&b);
-    p.work.nbufs = 3;
-    p.work.rtol = -1;
-    cut_buf_init(&b);
-    cut_wp_prepare_kernel_encode(&p, &b);
-    f = frame_of(CUT_WP_PREPARE_KERNEL, &b);
-    assert_int_equal(cut_wp_prepare_kernel_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "tolerance"));
-    cut_buf_free(&b);
+    const char *want[] = {"tolerance", "check rule 3", "only a GEMM's references", "op of 17 parameters"};
+    for (int k = 0; k < 4; k++) {
+        p = kwork_of(0);
+        if (k == 0)
+            p.rtol = -1;
+        if (k == 2)
+            p.runner_refs = 1;
+        cut_buf_init(&b);
+        cut_wp_work_encode(&p, &b);
+        const uint32_t rule = CUT_CHECK_COUNT;
+        const int32_t nd = CUT_WORK_OP_DIMS + 1;
+        if (k == 1)
+            memcpy(b.data, &rule, 4);
+        if (k == 3)
+            memcpy(b.data + 4 + 16 + 4, &nd, 4);
+        f = frame_of(CUT_WP_PREPARE_WORK, &b);
+        assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
+        if (!strstr(e.msg, want[k]))
+            fail_msg("case %d: %s", k, e.msg);
+        cut_buf_free(&b);
+    }
 }
 
 static cut_call kcall_of(void)
@@ -758,36 +811,49 @@ static cut_call kcall_of(void)
     return c;
 }
 
-static void test_run_kernel_codec(void **state)
+static cut_wp_run call_run(const cut_call *c, const char *image, size_t n)
+{
+    cut_wp_run q = {.what = CUT_WP_RUN_CALL, .call = *c, .image = (const uint8_t *)image, .image_size = n};
+    return q;
+}
+
+static void test_run_call_codec(void **state)
 {
     (void)state;
     const cut_work w = kwork_of(0);
     cut_call c = kcall_of();
+    cut_wp_run r = call_run(&c, "ELF!", 4);
+    r.call.tol_scale = 3;
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_run_kernel_encode(&c, "ELF!", 4, &b);
-    cut_wp_frame f = frame_of(CUT_WP_RUN_KERNEL, &b);
-    cut_call q;
-    const uint8_t *cubin;
-    size_t n;
+    cut_wp_run_body_encode(&r, &b);
+    cut_wp_frame f = frame_of(CUT_WP_RUN, &b);
+    cut_wp_run q;
     cut_err e = {{0}};
-    assert_int_equal(cut_wp_run_kernel_decode(&f, &w, &q, &cubin, &n, &e), 0);
-    assert_int_equal(n, 4);
-    assert_memory_equal(cubin, "ELF!", 4);
-    assert_string_equal(q.entry, "k");
-    assert_int_equal(q.nargs, 3);
-    assert_int_equal(q.smem, 64);
-    assert_int_equal(q.block[0], 128);
-    assert_int_equal(q.args[2].buf, -1);
-    assert_memory_equal(q.args[2].bytes, c.args[2].bytes, 8);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), 0);
+    assert_int_equal(q.what, CUT_WP_RUN_CALL);
+    assert_int_equal(q.energy, 0);
+    assert_int_equal(q.image_size, 4);
+    assert_memory_equal(q.image, "ELF!", 4);
+    assert_string_equal(q.call.entry, "k");
+    assert_int_equal(q.call.nargs, 3);
+    assert_int_equal(q.call.smem, 64);
+    assert_int_equal(q.call.block[0], 128);
+    assert_true(q.call.tol_scale == 3);
+    assert_int_equal(q.call.args[2].buf, -1);
+    assert_memory_equal(q.call.args[2].bytes, c.args[2].bytes, 8);
+    assert_null(q.call.src);
     for (size_t cut = 0; cut < b.len; cut++) {
-        cut_wp_frame t = {.type = CUT_WP_RUN_KERNEL, .data = (uint8_t *)b.data, .len = cut};
-        assert_int_equal(cut_wp_run_kernel_decode(&t, &w, &q, &cubin, &n, &e), -1);
+        cut_wp_frame t = {.type = CUT_WP_RUN, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_run_body_decode(&t, &w, &q, &e), -1);
     }
+    /* Before any work, nothing runs. */
+    assert_int_equal(cut_wp_run_body_decode(&f, NULL, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "before PREPARE_WORK"));
     cut_buf_free(&b);
-    /* A bad buffer index, a bad scalar size, an empty launch, an empty cubin. */
-    const char *want[] = {"names buffer 3", "has 3 bytes", "empty launch", "empty cubin"};
-    for (int k = 0; k < 4; k++) {
+    /* A bad buffer index, a bad scalar size, an empty launch, an empty image, a tolerance factor out of range. */
+    const char *want[] = {"names buffer 3", "has 3 bytes", "empty launch", "empty module image", "tolerance factor"};
+    for (int k = 0; k < 5; k++) {
         c = kcall_of();
         if (k == 0)
             c.args[1].buf = 3;
@@ -795,23 +861,44 @@ static void test_run_kernel_codec(void **state)
             c.args[2].size = 3;
         if (k == 2)
             c.grid[1] = 0;
+        if (k == 4)
+            c.tol_scale = -1;
+        r = call_run(&c, "ELF!", k == 3 ? 0 : 4);
         cut_buf_init(&b);
-        cut_wp_run_kernel_encode(&c, "ELF!", k == 3 ? 0 : 4, &b);
-        f = frame_of(CUT_WP_RUN_KERNEL, &b);
-        assert_int_equal(cut_wp_run_kernel_decode(&f, &w, &q, &cubin, &n, &e), -1);
+        cut_wp_run_body_encode(&r, &b);
+        f = frame_of(CUT_WP_RUN, &b);
+        assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
         assert_non_null(strstr(e.msg, want[k]));
         cut_buf_free(&b);
     }
+    /* An unknown kind of run; the baselines only on their op's work. */
+    cut_buf_init(&b);
+    cut_wp_put_u32(&b, CUT_WP_RUN_WHAT_END);
+    f = frame_of(CUT_WP_RUN, &b);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "unknown kind of run"));
+    b.len = 0;
+    cut_wp_put_u32(&b, CUT_WP_RUN_CUDNN);
+    f = frame_of(CUT_WP_RUN, &b);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "CUDNN runs on a Conv2D work only"));
+    b.len = 0;
+    cut_wp_put_u32(&b, CUT_WP_RUN_CUBLAS);
+    f = frame_of(CUT_WP_RUN, &b);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "CUBLAS runs on a GEMM work only"));
+    cut_buf_free(&b);
 }
 
-static void test_kernel_result_codec(void **state)
+static void test_run_result_codec(void **state)
 {
     (void)state;
     const cut_work w = kwork_of(0), wr = kwork_of(1);
-    cut_result r;
-    cut_result_reset(&r);
-    r.median_ms = 0.25;
-    r.repeats = 11;
+    cut_wp_run_result r;
+    memset(&r, 0, sizeof r);
+    cut_result_reset(&r.res);
+    r.res.median_ms = 0.25;
+    r.res.repeats = 11;
     cut_work_outputs o;
     memset(&o, 0, sizeof o);
     for (int s = 0; s < 2; s++) {
@@ -822,56 +909,80 @@ static void test_kernel_result_codec(void **state)
     }
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_kernel_result_encode(&r, &w, &o, &b);
-    cut_wp_frame f = frame_of(CUT_WP_KERNEL_RESULT, &b);
-    assert_true(b.len <= cut_wp_kernel_result_max(&w));
-    cut_result q;
+    cut_wp_run_result_encode(&r, &w, &o, &b);
+    cut_wp_frame f = frame_of(CUT_WP_RUN_RESULT, &b);
+    assert_true(b.len <= cut_wp_run_result_max(&w));
+    cut_wp_run_result q;
     cut_work_outputs qo;
     cut_err e = {{0}};
-    assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), 0);
-    assert_int_equal(q.status, CUT_ST_OK);
-    assert_int_equal(q.repeats, 11);
-    assert_true(q.median_ms == 0.25);
+    assert_int_equal(cut_wp_run_result_decode(&f, &w, &q, &qo, &e), 0);
+    assert_int_equal(q.res.status, CUT_ST_OK);
+    assert_int_equal(q.res.repeats, 11);
+    assert_true(q.res.median_ms == 0.25);
+    assert_int_equal(q.energy, 0);
     assert_memory_equal(qo.data[1][1], KY[1], sizeof KY[1]);
     assert_memory_equal(qo.data[2][0], KN[0], sizeof KN[0]);
     assert_null(qo.data[0][0]);
     cut_work_outputs_free(&qo);
     for (size_t cut = 0; cut < b.len; cut++) {
-        cut_wp_frame t = {.type = CUT_WP_KERNEL_RESULT, .data = (uint8_t *)b.data, .len = cut};
-        assert_int_equal(cut_wp_kernel_result_decode(&t, &w, &q, &qo, &e), -1);
+        cut_wp_frame t = {.type = CUT_WP_RUN_RESULT, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_run_result_decode(&t, &w, &q, &qo, &e), -1);
         assert_null(qo.data[1][0]);
     }
     /* Outputs where the work has references, or after a failed run, are refused. */
-    assert_int_equal(cut_wp_kernel_result_decode(&f, &wr, &q, &qo, &e), -1);
+    assert_int_equal(cut_wp_run_result_decode(&f, &wr, &q, &qo, &e), -1);
     assert_non_null(strstr(e.msg, "want 0"));
     cut_buf_free(&b);
-    r.status = CUT_ST_WRONG_RESULT;
-    snprintf(r.error, sizeof r.error, "after timing, fresh inputs: y[3] = nan, want 1");
+    r.res.status = CUT_ST_WRONG_RESULT;
+    snprintf(r.res.error, sizeof r.res.error, "after timing, fresh inputs: y[3] = nan, want 1");
     cut_buf_init(&b);
-    cut_wp_kernel_result_encode(&r, &w, &o, &b);
-    f = frame_of(CUT_WP_KERNEL_RESULT, &b);
-    assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), -1);
+    cut_wp_run_result_encode(&r, &w, &o, &b);
+    f = frame_of(CUT_WP_RUN_RESULT, &b);
+    assert_int_equal(cut_wp_run_result_decode(&f, &w, &q, &qo, &e), -1);
     cut_buf_free(&b);
     /* Without outputs a failed run decodes, with its sentence. */
     cut_buf_init(&b);
-    cut_wp_kernel_result_encode(&r, &w, NULL, &b);
-    f = frame_of(CUT_WP_KERNEL_RESULT, &b);
-    assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), 0);
-    assert_int_equal(q.status, CUT_ST_WRONG_RESULT);
-    assert_string_equal(q.error, r.error);
+    cut_wp_run_result_encode(&r, &w, NULL, &b);
+    f = frame_of(CUT_WP_RUN_RESULT, &b);
+    assert_int_equal(cut_wp_run_result_decode(&f, &w, &q, &qo, &e), 0);
+    assert_int_equal(q.res.status, CUT_ST_WRONG_RESULT);
+    assert_string_equal(q.res.error, r.res.error);
     /* An OK result of a capturing work without its outputs is refused. */
-    r.status = CUT_ST_OK;
+    r.res.status = CUT_ST_OK;
     b.len = 0;
-    cut_wp_kernel_result_encode(&r, &w, NULL, &b);
-    f = frame_of(CUT_WP_KERNEL_RESULT, &b);
-    assert_int_equal(cut_wp_kernel_result_decode(&f, &w, &q, &qo, &e), -1);
+    cut_wp_run_result_encode(&r, &w, NULL, &b);
+    f = frame_of(CUT_WP_RUN_RESULT, &b);
+    assert_int_equal(cut_wp_run_result_decode(&f, &w, &q, &qo, &e), -1);
     assert_non_null(strstr(e.msg, "output 'y' set 0 has 0 bytes"));
     cut_buf_free(&b);
     cut_work_outputs_free(&o);
+    /* A baseline's result carries its algorithm's name (and no outputs: its work has references). */
+    memset(&r, 0, sizeof r);
+    r.res = (cut_result){.status = CUT_ST_WRONG_RESULT, .median_ms = 1.5, .min_ms = 1.25, .max_ms = 2.0,
+                         .repeats = 17, .max_abs_err = 0.125};
+    snprintf(r.res.error, sizeof r.res.error, "idx 3: got nan want 1");
+    snprintf(r.algo, sizeof r.algo, "IMPLICIT_GEMM");
+    cut_buf_init(&b);
+    cut_wp_run_result_encode(&r, &wr, NULL, &b);
+    f = frame_of(CUT_WP_RUN_RESULT, &b);
+    assert_int_equal(cut_wp_run_result_decode(&f, &wr, &q, &qo, &e), 0);
+    assert_int_equal(q.res.status, CUT_ST_WRONG_RESULT);
+    assert_string_equal(q.res.error, r.res.error);
+    assert_true(q.res.median_ms == 1.5 && q.res.min_ms == 1.25 && q.res.max_ms == 2.0 && q.res.max_abs_err == 0.125);
+    assert_int_equal(q.res.repeats, 17);
+    assert_string_equal(q.algo, "IMPLICIT_GEMM");
+    /* An out-of-range status is refused; so is another type. */
+    int32_t bad = CUT_ST_COUNT;
+    memcpy(b.data, &bad, 4);
+    assert_int_equal(cut_wp_run_result_decode(&f, &wr, &q, &qo, &e), -1);
+    assert_non_null(strstr(e.msg, "unknown status"));
+    f.type = CUT_WP_ACK;
+    assert_int_equal(cut_wp_run_result_decode(&f, &wr, &q, &qo, &e), -1);
+    cut_buf_free(&b);
 }
 
-/* ENERGY's plan as it has always travelled, written by hand: uuid string, i32 lrounds, min_steps, f64 warm-up, chunk,
- * wait. ENERGY_KERNEL carries the same bytes after RUN_KERNEL's payload. */
+/* An energy plan as it has always travelled, written by hand: uuid string, i32 lrounds, min_steps, f64 warm-up,
+ * chunk, wait. A RUN observed by a plan carries these bytes after its call's fields and a u32 1. */
 static void put_plan_by_hand(cut_buf *b, const cut_energy_plan *p)
 {
     cut_wp_put_u64(b, strlen(p->uuid));
@@ -896,61 +1007,51 @@ static cut_energy_plan plan_of(void)
     return p;
 }
 
-/* ENERGY_KERNEL: RUN_KERNEL's bytes then ENERGY's plan bytes; round trip; truncated, padded, mistyped frames, bad
- * plans, bad calls and a work without references are refused. ENERGY itself keeps its layout. */
-static void test_energy_kernel_codec(void **state)
+/* An energy-observed call: the plain call's bytes with the flag 1 then the plan's bytes; round trip; truncated,
+ * padded, mistyped frames, bad plans, bad calls and a work without references are refused. */
+static void test_run_energy_codec(void **state)
 {
     (void)state;
     const cut_work w = kwork_of(1), w0 = kwork_of(0);
     const cut_call c = kcall_of();
     const cut_energy_plan p = plan_of();
+    cut_wp_run er = call_run(&c, "ELF!", 4), plain = er;
+    er.energy = 1;
+    er.plan = p;
     cut_buf b, rk, hand;
     cut_buf_init(&b);
     cut_buf_init(&rk);
     cut_buf_init(&hand);
-    cut_wp_energy_kernel_encode(&c, "ELF!", 4, &p, &b);
-    cut_wp_run_kernel_encode(&c, "ELF!", 4, &rk);
+    cut_wp_run_body_encode(&er, &b);
+    cut_wp_run_body_encode(&plain, &rk);
     put_plan_by_hand(&hand, &p);
     assert_int_equal(b.len, rk.len + hand.len);
-    assert_memory_equal(b.data, rk.data, rk.len);
+    assert_memory_equal(b.data, rk.data, rk.len - 4); /* the same call, then energy flag 1 instead of 0 */
+    uint32_t flag;
+    memcpy(&flag, b.data + rk.len - 4, 4);
+    assert_int_equal(flag, 1);
     assert_memory_equal(b.data + rk.len, hand.data, hand.len);
-    /* ENERGY on the wire is unchanged: MEASURE's payload, then the same plan bytes */
-    cut_wp_measure m = {.grid = {3, 1, 1}, .block = {64, 1, 1}, .cubin = (const uint8_t *)"CUBIN", .cubin_size = 5,
-                        .tol_scale = 1.0};
-    snprintf(m.entry, sizeof m.entry, "cut_conv2d");
-    cut_buf mb, eb;
-    cut_buf_init(&mb);
-    cut_buf_init(&eb);
-    cut_wp_measure_encode(&m, &mb);
-    cut_wp_energy_encode(&m, &p, &eb);
-    assert_int_equal(eb.len, mb.len + hand.len);
-    assert_memory_equal(eb.data, mb.data, mb.len);
-    assert_memory_equal(eb.data + mb.len, hand.data, hand.len);
-    cut_buf_free(&mb);
-    cut_buf_free(&eb);
 
-    cut_wp_frame f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
-    cut_call q;
-    cut_energy_plan pq;
-    const uint8_t *cubin;
-    size_t n;
+    cut_wp_frame f = frame_of(CUT_WP_RUN, &b);
+    cut_wp_run q;
     cut_err e = {{0}};
-    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), 0);
-    assert_int_equal(n, 4);
-    assert_memory_equal(cubin, "ELF!", 4);
-    assert_string_equal(q.entry, "k");
-    assert_int_equal(q.nargs, 3);
-    assert_int_equal(q.smem, 64);
-    assert_memory_equal(q.grid, c.grid, sizeof c.grid);
-    assert_memory_equal(q.block, c.block, sizeof c.block);
-    assert_memory_equal(q.args, c.args, sizeof c.args[0] * 3);
-    assert_string_equal(pq.uuid, p.uuid);
-    assert_int_equal(pq.lrounds, 5);
-    assert_int_equal(pq.min_steps, 7);
-    assert_true(pq.warmup_s == 0.25 && pq.chunk_ms == 2.5 && pq.max_wait_s == 3.0);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), 0);
+    assert_int_equal(q.energy, 1);
+    assert_int_equal(q.image_size, 4);
+    assert_memory_equal(q.image, "ELF!", 4);
+    assert_string_equal(q.call.entry, "k");
+    assert_int_equal(q.call.nargs, 3);
+    assert_int_equal(q.call.smem, 64);
+    assert_memory_equal(q.call.grid, c.grid, sizeof c.grid);
+    assert_memory_equal(q.call.block, c.block, sizeof c.block);
+    assert_memory_equal(q.call.args, c.args, sizeof c.args[0] * 3);
+    assert_string_equal(q.plan.uuid, p.uuid);
+    assert_int_equal(q.plan.lrounds, 5);
+    assert_int_equal(q.plan.min_steps, 7);
+    assert_true(q.plan.warmup_s == 0.25 && q.plan.chunk_ms == 2.5 && q.plan.max_wait_s == 3.0);
     cut_buf re;
     cut_buf_init(&re);
-    cut_wp_energy_kernel_encode(&q, cubin, n, &pq, &re);
+    cut_wp_run_body_encode(&q, &re);
     assert_int_equal(re.len, b.len);
     assert_memory_equal(re.data, b.data, b.len);
     cut_buf_free(&re);
@@ -958,29 +1059,31 @@ static void test_energy_kernel_codec(void **state)
     assert_true(cut_wp_energy_timeout_s(2.0, &p) == 2.0 + 0.25 + (1 + 5 * 7) * 3.0);
     assert_true(cut_wp_energy_timeout_s(0.0, &p) == 10.0 + 0.25 + (1 + 5 * 7) * 3.0);
 
-    /* Every truncation is refused with a sentence; so are trailing bytes and the other kernel message types. */
+    /* Every truncation is refused with a sentence; so are trailing bytes and another type. */
     for (size_t cut = 0; cut < b.len; cut++) {
-        cut_wp_frame t = {.type = CUT_WP_ENERGY_KERNEL, .data = (uint8_t *)b.data, .len = cut};
+        cut_wp_frame t = {.type = CUT_WP_RUN, .data = (uint8_t *)b.data, .len = cut};
         e.msg[0] = '\0';
-        assert_int_equal(cut_wp_energy_kernel_decode(&t, &w, &q, &cubin, &n, &pq, &e), -1);
+        assert_int_equal(cut_wp_run_body_decode(&t, &w, &q, &e), -1);
         assert_true(e.msg[0] != 0);
     }
     cut_buf_append(&b, "x", 1);
-    f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
-    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
+    f = frame_of(CUT_WP_RUN, &b);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
     assert_non_null(strstr(e.msg, "trailing"));
     b.len--;
-    f = frame_of(CUT_WP_RUN_KERNEL, &b);
-    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
-    assert_non_null(strstr(e.msg, "expected a ENERGY_KERNEL"));
-    assert_int_equal(cut_wp_run_kernel_decode(&f, &w, &q, &cubin, &n, &e), -1); /* the plan is trailing there */
-    f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
-    assert_int_equal(cut_wp_run_kernel_decode(&f, &w, &q, &cubin, &n, &e), -1);
-    assert_int_equal(cut_wp_energy_decode(&f, &m, &pq, &e), -1);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "expected a RUN"));
     /* A work without references: an energy run never captures. */
-    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w0, &q, &cubin, &n, &pq, &e), -1);
+    f = frame_of(CUT_WP_RUN, &b);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w0, &q, &e), -1);
     assert_non_null(strstr(e.msg, "without references"));
-    assert_string_equal(cut_wp_type_name(CUT_WP_ENERGY_KERNEL), "ENERGY_KERNEL");
+    assert_string_equal(cut_wp_type_name(CUT_WP_RUN), "RUN");
+    /* An energy flag of 2. */
+    flag = 2;
+    memcpy(b.data + rk.len - 4, &flag, 4);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "energy flag 2"));
     cut_buf_free(&b);
     cut_buf_free(&rk);
     cut_buf_free(&hand);
@@ -993,26 +1096,28 @@ static void test_energy_kernel_codec(void **state)
     } bad_plan[] = {{0, 0, "lrounds"}, {0, CUT_ENERGY_MAX_LROUNDS + 1, "lrounds"}, {1, 0, "steps"},
                     {2, -1, "warm-up"}, {3, NAN, "chunk"},       {4, 0, "counter wait"}};
     for (size_t i = 0; i < CUT_ARRAY_LEN(bad_plan); i++) {
-        cut_energy_plan bp = plan_of();
+        cut_wp_run bq = er;
         switch (bad_plan[i].field) {
-        case 0: bp.lrounds = (int)bad_plan[i].v; break;
-        case 1: bp.min_steps = (int)bad_plan[i].v; break;
-        case 2: bp.warmup_s = bad_plan[i].v; break;
-        case 3: bp.chunk_ms = bad_plan[i].v; break;
-        default: bp.max_wait_s = bad_plan[i].v; break;
+        case 0: bq.plan.lrounds = (int)bad_plan[i].v; break;
+        case 1: bq.plan.min_steps = (int)bad_plan[i].v; break;
+        case 2: bq.plan.warmup_s = bad_plan[i].v; break;
+        case 3: bq.plan.chunk_ms = bad_plan[i].v; break;
+        default: bq.plan.max_wait_s = bad_plan[i].v; break;
         }
         cut_buf_init(&b);
-        cut_wp_energy_kernel_encode(&c, "ELF!", 4, &bp, &b);
-        f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
-        assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
-        assert_non_null(strstr(e.msg, "malformed ENERGY_KERNEL message"));
+        cut_wp_run_body_encode(&bq, &b);
+        f = frame_of(CUT_WP_RUN, &b);
+        assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
+        assert_non_null(strstr(e.msg, "malformed RUN message"));
         if (!strstr(e.msg, bad_plan[i].why))
             fail_msg("plan %zu: %s", i, e.msg);
         cut_buf_free(&b);
     }
     /* A uuid longer than the plan holds is refused, not truncated. */
     cut_buf_init(&b);
-    cut_wp_run_kernel_encode(&c, "ELF!", 4, &b);
+    cut_wp_run_body_encode(&plain, &b);
+    b.len -= 4;
+    cut_wp_put_u32(&b, 1);
     char longid[sizeof p.uuid + 8];
     memset(longid, 'u', sizeof longid - 1);
     longid[sizeof longid - 1] = '\0';
@@ -1021,11 +1126,11 @@ static void test_energy_kernel_codec(void **state)
     cut_wp_put_i32(&b, 1);
     for (int i = 0; i < 3; i++)
         cut_wp_put_f64(&b, 1.0);
-    f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
-    assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
+    f = frame_of(CUT_WP_RUN, &b);
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
     cut_buf_free(&b);
-    /* Bad calls, as RUN_KERNEL refuses them. */
-    const char *want[] = {"names buffer 3", "has 3 bytes", "empty launch", "empty cubin", "arguments"};
+    /* Bad calls, as a plain run refuses them. */
+    const char *want[] = {"names buffer 3", "has 3 bytes", "empty launch", "empty module image", "arguments"};
     for (int k = 0; k < 5; k++) {
         cut_call bc = kcall_of();
         if (k == 0)
@@ -1036,75 +1141,83 @@ static void test_energy_kernel_codec(void **state)
             bc.block[0] = 0;
         if (k == 4)
             bc.nargs = 0;
+        cut_wp_run bq = call_run(&bc, "ELF!", k == 3 ? 0 : 4);
+        bq.energy = 1;
+        bq.plan = p;
         cut_buf_init(&b);
-        cut_wp_energy_kernel_encode(&bc, "ELF!", k == 3 ? 0 : 4, &p, &b);
-        f = frame_of(CUT_WP_ENERGY_KERNEL, &b);
-        assert_int_equal(cut_wp_energy_kernel_decode(&f, &w, &q, &cubin, &n, &pq, &e), -1);
+        cut_wp_run_body_encode(&bq, &b);
+        f = frame_of(CUT_WP_RUN, &b);
+        assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
         assert_non_null(strstr(e.msg, want[k]));
-        assert_non_null(strstr(e.msg, "ENERGY_KERNEL"));
+        assert_non_null(strstr(e.msg, "RUN"));
         cut_buf_free(&b);
     }
 }
 
-/* ENERGY_RESULT (the reply to ENERGY and ENERGY_KERNEL): round trip; truncations, an algorithm name, ok > 1,
- * lrounds over the maximum and an unknown status are refused. */
-static void test_energy_result_codec(void **state)
+/* RUN_RESULT of an energy-observed run: round trip; truncations, an algorithm name, ok > 1, lrounds over the maximum
+ * and an unknown status are refused. */
+static void test_run_result_energy_codec(void **state)
 {
     (void)state;
-    cut_result r;
-    cut_result_reset(&r);
-    r.median_ms = 0.5;
-    r.repeats = 9;
-    r.max_abs_err = 1e-7;
-    cut_energy_result er;
-    memset(&er, 0, sizeof er);
-    er.lrounds = 2;
-    er.round[1] = (cut_energy_stats){.iters = 1234, .energy_mj = 4000, .window_s = 0.02, .energy_per_iter_mj = 3.25,
-                                     .time_per_iter_ms = 0.0125, .avg_power_w = 200, .counter_steps = 2};
-    er.energy_mj = 3.0;
-    er.power_w = 201.5;
-    er.sm_mhz_max = 1980;
-    er.throttle = 0x4;
+    const cut_work w = kwork_of(1);
+    cut_wp_run_result r;
+    memset(&r, 0, sizeof r);
+    cut_result_reset(&r.res);
+    r.res.median_ms = 0.5;
+    r.res.repeats = 9;
+    r.res.max_abs_err = 1e-7;
+    r.energy = 1;
+    r.energy_ok = 1;
+    cut_energy_result *er = &r.er;
+    er->lrounds = 2;
+    er->round[1] = (cut_energy_stats){.iters = 1234, .energy_mj = 4000, .window_s = 0.02, .energy_per_iter_mj = 3.25,
+                                      .time_per_iter_ms = 0.0125, .avg_power_w = 200, .counter_steps = 2};
+    er->energy_mj = 3.0;
+    er->power_w = 201.5;
+    er->sm_mhz_max = 1980;
+    er->throttle = 0x4;
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_energy_result_encode(&r, 1, "", &er, &b);
-    cut_wp_frame f = frame_of(CUT_WP_ENERGY_RESULT, &b);
-    cut_result q;
-    cut_energy_result qe;
-    char why[64];
-    int ok = -1;
+    cut_wp_run_result_encode(&r, &w, NULL, &b);
+    cut_wp_frame f = frame_of(CUT_WP_RUN_RESULT, &b);
+    cut_wp_run_result q;
+    cut_work_outputs qo;
     cut_err e = {{0}};
-    assert_int_equal(cut_wp_energy_result_decode(&f, &q, &ok, why, sizeof why, &qe, &e), 0);
-    assert_int_equal(ok, 1);
-    assert_string_equal(why, "");
-    assert_int_equal(q.status, CUT_ST_OK);
-    assert_int_equal(q.repeats, 9);
-    assert_true(q.median_ms == 0.5 && q.max_abs_err == 1e-7);
-    assert_int_equal(qe.lrounds, 2);
-    assert_memory_equal(&qe.round[1], &er.round[1], sizeof er.round[1]);
-    assert_true(qe.energy_mj == 3.0 && qe.power_w == 201.5 && qe.sm_mhz_max == 1980 && qe.throttle == 0x4);
+    assert_int_equal(cut_wp_run_result_decode(&f, &w, &q, &qo, &e), 0);
+    assert_int_equal(q.energy, 1);
+    assert_int_equal(q.energy_ok, 1);
+    assert_string_equal(q.why, "");
+    assert_int_equal(q.res.status, CUT_ST_OK);
+    assert_int_equal(q.res.repeats, 9);
+    assert_true(q.res.median_ms == 0.5 && q.res.max_abs_err == 1e-7);
+    assert_int_equal(q.er.lrounds, 2);
+    assert_memory_equal(&q.er.round[1], &er->round[1], sizeof er->round[1]);
+    assert_true(q.er.energy_mj == 3.0 && q.er.power_w == 201.5 && q.er.sm_mhz_max == 1980 && q.er.throttle == 0x4);
     for (size_t cut = 0; cut < b.len; cut++) {
-        cut_wp_frame t = {.type = CUT_WP_ENERGY_RESULT, .data = (uint8_t *)b.data, .len = cut};
-        assert_int_equal(cut_wp_energy_result_decode(&t, &q, &ok, why, sizeof why, &qe, &e), -1);
+        cut_wp_frame t = {.type = CUT_WP_RUN_RESULT, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_run_result_decode(&t, &w, &q, &qo, &e), -1);
     }
-    f.type = CUT_WP_KERNEL_RESULT;
-    assert_int_equal(cut_wp_energy_result_decode(&f, &q, &ok, why, sizeof why, &qe, &e), -1);
+    f.type = CUT_WP_VENDOR_RESULT;
+    assert_int_equal(cut_wp_run_result_decode(&f, &w, &q, &qo, &e), -1);
     cut_buf_free(&b);
     /* The meter's failure travels as ok 0 with its sentence. */
+    r.energy_ok = 0;
+    snprintf(r.why, sizeof r.why, "energy: NVML's energy counter did not change");
     cut_buf_init(&b);
-    cut_wp_energy_result_encode(&r, 0, "energy: NVML's energy counter did not change", &er, &b);
-    f = frame_of(CUT_WP_ENERGY_RESULT, &b);
-    assert_int_equal(cut_wp_energy_result_decode(&f, &q, &ok, why, sizeof why, &qe, &e), 0);
-    assert_int_equal(ok, 0);
-    assert_non_null(strstr(why, "did not change"));
+    cut_wp_run_result_encode(&r, &w, NULL, &b);
+    f = frame_of(CUT_WP_RUN_RESULT, &b);
+    assert_int_equal(cut_wp_run_result_decode(&f, &w, &q, &qo, &e), 0);
+    assert_int_equal(q.energy_ok, 0);
+    assert_non_null(strstr(q.why, "did not change"));
     cut_buf_free(&b);
     /* ok 2, an algorithm name, 17 lrounds, an unknown status (hand-made frames). */
     for (int k = 0; k < 4; k++) {
         cut_buf_init(&b);
-        cut_result rr = r;
+        cut_result rr = r.res;
         if (k == 3)
             rr.status = (cut_status)CUT_ST_COUNT;
         cut_wp_result_encode(&rr, k == 1 ? "ALGO" : "", &b);
+        cut_wp_put_u32(&b, 1); /* energy */
         cut_wp_put_u32(&b, k == 0 ? 2u : 1u);
         cut_wp_put_str(&b, "");
         const int lr = k == 2 ? CUT_ENERGY_MAX_LROUNDS + 1 : 0;
@@ -1114,175 +1227,169 @@ static void test_energy_result_codec(void **state)
         for (int i = 0; i < 4; i++)
             cut_wp_put_u32(&b, 0);
         cut_wp_put_u64(&b, 0);
-        f = frame_of(CUT_WP_ENERGY_RESULT, &b);
-        assert_int_equal(cut_wp_energy_result_decode(&f, &q, &ok, why, sizeof why, &qe, &e), -1);
+        for (int i = 0; i < 4; i++) /* two outputs, no captures */
+            cut_wp_put_u64(&b, 0);
+        f = frame_of(CUT_WP_RUN_RESULT, &b);
+        assert_int_equal(cut_wp_run_result_decode(&f, &w, &q, &qo, &e), -1);
         const char *want[] = {"ok flag", "algorithm name", "lrounds", "unknown status"};
-        assert_non_null(strstr(e.msg, want[k]));
+        if (!strstr(e.msg, want[k]))
+            fail_msg("case %d: %s", k, e.msg);
         cut_buf_free(&b);
     }
 }
 
-static void test_prepare_gemm_codec(void **state)
+/* A GEMM work as the GEMM op builds it, its references left to the runner for set 1's sake: round trip and re-encode
+ * to the same bytes; truncations, trailing bytes, buffers that do not fit the shape, every dtype's storage, an
+ * unknown dtype or layout, M = 0 and the wrong type are refused. */
+static void test_work_codec_gemm(void **state)
 {
     (void)state;
-    cut_wp_prepare_gemm p = {.gemm = {7, 5, 3, CUT_GEMM_NT, CUT_DT_FP32}};
-    const size_t na = cut_gemm_a_elems(&p.gemm), nb = cut_gemm_b_elems(&p.gemm), nc = cut_gemm_c_elems(&p.gemm);
-    for (int k = 0; k < 2; k++) {
-        p.a[k] = malloc(na * 4);
-        p.b[k] = malloc(nb * 4);
-        cut_fill_uniform(p.a[k], na, 1 + 3 * k);
-        cut_fill_uniform(p.b[k], nb, 2 + 3 * k);
-    }
-    p.ref[0] = malloc(nc * 4); /* set 1 without a reference: the worker's DGEMM computes it */
-    cut_fill_uniform(p.ref[0], nc, 3);
+    const cut_gemm g = {7, 5, 3, CUT_GEMM_NT, CUT_DT_FP32};
+    cut_work p;
+    cut_err e = {{0}};
+    assert_int_equal(cut_gemm_work(&g, 3, 0, &p, &e), 0);
+    const size_t na = cut_gemm_a_elems(&g), nb = cut_gemm_b_elems(&g), nc = cut_gemm_c_elems(&g);
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_prepare_gemm_encode(&p, &b);
-    cut_wp_frame f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-    cut_wp_prepare_gemm q;
-    cut_err e = {{0}};
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), 0);
-    assert_memory_equal(&q.gemm, &p.gemm, sizeof p.gemm);
+    cut_wp_work_encode(&p, &b);
+    cut_wp_frame f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    cut_work q;
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), 0);
+    cut_conv qc;
+    cut_gemm qg;
+    assert_int_equal(cut_wp_work_op(&q, &qc, &qg, &e), 0);
+    assert_memory_equal(&qg, &g, sizeof g);
+    assert_int_equal(q.check, CUT_CHECK_FROBENIUS);
+    assert_true(q.rtol == cut_gemm_tolerance(CUT_DT_FP32));
     for (int k = 0; k < 2; k++) {
-        assert_memory_equal(q.a[k], p.a[k], na * 4);
-        assert_memory_equal(q.b[k], p.b[k], nb * 4);
+        assert_memory_equal(q.bufs[0].data[k], p.bufs[0].data[k], na * 4);
+        assert_memory_equal(q.bufs[1].data[k], p.bufs[1].data[k], nb * 4);
+        assert_memory_equal(q.bufs[2].data[k], p.bufs[2].data[k], nc * 4);
     }
-    assert_memory_equal(q.ref[0], p.ref[0], nc * 4);
-    assert_null(q.ref[1]);
     cut_buf r;
     cut_buf_init(&r); /* re-encodes to the same bytes */
-    cut_wp_prepare_gemm_encode(&q, &r);
+    cut_wp_work_encode(&q, &r);
     assert_int_equal(r.len, b.len);
     assert_memory_equal(r.data, b.data, b.len);
     cut_buf_free(&r);
-    cut_wp_prepare_gemm_free(&q);
-    assert_true(!q.a[0] && !q.a[1] && !q.ref[0]);
+    cut_work_free(&q);
+    assert_true(!q.bufs[0].data[0] && !q.bufs[0].data[1] && !q.bufs[2].data[0]);
 
     for (size_t cut = 0; cut < b.len; cut += 7) { /* every truncation is rejected, nothing left allocated */
-        cut_wp_frame t = {.type = CUT_WP_PREPARE_GEMM, .data = (uint8_t *)b.data, .len = cut};
-        assert_int_equal(cut_wp_prepare_gemm_decode(&t, &q, &e), -1);
-        for (int k = 0; k < 2; k++)
-            assert_true(q.a[k] == NULL && q.b[k] == NULL && q.ref[k] == NULL);
+        cut_wp_frame t = {.type = CUT_WP_PREPARE_WORK, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_work_decode(&t, &q, &e), -1);
+        for (int k = 0; k < 3; k++)
+            assert_true(q.bufs[k].data[0] == NULL && q.bufs[k].data[1] == NULL);
     }
     cut_buf_append(&b, "x", 1);
-    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "trailing"));
     b.len--;
 
-    int32_t v = 6; /* N 5 -> 6: B no longer matches */
-    memcpy(b.data + 4, &v, 4);
-    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "GEMM B tensor has"));
+    const size_t dims_at = 4 + 16 + 8;
+    uint64_t v = 6; /* N 5 -> 6: B no longer matches */
+    memcpy(b.data + dims_at + 8, &v, 8);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "buffer 1 ('B'"));
+    assert_non_null(strstr(e.msg, "does not fit the GEMM"));
     v = 5;
-    memcpy(b.data + 4, &v, 4);
-    for (int d = CUT_DT_TF32; d < CUT_DT_COUNT; d++) { /* every dtype travels (A and B as rounded floats) */
-        v = d;
-        memcpy(b.data + 16, &v, 4);
-        f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-        assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), 0);
-        assert_int_equal(q.gemm.dtype, d);
-        cut_wp_prepare_gemm_free(&q);
+    memcpy(b.data + dims_at + 8, &v, 8);
+    /* fp32 inputs are floats: tf32 is the one other dtype that stores them so; fp16 and bf16 need 16-bit buffers */
+    for (int d = CUT_DT_TF32; d < CUT_DT_COUNT; d++) {
+        v = (uint64_t)d;
+        memcpy(b.data + dims_at + 4 * 8, &v, 8);
+        f = frame_of(CUT_WP_PREPARE_WORK, &b);
+        const int rc = cut_wp_work_decode(&f, &q, &e);
+        if (d == CUT_DT_TF32) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(cut_wp_work_op(&q, &qc, &qg, &e), 0);
+            assert_int_equal(qg.dtype, d);
+            cut_work_free(&q);
+        } else {
+            assert_int_equal(rc, -1);
+            if (!strstr(e.msg, "does not fit the GEMM"))
+                fail_msg("dtype %d: %s", d, e.msg);
+        }
+    }
+    for (int d = CUT_DT_FP32; d < CUT_DT_COUNT; d++) { /* every dtype travels in its own storage */
+        const cut_gemm gd = {7, 5, 3, CUT_GEMM_NN, (cut_dtype)d};
+        cut_work pd;
+        assert_int_equal(cut_gemm_work(&gd, 3, 0, &pd, &e), 0);
+        cut_buf bd;
+        cut_buf_init(&bd);
+        cut_wp_work_encode(&pd, &bd);
+        cut_wp_frame fd = frame_of(CUT_WP_PREPARE_WORK, &bd);
+        assert_int_equal(cut_wp_work_decode(&fd, &q, &e), 0);
+        assert_int_equal(q.bufs[0].dtype, cut_gemm_storage_elem((cut_dtype)d));
+        assert_memory_equal(q.bufs[1].data[1], pd.bufs[1].data[1], nb * cut_elem_size(q.bufs[1].dtype));
+        cut_work_free(&q);
+        cut_work_free(&pd);
+        cut_buf_free(&bd);
     }
     v = 9; /* unknown dtype, then unknown layout, then M = 0 */
-    memcpy(b.data + 16, &v, 4);
-    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    memcpy(b.data + dims_at + 4 * 8, &v, 8);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "unknown dtype"));
     v = CUT_DT_FP32;
-    memcpy(b.data + 16, &v, 4);
+    memcpy(b.data + dims_at + 4 * 8, &v, 8);
     v = 2;
-    memcpy(b.data + 12, &v, 4);
-    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    memcpy(b.data + dims_at + 3 * 8, &v, 8);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "unknown layout"));
     v = CUT_GEMM_NT;
-    memcpy(b.data + 12, &v, 4);
+    memcpy(b.data + dims_at + 3 * 8, &v, 8);
     v = 0;
-    memcpy(b.data, &v, 4);
-    f = frame_of(CUT_WP_PREPARE_GEMM, &b);
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
+    memcpy(b.data + dims_at, &v, 8);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
     assert_non_null(strstr(e.msg, "invalid shape"));
-    f.type = CUT_WP_PREPARE; /* the wrong message type, both ways */
-    assert_int_equal(cut_wp_prepare_gemm_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "expected a PREPARE_GEMM"));
-    cut_wp_prepare cq;
-    f.type = CUT_WP_PREPARE_GEMM;
-    assert_int_equal(cut_wp_prepare_decode(&f, &cq, &e), -1);
+    f.type = CUT_WP_RUN; /* the wrong message type */
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "expected a PREPARE_WORK"));
     cut_buf_free(&b);
+    cut_work_free(&p);
 
-
-    cut_result res = {.status = CUT_ST_OK, .median_ms = 1.5, .repeats = 3}, out; /* CUBLAS_RESULT decodes as RESULT */
-    char algo[32];
+    /* runner references travel as a flag with empty outputs */
+    const cut_gemm big = {2048, 1024, 2048, CUT_GEMM_NN, CUT_DT_FP32};
+    assert_int_equal(cut_gemm_work(&big, 1, 1, &p, &e), 0);
+    assert_int_equal(p.runner_refs, 1);
     cut_buf_init(&b);
-    cut_wp_result_encode(&res, "SGEMM_PEDANTIC_NT", &b);
-    f = frame_of(CUT_WP_CUBLAS_RESULT, &b);
-    assert_int_equal(cut_wp_result_decode(&f, &out, algo, sizeof algo, &e), 0);
-    assert_string_equal(algo, "SGEMM_PEDANTIC_NT");
-    assert_true(out.median_ms == 1.5 && out.repeats == 3);
-    assert_string_equal(cut_wp_type_name(CUT_WP_CUBLAS_RESULT), "CUBLAS_RESULT");
-    assert_string_equal(cut_wp_type_name(CUT_WP_PREPARE_GEMM), "PREPARE_GEMM");
+    cut_wp_work_encode(&p, &b);
+    f = frame_of(CUT_WP_PREPARE_WORK, &b);
+    assert_int_equal(cut_wp_work_decode(&f, &q, &e), 0);
+    assert_int_equal(q.runner_refs, 1);
+    assert_null(q.bufs[2].data[0]);
+    assert_int_equal(cut_work_has_refs(&q), 1);
+    cut_work_free(&q);
     cut_buf_free(&b);
-    cut_wp_prepare_gemm_free(&p);
+    cut_work_free(&p);
+    assert_string_equal(cut_wp_type_name(CUT_WP_PREPARE_WORK), "PREPARE_WORK");
+    assert_string_equal(cut_wp_type_name(CUT_WP_RUN_RESULT), "RUN_RESULT");
 }
 
-static void test_measure_result_hello_codecs(void **state)
+static void test_hello_error_codecs(void **state)
 {
     (void)state;
     cut_err e = {{0}};
-    cut_wp_measure m = {.grid = {7, 8, 9}, .block = {128, 2, 1}, .smem_dynamic = 65536,
-                        .cubin = (const uint8_t *)"\x7f" "ELF\0\1\2", .cubin_size = 7};
-    snprintf(m.entry, sizeof m.entry, "cut_conv2d");
+    /* An entry name longer than the call holds is refused, not truncated. */
+    const cut_work w = kwork_of(1);
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_measure_encode(&m, &b);
-    cut_wp_frame f = frame_of(CUT_WP_MEASURE, &b);
-    cut_wp_measure q;
-    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), 0);
-    assert_memory_equal(q.grid, m.grid, sizeof m.grid);
-    assert_memory_equal(q.block, m.block, sizeof m.block);
-    assert_int_equal(q.smem_dynamic, 65536);
-    assert_string_equal(q.entry, "cut_conv2d");
-    assert_int_equal(q.cubin_size, 7);
-    assert_memory_equal(q.cubin, m.cubin, 7);
-    f.len = b.len - 1;
-    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), -1);
-    cut_buf_free(&b);
-    /* An entry name longer than CUT_ENTRY_LEN is refused, not truncated. */
-    cut_buf_init(&b);
+    cut_wp_put_u32(&b, CUT_WP_RUN_CALL);
     for (int i = 0; i < 7; i++)
         cut_wp_put_u32(&b, 1);
-    char longname[CUT_ENTRY_LEN + 10];
+    char longname[sizeof((cut_call *)0)->entry + 10];
     memset(longname, 'k', sizeof longname - 1);
     longname[sizeof longname - 1] = '\0';
     cut_wp_put_str(&b, longname);
     cut_wp_put_bytes(&b, "x", 1);
-    f = frame_of(CUT_WP_MEASURE, &b);
-    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), -1);
-    cut_buf_free(&b);
-
-    cut_result r = {.status = CUT_ST_WRONG_RESULT, .median_ms = 1.5, .min_ms = 1.25, .max_ms = 2.0, .repeats = 17,
-                    .max_abs_err = 0.125};
-    snprintf(r.error, sizeof r.error, "idx 3: got nan want 1");
-    cut_buf_init(&b);
-    cut_wp_result_encode(&r, "IMPLICIT_GEMM", &b);
-    f = frame_of(CUT_WP_CUDNN_RESULT, &b);
-    cut_result s;
-    char algo[32];
-    assert_int_equal(cut_wp_result_decode(&f, &s, algo, sizeof algo, &e), 0);
-    assert_int_equal(s.status, CUT_ST_WRONG_RESULT);
-    assert_string_equal(s.error, r.error);
-    assert_true(s.median_ms == 1.5 && s.min_ms == 1.25 && s.max_ms == 2.0 && s.max_abs_err == 0.125);
-    assert_int_equal(s.repeats, 17);
-    assert_string_equal(algo, "IMPLICIT_GEMM");
-    /* An out-of-range status is refused. */
-    int32_t bad = CUT_ST_COUNT;
-    memcpy(b.data, &bad, 4);
-    assert_int_equal(cut_wp_result_decode(&f, &s, NULL, 0, &e), -1);
-    assert_non_null(strstr(e.msg, "unknown status"));
-    f.type = CUT_WP_ACK;
-    assert_int_equal(cut_wp_result_decode(&f, &s, NULL, 0, &e), -1);
+    cut_wp_frame f = frame_of(CUT_WP_RUN, &b);
+    cut_wp_run q;
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
     cut_buf_free(&b);
 
     cut_wp_hello h = {.sm_major = 9, .sm_minor = 0, .l2_bytes = 62914560, .driver_version = 13000};
@@ -1314,52 +1421,45 @@ static void test_measure_result_hello_codecs(void **state)
     cut_buf_free(&b);
 }
 
-/* One TMA descriptor in MEASURE's wire form, written by hand: the encoder cannot produce the malformed frames the
- * test needs (one descriptor). */
-static void put_one_tma(cut_buf *b, const cut_tma_desc *t)
-{
-    cut_wp_put_i32(b, t->operand);
-    cut_wp_put_i32(b, t->elem_bytes);
-    cut_wp_put_u64(b, t->dims[0]);
-    cut_wp_put_u64(b, t->dims[1]);
-    cut_wp_put_u64(b, t->row_bytes);
-    cut_wp_put_u32(b, t->box[0]);
-    cut_wp_put_u32(b, t->box[1]);
-    cut_wp_put_i32(b, t->swizzle);
-}
-
-/* MEASURE with two TMA descriptors round-trips; a count other than 0 or 2 and bad descriptors are refused. */
-static void test_measure_tma_codec(void **state)
+/* A call with two TMA arguments round-trips (with an energy plan too); bad descriptors, a map of an output and a map
+ * of another element size are refused. */
+static void test_run_tma_codec(void **state)
 {
     (void)state;
     cut_err e = {{0}};
-    cut_wp_measure m = {.grid = {1, 2, 3}, .block = {384, 1, 1}, .smem_dynamic = 200000,
-                        .cubin = (const uint8_t *)"CUBIN", .cubin_size = 5, .ntma = 2};
-    snprintf(m.entry, sizeof m.entry, "cut_gemm_wgmma");
-    m.tma[0] = (cut_tma_desc){0, 2, {4096, 2048}, 8192, {64, 128}, 128};
-    m.tma[1] = (cut_tma_desc){1, 2, {4096, 1024}, 8192, {64, 256}, 128};
+    const cut_gemm g = {2048, 1024, 4096, CUT_GEMM_NT, CUT_DT_FP16};
+    cut_work w;
+    setenv("CUTUNE_GEMM_REF", "gpu", 1); /* no host reference of a 2^34-FLOP GEMM in a codec test */
+    assert_int_equal(cut_gemm_work(&g, 1, 1, &w, &e), 0);
+    unsetenv("CUTUNE_GEMM_REF");
+    cut_wp_run m = run_of("cut_gemm_wgmma", "CUBIN");
+    m.call.args[0].tma = 1;
+    m.call.args[0].desc = (cut_tma_desc){0, 2, {4096, 2048}, 8192, {64, 128}, 128};
+    m.call.args[1].tma = 1;
+    m.call.args[1].desc = (cut_tma_desc){1, 2, {4096, 1024}, 8192, {64, 256}, 128};
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_measure_encode(&m, &b);
-    cut_wp_frame f = frame_of(CUT_WP_MEASURE, &b);
-    cut_wp_measure q;
-    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), 0);
-    assert_int_equal(q.ntma, 2);
-    assert_memory_equal(q.tma, m.tma, sizeof m.tma);
-    cut_energy_plan plan; /* ENERGY carries them too */
-    cut_energy_plan_default(&plan);
-    snprintf(plan.uuid, sizeof plan.uuid, "GPU-x");
+    cut_wp_run_body_encode(&m, &b);
+    cut_wp_frame f = frame_of(CUT_WP_RUN, &b);
+    cut_wp_run q;
+    assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), 0);
+    assert_true(q.call.args[0].tma && q.call.args[1].tma && !q.call.args[2].tma);
+    assert_memory_equal(&q.call.args[0].desc, &m.call.args[0].desc, sizeof(cut_tma_desc));
+    assert_memory_equal(&q.call.args[1].desc, &m.call.args[1].desc, sizeof(cut_tma_desc));
+    cut_wp_run me = m; /* an energy run carries them too */
+    me.energy = 1;
+    cut_energy_plan_default(&me.plan);
+    snprintf(me.plan.uuid, sizeof me.plan.uuid, "GPU-x");
     cut_buf eb;
     cut_buf_init(&eb);
-    cut_wp_energy_encode(&m, &plan, &eb);
-    cut_wp_frame ef = frame_of(CUT_WP_ENERGY, &eb);
-    cut_energy_plan pq;
-    assert_int_equal(cut_wp_energy_decode(&ef, &q, &pq, &e), 0);
-    assert_memory_equal(q.tma, m.tma, sizeof m.tma);
+    cut_wp_run_body_encode(&me, &eb);
+    cut_wp_frame ef = frame_of(CUT_WP_RUN, &eb);
+    assert_int_equal(cut_wp_run_body_decode(&ef, &w, &q, &e), 0);
+    assert_memory_equal(&q.call.args[1].desc, &m.call.args[1].desc, sizeof(cut_tma_desc));
     cut_buf_free(&eb);
     for (size_t cut = 0; cut < b.len; cut++) { /* every truncation is refused */
-        cut_wp_frame t = {.type = CUT_WP_MEASURE, .data = (uint8_t *)b.data, .len = cut};
-        assert_int_equal(cut_wp_measure_decode(&t, &q, &e), -1);
+        cut_wp_frame t = {.type = CUT_WP_RUN, .data = (uint8_t *)b.data, .len = cut};
+        assert_int_equal(cut_wp_run_body_decode(&t, &w, &q, &e), -1);
     }
     cut_buf_free(&b);
     const struct {
@@ -1377,56 +1477,84 @@ static void test_measure_tma_codec(void **state)
         {{1, 4, {64, 64}, 256, {32, 64}, 16}, "swizzle 16"},
     };
     for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
-        m.tma[1] = bad[i].d;
+        cut_wp_run mb = m;
+        mb.call.args[1].desc = bad[i].d;
         assert_int_equal(cut_wp_tma_check(&bad[i].d, &e), -1);
         assert_non_null(strstr(e.msg, bad[i].why));
         cut_buf_init(&b);
-        cut_wp_measure_encode(&m, &b);
-        f = frame_of(CUT_WP_MEASURE, &b);
-        assert_int_equal(cut_wp_measure_decode(&f, &q, &e), -1);
-        assert_non_null(strstr(e.msg, "malformed MEASURE message"));
+        cut_wp_run_body_encode(&mb, &b);
+        f = frame_of(CUT_WP_RUN, &b);
+        assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
+        assert_non_null(strstr(e.msg, "malformed RUN message"));
         cut_buf_free(&b);
     }
-    /* ntma 1 on the wire (a hand-made frame: encode writes 0 or 2 only) */
-    m.ntma = 0;
-    cut_buf_init(&b);
-    cut_wp_measure_encode(&m, &b);
-    b.len -= 4;
-    cut_wp_put_u32(&b, 1);
-    put_one_tma(&b, &m.tma[0]);
-    f = frame_of(CUT_WP_MEASURE, &b);
-    assert_int_equal(cut_wp_measure_decode(&f, &q, &e), -1);
-    assert_non_null(strstr(e.msg, "1 TMA descriptors"));
-    cut_buf_free(&b);
+    /* A map of the output, a map with 4-byte elements of an fp16 buffer, a TMA flag of 2 (hand-made). */
+    const char *want[] = {"TMA map of an output", "4-byte elements", "TMA flag 2"};
+    for (int k = 0; k < 3; k++) {
+        cut_wp_run mb = m;
+        if (k == 0) {
+            mb.call.args[2].tma = 1;
+            mb.call.args[2].desc = m.call.args[0].desc;
+        }
+        if (k == 1) {
+            mb.call.args[1].desc.elem_bytes = 4;
+            mb.call.args[1].desc.row_bytes = 16384;
+        }
+        cut_buf_init(&b);
+        cut_wp_run_body_encode(&mb, &b);
+        if (k == 2) { /* the third argument's flag: the last u32 before the energy flag */
+            const uint32_t two = 2;
+            memcpy(b.data + b.len - 8, &two, 4);
+        }
+        f = frame_of(CUT_WP_RUN, &b);
+        assert_int_equal(cut_wp_run_body_decode(&f, &w, &q, &e), -1);
+        if (!strstr(e.msg, want[k]))
+            fail_msg("case %d: %s", k, e.msg);
+        cut_buf_free(&b);
+    }
+    cut_work_free(&w);
 }
 
-/* VENDOR and VENDOR_RESULT round-trip; out-of-range options, counts and top lists are refused. */
+/* VENDOR's options in RUN and VENDOR_RESULT round-trip; out-of-range options, counts and top lists are refused. */
 static void test_vendor_codecs(void **state)
 {
     (void)state;
     cut_err e = {{0}};
-    cut_vendor_opts o = {.heuristic_n = 32, .enumerate = 1, .max_configs = 300, .budget_s = 60}, q;
+    const cut_gemm g = {8, 8, 8, CUT_GEMM_NN, CUT_DT_FP32};
+    cut_work gw;
+    assert_int_equal(cut_gemm_work(&g, 1, 0, &gw, &e), 0);
+    cut_wp_run o = {.what = CUT_WP_RUN_VENDOR, .vendor = {.heuristic_n = 32, .enumerate = 1, .max_configs = 300,
+                                                           .budget_s = 60}}, q;
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_vendor_encode(&o, &b);
-    cut_wp_frame f = frame_of(CUT_WP_VENDOR, &b);
-    assert_int_equal(cut_wp_vendor_decode(&f, &q, &e), 0);
+    cut_wp_run_body_encode(&o, &b);
+    cut_wp_frame f = frame_of(CUT_WP_RUN, &b);
+    assert_int_equal(cut_wp_run_body_decode(&f, &gw, &q, &e), 0);
     /* field by field: the padding between them is not part of the message */
-    assert_true(q.heuristic_n == o.heuristic_n && q.enumerate == o.enumerate && q.max_configs == o.max_configs &&
-                q.budget_s == o.budget_s);
+    assert_true(q.vendor.heuristic_n == 32 && q.vendor.enumerate == 1 && q.vendor.max_configs == 300 &&
+                q.vendor.budget_s == 60);
     f.len--;
-    assert_int_equal(cut_wp_vendor_decode(&f, &q, &e), -1);
+    assert_int_equal(cut_wp_run_body_decode(&f, &gw, &q, &e), -1);
+    /* on a conv work it is refused */
+    const cut_work kw = kwork_of(1);
+    f.len++;
+    assert_int_equal(cut_wp_run_body_decode(&f, &kw, &q, &e), -1);
+    assert_non_null(strstr(e.msg, "VENDOR runs on a GEMM work only"));
     cut_buf_free(&b);
     const cut_vendor_opts bad[] = {{-1, 1, 3, 1}, {257, 1, 3, 1}, {1, 2, 3, 1}, {1, 1, -1, 1}, {1, 1, 4097, 1},
                                    {1, 1, 3, 0}, {1, 1, 3, NAN}, {1, 1, 3, 2e6}};
     for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
+        o.vendor = bad[i];
         cut_buf_init(&b);
-        cut_wp_vendor_encode(&bad[i], &b);
-        f = frame_of(CUT_WP_VENDOR, &b);
-        assert_int_equal(cut_wp_vendor_decode(&f, &q, &e), -1);
-        assert_non_null(strstr(e.msg, "malformed VENDOR message"));
+        cut_wp_run_body_encode(&o, &b);
+        f = frame_of(CUT_WP_RUN, &b);
+        assert_int_equal(cut_wp_run_body_decode(&f, &gw, &q, &e), -1);
+        assert_non_null(strstr(e.msg, "malformed RUN message"));
+        assert_non_null(strstr(e.msg, "vendor options"));
+        assert_int_equal(cut_wp_vendor_check(&bad[i], &e), -1);
         cut_buf_free(&b);
     }
+    cut_work_free(&gw);
 
     cut_vendor_result v, w;
     memset(&v, 0, sizeof v);
@@ -1477,7 +1605,7 @@ static void test_vendor_codecs(void **state)
     f = frame_of(CUT_WP_VENDOR_RESULT, &b);
     assert_int_equal(cut_wp_vendor_result_decode(&f, &w, &e), -1);
     assert_non_null(strstr(e.msg, "unknown status"));
-    f.type = CUT_WP_RESULT;
+    f.type = CUT_WP_RUN_RESULT;
     assert_int_equal(cut_wp_vendor_result_decode(&f, &w, &e), -1);
     cut_buf_free(&b);
     assert_string_equal(cut_wp_type_name(CUT_WP_VENDOR_RESULT), "VENDOR_RESULT");
@@ -1562,7 +1690,7 @@ static void test_cursor_sticky_failure(void **state)
     char s[8];
     assert_int_equal(cut_wp_get_str(&r, s, sizeof s), -1);
     cut_buf_free(&b);
-    assert_string_equal(cut_wp_type_name(CUT_WP_CUDNN_RESULT), "CUDNN_RESULT");
+    assert_string_equal(cut_wp_type_name(CUT_WP_RUN_RESULT), "RUN_RESULT");
     assert_string_equal(cut_wp_type_name(999), "UNKNOWN");
 }
 
@@ -1697,7 +1825,7 @@ static void test_runner_fake_worker(void **state)
     assert_string_equal(algo, "FAKE_ALGO");
     assert_true(cr.median_ms == 2.5);
 
-    /* cuBLAS needs a GEMM workload; a GEMM workload is sent as PREPARE_GEMM, checked by the fake worker against its
+    /* cuBLAS needs a GEMM workload; a GEMM work is sent as PREPARE_WORK, checked by the fake worker against its
      * own cut_gemm_reference, measured as before, and refused for cuDNN; fp16 is refused. */
     assert_int_equal(cut_runner_gpu_cublas(r, &cr, algo, sizeof algo, &e), -1);
     assert_non_null(strstr(e.msg, "prepared GEMM"));
@@ -1737,12 +1865,17 @@ static void test_runner_fake_worker(void **state)
     cut_kernel_src tks = ks[0];
     tks.ntma = 2;
     for (int i = 0; i < 2; i++)
-        tks.tma[i] = (cut_tma_desc){.operand = i, .elem_bytes = 2, .dims = {5, 9}, .row_bytes = 16,
+        tks.tma[i] = (cut_tma_desc){.operand = i, .elem_bytes = 4, .dims = {5, 9}, .row_bytes = 32,
                                     .box = {8, 4 + (unsigned)i}, .swizzle = 0};
     cut_candidate tc = {.ks = &tks, .bin = cands[0].bin};
     assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_OK);
     assert_true(res[0].max_abs_err == 5.0);
+    tks.tma[1].elem_bytes = 2; /* maps 16-bit elements of the fp32 GEMM's B: the parent refuses it */
+    assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res[0].error, "2-byte elements"));
+    tks.tma[1].elem_bytes = 4;
     tks.tma[1].swizzle = 48;
     assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
@@ -1940,16 +2073,16 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_frames),
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_send_epipe),
-        cmocka_unit_test(test_prepare_codec),
+        cmocka_unit_test(test_work_codec_conv),
         cmocka_unit_test(test_run_prefix_codec),
-        cmocka_unit_test(test_prepare_gemm_codec),
-        cmocka_unit_test(test_prepare_kernel_codec),
-        cmocka_unit_test(test_run_kernel_codec),
-        cmocka_unit_test(test_kernel_result_codec),
-        cmocka_unit_test(test_energy_kernel_codec),
-        cmocka_unit_test(test_energy_result_codec),
-        cmocka_unit_test(test_measure_result_hello_codecs),
-        cmocka_unit_test(test_measure_tma_codec),
+        cmocka_unit_test(test_work_codec_gemm),
+        cmocka_unit_test(test_work_codec_kernel),
+        cmocka_unit_test(test_run_call_codec),
+        cmocka_unit_test(test_run_result_codec),
+        cmocka_unit_test(test_run_energy_codec),
+        cmocka_unit_test(test_run_result_energy_codec),
+        cmocka_unit_test(test_hello_error_codecs),
+        cmocka_unit_test(test_run_tma_codec),
         cmocka_unit_test(test_vendor_codecs),
         cmocka_unit_test(test_vendor_tally),
         cmocka_unit_test(test_cursor_sticky_failure),

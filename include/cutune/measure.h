@@ -106,6 +106,12 @@ struct cut_runner {
     cut_timing timing;
 };
 
+/* A generated kernel as a call on its op's work (work.h): its entry, launch, dynamic shared memory and tolerance
+ * factor; arguments (in, w, out) = buffers 0, 1, 2, or with two TMA maps (ks->ntma == 2) the maps of the buffers
+ * their descriptors name (operand 0: buffer 0, 1: buffer 1), then buffer 2. src and bin are ks->src and bin. -1 with
+ * res LAUNCH_ERROR for a kernel with another number of maps. */
+int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_call *c, cut_result *res);
+
 /* Frees the runner (NULL is a no-op). */
 void cut_runner_free(cut_runner *r);
 

@@ -9,7 +9,7 @@
  * timed launches (the checked launch counts as the warm-up) and a second comparison. Emulated times say how fast
  * the host runs the code, not the GPU: they exist so the pipeline can be exercised end to end. A kernel that never
  * terminates cannot be stopped in-process, so timing.timeout_s is not enforced here.
- * User kernels (prepare_kernel/run_kernel, kwork.h) run on host copies of the work's buffers, called through
+ * User kernels (prepare_kernel/run_kernel, work.h) run on host copies of the work's buffers, called through
  * cut_emu_compile_call so that scalars of any type arrive as the kernel expects them: inline asm -> CUT_ST_INVALID;
  * arguments that do not match the kernel's parameters -> CUT_ST_LAUNCH_ERROR; then check (or capture) on set 0,
  * time on set 0 as above, check (or capture) on set 1; energy_kernel then also runs the call under the energy meter
@@ -42,7 +42,7 @@ typedef struct emu_runner {
     double *ref;
     size_t n_out;
     double atol, rtol;
-    int is_kernel;                       /* 1: a user kernel's work is prepared (kwork.h); the fields below */
+    int is_kernel;                       /* 1: a user kernel's work is prepared (work.h); the fields below */
     cut_work kw;                        /* its data[] point at kw_copy */
     void *kw_copy[CUT_WORK_MAX_BUFS][2];   /* inputs' two sets (256-byte aligned), outputs' references */
     void *kw_out[CUT_WORK_MAX_BUFS];       /* what the kernel writes, outputs only (256-byte aligned) */
@@ -439,7 +439,7 @@ static int emu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_pl
     return rc;
 }
 
-/* ---- user kernels (kwork.h) ---------------------------------------------------------------------------- */
+/* ---- user kernels (work.h) ----------------------------------------------------------------------------- */
 
 static void *copy_aligned(const void *src, size_t bytes)
 {
@@ -536,8 +536,11 @@ static int launch_kcall(void *arg, cut_err *e)
 
 /* Checks (or, when outs is not NULL, captures into outs) every output after a launch on input set s. Returns 0, or
  * -1 with CUT_ST_WRONG_RESULT and the first mismatch in res. */
-static int kcall_outputs(const emu_runner *er, int s, cut_work_outputs *outs, cut_result *res, const char *when)
+static int kcall_outputs(const emu_runner *er, const cut_call *c, int s, cut_work_outputs *outs, cut_result *res,
+                         const char *when)
 {
+    double atol, rtol; /* the call's tolerances: the work's, widened by its factor */
+    cut_call_tolerance(&er->kw, c, &atol, &rtol);
     for (int i = 0; i < er->kw.nbufs; i++) {
         const cut_work_buf *b = &er->kw.bufs[i];
         if (!b->is_output)
@@ -549,13 +552,13 @@ static int kcall_outputs(const emu_runner *er, int s, cut_work_outputs *outs, cu
         }
         char msg[200];
         double maxe = 0;
-        size_t bad = cut_work_compare(b, er->kw_out[i], b->data[s], er->kw.check, er->kw.atol, er->kw.rtol, &maxe, msg,
+        size_t bad = cut_work_compare(b, er->kw_out[i], b->data[s], er->kw.check, atol, rtol, &maxe, msg,
                                       sizeof msg);
         if (maxe > res->max_abs_err)
             res->max_abs_err = maxe;
         if (bad) {
             res->status = CUT_ST_WRONG_RESULT;
-            snprintf(res->error, sizeof res->error, "%s%s (atol %.3g rtol %.3g)", when, msg, er->kw.atol, er->kw.rtol);
+            snprintf(res->error, sizeof res->error, "%s%s (atol %.3g rtol %.3g)", when, msg, atol, rtol);
             return -1;
         }
     }
@@ -574,12 +577,19 @@ static int kcall_checked(kcall_run *run, int s, cut_work_outputs *outs, cut_resu
     double ms;
     if (launch_timed(launch_kcall, run, &ms, res) != 0)
         return -1;
-    return kcall_outputs(er, s, outs, res, when);
+    return kcall_outputs(er, run->c, s, outs, res, when);
 }
 
 /* Why the call cannot run here (CUT_ST_INVALID or a refused launch), as the status in res; 0 when it can. */
 static int kcall_refused(const cut_call *c, cut_result *res)
 {
+    for (int i = 0; i < c->nargs; i++)
+        if (c->args[i].tma) {
+            res->status = CUT_ST_INVALID;
+            snprintf(res->error, sizeof res->error, "TMA tensor maps cannot run under emulation: this kernel needs a "
+                     "GPU");
+            return -1;
+        }
     if (uses_inline_asm(c->src)) {
         res->status = CUT_ST_INVALID;
         snprintf(res->error, sizeof res->error, "inline PTX (asm) cannot run under emulation: this kernel needs a GPU");
@@ -638,7 +648,7 @@ static int kcall_usable(emu_runner *er, const cut_call *c, const char *what, cut
 }
 
 /* Compiles c into run->k (res: INVALID, COMPILE_ERROR when it cannot run here; run->k stays NULL), then, with the
- * launch hook armed, checks (or captures into cap) on set 0, times, checks (or captures) on set 1, as kwork.h
+ * launch hook armed, checks (or captures into cap) on set 0, times, checks (or captures) on set 1, as work.h
  * describes, and with plan measures the energy and checks set 1 once more (rc: the meter's result). The caller frees
  * run->k. */
 static int kcall_measure(cut_runner *r, kcall_run *run, cut_work_outputs *cap, const cut_energy_plan *plan,
@@ -673,7 +683,7 @@ static int kcall_measure(cut_runner *r, kcall_run *run, cut_work_outputs *cap, c
     return rc;
 }
 
-/* Set 0: check (or capture), time; set 1: check (or capture), as kwork.h describes. */
+/* Set 0: check (or capture), time; set 1: check (or capture), as work.h describes. */
 static int emu_run_kernel(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e)
 {
     emu_runner *er = r->impl;

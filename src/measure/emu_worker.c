@@ -1,15 +1,15 @@
 /* cutune — the emulation measurement worker, `cutune __worker emu:<dir> <in_fd> <out_fd>`.
  *
- * User kernels run under host emulation in a process of their own, behind the GPU worker's protocol (HELLO,
- * PREPARE_KERNEL, RUN_KERNEL, ENERGY_KERNEL, QUIT; worker_proto.h). ENERGY_KERNEL reads whatever NVML the worker
+ * Works run under host emulation in a process of their own, behind the GPU worker's protocol (HELLO, PREPARE_WORK,
+ * RUN of a call, QUIT; worker_proto.h). A RUN observed by an energy plan reads whatever NVML the worker
  * loads (in tests the fake library, through CUTUNE_NVML_LIB, which the worker inherits). The emulator runs kernels
  * in its own address space, so a variant that writes wild or overflows its stack would otherwise take the optimizer
  * down, and one that loops forever would hang it. Here it costs that variant only: the parent (gpu_runner.c and
  * gpu_runner_kernel.c, as for a GPU) records a crash as a fault and starts a fresh worker.
  *
  * Hangs: the emulation runner calls launch_hook once the variant is compiled and before its first launch; that arms
- * a timer of the work's timeout (ENERGY_KERNEL: plus the plan's time, cut_wp_energy_timeout_s). When it fires, the
- * handler writes the reply (KERNEL_RESULT, or ENERGY_RESULT) with status timeout, prepared before the run, and
+ * a timer of the work's timeout (with an energy plan: plus the plan's time, cut_wp_energy_timeout_s). When it fires,
+ * the handler writes the reply (RUN_RESULT) with status timeout, prepared before the run, and
  * exits. (Compiling is not timed: the host compiler takes seconds.) The parent's own timeout,
  * longer by EMU_COMPILE_ALLOWANCE_S, stays the backstop. */
 #include "cutune/emu.h"
@@ -82,76 +82,49 @@ static void timeout_result(cut_result *res, double seconds)
              "was stopped", seconds);
 }
 
-/* The source a RUN_KERNEL or ENERGY_KERNEL carries in its "cubin" bytes, NUL-terminated (caller frees). */
-static char *source_of(const uint8_t *code, size_t n)
+/* RUN of a call: its image bytes carry the source. Appends the RUN_RESULT payload to out (an energy meter's failure:
+ * ok 0 and its sentence); -1 with e for a request that cannot run at all (the parent's setup error). */
+static int run_call(cut_runner *r, const cut_work *w, const cut_wp_frame *body, cut_buf *out, cut_err *e)
 {
-    char *src = cut_xmalloc(n + 1);
-    memcpy(src, code, n);
-    src[n] = '\0';
-    return src;
-}
-
-/* RUN_KERNEL: the "cubin" bytes carry the source. Appends the KERNEL_RESULT payload to out; -1 with e for a request
- * that cannot run at all (the parent's setup error). */
-static int run_kernel(cut_runner *r, const cut_work *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
-{
-    cut_call c;
-    const uint8_t *code;
-    size_t n;
-    if (cut_wp_run_kernel_decode(f, w, &c, &code, &n, e) != 0)
+    cut_wp_run q;
+    if (cut_wp_run_body_decode(body, w, &q, e) != 0)
         return -1;
-    char *src = source_of(code, n);
-    c.src = src;
-    cut_work_outputs outs;
-    memset(&outs, 0, sizeof outs);
-    const int capture = !cut_work_has_refs(w);
-    const double seconds = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
-    cut_result res;
-    timeout_result(&res, seconds);
+    if (q.what != CUT_WP_RUN_CALL)
+        return cut_err_set(e, "the emulation worker runs calls only, not the vendor baselines");
+    char *src = cut_xmalloc(q.image_size + 1);
+    memcpy(src, q.image, q.image_size);
+    src[q.image_size] = '\0';
+    q.call.src = src;
+    const double seconds = q.energy ? cut_wp_energy_timeout_s(r->timing.timeout_s, &q.plan)
+                                    : (r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0);
+    cut_wp_run_result rr;
+    memset(&rr, 0, sizeof rr);
+    rr.energy = q.energy;
+    timeout_result(&rr.res, seconds);
     cut_buf tb;
     cut_buf_init(&tb);
-    cut_wp_kernel_result_encode(&res, w, NULL, &tb);
-    watchdog_set(CUT_WP_KERNEL_RESULT, &tb, seconds);
+    cut_wp_run_result_encode(&rr, w, NULL, &tb);
+    watchdog_set(CUT_WP_RUN_RESULT, &tb, seconds);
     cut_buf_free(&tb);
-    const int rc = r->run_kernel(r, &c, &res, capture ? &outs : NULL, e);
+    cut_work_outputs outs;
+    memset(&outs, 0, sizeof outs);
+    int rc;
+    if (q.energy) {
+        cut_err why = {{0}};
+        /* decode checked the call, the plan and the references: a failure here is the meter's */
+        rc = r->energy_kernel(r, &q.call, &q.plan, &rr.res, &rr.er, &why);
+        rr.energy_ok = rc == 0;
+        snprintf(rr.why, sizeof rr.why, "%s", rc == 0 ? "" : why.msg);
+        rc = 0;
+    } else {
+        rc = r->run_kernel(r, &q.call, &rr.res, cut_work_has_refs(w) ? NULL : &outs, e);
+    }
     launch_hook(NULL, 0);
     if (rc == 0)
-        cut_wp_kernel_result_encode(&res, w, &outs, out);
+        cut_wp_run_result_encode(&rr, w, rr.res.status == CUT_ST_OK ? &outs : NULL, out);
     cut_work_outputs_free(&outs);
     free(src);
     return rc;
-}
-
-/* ENERGY_KERNEL: as RUN_KERNEL, with the energy plan; the watchdog allows the plan's time on top of the timeout.
- * Appends the ENERGY_RESULT payload to out (a meter failure: ok 0 and its sentence); -1 with e for a request that
- * cannot run at all (malformed, or a work without references). */
-static int energy_kernel(cut_runner *r, const cut_work *w, const cut_wp_frame *f, cut_buf *out, cut_err *e)
-{
-    cut_call c;
-    const uint8_t *code;
-    size_t n;
-    cut_energy_plan plan;
-    if (cut_wp_energy_kernel_decode(f, w, &c, &code, &n, &plan, e) != 0)
-        return -1;
-    char *src = source_of(code, n);
-    c.src = src;
-    const double seconds = cut_wp_energy_timeout_s(r->timing.timeout_s, &plan);
-    cut_result res;
-    cut_energy_result er;
-    memset(&er, 0, sizeof er);
-    timeout_result(&res, seconds);
-    cut_buf tb;
-    cut_buf_init(&tb);
-    cut_wp_energy_result_encode(&res, 0, "", &er, &tb);
-    watchdog_set(CUT_WP_ENERGY_RESULT, &tb, seconds);
-    cut_buf_free(&tb);
-    cut_err why = {{0}};
-    /* decode checked the call, the plan and the references: a failure here is the meter's */
-    const int rc = r->energy_kernel(r, &c, &plan, &res, &er, &why);
-    launch_hook(NULL, 0);
-    cut_wp_energy_result_encode(&res, rc == 0, rc == 0 ? "" : why.msg, &er, out);
-    free(src);
-    return 0;
 }
 
 int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
@@ -178,7 +151,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
     cut_buf_init(&b);
     cut_wp_hello_encode(&h, &b);
     int code = cut_wp_reply(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
-    cut_wp_prepare_kernel pk;
+    cut_work pk;
     memset(&pk, 0, sizeof pk);
     int prepared = 0;
     while (code < 0) {
@@ -198,47 +171,35 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
             continue;
         }
         switch (f.type) {
-        case CUT_WP_PREPARE_KERNEL:
-            cut_wp_prepare_kernel_free(&pk);
+        case CUT_WP_PREPARE_WORK:
+            cut_work_free(&pk);
             prepared = 0;
-            if (cut_wp_prepare_kernel_decode(&f, &pk, &e) != 0 || r->prepare_kernel(r, &pk.work, &e) != 0) {
+            if (cut_wp_work_decode(&f, &pk, &e) != 0 || r->prepare_kernel(r, &pk, &e) != 0) {
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             } else {
                 prepared = 1;
                 code = cut_wp_reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
             }
             break;
-        case CUT_WP_RUN_KERNEL:
-            if (!prepared)
-                code = cut_wp_reply_error(out_fd, "emulation worker: RUN_KERNEL before PREPARE_KERNEL") == 0 ? -1 : 1;
-            else if (run_kernel(r, &pk.work, &q, &b, &e) != 0)
+        case CUT_WP_RUN:
+            if (run_call(r, prepared ? &pk : NULL, &q, &b, &e) != 0)
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
-                code = cut_wp_reply(out_fd, CUT_WP_KERNEL_RESULT, &b) == 0 ? -1 : 1;
-            break;
-        case CUT_WP_ENERGY_KERNEL:
-            if (!prepared)
-                code = cut_wp_reply_error(out_fd, "emulation worker: ENERGY_KERNEL before PREPARE_KERNEL") == 0 ? -1
-                                                                                                              : 1;
-            else if (energy_kernel(r, &pk.work, &q, &b, &e) != 0)
-                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
-            else
-                code = cut_wp_reply(out_fd, CUT_WP_ENERGY_RESULT, &b) == 0 ? -1 : 1;
+                code = cut_wp_reply(out_fd, CUT_WP_RUN_RESULT, &b) == 0 ? -1 : 1;
             break;
         case CUT_WP_QUIT:
             code = 0;
             break;
         default: {
             char msg[160];
-            snprintf(msg, sizeof msg, "the emulation worker runs user kernels only (PREPARE_KERNEL, RUN_KERNEL, "
-                     "ENERGY_KERNEL), not %s", cut_wp_type_name(f.type));
+            snprintf(msg, sizeof msg, "emulation worker: unexpected %s message", cut_wp_type_name(f.type));
             code = cut_wp_reply_error(out_fd, msg) == 0 ? -1 : 1;
         }
         }
         cut_wp_frame_free(&f);
     }
     cut_buf_free(&b);
-    cut_wp_prepare_kernel_free(&pk);
+    cut_work_free(&pk);
     cut_runner_free(r);
     free(wd.frame);
     return code;

@@ -5,10 +5,10 @@
  * by two pipes and speaks the framed protocol of worker_proto.h.
  * A candidate that faults makes the worker report CUT_ST_FAULT and exit; one that hangs is killed after
  * timing.timeout_s (CUT_ST_TIMEOUT); a worker that dies without a word gives CUT_ST_FAULT "worker died (...)".
- * In every case the next candidate gets a fresh worker, which is sent the workload (PREPARE, PREPARE_GEMM for a
- * GEMM, PREPARE_KERNEL for a user kernel) again: inputs, weights and the reference are computed (or, for a user
- * kernel, copied) once per workload here and kept. A user kernel's requests (RUN_KERNEL, ENERGY_KERNEL) are in
- * gpu_runner_kernel.c; the state both files share in gpu_runner_int.h. */
+ * In every case the next candidate gets a fresh worker, which is sent the kept work again (PREPARE_WORK): the op
+ * builds it once per workload and seed (cut_conv_work, cut_gemm_work; a user kernel's is copied) and the parent keeps
+ * it. Every run is one RUN request (gpu_runner_kernel.c: cut_gr_run, cut_gr_call); the state both files share in
+ * gpu_runner_int.h. */
 #define _GNU_SOURCE /* pipe2 */
 #include "measure/gpu_runner_int.h"
 
@@ -180,19 +180,8 @@ static int worker_prepare(gpu_impl *g, cut_err *e)
 {
     cut_buf b;
     cut_buf_init(&b);
-    if (g->is_kernel) {
-        cut_wp_prepare_kernel p = {.work = g->kw.work};
-        cut_wp_prepare_kernel_encode(&p, &b);
-    } else if (g->is_gemm) {
-        cut_wp_prepare_gemm p = {.gemm = g->gemm, .a = {g->in[0], g->in[1]}, .b = {g->w[0], g->w[1]},
-                                 .ref = {g->ref[0], g->ref[1]}};
-        cut_wp_prepare_gemm_encode(&p, &b);
-    } else {
-        cut_wp_prepare p = {.conv = g->conv, .in = {g->in[0], g->in[1]}, .w = {g->w[0], g->w[1]},
-                            .ref = {g->ref[0], g->ref[1]}};
-        cut_wp_prepare_encode(&p, &b);
-    }
-    const uint32_t type = g->is_kernel ? CUT_WP_PREPARE_KERNEL : g->is_gemm ? CUT_WP_PREPARE_GEMM : CUT_WP_PREPARE;
+    cut_wp_work_encode(&g->work, &b);
+    const uint32_t type = CUT_WP_PREPARE_WORK;
     int rc = cut_wp_send(g->to_w, type, b.data, b.len, e);
     cut_buf_free(&b);
     if (rc != 0) {
@@ -306,61 +295,15 @@ void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *
 
 /* ---- the runner interface ---- */
 
-void cut_gr_tensors_free(gpu_impl *g)
+int cut_gr_work_take(gpu_impl *g, cut_work *w, cut_err *e)
 {
-    for (int s = 0; s < 2; s++) {
-        free(g->in[s]);
-        free(g->w[s]);
-        free(g->ref[s]);
-        g->in[s] = g->w[s] = g->ref[s] = NULL;
-    }
-}
-
-/* One of the four input tensors (set i / 2, input or weights i % 2): each is its own generator stream, so they fill
- * in parallel with the values a sequential fill gives; then rounded to dtype (a GEMM's fp16/bf16 inputs, so that the
- * reference is exact for the values stored on the GPU; fp32 leaves them as they are). */
-typedef struct fill_job {
-    float *x[4];
-    size_t n[4];
-    uint64_t seed;
-    cut_dtype dtype;
-} fill_job;
-
-static void fill_one(void *arg, long i)
-{
-    const fill_job *j = arg;
-    const uint64_t sd = cut_input_set_seed(j->seed, (int)(i / 2));
-    cut_fill_uniform(j->x[i], j->n[i], i % 2 ? sd ^ 0x9e3779b97f4a7c15ULL : sd); /* as the emulation runner */
-    cut_dtype_round(j->dtype, j->x[i], j->n[i]);
-}
-
-/* Replaces the kept tensors with new ones of n_in, n_w and n_out floats per input set: set 0 uniform from seed (as
- * the emulation runner draws them), set 1 from a seed derived from it, rounded to dtype; the caller fills the
- * references. */
-static void workload_alloc(gpu_impl *g, size_t n_in, size_t n_w, size_t n_out, uint64_t seed, cut_dtype dtype)
-{
-    cut_gr_kernel_forget(g);
-    cut_gr_tensors_free(g);
-    fill_job j = {.seed = seed, .dtype = dtype};
-    for (int s = 0; s < 2; s++) {
-        g->in[s] = j.x[2 * s] = cut_xmalloc(n_in * sizeof(float));
-        g->w[s] = j.x[2 * s + 1] = cut_xmalloc(n_w * sizeof(float));
-        g->ref[s] = cut_xmalloc(n_out * sizeof(float));
-        j.n[2 * s] = n_in;
-        j.n[2 * s + 1] = n_w;
-    }
-    cut_parallel_for(4, (double)(n_in + n_w) * 2, fill_one, &j);
-    g->seed = seed;
+    cut_work_free(&g->work);
+    g->work = *w;
+    memset(w, 0, sizeof *w);
+    g->keyed = 0;
     g->have_workload = 1;
     g->worker_prepared = 0;
-}
-
-/* Rounds a double reference of n elements into g->ref[s] and frees it. */
-static void workload_set_ref(gpu_impl *g, int s, double *ref, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        g->ref[s][i] = (float)ref[i];
-    free(ref);
+    return cut_gr_workload_send(g, e);
 }
 
 /* Makes sure the worker holds the kept workload: one retry on a fresh worker (the old one may have died since the
@@ -373,41 +316,38 @@ int cut_gr_workload_send(gpu_impl *g, cut_err *e)
     return worker_ready(g, e);
 }
 
+/* The work the op builds from (op, seed) is the one kept already: nothing to build or send (but a new worker). */
+static int same_key(const gpu_impl *g, const cut_work_op *op, uint64_t seed)
+{
+    return g->have_workload && g->keyed && g->key_seed == seed && memcmp(&g->key_op, op, sizeof *op) == 0;
+}
+
+static int keep_keyed(gpu_impl *g, cut_work *w, uint64_t seed, cut_err *e)
+{
+    const cut_work_op op = w->op;
+    const int rc = cut_gr_work_take(g, w, e);
+    g->keyed = 1;
+    g->key_op = op;
+    g->key_seed = seed;
+    return rc;
+}
+
 static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e)
 {
     gpu_impl *g = r->impl;
     if (cut_conv_validate(c, e) != 0)
         return -1;
-    const int same = g->have_workload && !g->is_gemm && !g->is_kernel && memcmp(&g->conv, c, sizeof *c) == 0 &&
-                     g->seed == seed;
-    if (!same) {
-        const size_t n_out = cut_conv_out_elems(c);
-        workload_alloc(g, cut_conv_in_elems(c), cut_conv_w_elems(c), n_out, seed, CUT_DT_FP32);
-        for (int s = 0; s < 2; s++) {
-            double *ref = cut_xmalloc(n_out * sizeof(double));
-            cut_conv_reference(c, g->in[s], g->w[s], ref);
-            workload_set_ref(g, s, ref, n_out);
-        }
-        g->conv = *c;
-        g->is_gemm = 0;
-    }
-    return cut_gr_workload_send(g, e);
+    cut_work_op op;
+    cut_conv_work_op(c, &op);
+    if (same_key(g, &op, seed))
+        return cut_gr_workload_send(g, e);
+    cut_work w;
+    if (cut_conv_work(c, seed, &w, e) != 0)
+        return -1;
+    return keep_keyed(g, &w, seed, e);
 }
 
 static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
-
-/* Where the GEMM reference is computed: the CPU's double reference streams B once per row of C (seconds at 1024^3,
- * hours at 8192^3), so past 2^32 FLOP the worker computes it with cuBLAS DGEMM on the GPU instead.
- * $CUTUNE_GEMM_REF=cpu|gpu forces one (tests). */
-static int gemm_ref_on_cpu(const cut_gemm *g)
-{
-    const char *force = getenv("CUTUNE_GEMM_REF");
-    if (force && !strcmp(force, "cpu"))
-        return 1;
-    if (force && !strcmp(force, "gpu"))
-        return 0;
-    return cut_gemm_flops(g) <= 4294967296.0;
-}
 
 int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed, cut_err *e)
 {
@@ -418,93 +358,32 @@ int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed
         return -1;
     if ((int)gm->dtype < 0 || gm->dtype >= CUT_DT_COUNT)
         return cut_err_set(e, "GEMM dtype %d is unknown", (int)gm->dtype);
-    const int same = g->have_workload && g->is_gemm && !g->is_kernel && g->gemm.m == gm->m && g->gemm.n == gm->n &&
-                     g->gemm.k == gm->k && g->gemm.layout == gm->layout && g->gemm.dtype == gm->dtype &&
-                     g->seed == seed;
-    if (!same) {
-        const size_t n_out = cut_gemm_c_elems(gm);
-        /* The inputs as the kernels see them (fp16/bf16 rounded to nearest even), so that the reference is exact for
-         * the values stored on the GPU. */
-        workload_alloc(g, cut_gemm_a_elems(gm), cut_gemm_b_elems(gm), n_out, seed, gm->dtype);
-        for (int s = 0; s < 2; s++) {
-            if (gemm_ref_on_cpu(gm)) {
-                double *ref = cut_xmalloc(n_out * sizeof(double));
-                cut_gemm_reference(gm, g->in[s], g->w[s], ref);
-                workload_set_ref(g, s, ref, n_out);
-            } else {
-                free(g->ref[s]); /* the worker computes it (cuBLAS DGEMM) */
-                g->ref[s] = NULL;
-            }
-        }
-        g->gemm = *gm;
-        g->is_gemm = 1;
-    }
-    return cut_gr_workload_send(g, e);
+    cut_work_op op;
+    cut_gemm_work_op(gm, &op);
+    if (same_key(g, &op, seed))
+        return cut_gr_workload_send(g, e);
+    cut_work w;
+    /* the GPU worker computes large references with cuBLAS DGEMM; the emulation worker cannot */
+    if (cut_gemm_work(gm, seed, !g->emu, &w, e) != 0)
+        return -1;
+    return keep_keyed(g, &w, seed, e);
 }
 
-/* The energy part of a request (ENERGY instead of MEASURE); NULL for a plain measurement. */
-typedef struct energy_req {
-    const cut_energy_plan *plan;
-    cut_energy_result *er;
-    int ok;
-    char why[CUT_ERR_LEN - 64];
-} energy_req;
-
-double cut_gr_deadline_s(const cut_runner *r, uint32_t type, const cut_energy_plan *p, int emu_compile,
+double cut_gr_deadline_s(const cut_runner *r, cut_wp_what what, const cut_energy_plan *p, int emu_compile,
                          double vendor_budget_s)
 {
     const double t = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
-    switch (type) {
-    case CUT_WP_CUDNN:
-    case CUT_WP_CUBLAS:
+    switch (what) {
+    case CUT_WP_RUN_CUDNN:
+    case CUT_WP_RUN_CUBLAS:
         return CUT_MAX(300.0, 30.0 * r->timing.timeout_s);
-    case CUT_WP_VENDOR:
+    case CUT_WP_RUN_VENDOR:
         return vendor_budget_s + 300.0 + 3.0 * r->timing.timeout_s;
-    case CUT_WP_ENERGY:
-    case CUT_WP_ENERGY_KERNEL:
-        return cut_wp_energy_timeout_s(r->timing.timeout_s, p) + (emu_compile ? EMU_COMPILE_ALLOWANCE_S : 0);
-    default: /* MEASURE, RUN_KERNEL */
+    default: /* a call */
+        if (p)
+            return cut_wp_energy_timeout_s(r->timing.timeout_s, p) + (emu_compile ? EMU_COMPILE_ALLOWANCE_S : 0);
         return t + (emu_compile ? EMU_COMPILE_ALLOWANCE_S : 0);
     }
-}
-
-static void decode_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, energy_req *en, cut_result *res,
-                         int *setup_err, cut_err *e)
-{
-    cut_err err = {{0}};
-    const uint32_t want = en ? CUT_WP_ENERGY_RESULT : CUT_WP_RESULT;
-    if (f->type == want) {
-        int bad = en ? cut_wp_energy_result_decode(f, res, &en->ok, en->why, sizeof en->why, en->er, &err)
-                     : cut_wp_result_decode(f, res, NULL, 0, &err);
-        if (bad)
-            cut_gr_reply_failure(g, -1, timeout_s, &err, res);
-        else if (res->status == CUT_ST_FAULT)
-            cut_gr_worker_stop(g, 0, NULL, 0); /* its context is dead; it exits by itself */
-    } else if (f->type == CUT_WP_ERROR) {
-        char msg[CUT_ERR_LEN - 64];
-        cut_wp_error_decode(f, msg, sizeof msg);
-        *setup_err = 1;
-        cut_err_set(e, "measurement worker on GPU %d: %s", g->dev, msg);
-    } else {
-        cut_err_set(&err, "unexpected %s reply to %s", cut_wp_type_name(f->type), en ? "ENERGY" : "MEASURE");
-        cut_gr_reply_failure(g, -1, timeout_s, &err, res);
-    }
-}
-
-/* A candidate's TMA descriptors, checked as MEASURE's decode will check them: a bad one is this candidate's
- * LAUNCH_ERROR, not a protocol error. 0 when fine. */
-static int tma_check(const cut_kernel_src *ks, cut_result *res)
-{
-    cut_err te = {{0}};
-    if (ks->ntma != 0 && ks->ntma != 2)
-        cut_err_set(&te, "the kernel has %d TMA maps (0 or 2)", ks->ntma);
-    for (int i = 0; i < 2 && ks->ntma == 2 && !te.msg[0]; i++)
-        cut_wp_tma_check(&ks->tma[i], &te);
-    if (!te.msg[0])
-        return 0;
-    res->status = CUT_ST_LAUNCH_ERROR;
-    snprintf(res->error, sizeof res->error, "%.250s", te.msg);
-    return -1;
 }
 
 /* A missing cubin is the candidate's COMPILE_ERROR, with the first line of the log. 0 when there is one. */
@@ -519,63 +398,38 @@ int cut_gr_compile_failed(const cut_compiled *bin, cut_result *res)
     return -1;
 }
 
-static void measure_one(cut_runner *r, gpu_impl *g, const cut_candidate *c, energy_req *en, cut_result *res,
-                        int *setup_err, cut_err *e)
+/* A generated candidate as a call on the conv or GEMM work. */
+static int measure_one(cut_runner *r, const cut_candidate *c, const cut_energy_plan *plan, cut_result *res,
+                       cut_energy_result *er, int *energy_ok, char *why, size_t why_len, cut_err *e)
 {
     cut_result_reset(res);
-    const cut_compiled *bin = c->bin;
-    if (cut_gr_compile_failed(bin, res) != 0)
-        return;
+    if (cut_gr_compile_failed(c->bin, res) != 0)
+        return 0;
     if (!c->ks) {
         res->status = CUT_ST_LAUNCH_ERROR;
         snprintf(res->error, sizeof res->error, "candidate has no launch configuration");
-        return;
+        return 0;
     }
-    if (tma_check(c->ks, res) != 0)
-        return;
-    cut_wp_measure m = {.smem_dynamic = c->ks->smem_dynamic, .cubin = (const uint8_t *)bin->cubin,
-                        .cubin_size = bin->cubin_size, .tol_scale = c->ks->tol_scale, .ntma = c->ks->ntma};
-    memcpy(m.tma, c->ks->tma, sizeof m.tma);
-    memcpy(m.grid, c->ks->grid, sizeof m.grid);
-    memcpy(m.block, c->ks->block, sizeof m.block);
-    snprintf(m.entry, sizeof m.entry, "%s", c->ks->entry);
-    cut_buf b;
-    cut_buf_init(&b);
-    if (en)
-        cut_wp_energy_encode(&m, en->plan, &b);
-    else
-        cut_wp_measure_encode(&m, &b);
-    const double timeout_s = cut_gr_deadline_s(r, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, en ? en->plan : NULL, 0, 0);
-    cut_wp_frame f = {0};
-    cut_err err = {{0}};
-    int rc = cut_gr_request(g, &r->timing, en ? CUT_WP_ENERGY : CUT_WP_MEASURE, &b, timeout_s, CUT_WP_MAX_REPLY, &f,
-                            &err);
-    cut_buf_free(&b);
-    if (rc == -3) {
-        *setup_err = 1;
-        if (e)
-            *e = err;
-        return;
+    cut_call call;
+    if (cut_call_of_kernel(c->ks, c->bin, &call, res) != 0)
+        return 0;
+    cut_err ce = {{0}}; /* a call that does not fit the work (a TMA map of another element size) is the candidate's */
+    if (cut_call_check(&((gpu_impl *)r->impl)->work, &call, &ce) != 0) {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "%.250s", ce.msg);
+        return 0;
     }
-    if (rc != 1) {
-        cut_gr_reply_failure(g, rc, timeout_s, &err, res);
-        return;
-    }
-    decode_reply(g, &f, timeout_s, en, res, setup_err, e);
-    cut_wp_frame_free(&f);
+    return cut_gr_call(r, &call, plan, res, NULL, er, energy_ok, why, why_len, e);
 }
 
 static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e)
 {
     gpu_impl *g = r->impl;
-    if (!g->have_workload || g->is_kernel)
+    if (!g->have_workload || g->work.op.kind == CUT_WORK_PLAIN)
         return cut_err_set(e, "GPU runner: measure called before prepare (or after prepare_kernel)");
-    for (int i = 0; i < n; i++) {
-        int setup_err = 0;
-        measure_one(r, g, &cands[i], NULL, &res[i], &setup_err, e);
-        if (setup_err)
+    for (int i = 0; i < n; i++)
+        if (measure_one(r, &cands[i], NULL, &res[i], NULL, NULL, NULL, 0, e) != 0)
             return -1;
-    }
     return 0;
 }
 
@@ -583,15 +437,14 @@ static int gpu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_pl
                       cut_energy_result *er, cut_err *e)
 {
     gpu_impl *g = r->impl;
-    if (!g->have_workload || g->is_kernel)
+    if (!g->have_workload || g->work.op.kind == CUT_WORK_PLAIN)
         return cut_err_set(e, "GPU runner: energy called before prepare (or after prepare_kernel)");
-    energy_req en = {.plan = p, .er = er};
-    int setup_err = 0;
-    measure_one(r, g, c, &en, res, &setup_err, e);
-    if (setup_err)
+    int ok = 0;
+    char why[CUT_ERR_LEN - 64] = "";
+    if (measure_one(r, c, p, res, er, &ok, why, sizeof why, e) != 0)
         return -1;
-    if (res->status == CUT_ST_OK && !en.ok)
-        return cut_err_set(e, "%s", en.why[0] ? en.why : "the energy measurement failed");
+    if (res->status == CUT_ST_OK && !ok)
+        return cut_err_set(e, "%s", why[0] ? why : "the energy measurement failed");
     return 0;
 }
 
@@ -615,8 +468,7 @@ static void gpu_destroy(cut_runner *r)
             cut_wp_send(g->to_w, CUT_WP_QUIT, NULL, 0, &ignore);
             cut_gr_worker_stop(g, 0, NULL, 0);
         }
-        cut_gr_tensors_free(g);
-        cut_wp_prepare_kernel_free(&g->kw);
+        cut_work_free(&g->work);
         if (g->emu_temp)
             cut_remove_tree(g->emu_dir, NULL, NULL);
         free(g);
@@ -624,41 +476,23 @@ static void gpu_destroy(cut_runner *r)
     free(r);
 }
 
-/* A baseline request (CUDNN or CUBLAS) answered by reply_type with a RESULT payload; what names it in sentences. */
-static int baseline_request(cut_runner *r, uint32_t type, uint32_t reply_type, const char *what, cut_result *out,
-                            char *algo, size_t algo_len, cut_err *e)
+/* A baseline run (CUDNN or CUBLAS) answered by RUN_RESULT with the algorithm's name; what names it in sentences. */
+static int baseline_request(cut_runner *r, cut_wp_what what_run, const char *what, cut_result *out, char *algo,
+                            size_t algo_len, cut_err *e)
 {
     gpu_impl *g = r->impl;
     cut_result_reset(out);
     if (algo && algo_len)
         algo[0] = '\0';
-    /* cudnnFind tries every algorithm (FFT ones with large workspaces), then each is timed: allow minutes. */
-    const double timeout_s = cut_gr_deadline_s(r, type, NULL, 0, 0);
-    cut_wp_frame f = {0};
+    cut_wp_run q = {.what = what_run};
+    cut_wp_run_result rr;
     cut_err err = {{0}};
-    int rc = cut_gr_request(g, &r->timing, type, NULL, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
-    if (rc == -3)
-        return cut_err_set(e, "%s", err.msg);
-    if (rc != 1) {
-        cut_gr_reply_failure(g, rc, timeout_s, &err, out);
-        return 0;
-    }
-    int ret = 0;
-    if (f.type == reply_type) {
-        if (cut_wp_result_decode(&f, out, algo, algo_len, &err) != 0)
-            cut_gr_reply_failure(g, -1, timeout_s, &err, out);
-        else if (out->status == CUT_ST_FAULT)
-            cut_gr_worker_stop(g, 0, NULL, 0);
-    } else if (f.type == CUT_WP_ERROR) {
-        char msg[CUT_ERR_LEN - 64];
-        cut_wp_error_decode(&f, msg, sizeof msg);
-        ret = cut_err_set(e, "%s baseline on GPU %d: %s", what, g->dev, msg);
-    } else {
-        cut_err_set(&err, "unexpected %s reply to %s", cut_wp_type_name(f.type), cut_wp_type_name(type));
-        cut_gr_reply_failure(g, -1, timeout_s, &err, out);
-    }
-    cut_wp_frame_free(&f);
-    return ret;
+    if (cut_gr_run(r, &q, &rr, NULL, NULL, &err) != 0)
+        return cut_err_set(e, "%s baseline on GPU %d: %s", what, g->dev, err.msg);
+    *out = rr.res;
+    if (algo && algo_len)
+        snprintf(algo, algo_len, "%s", rr.algo);
+    return 0;
 }
 
 int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
@@ -666,9 +500,9 @@ int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo
     if (!r || r->measure != gpu_measure)
         return cut_err_set(e, "the cuDNN baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
-    if (!g->have_workload || g->is_gemm || g->is_kernel)
+    if (!g->have_workload || g->work.op.kind != CUT_WORK_CONV)
         return cut_err_set(e, "the cuDNN baseline needs a prepared conv workload");
-    return baseline_request(r, CUT_WP_CUDNN, CUT_WP_CUDNN_RESULT, "cuDNN", out, algo, algo_len, e);
+    return baseline_request(r, CUT_WP_RUN_CUDNN, "cuDNN", out, algo, algo_len, e);
 }
 
 int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
@@ -676,41 +510,9 @@ int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t alg
     if (!r || r->measure != gpu_measure)
         return cut_err_set(e, "the cuBLAS baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
-    if (!g->have_workload || !g->is_gemm || g->is_kernel)
+    if (!g->have_workload || g->work.op.kind != CUT_WORK_GEMM)
         return cut_err_set(e, "the cuBLAS baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
-    return baseline_request(r, CUT_WP_CUBLAS, CUT_WP_CUBLAS_RESULT, "cuBLAS", out, algo, algo_len, e);
-}
-
-/* The vendor request's options as the worker's decode checks them. */
-static int vendor_opts_check(const cut_vendor_opts *o, cut_err *e)
-{
-    if (o->heuristic_n < 0 || o->heuristic_n > 256 || (o->enumerate != 0 && o->enumerate != 1) ||
-        o->max_configs < 0 || o->max_configs > 4096 || !(o->budget_s > 0 && o->budget_s <= 1e6))
-        return cut_err_set(e,
-                           "vendor baseline options out of range: heuristic %d (0..256), enumerate %d (0 or 1), "
-                           "max configs %d (0..4096), budget %g s (0..1e6]",
-                           o->heuristic_n, o->enumerate, o->max_configs, o->budget_s);
-    return 0;
-}
-
-/* The VENDOR reply: decoded into out, or a failure (worker died, protocol error) as out->best. Returns -1 only for
- * an ERROR reply (a setup error in the worker). */
-static int vendor_reply(gpu_impl *g, const cut_wp_frame *f, double timeout_s, cut_vendor_result *out, cut_err *e)
-{
-    cut_err err = {{0}};
-    if (f->type == CUT_WP_VENDOR_RESULT) {
-        if (cut_wp_vendor_result_decode(f, out, &err) != 0)
-            cut_gr_reply_failure(g, -1, timeout_s, &err, &out->best.res);
-        return 0;
-    }
-    if (f->type == CUT_WP_ERROR) {
-        char msg[CUT_ERR_LEN - 64];
-        cut_wp_error_decode(f, msg, sizeof msg);
-        return cut_err_set(e, "vendor baseline on GPU %d: %s", g->dev, msg);
-    }
-    cut_err_set(&err, "unexpected %s reply to VENDOR", cut_wp_type_name(f->type));
-    cut_gr_reply_failure(g, -1, timeout_s, &err, &out->best.res);
-    return 0;
+    return baseline_request(r, CUT_WP_RUN_CUBLAS, "cuBLAS", out, algo, algo_len, e);
 }
 
 int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_result *out, cut_err *e)
@@ -720,37 +522,25 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
     if (!r || r->measure != gpu_measure)
         return cut_err_set(e, "the vendor baseline needs the GPU runner");
     gpu_impl *g = r->impl;
-    if (!g->have_workload || !g->is_gemm || g->is_kernel)
+    if (!g->have_workload || g->work.op.kind != CUT_WORK_GEMM)
         return cut_err_set(e, "the vendor baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
-    cut_vendor_opts def;
-    if (!o) {
-        cut_vendor_opts_default(&def);
-        o = &def;
-    }
-    if (vendor_opts_check(o, e) != 0)
-        return -1;
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_vendor_encode(o, &b);
-    /* The budget, plus loading cuBLAS(Lt), the enumeration's checks and the candidate running when it ran out. */
-    const double timeout_s = cut_gr_deadline_s(r, CUT_WP_VENDOR, NULL, 0, o->budget_s);
-    cut_wp_frame f = {0};
+    cut_wp_run q = {.what = CUT_WP_RUN_VENDOR};
+    if (o)
+        q.vendor = *o;
+    else
+        cut_vendor_opts_default(&q.vendor);
+    if (cut_wp_vendor_check(&q.vendor, e) != 0)
+        return cut_err_wrap(e, "vendor baseline options out of range");
+    cut_wp_run_result rr;
     cut_err err = {{0}};
-    int rc = cut_gr_request(g, &r->timing, CUT_WP_VENDOR, &b, timeout_s, CUT_WP_MAX_REPLY, &f, &err);
-    cut_buf_free(&b);
-    if (rc == -3)
-        return cut_err_set(e, "%s", err.msg);
-    if (rc != 1) {
-        cut_gr_reply_failure(g, rc, timeout_s, &err, &out->best.res);
+    if (cut_gr_run(r, &q, &rr, NULL, out, &err) != 0)
+        return cut_err_set(e, "vendor baseline on GPU %d: %s", g->dev, err.msg);
+    if (out->best.res.status != CUT_ST_OK && !out->best.config[0] && !out->tried)
         snprintf(out->best.config, sizeof out->best.config, "(the worker failed during the vendor search)");
-        return 0;
-    }
-    int ret = vendor_reply(g, &f, timeout_s, out, e);
-    cut_wp_frame_free(&f);
     /* A candidate may have killed the worker's context (it then exits after replying); the next request starts a
      * fresh worker either way. */
     cut_gr_worker_stop(g, 0, NULL, 0);
-    return ret;
+    return 0;
 }
 
 int cut_runner_gpu_worker_pid(const cut_runner *r)

@@ -28,15 +28,10 @@ typedef struct gpu_impl {
     int worker_prepared;
 
     int have_workload;
-    int is_gemm;   /* 1: the workload is gemm (PREPARE_GEMM; in/w are A/B), 0: conv (PREPARE) */
-    int is_kernel; /* 1: the workload is a user kernel's (PREPARE_KERNEL): kw, with in/w/ref unused */
-    cut_wp_prepare_kernel kw; /* its work with owned copies of every buffer's data (timing unused) */
-    cut_conv conv;
-    cut_gemm gemm;
-    uint64_t seed;
-    /* Two input sets (set 1 checks a candidate again after timing, on inputs it has not seen), owned; ref[s] is the
-     * double reference rounded to float, or NULL for a GEMM whose worker computes it. */
-    float *in[2], *w[2], *ref[2];
+    cut_work work;     /* the prepared work, owned (a deep copy, or the op's own work): sent again to a new worker */
+    int keyed;         /* the work was built by an op from key_op and key_seed (prepare, prepare_gemm): the same */
+    cut_work_op key_op; /* pair again keeps it */
+    uint64_t key_seed;
 } gpu_impl;
 
 /* ---- gpu_runner.c ---- */
@@ -52,29 +47,36 @@ int cut_gr_request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_bu
 /* Turns a failed wait for a reply (rc from cut_gr_request, or -1 for a reply that did not decode, err saying why)
  * into res's status (TIMEOUT, FAULT) and ends the worker. */
 void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *err, cut_result *res);
-/* Frees the kept conv/GEMM tensors of both sets. */
-void cut_gr_tensors_free(gpu_impl *g);
+/* Replaces the kept work with w (taken over: g owns its data from now on) and sends it. */
+int cut_gr_work_take(gpu_impl *g, cut_work *w, cut_err *e);
 /* Makes sure the worker holds the kept workload: one retry on a fresh worker. 0, or -1 with e. */
 int cut_gr_workload_send(gpu_impl *g, cut_err *e);
 /* A missing cubin is the candidate's COMPILE_ERROR in res, with the first line of the log. 0 when there is one. */
 int cut_gr_compile_failed(const cut_compiled *bin, cut_result *res);
 /* The one place a request's deadline comes from (seconds the parent waits for the reply before it kills the worker):
- * MEASURE / RUN_KERNEL: the timing policy's timeout_s (10 s when unset), plus EMU_COMPILE_ALLOWANCE_S for a kernel
- * the emulation worker compiles first (emu_compile); ENERGY / ENERGY_KERNEL (p not NULL): the plan's own length
- * (cut_wp_energy_timeout_s); CUDNN / CUBLAS: max(300 s, 30 x timeout_s), since cudnnFind tries every algorithm;
- * VENDOR: its budget (vendor_budget_s) + 300 s + 3 x timeout_s for loading cuBLAS(Lt) and the enumeration's checks. */
-double cut_gr_deadline_s(const cut_runner *r, uint32_t type, const cut_energy_plan *p, int emu_compile,
+ * a call: the timing policy's timeout_s (10 s when unset), plus EMU_COMPILE_ALLOWANCE_S for a kernel the emulation
+ * worker compiles first (emu_compile); observed by an energy plan p: the plan's own length (cut_wp_energy_timeout_s);
+ * CUDNN / CUBLAS: max(300 s, 30 x timeout_s), since cudnnFind tries every algorithm; VENDOR: its budget
+ * (vendor_budget_s) + 300 s + 3 x timeout_s for loading cuBLAS(Lt) and the enumeration's checks. */
+double cut_gr_deadline_s(const cut_runner *r, cut_wp_what what, const cut_energy_plan *p, int emu_compile,
                          double vendor_budget_s);
+/* Sends one RUN (q's body under r's timing policy) and reads the reply into *rr and outs (CALL on a work without
+ * references). A failure of the worker (timeout, death, a reply that does not decode) is rr->res's status. Returns -1
+ * only for setup errors: no worker, an ERROR reply (e set). VENDOR's reply goes to *vendor instead. */
+int cut_gr_run(cut_runner *r, const cut_wp_run *q, cut_wp_run_result *rr, cut_work_outputs *outs,
+               cut_vendor_result *vendor, cut_err *e);
 
+/* ---- gpu_runner_kernel.c: calls on the work ---- */
 
-/* ---- gpu_runner_kernel.c: a user kernel's work ---- */
-
-/* Forgets a kept user kernel's work (frees its copies). */
-void cut_gr_kernel_forget(gpu_impl *g);
-/* The runner methods of measure.h for a user kernel (prepare_kernel keeps a deep copy of the work in r's gpu_impl). */
+/* The runner methods of measure.h for a user kernel's work (prepare_kernel keeps a deep copy of the work) and any
+ * call on any prepared work (run_kernel, energy_kernel). */
 int cut_gr_prepare_kernel(cut_runner *r, const cut_work *w, cut_err *e);
 int cut_gr_run_kernel(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e);
 int cut_gr_energy_kernel(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
                          cut_energy_result *er, cut_err *e);
+/* One call: as cut_gr_run_kernel, with en (plan, er, ok, why) for an energy run. */
+int cut_gr_call(cut_runner *r, const cut_call *c, const cut_energy_plan *plan, cut_result *res,
+                cut_work_outputs *outs, cut_energy_result *er, int *energy_ok, char *why, size_t why_len,
+                cut_err *e);
 
 #endif

@@ -1,5 +1,5 @@
 /* cutune — the worker's check-and-time harness, one for every kind of work: poisoned outputs, compare with the
- * reference (conv elementwise, GEMM relative Frobenius), warm-up, L2 flush, event-timed batches, median, and the
+ * reference (the work's rule, worker_work.c), warm-up, L2 flush, event-timed batches, median, and the
  * check again after timing; also how launch and harness failures become a candidate's status. */
 #include "measure/worker_int.h"
 
@@ -72,93 +72,6 @@ int cut_wk_launch(const cut_wk_launcher *l, cut_result *res, int *fatal)
     if (sticky)
         *fatal = 1;
     return -1;
-}
-
-/* Conv: elementwise, atol + rtol*|ref|. 0 if the output matches. */
-static int compare_conv(cut_wk *w, cut_result *res, const char *when)
-{
-    char msg[200];
-    double maxe = 0;
-    size_t bad = cut_compare(w->host_out, w->ref, w->n_out, w->atol, w->rtol, &maxe, msg, sizeof msg);
-    res->max_abs_err = maxe;
-    if (bad) {
-        cut_wk_set_status(res, CUT_ST_WRONG_RESULT, "%s%zu of %zu outputs wrong: %s", when, bad, w->n_out, msg);
-        return -1;
-    }
-    return 0;
-}
-
-/* GEMM: relative Frobenius error against w->gemm_tol (NaN/Inf, e.g. the poison left unwritten, give +Inf), kept in
- * max_abs_err. On failure the message names the first non-finite or largest-error element. 0 if it passes. */
-static int compare_gemm(cut_wk *w, cut_result *res, const char *when)
-{
-    const double rel = cut_gemm_rel_error(w->host_out, w->ref, w->n_out);
-    res->max_abs_err = rel;
-    if (rel <= w->gemm_tol)
-        return 0;
-    size_t worst = 0;
-    double worst_d = -1.0;
-    for (size_t i = 0; i < w->n_out; i++) {
-        const double d = isfinite(w->host_out[i]) ? fabs(w->host_out[i] - w->ref[i]) : INFINITY;
-        if (d > worst_d) {
-            worst_d = d;
-            worst = i;
-        }
-        if (isinf(d))
-            break;
-    }
-    const int n = w->gemm.n > 0 ? w->gemm.n : 1;
-    cut_wk_set_status(res, CUT_ST_WRONG_RESULT,
-                      "%srelative Frobenius error %.3g > tolerance %.3g (C[%zu][%zu] = %.6g, want %.6g)", when, rel, w->gemm_tol, worst / (size_t)n, worst % (size_t)n, (double)w->host_out[worst], w->ref[worst]);
-    return -1;
-}
-
-/* The conv/GEMM output's checks: NaN poison before, copy back and compare after (when names the pass). */
-CUresult cut_wk_out_poison(void *arg, cut_wk_pass pass, const char **what)
-{
-    cut_wk *w = arg;
-    (void)pass;
-    *what = "cuMemsetD32 (poisoning the output)";
-    return w->cu->cuMemsetD32(w->d_out, 0x7FC00000u, w->n_out); /* quiet NaN: unwritten outputs never pass */
-}
-
-int cut_wk_out_compare(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
-{
-    cut_wk *w = arg;
-    static const char *const when[] = {"", "after timing: ", "after the energy run: "};
-    const char *pfx = pass == CUT_WK_AFTER_TIMING && w->set == 1 ? "after timing, fresh inputs: " : when[pass];
-    CUresult rc = w->cu->cuMemcpyDtoH(w->host_out, w->d_out, w->n_out * sizeof(float));
-    if (rc != CUDA_SUCCESS)
-        return cut_wk_harness_fault(res, fatal, "cuMemcpyDtoH", rc), -1;
-    return w->is_gemm ? compare_gemm(w, res, pfx) : compare_conv(w, res, pfx);
-}
-
-void cut_wk_use_set(cut_wk *w, int s)
-{
-    w->set = s;
-    w->d_in = w->d_set_in[s];
-    w->d_w = w->d_set_w[s];
-    w->ref = w->ref_set[s];
-}
-
-/* The set a candidate's pass runs on: the fresh set 1 after timing, set 0 otherwise (the timed launches read the
- * set the first check picked). */
-static int pass_set(cut_wk_pass pass) { return pass == CUT_WK_AFTER_TIMING ? 1 : 0; }
-
-CUresult cut_wk_cand_before(void *arg, cut_wk_pass pass, const char **what)
-{
-    cut_wk_cand_check *c = arg;
-    const int s = pass_set(pass);
-    cut_wk_use_set(c->w, s);
-    if (c->k->ntma)
-        memcpy(c->k->maps, c->maps[s], sizeof c->k->maps);
-    return cut_wk_out_poison(c->w, pass, what);
-}
-
-static int cand_after(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
-{
-    cut_wk_cand_check *c = arg;
-    return cut_wk_out_compare(c->w, pass, res, fatal);
 }
 
 /* Poison, run once, synchronise, copy back, compare (chk's hooks). 0 if the output matches. */
@@ -264,21 +177,4 @@ void cut_wk_check_and_time_with(cut_wk *w, const cut_wk_launcher *l, const cut_w
         return;
     }
     res->max_abs_err = CUT_MAX(first_err, res->max_abs_err);
-}
-
-void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
-{
-    if (!w->prepared) {
-        cut_result_reset(res);
-        *fatal = 0;
-        cut_wk_set_status(res, CUT_ST_FAULT, "worker not prepared");
-        return;
-    }
-    const cut_wk_check chk = {cut_wk_out_poison, cut_wk_out_compare, w};
-    cut_wk_check_and_time_with(w, l, &chk, res, fatal);
-}
-
-cut_wk_check cut_wk_cand_hooks(cut_wk_cand_check *c)
-{
-    return (cut_wk_check){cut_wk_cand_before, cand_after, c};
 }

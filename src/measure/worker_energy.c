@@ -1,7 +1,6 @@
 /* cutune — the worker's energy measurement: the kernel run back to back under cut_energy_measure's meter (NVML),
  * then its output checked once more. One chunked launch loop for every kind of work: it launches through a
- * cut_wk_launcher (a generated conv/GEMM kernel for ENERGY, a user kernel's call for ENERGY_KERNEL) and checks with
- * the work's cut_wk_check. */
+ * cut_wk_launcher (a call on the prepared work) and checks with the work's cut_wk_check. */
 #include "measure/worker_int.h"
 
 /* ---- energy: the kernel runs back to back (no L2 flush) in chunks queued one ahead, each between an event pair
@@ -58,5 +57,3 @@ int cut_wk_energy_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *
         return -1;
     return cut_wk_run_checked(w, l, chk, CUT_WK_AFTER_ENERGY, res, fatal) == 0 ? 0 : -1;
 }
-
-double cut_wk_flops(const cut_wk *w) { return w->is_gemm ? cut_gemm_flops(&w->gemm) : cut_conv_flops(&w->conv); }

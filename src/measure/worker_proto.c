@@ -1,7 +1,6 @@
-/* cutune — the measurement worker's message codecs (both sides): HELLO, the conv and GEMM workloads (PREPARE,
- * PREPARE_GEMM), MEASURE with its TMA descriptors, ENERGY and its plan, the results (RESULT, ENERGY_RESULT,
- * VENDOR_RESULT), VENDOR and ERROR. Framing and the payload cursor in worker_wire.c; the user-kernel messages
- * (ENERGY_KERNEL too) in worker_proto_kernel.c. */
+/* cutune — the measurement worker's message codecs (both sides): HELLO, a run's timing prefix, TMA descriptors,
+ * energy plans and measurements, results, the vendor options and VENDOR_RESULT, ERROR. Framing and the payload
+ * cursor in worker_wire.c; PREPARE_WORK, RUN's body and RUN_RESULT in worker_proto_work.c. */
 #include "measure/worker_proto.h"
 #include "measure/worker_proto_int.h"
 
@@ -96,21 +95,7 @@ int cut_wp_check_timing(const cut_timing *tm, const char *what, cut_err *e)
     return 0;
 }
 
-int cut_wp_is_run(uint32_t type)
-{
-    switch (type) {
-    case CUT_WP_MEASURE:
-    case CUT_WP_ENERGY:
-    case CUT_WP_CUDNN:
-    case CUT_WP_CUBLAS:
-    case CUT_WP_VENDOR:
-    case CUT_WP_RUN_KERNEL:
-    case CUT_WP_ENERGY_KERNEL:
-        return 1;
-    default:
-        return 0;
-    }
-}
+int cut_wp_is_run(uint32_t type) { return type == CUT_WP_RUN; }
 
 void cut_wp_run_encode(const cut_timing *t, const void *body, size_t len, cut_buf *b)
 {
@@ -132,169 +117,6 @@ int cut_wp_run_split(const cut_wp_frame *f, cut_timing *t, cut_wp_frame *body, c
     if (cut_wp_check_timing(t, what, e) != 0)
         return -1;
     *body = (cut_wp_frame){.type = f->type, .data = f->len > r.off ? f->data + r.off : NULL, .len = f->len - r.off};
-    return 0;
-}
-
-void cut_wp_prepare_encode(const cut_wp_prepare *p, cut_buf *b)
-{
-    const cut_conv *c = &p->conv;
-    const int32_t shape[9] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
-    for (int i = 0; i < 9; i++)
-        cut_wp_put_i32(b, shape[i]);
-    for (int s = 0; s < 2; s++) {
-        cut_wp_put_bytes(b, p->in[s], cut_conv_in_elems(c) * sizeof(float));
-        cut_wp_put_bytes(b, p->w[s], cut_conv_w_elems(c) * sizeof(float));
-        cut_wp_put_bytes(b, p->ref[s], cut_conv_out_elems(c) * sizeof(float));
-    }
-}
-
-void cut_wp_prepare_free(cut_wp_prepare *p)
-{
-    if (!p)
-        return;
-    for (int s = 0; s < 2; s++) {
-        free(p->in[s]);
-        free(p->w[s]);
-        free(p->ref[s]);
-        p->in[s] = p->w[s] = p->ref[s] = NULL;
-    }
-}
-
-/* The name of a tensor of set s in messages: "weight" for set 0 (as before there were two), "set-1 weight". */
-static const char *set_name(int s, const char *what, char *buf, size_t n)
-{
-    if (s == 0)
-        return what;
-    snprintf(buf, n, "set-1 %s", what);
-    return buf;
-}
-
-/* Copies a length-prefixed float array of exactly want elements into a new allocation (caller frees). */
-static int get_floats(cut_wp_rd *r, size_t want, const char *what, float **out, cut_err *e)
-{
-    const uint8_t *p;
-    size_t n;
-    const char *msg = strstr(what, "GEMM") ? "PREPARE_GEMM" : "PREPARE";
-    if (cut_wp_get_bytes(r, &p, &n) != 0)
-        return cut_err_set(e, "malformed %s message: the %s tensor runs past the end", msg, what);
-    if (n != want * sizeof(float))
-        return cut_err_set(e, "malformed %s message: the %s tensor has %zu bytes, the shape needs %zu", msg, what, n,
-                           want * sizeof(float));
-    *out = malloc(n ? n : 1);
-    if (!*out)
-        return cut_err_set(e, "out of memory for the %s tensor (%zu bytes)", what, n);
-    memcpy(*out, p, n);
-    return 0;
-}
-
-int cut_wp_prepare_decode(const cut_wp_frame *f, cut_wp_prepare *p, cut_err *e)
-{
-    memset(p, 0, sizeof *p);
-    if (cut_wp_expect_type(f, CUT_WP_PREPARE, e))
-        return -1;
-    cut_wp_rd r;
-    cut_wp_rd_init(&r, f->data, f->len);
-    int32_t s[9] = {0};
-    for (int i = 0; i < 9; i++)
-        cut_wp_get_i32(&r, &s[i]);
-    if (r.bad)
-        return cut_err_set(e, "malformed PREPARE message (%zu bytes): the header fields run past the end", f->len);
-    p->conv = (cut_conv){s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
-    if (cut_conv_validate(&p->conv, e) != 0)
-        return cut_err_wrap(e, "PREPARE carries an invalid shape");
-    for (int k = 0; k < 2; k++) {
-        char n1[32], n2[32], n3[32];
-        if (get_floats(&r, cut_conv_in_elems(&p->conv), set_name(k, "input", n1, sizeof n1), &p->in[k], e) ||
-            get_floats(&r, cut_conv_w_elems(&p->conv), set_name(k, "weight", n2, sizeof n2), &p->w[k], e) ||
-            get_floats(&r, cut_conv_out_elems(&p->conv), set_name(k, "reference", n3, sizeof n3), &p->ref[k], e)) {
-            cut_wp_prepare_free(p);
-            return -1;
-        }
-    }
-    if (cut_wp_rd_finish(&r, f, e)) {
-        cut_wp_prepare_free(p);
-        return -1;
-    }
-    return 0;
-}
-
-void cut_wp_prepare_gemm_encode(const cut_wp_prepare_gemm *p, cut_buf *b)
-{
-    const cut_gemm *g = &p->gemm;
-    const int32_t shape[5] = {g->m, g->n, g->k, (int32_t)g->layout, (int32_t)g->dtype};
-    for (int i = 0; i < 5; i++)
-        cut_wp_put_i32(b, shape[i]);
-    for (int s = 0; s < 2; s++) {
-        cut_wp_put_bytes(b, p->a[s], cut_gemm_a_elems(g) * sizeof(float));
-        cut_wp_put_bytes(b, p->b[s], cut_gemm_b_elems(g) * sizeof(float));
-        /* empty: the worker's DGEMM */
-        cut_wp_put_bytes(b, p->ref[s], p->ref[s] ? cut_gemm_c_elems(g) * sizeof(float) : 0);
-    }
-}
-
-void cut_wp_prepare_gemm_free(cut_wp_prepare_gemm *p)
-{
-    if (!p)
-        return;
-    for (int s = 0; s < 2; s++) {
-        free(p->a[s]);
-        free(p->b[s]);
-        free(p->ref[s]);
-        p->a[s] = p->b[s] = p->ref[s] = NULL;
-    }
-}
-
-/* Layout NN/NT, a known dtype (A and B travel as floats already rounded to it), sizes as cut_gemm_validate. */
-static int check_gemm_shape(const cut_gemm *g, cut_err *e)
-{
-    if (g->layout != CUT_GEMM_NN && g->layout != CUT_GEMM_NT)
-        return cut_err_set(e, "PREPARE_GEMM carries an unknown layout %d (NN is 0, NT is 1)", (int)g->layout);
-    if ((int)g->dtype < 0 || g->dtype >= CUT_DT_COUNT)
-        return cut_err_set(e, "PREPARE_GEMM carries an unknown dtype %d", (int)g->dtype);
-    if (cut_gemm_validate(g, e) != 0)
-        return cut_err_wrap(e, "PREPARE_GEMM carries an invalid shape");
-    return 0;
-}
-
-int cut_wp_prepare_gemm_decode(const cut_wp_frame *f, cut_wp_prepare_gemm *p, cut_err *e)
-{
-    memset(p, 0, sizeof *p);
-    if (cut_wp_expect_type(f, CUT_WP_PREPARE_GEMM, e))
-        return -1;
-    cut_wp_rd r;
-    cut_wp_rd_init(&r, f->data, f->len);
-    int32_t s[5] = {0};
-    for (int i = 0; i < 5; i++)
-        cut_wp_get_i32(&r, &s[i]);
-    if (r.bad)
-        return cut_err_set(e, "malformed PREPARE_GEMM message (%zu bytes): the header fields run past the end",
-                           f->len);
-    p->gemm = (cut_gemm){s[0], s[1], s[2], (cut_gemm_layout)s[3], (cut_dtype)s[4]};
-    if (check_gemm_shape(&p->gemm, e) != 0)
-        return -1;
-    for (int k = 0; k < 2; k++) {
-        char n1[32], n2[32], n3[40];
-        const uint8_t *rp;
-        size_t rn = 0;
-        if (get_floats(&r, cut_gemm_a_elems(&p->gemm), set_name(k, "GEMM A", n1, sizeof n1), &p->a[k], e) ||
-            get_floats(&r, cut_gemm_b_elems(&p->gemm), set_name(k, "GEMM B", n2, sizeof n2), &p->b[k], e)) {
-            cut_wp_prepare_gemm_free(p);
-            return -1;
-        }
-        /* The reference is optional: empty means "compute it on the GPU" (cuBLAS DGEMM in the worker). */
-        cut_wp_rd peek = r;
-        if (cut_wp_get_bytes(&peek, &rp, &rn) == 0 && rn == 0)
-            r = peek;
-        else if (get_floats(&r, cut_gemm_c_elems(&p->gemm), set_name(k, "GEMM reference", n3, sizeof n3), &p->ref[k],
-                            e)) {
-            cut_wp_prepare_gemm_free(p);
-            return -1;
-        }
-    }
-    if (cut_wp_rd_finish(&r, f, e)) {
-        cut_wp_prepare_gemm_free(p);
-        return -1;
-    }
     return 0;
 }
 
@@ -326,7 +148,7 @@ void cut_wp_tma_describe(const cut_tma_desc *t, char *buf, size_t n)
              t->box[1], t->elem_bytes, t->swizzle);
 }
 
-static void put_tma(cut_buf *b, const cut_tma_desc *t)
+void cut_wp_put_tma(cut_buf *b, const cut_tma_desc *t)
 {
     cut_wp_put_i32(b, t->operand);
     cut_wp_put_i32(b, t->elem_bytes);
@@ -338,7 +160,7 @@ static void put_tma(cut_buf *b, const cut_tma_desc *t)
     cut_wp_put_i32(b, t->swizzle);
 }
 
-static void get_tma(cut_wp_rd *r, cut_tma_desc *t)
+void cut_wp_get_tma(cut_wp_rd *r, cut_tma_desc *t)
 {
     int32_t v[3] = {0};
     uint64_t u[3] = {0};
@@ -355,73 +177,6 @@ static void get_tma(cut_wp_rd *r, cut_tma_desc *t)
     t->dims[0] = u[0];
     t->dims[1] = u[1];
     t->row_bytes = u[2];
-}
-
-void cut_wp_measure_encode(const cut_wp_measure *m, cut_buf *b)
-{
-    for (int i = 0; i < 3; i++)
-        cut_wp_put_u32(b, m->grid[i]);
-    for (int i = 0; i < 3; i++)
-        cut_wp_put_u32(b, m->block[i]);
-    cut_wp_put_u32(b, m->smem_dynamic);
-    cut_wp_put_str(b, m->entry);
-    cut_wp_put_bytes(b, m->cubin, m->cubin_size);
-    uint64_t bits;
-    memcpy(&bits, &m->tol_scale, sizeof bits);
-    cut_wp_put_u64(b, bits);
-    const int ntma = m->ntma == 2 ? 2 : 0;
-    cut_wp_put_u32(b, (uint32_t)ntma);
-    for (int i = 0; i < ntma; i++)
-        put_tma(b, &m->tma[i]);
-}
-
-
-static void get_measure(cut_wp_rd *r, cut_wp_measure *m)
-{
-    for (int i = 0; i < 3; i++)
-        cut_wp_get_u32(r, &m->grid[i]);
-    for (int i = 0; i < 3; i++)
-        cut_wp_get_u32(r, &m->block[i]);
-    cut_wp_get_u32(r, &m->smem_dynamic);
-    cut_wp_get_str(r, m->entry, sizeof m->entry);
-    cut_wp_get_bytes(r, &m->cubin, &m->cubin_size);
-    uint64_t bits = 0;
-    cut_wp_get_u64(r, &bits);
-    memcpy(&m->tol_scale, &bits, sizeof bits);
-    uint32_t ntma = 0;
-    cut_wp_get_u32(r, &ntma);
-    m->ntma = ntma > 2 ? 3 : (int)ntma; /* 1 and 3+ are refused by check_measure */
-    for (int i = 0; i < (int)CUT_MIN(ntma, 2u); i++)
-        get_tma(r, &m->tma[i]);
-}
-
-static int check_measure(const cut_wp_measure *m, const char *what, cut_err *e)
-{
-    if (!m->entry[0])
-        return cut_err_set(e, "malformed %s message: empty entry name", what);
-    if (!(m->tol_scale >= 0.0 && m->tol_scale <= 1000.0))
-        return cut_err_set(e, "malformed %s message: tolerance factor %g", what, m->tol_scale);
-    if (m->cubin_size == 0)
-        return cut_err_set(e, "malformed %s message: empty cubin", what);
-    if (m->ntma != 0 && m->ntma != 2)
-        return cut_err_set(e, "malformed %s message: %s TMA descriptors (0 or 2)", what, m->ntma > 2 ? "3 or more" : "1");
-    for (int i = 0; i < m->ntma; i++)
-        if (cut_wp_tma_check(&m->tma[i], e) != 0)
-            return cut_err_wrap(e, "malformed %s message", what);
-    return 0;
-}
-
-int cut_wp_measure_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_err *e)
-{
-    memset(m, 0, sizeof *m);
-    if (cut_wp_expect_type(f, CUT_WP_MEASURE, e))
-        return -1;
-    cut_wp_rd r;
-    cut_wp_rd_init(&r, f->data, f->len);
-    get_measure(&r, m);
-    if (cut_wp_rd_finish(&r, f, e))
-        return -1;
-    return check_measure(m, "MEASURE", e);
 }
 
 void cut_wp_put_plan(cut_buf *b, const cut_energy_plan *p)
@@ -453,29 +208,6 @@ double cut_wp_energy_timeout_s(double timeout_s, const cut_energy_plan *p)
     return t + p->warmup_s + (1.0 + p->lrounds * (double)p->min_steps) * p->max_wait_s;
 }
 
-void cut_wp_energy_encode(const cut_wp_measure *m, const cut_energy_plan *p, cut_buf *b)
-{
-    cut_wp_measure_encode(m, b);
-    cut_wp_put_plan(b, p);
-}
-
-int cut_wp_energy_decode(const cut_wp_frame *f, cut_wp_measure *m, cut_energy_plan *p, cut_err *e)
-{
-    memset(m, 0, sizeof *m);
-    memset(p, 0, sizeof *p);
-    if (cut_wp_expect_type(f, CUT_WP_ENERGY, e))
-        return -1;
-    cut_wp_rd r;
-    cut_wp_rd_init(&r, f->data, f->len);
-    get_measure(&r, m);
-    cut_wp_get_plan(&r, p);
-    if (cut_wp_rd_finish(&r, f, e) || check_measure(m, "ENERGY", e))
-        return -1;
-    if (cut_energy_plan_check(p, e) != 0)
-        return cut_err_wrap(e, "malformed ENERGY message");
-    return 0;
-}
-
 static void put_stats(cut_buf *b, const cut_energy_stats *s)
 {
     cut_wp_put_u64(b, (uint64_t)s->iters);
@@ -500,10 +232,8 @@ static void get_stats(cut_wp_rd *r, cut_energy_stats *s)
     s->counter_steps = steps;
 }
 
-void cut_wp_energy_result_encode(const cut_result *res, int ok, const char *why, const cut_energy_result *er,
-                                 cut_buf *b)
+void cut_wp_put_energy(cut_buf *b, int ok, const char *why, const cut_energy_result *er)
 {
-    cut_wp_result_encode(res, "", b);
     cut_wp_put_u32(b, ok ? 1u : 0u);
     cut_wp_put_str(b, why ? why : "");
     cut_wp_put_i32(b, er->lrounds);
@@ -520,42 +250,35 @@ void cut_wp_energy_result_encode(const cut_result *res, int ok, const char *why,
     cut_wp_put_u64(b, er->throttle);
 }
 
-int cut_wp_energy_result_decode(const cut_wp_frame *f, cut_result *res, int *ok, char *why, size_t why_len,
-                                cut_energy_result *er, cut_err *e)
+int cut_wp_get_energy(cut_wp_rd *r, int *ok, char *why, size_t why_len, cut_energy_result *er, cut_err *e)
 {
-    memset(res, 0, sizeof *res);
     memset(er, 0, sizeof *er);
-    if (cut_wp_expect_type(f, CUT_WP_ENERGY_RESULT, e))
-        return -1;
-    cut_wp_rd r;
-    cut_wp_rd_init(&r, f->data, f->len);
-    int32_t st = -1, reps = 0, lrounds = -1;
-    char algo[8], w[CUT_ERR_LEN];
+    int32_t lrounds = -1;
+    char w[CUT_ERR_LEN];
     uint32_t okv = 0;
-    cut_wp_get_result(&r, res, &st, &reps, algo, sizeof algo);
-    cut_wp_get_u32(&r, &okv);
-    cut_wp_get_str(&r, w, sizeof w);
-    cut_wp_get_i32(&r, &lrounds);
+    cut_wp_get_u32(r, &okv);
+    cut_wp_get_str(r, w, sizeof w);
+    cut_wp_get_i32(r, &lrounds);
+    if (r->bad)
+        return cut_err_set(e, "malformed RUN_RESULT message: the energy part runs past the end");
     if (lrounds < 0 || lrounds > CUT_ENERGY_MAX_LROUNDS)
-        return cut_err_set(e, "malformed ENERGY_RESULT message: %d lrounds", (int)lrounds);
+        return cut_err_set(e, "malformed RUN_RESULT message: %d lrounds", (int)lrounds);
+    if (okv > 1)
+        return cut_err_set(e, "malformed RUN_RESULT message: energy ok flag %u", okv);
     er->lrounds = lrounds;
     for (int i = 0; i < lrounds; i++)
-        get_stats(&r, &er->round[i]);
+        get_stats(r, &er->round[i]);
     double *v[] = {&er->time_ms, &er->energy_mj, &er->gflops,        &er->power_w, &er->edp,
                    &er->cv_energy, &er->cv_time, &er->step_period_s, &er->seconds};
     for (size_t i = 0; i < CUT_ARRAY_LEN(v); i++)
-        cut_wp_get_f64(&r, v[i]);
-    cut_wp_get_u32(&r, &er->sm_mhz_min);
-    cut_wp_get_u32(&r, &er->sm_mhz_max);
-    cut_wp_get_u32(&r, &er->mem_mhz);
-    cut_wp_get_u32(&r, &er->temp_c_max);
+        cut_wp_get_f64(r, v[i]);
+    cut_wp_get_u32(r, &er->sm_mhz_min);
+    cut_wp_get_u32(r, &er->sm_mhz_max);
+    cut_wp_get_u32(r, &er->mem_mhz);
+    cut_wp_get_u32(r, &er->temp_c_max);
     uint64_t thr = 0;
-    cut_wp_get_u64(&r, &thr);
+    cut_wp_get_u64(r, &thr);
     er->throttle = thr;
-    if (cut_wp_rd_finish(&r, f, e) || cut_wp_result_status(f, res, st, reps, e))
-        return -1;
-    if (algo[0] || okv > 1)
-        return cut_err_set(e, "malformed ENERGY_RESULT message: %s", algo[0] ? "an algorithm name" : "ok flag > 1");
     *ok = okv != 0;
     if (why && why_len)
         snprintf(why, why_len, "%s", w);
@@ -595,24 +318,7 @@ int cut_wp_result_status(const cut_wp_frame *f, cut_result *res, int32_t st, int
     return 0;
 }
 
-int cut_wp_result_decode(const cut_wp_frame *f, cut_result *res, char *algo, size_t algo_len, cut_err *e)
-{
-    memset(res, 0, sizeof *res);
-    if (f->type != CUT_WP_RESULT && f->type != CUT_WP_CUDNN_RESULT && f->type != CUT_WP_CUBLAS_RESULT)
-        return cut_err_set(e, "expected a RESULT message, got %s", cut_wp_type_name(f->type));
-    cut_wp_rd r;
-    cut_wp_rd_init(&r, f->data, f->len);
-    int32_t st = -1, reps = 0;
-    char a[128] = "";
-    cut_wp_get_result(&r, res, &st, &reps, a, sizeof a);
-    if (cut_wp_rd_finish(&r, f, e) || cut_wp_result_status(f, res, st, reps, e))
-        return -1;
-    if (algo && algo_len)
-        snprintf(algo, algo_len, "%s", a);
-    return 0;
-}
-
-void cut_wp_vendor_encode(const cut_vendor_opts *o, cut_buf *b)
+void cut_wp_put_vendor(cut_buf *b, const cut_vendor_opts *o)
 {
     cut_wp_put_i32(b, o->heuristic_n);
     cut_wp_put_i32(b, o->enumerate);
@@ -620,29 +326,26 @@ void cut_wp_vendor_encode(const cut_vendor_opts *o, cut_buf *b)
     cut_wp_put_f64(b, o->budget_s);
 }
 
-int cut_wp_vendor_decode(const cut_wp_frame *f, cut_vendor_opts *o, cut_err *e)
+int cut_wp_vendor_check(const cut_vendor_opts *o, cut_err *e)
 {
-    memset(o, 0, sizeof *o);
-    if (cut_wp_expect_type(f, CUT_WP_VENDOR, e))
-        return -1;
-    cut_wp_rd r;
-    cut_wp_rd_init(&r, f->data, f->len);
+    if (o->heuristic_n < 0 || o->heuristic_n > 256 || (o->enumerate != 0 && o->enumerate != 1) || o->max_configs < 0 ||
+        o->max_configs > 4096 || !isfinite(o->budget_s) || !(o->budget_s > 0) || o->budget_s > 1e6)
+        return cut_err_set(e,
+                           "vendor options: heuristic %d (0..256), enumerate %d (0 or 1), max configs %d "
+                           "(0..4096), budget %g s (0..1e6)",
+                           o->heuristic_n, o->enumerate, o->max_configs, o->budget_s);
+    return 0;
+}
+
+void cut_wp_get_vendor(cut_wp_rd *r, cut_vendor_opts *o)
+{
     int32_t v[3] = {0};
     for (int i = 0; i < 3; i++)
-        cut_wp_get_i32(&r, &v[i]);
-    cut_wp_get_f64(&r, &o->budget_s);
-    if (cut_wp_rd_finish(&r, f, e))
-        return -1;
+        cut_wp_get_i32(r, &v[i]);
+    cut_wp_get_f64(r, &o->budget_s);
     o->heuristic_n = v[0];
     o->enumerate = v[1];
     o->max_configs = v[2];
-    if (v[0] < 0 || v[0] > 256 || (v[1] != 0 && v[1] != 1) || v[2] < 0 || v[2] > 4096 || !isfinite(o->budget_s) ||
-        !(o->budget_s > 0) || o->budget_s > 1e6)
-        return cut_err_set(e,
-                           "malformed VENDOR message: heuristic %d (0..256), enumerate %d (0 or 1), max configs %d "
-                           "(0..4096), budget %g s (0..1e6)",
-                           (int)v[0], (int)v[1], (int)v[2], o->budget_s);
-    return 0;
 }
 
 void cut_wp_vendor_result_encode(const cut_vendor_result *v, cut_buf *b)

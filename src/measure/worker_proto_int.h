@@ -19,7 +19,7 @@ void cut_wp_put_timing(cut_buf *b, const cut_timing *t);
 void cut_wp_get_timing(cut_wp_rd *r, cut_timing *tm);
 /* 0 if the decoded policy is usable, else -1 with e naming the message (what) and the values. */
 int cut_wp_check_timing(const cut_timing *tm, const char *what, cut_err *e);
-/* An energy plan as ENERGY and ENERGY_KERNEL carry it (after their launch fields): appended to b / read from r (a
+/* An energy plan as an observed RUN carries it (after its call's fields): appended to b / read from r (a
  * short payload leaves r->bad set; the caller checks the plan after cut_wp_rd_finish). */
 void cut_wp_put_plan(cut_buf *b, const cut_energy_plan *p);
 void cut_wp_get_plan(cut_wp_rd *r, cut_energy_plan *p);
@@ -28,5 +28,13 @@ void cut_wp_get_plan(cut_wp_rd *r, cut_energy_plan *p);
 void cut_wp_get_result(cut_wp_rd *r, cut_result *res, int32_t *st, int32_t *reps, char *algo, size_t algo_len);
 /* Checks the status read by cut_wp_get_result and stores it and reps in res. 0, or -1 with e set. */
 int cut_wp_result_status(const cut_wp_frame *f, cut_result *res, int32_t st, int32_t reps, cut_err *e);
+
+void cut_wp_put_tma(cut_buf *b, const cut_tma_desc *t);
+void cut_wp_get_tma(cut_wp_rd *r, cut_tma_desc *t);
+/* The energy part of RUN_RESULT (u32 ok, the sentence, the measurement); get: -1 for a malformed one. */
+void cut_wp_put_energy(cut_buf *b, int ok, const char *why, const cut_energy_result *er);
+int cut_wp_get_energy(cut_wp_rd *r, int *ok, char *why, size_t why_len, cut_energy_result *er, cut_err *e);
+void cut_wp_put_vendor(cut_buf *b, const cut_vendor_opts *o);
+void cut_wp_get_vendor(cut_wp_rd *r, cut_vendor_opts *o);
 
 #endif

@@ -19,14 +19,9 @@
  * ============================================================================================================= */
 
 static const char *const type_names[CUT_WP_TYPE_END] = {
-    [CUT_WP_HELLO] = "HELLO",   [CUT_WP_ERROR] = "ERROR",   [CUT_WP_PREPARE] = "PREPARE",
-    [CUT_WP_ACK] = "ACK",       [CUT_WP_MEASURE] = "MEASURE", [CUT_WP_RESULT] = "RESULT",
-    [CUT_WP_CUDNN] = "CUDNN",   [CUT_WP_CUDNN_RESULT] = "CUDNN_RESULT", [CUT_WP_QUIT] = "QUIT",
-    [CUT_WP_ENERGY] = "ENERGY", [CUT_WP_ENERGY_RESULT] = "ENERGY_RESULT", [CUT_WP_PREPARE_GEMM] = "PREPARE_GEMM",
-    [CUT_WP_CUBLAS] = "CUBLAS", [CUT_WP_CUBLAS_RESULT] = "CUBLAS_RESULT", [CUT_WP_VENDOR] = "VENDOR",
-    [CUT_WP_VENDOR_RESULT] = "VENDOR_RESULT", [CUT_WP_PREPARE_KERNEL] = "PREPARE_KERNEL",
-    [CUT_WP_RUN_KERNEL] = "RUN_KERNEL", [CUT_WP_KERNEL_RESULT] = "KERNEL_RESULT",
-    [CUT_WP_ENERGY_KERNEL] = "ENERGY_KERNEL",
+    [CUT_WP_HELLO] = "HELLO",         [CUT_WP_ERROR] = "ERROR",           [CUT_WP_ACK] = "ACK",
+    [CUT_WP_QUIT] = "QUIT",           [CUT_WP_PREPARE_WORK] = "PREPARE_WORK", [CUT_WP_RUN] = "RUN",
+    [CUT_WP_RUN_RESULT] = "RUN_RESULT", [CUT_WP_VENDOR_RESULT] = "VENDOR_RESULT",
 };
 
 const char *cut_wp_type_name(uint32_t type)

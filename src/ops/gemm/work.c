@@ -30,9 +30,9 @@ int cut_gemm_of_work_op(const cut_work_op *op, cut_gemm *g, cut_err *e)
         if (op->dims[i] < 1 || op->dims[i] > INT_MAX)
             return cut_err_set(e, "GEMM size %d is %lld", i, op->dims[i]);
     if (op->dims[3] != CUT_GEMM_NN && op->dims[3] != CUT_GEMM_NT)
-        return cut_err_set(e, "GEMM layout %lld is unknown", op->dims[3]);
+        return cut_err_set(e, "GEMM: unknown layout %lld", op->dims[3]);
     if (op->dims[4] < 0 || op->dims[4] >= CUT_DT_COUNT)
-        return cut_err_set(e, "GEMM dtype %lld is unknown", op->dims[4]);
+        return cut_err_set(e, "GEMM: unknown dtype %lld", op->dims[4]);
     *g = (cut_gemm){(int)op->dims[0], (int)op->dims[1], (int)op->dims[2], (cut_gemm_layout)op->dims[3],
                     (cut_dtype)op->dims[4]};
     return cut_gemm_validate(g, e);

@@ -1,7 +1,8 @@
-/* cutune — the worker side of a user kernel's workload (internal header): what worker_kernel.c needs from the
- * worker (worker.c, harness.c) and what the worker's loop calls there. Everything runs inside `cutune __worker`. */
-#ifndef CUTUNE_MEASURE_WORKER_KERNEL_H
-#define CUTUNE_MEASURE_WORKER_KERNEL_H
+/* cutune — the worker's work and its runs (internal header): what worker_work.c needs from the worker (worker.c,
+ * harness.c, tma.c, worker_energy.c) and what the worker's loop calls there. Everything runs inside
+ * `cutune __worker`. */
+#ifndef CUTUNE_MEASURE_WORKER_WORK_H
+#define CUTUNE_MEASURE_WORKER_WORK_H
 
 #include "gpu/cuda_drv.h"
 #include "measure/cudnn_baseline.h"
@@ -10,7 +11,7 @@
 /* The checked runs of cut_wk_check_and_time: before timing, after timing, after an energy run. */
 typedef enum cut_wk_pass { CUT_WK_FIRST, CUT_WK_AFTER_TIMING, CUT_WK_AFTER_ENERGY } cut_wk_pass;
 
-/* How a workload checks one run; the launch and the synchronisation between the two hooks are the worker's. */
+/* How a run is checked; the launch and the synchronisation between the two hooks are the worker's. */
 typedef struct cut_wk_check {
     /* Before the launch: poison the outputs, pick the pass's inputs. CUDA_SUCCESS, or the failing call's result
      * with *what naming it. */
@@ -21,8 +22,8 @@ typedef struct cut_wk_check {
     void *arg;
 } cut_wk_check;
 
-/* cut_wk_check_and_time with chk's checks instead of the conv/GEMM output's (the caller vouches for a prepared
- * workload); the timed launches run on whatever inputs the first check picked. */
+/* harness.c: chk's first check, warm-up, timed repeats, chk's check after timing; the timed launches run on
+ * whatever inputs the first check picked. */
 void cut_wk_check_and_time_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_result *res,
                                 int *fatal);
 /* worker_energy.c: after a successful check and time, measures the energy of l's launches per plan into *er (flops
@@ -38,29 +39,37 @@ int cut_wk_sticky(CUresult rc);
 /* A launch's result as the launcher hooks report it: 0, or -1 with "cuLaunchKernel: <error>" in msg and *sticky set
  * when the context is dead. */
 int cut_wk_launch_status(CUresult rc, char *msg, size_t n, int *sticky);
+/* Sets res's status and its error message (printf-style, truncated to fit). */
+void cut_wk_set_status(cut_result *res, cut_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const cut_cu_api *cut_wk_cu(cut_wk *w);
-/* Frees the prepared workload, whichever it is (conv, GEMM, user kernel). */
+/* Frees the prepared work. */
 void cut_wk_release(cut_wk *w);
-/* Takes timing as the policy of the next workload and allocates the L2 flush buffer if it needs one. */
+/* Takes t as the timing policy of the runs that follow and allocates the L2 flush buffer if it needs one. */
 int cut_wk_use_timing(cut_wk *w, const cut_timing *t, cut_err *e);
 /* Loads a module image and finds entry in it, opting in to smem bytes of dynamic shared memory when static plus
  * dynamic exceed 48 KiB. 0 with *mod and *f set (caller unloads *mod unless the context died); else -1 with res
  * LAUNCH_ERROR, or FAULT with *fatal = 1, and nothing left loaded. */
 int cut_wk_load(cut_wk *w, const uint8_t *img, size_t n, const char *entry, unsigned smem, CUmodule *mod,
                 CUfunction *f, cut_result *res, int *fatal);
-/* The slot where worker_kernel.c keeps its workload (freed by cut_wk_kernel_free). */
-void **cut_wk_kernel_slot(cut_wk *w);
+/* The slot where worker_work.c keeps the prepared work (freed by cut_wk_work_free). */
+void **cut_wk_work_slot(cut_wk *w);
+/* tma.c: encodes TMA descriptor t (argument i of a call) over buffer b at base (cuTensorMapEncodeTiled: rank 2,
+ * b's element type, element strides 1, no interleave, t's swizzle, L2 promotion 128 B, out-of-bounds elements read
+ * as zero) into *map. 0, or -1 with res LAUNCH_ERROR naming the argument, the descriptor and why (a map that reaches
+ * past the buffer or has another element size, an element type TMA cannot map, the driver's refusal). */
+int cut_wk_tma_encode(const cut_cu_api *cu, const cut_tma_desc *t, int i, const cut_work_buf *b, CUdeviceptr base,
+                      CUtensorMap *map, cut_result *res);
 
-/* worker_kernel.c: PREPARE_KERNEL: replaces the prepared workload with the decoded work, its buffers uploaded. */
-int cut_wk_prepare_kernel(cut_wk *w, const cut_wp_frame *f, cut_err *e);
-/* RUN_KERNEL on the prepared work: KERNEL_RESULT's payload into b; -1 (e set) when nothing could run (no kernel
- * work, a malformed request). *fatal = 1 when the context died. */
-int cut_wk_run_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, cut_err *e);
-/* ENERGY_KERNEL on the prepared work (which has references): the call checked and timed as RUN_KERNEL does, its
- * energy measured (cut_wk_energy_with), checked again; ENERGY_RESULT's payload into b. -1 (e set) when nothing could
- * run (no kernel work, a malformed request, a work without references). *fatal = 1 when the context died. */
-int cut_wk_energy_kernel(cut_wk *w, const cut_wp_frame *f, cut_buf *b, int *fatal, cut_err *e);
+/* worker_work.c: PREPARE_WORK: replaces the prepared work with the decoded one, its buffers uploaded (and a GEMM's
+ * references computed when the runner owes them). 0, or -1 with e. */
+int cut_wk_prepare_work(cut_wk *w, const cut_wp_frame *f, cut_err *e);
+/* RUN's body (the timing policy already taken) on the prepared work: the reply's type into *reply and its payload
+ * into b (RUN_RESULT; VENDOR_RESULT for VENDOR); -1 (e set) when nothing could run (no work, a malformed request,
+ * no cuDNN/cuBLAS). *fatal = 1 when the context died. */
+int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply, int *fatal, cut_err *e);
+/* The prepared work, or NULL. */
+const cut_work *cut_wk_work(cut_wk *w);
 /* Frees the slot's state; with context_dead only its host memory. */
-void cut_wk_kernel_free(void *state, const cut_cu_api *cu, int context_dead);
+void cut_wk_work_free(void *state, const cut_cu_api *cu, int context_dead);
 
 #endif

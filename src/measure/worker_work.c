@@ -1,0 +1,329 @@
+/* cutune — the worker side of a work (work.h), whatever op built it: PREPARE_WORK uploads both input sets of every
+ * input, allocates every output and, for a GEMM that leaves them to the runner, computes the references with cuBLAS
+ * DGEMM; RUN checks a call on set 0, times it on set 0 and checks it on set 1 through the worker's one
+ * check-and-time routine (capturing the outputs when the work has no references), optionally measures its energy
+ * through the worker's one energy routine, or runs the op's vendor baseline on set 0. */
+#include "measure/worker_work.h"
+
+#include "measure/cublas_baseline.h"
+#include "measure/cudnn_baseline.h"
+#include "measure/gemm_ref_gpu.h"
+#include "measure/vendor_baseline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wk_work {
+    cut_work work;                         /* owned host copies: inputs, references */
+    cut_conv conv;                         /* op CONV: its shape (the cuDNN baseline) */
+    cut_gemm gemm;                         /* op GEMM: its shape (cuBLAS, the references) */
+    CUdeviceptr d[CUT_WORK_MAX_BUFS][2];   /* inputs: one per set; outputs: d[i][0] */
+    void *host[CUT_WORK_MAX_BUFS];         /* outputs: room for the copy back */
+} wk_work;
+
+static size_t buf_bytes(const cut_work_buf *b) { return b->elems * cut_elem_size(b->dtype); }
+
+void cut_wk_work_free(void *state, const cut_cu_api *cu, int context_dead)
+{
+    wk_work *k = state;
+    if (!k)
+        return;
+    for (int i = 0; i < CUT_WORK_MAX_BUFS; i++) {
+        for (int s = 0; s < 2 && !context_dead; s++)
+            if (k->d[i][s])
+                cu->cuMemFree(k->d[i][s]);
+        free(k->host[i]);
+    }
+    cut_work_free(&k->work);
+    free(k);
+}
+
+const cut_work *cut_wk_work(cut_wk *w)
+{
+    const wk_work *k = *cut_wk_work_slot(w);
+    return k ? &k->work : NULL;
+}
+
+void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
+{
+    const wk_work *k = *cut_wk_work_slot(w);
+    memset(t, 0, sizeof *t);
+    if (!k)
+        return;
+    t->conv = k->work.op.kind == CUT_WORK_CONV ? &k->conv : NULL;
+    t->gemm = k->work.op.kind == CUT_WORK_GEMM ? &k->gemm : NULL;
+    if (k->work.nbufs >= 3) { /* the vendor baselines read the op's first two buffers of set 0, write the third */
+        t->in = k->d[0][0];
+        t->w = k->d[1][0];
+        t->out = k->d[2][0];
+    }
+}
+
+/* Allocates the device buffers of k's work and uploads its inputs. */
+static int upload(const cut_cu_api *cu, wk_work *k, cut_err *e)
+{
+    for (int i = 0; i < k->work.nbufs; i++) {
+        const cut_work_buf *b = &k->work.bufs[i];
+        const size_t n = buf_bytes(b);
+        for (int s = 0; s < (b->is_output ? 1 : 2); s++) {
+            CUresult rc = cu->cuMemAlloc(&k->d[i][s], n);
+            if (rc == CUDA_SUCCESS && !b->is_output)
+                rc = cu->cuMemcpyHtoD(k->d[i][s], b->data[s], n);
+            if (rc != CUDA_SUCCESS) {
+                char d[160];
+                cut_cu_describe(rc, d, sizeof d);
+                return cut_err_set(e, "worker PREPARE_WORK: buffer '%s' (%zu bytes) set %d: %s", b->name, n, s, d);
+            }
+        }
+        if (b->is_output)
+            k->host[i] = cut_xmalloc(n);
+    }
+    return 0;
+}
+
+/* A GEMM work without references: each set's C from cuBLAS DGEMM of the stored A and B (as floats), rounded to
+ * float, becomes the work's reference. */
+static int runner_refs(const cut_cu_api *cu, wk_work *k, cut_err *e)
+{
+    cut_work *w = &k->work;
+    const cut_gemm *g = &k->gemm;
+    const size_t na = w->bufs[0].elems, nb = w->bufs[1].elems, nc = w->bufs[2].elems;
+    float *a = cut_xmalloc(na * sizeof(float)), *b = cut_xmalloc(nb * sizeof(float));
+    double *c = cut_xmalloc(nc * sizeof(double));
+    int rc = 0;
+    for (int s = 0; s < 2 && rc == 0; s++) {
+        for (size_t i = 0; i < na; i++)
+            a[i] = (float)cut_elem_get(w->bufs[0].dtype, w->bufs[0].data[s], i);
+        for (size_t i = 0; i < nb; i++)
+            b[i] = (float)cut_elem_get(w->bufs[1].dtype, w->bufs[1].data[s], i);
+        if (cut_gemm_reference_gpu(cu, g, a, b, c, e) != 0) {
+            cut_err_wrap(e, "PREPARE_WORK without a reference of set %d", s);
+            rc = -1;
+            break;
+        }
+        float *r = cut_xmalloc(nc * sizeof(float));
+        for (size_t i = 0; i < nc; i++)
+            r[i] = (float)c[i];
+        w->bufs[2].data[s] = r;
+    }
+    free(a);
+    free(b);
+    free(c);
+    if (rc == 0)
+        w->runner_refs = 0;
+    return rc;
+}
+
+int cut_wk_prepare_work(cut_wk *w, const cut_wp_frame *f, cut_err *e)
+{
+    wk_work *k = cut_xcalloc(1, sizeof *k);
+    if (cut_wp_work_decode(f, &k->work, e) != 0) {
+        free(k);
+        return -1;
+    }
+    cut_wk_release(w);
+    const cut_cu_api *cu = cut_wk_cu(w);
+    const int bad = cut_wp_work_op(&k->work, &k->conv, &k->gemm, e) != 0;
+    /* the L2 flush buffer comes with the first run request's timing policy */
+    if (bad || upload(cu, k, e) != 0 || (k->work.runner_refs && runner_refs(cu, k, e) != 0)) {
+        cut_wk_work_free(k, cu, 0);
+        return -1;
+    }
+    *cut_wk_work_slot(w) = k;
+    return 0;
+}
+
+/* One run on the work: the launch on the input set in use, and the checks of cut_wk_check. */
+typedef struct work_run {
+    const cut_cu_api *cu;
+    wk_work *k;
+    CUfunction f;
+    const cut_call *c;
+    double atol, rtol;                  /* the call's tolerances */
+    int set;                            /* the input set the launches read */
+    int fixed;                          /* 1: every pass on set 0 (the vendor baselines, bound to set 0) */
+    void *args[2][CUT_CALL_MAX_ARGS];   /* per set: the kernel's argument pointers */
+    CUtensorMap maps[2][CUT_CALL_MAX_ARGS]; /* per set: the TMA maps of the call's TMA arguments */
+    cut_work_outputs *capture;          /* the work has no references: outputs go here */
+} work_run;
+
+static int run_launch(void *arg, char *msg, size_t n, int *sticky)
+{
+    work_run *r = arg;
+    const cut_call *c = r->c;
+    return cut_wk_launch_status(r->cu->cuLaunchKernel(r->f, c->grid[0], c->grid[1], c->grid[2], c->block[0],
+                                                      c->block[1], c->block[2], c->smem, NULL, r->args[r->set], NULL),
+                                msg, n, sticky);
+}
+
+/* Set 0 before timing (and for the timed launches), set 1 after; each pass poisons with its own byte. */
+static CUresult run_poison(void *arg, cut_wk_pass pass, const char **what)
+{
+    work_run *r = arg;
+    const cut_work *w = &r->k->work;
+    r->set = pass == CUT_WK_AFTER_TIMING && !r->fixed ? 1 : 0;
+    *what = "cuMemsetD8 (poisoning an output)";
+    for (int i = 0; i < w->nbufs; i++) {
+        if (!w->bufs[i].is_output)
+            continue;
+        /* an accumulated output starts at zero instead of poison */
+        const unsigned char fill = w->bufs[i].zero_init ? 0 : r->set ? CUT_WORK_POISON1 : CUT_WORK_POISON0;
+        CUresult rc = r->cu->cuMemsetD8(r->k->d[i][0], fill, buf_bytes(&w->bufs[i]));
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Copies every output back, then compares it with the set's reference, or keeps it when there is none. */
+static int run_check(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
+{
+    work_run *r = arg;
+    const cut_work *w = &r->k->work;
+    const char *when = pass == CUT_WK_FIRST         ? ""
+                       : pass == CUT_WK_AFTER_ENERGY ? "after the energy run: "
+                       : r->set == 1                 ? "after timing, fresh inputs: "
+                                                     : "after timing: ";
+    double worst = 0;
+    for (int i = 0; i < w->nbufs; i++) {
+        const cut_work_buf *b = &w->bufs[i];
+        if (!b->is_output)
+            continue;
+        const size_t n = buf_bytes(b);
+        CUresult rc = r->cu->cuMemcpyDtoH(r->k->host[i], r->k->d[i][0], n);
+        if (rc != CUDA_SUCCESS)
+            return cut_wk_harness_fault(res, fatal, "cuMemcpyDtoH (an output)", rc), -1;
+        if (r->capture) {
+            r->capture->data[i][r->set] = cut_xmalloc(n);
+            memcpy(r->capture->data[i][r->set], r->k->host[i], n);
+            continue;
+        }
+        char msg[200];
+        double maxe = 0;
+        const size_t bad = cut_work_compare(b, r->k->host[i], b->data[r->set], w->check, r->atol, r->rtol, &maxe, msg,
+                                            sizeof msg);
+        worst = CUT_MAX(worst, maxe);
+        res->max_abs_err = worst;
+        if (bad) {
+            cut_wk_set_status(res, CUT_ST_WRONG_RESULT, "%s%s", when, msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Points each argument of set s at its buffer's device pointer (outputs: the one buffer), its TMA map over that
+ * buffer (encoded here), or its scalar bytes. 0, or -1 with res LAUNCH_ERROR for a map that cannot be encoded. */
+static int bind_args(work_run *r, int s, cut_result *res)
+{
+    const cut_work *w = &r->k->work;
+    for (int i = 0; i < r->c->nargs; i++) {
+        const cut_call_arg *a = &r->c->args[i];
+        if (a->buf < 0) {
+            r->args[s][i] = (void *)a->bytes;
+            continue;
+        }
+        const cut_work_buf *b = &w->bufs[a->buf];
+        const int set = b->is_output ? 0 : s;
+        if (!a->tma) {
+            r->args[s][i] = (void *)&r->k->d[a->buf][set];
+            continue;
+        }
+        if (cut_wk_tma_encode(r->cu, &a->desc, i, b, r->k->d[a->buf][set], &r->maps[s][i], res) != 0)
+            return -1;
+        r->args[s][i] = &r->maps[s][i];
+    }
+    return 0;
+}
+
+/* The call (module image img): loaded, both input sets bound, checked and timed (outputs captured into r->capture
+ * when set); with plan, then its energy measured into *er (*energy_ok: the meter succeeded, why: its sentence when
+ * not) and checked again. The outcome is res (*fatal = 1 when the context died). */
+static void call_measure(cut_wk *w, work_run *r, const uint8_t *img, size_t img_size, const cut_energy_plan *plan,
+                         cut_result *res, cut_energy_result *er, int *energy_ok, cut_err *why, int *fatal)
+{
+    const cut_call *c = r->c;
+    CUmodule mod;
+    cut_result_reset(res);
+    *fatal = 0;
+    if (cut_wk_load(w, img, img_size, c->entry, c->smem, &mod, &r->f, res, fatal) != 0)
+        return;
+    if (bind_args(r, 0, res) == 0 && bind_args(r, 1, res) == 0) {
+        const cut_wk_launcher l = {run_launch, r};
+        const cut_wk_check chk = {run_poison, run_check, r};
+        cut_wk_check_and_time_with(w, &l, &chk, res, fatal);
+        if (plan && res->status == CUT_ST_OK && !*fatal)
+            *energy_ok = cut_wk_energy_with(w, &l, &chk, r->k->work.flops, plan, res, er, fatal, why) == 0 &&
+                         res->status == CUT_ST_OK;
+    }
+    if (!*fatal)
+        r->cu->cuModuleUnload(mod);
+}
+
+/* The vendor baselines' check: the work's poison and comparison, every pass on set 0 (their launches are bound to
+ * set 0's tensors). */
+void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
+{
+    wk_work *k = *cut_wk_work_slot(w);
+    if (!k) {
+        cut_result_reset(res);
+        *fatal = 0;
+        cut_wk_set_status(res, CUT_ST_FAULT, "worker not prepared");
+        return;
+    }
+    work_run r = {.cu = cut_wk_cu(w), .k = k, .fixed = 1, .atol = k->work.atol, .rtol = k->work.rtol};
+    const cut_wk_check chk = {run_poison, run_check, &r};
+    cut_wk_check_and_time_with(w, l, &chk, res, fatal);
+}
+
+int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply, int *fatal, cut_err *e)
+{
+    *fatal = 0;
+    wk_work *k = *cut_wk_work_slot(w);
+    cut_wp_run q;
+    if (cut_wp_run_body_decode(body, k ? &k->work : NULL, &q, e) != 0)
+        return -1;
+    cut_wp_run_result rr;
+    memset(&rr, 0, sizeof rr);
+    cut_result_reset(&rr.res);
+    *reply = CUT_WP_RUN_RESULT;
+    switch (q.what) {
+    case CUT_WP_RUN_CALL: {
+        cut_work_outputs outs;
+        memset(&outs, 0, sizeof outs);
+        work_run r = {.cu = cut_wk_cu(w), .k = k, .c = &q.call,
+                      .capture = cut_work_has_refs(&k->work) ? NULL : &outs};
+        cut_call_tolerance(&k->work, &q.call, &r.atol, &r.rtol);
+        cut_err why = {{0}};
+        rr.energy = q.energy;
+        call_measure(w, &r, q.image, q.image_size, q.energy ? &q.plan : NULL, &rr.res, &rr.er, &rr.energy_ok, &why,
+                     fatal);
+        snprintf(rr.why, sizeof rr.why, "%s", why.msg);
+        cut_wp_run_result_encode(&rr, &k->work, rr.res.status == CUT_ST_OK ? &outs : NULL, b);
+        cut_work_outputs_free(&outs);
+        return 0;
+    }
+    case CUT_WP_RUN_CUDNN:
+        if (cut_cudnn_baseline(w, &rr.res, rr.algo, sizeof rr.algo, fatal, e) != 0)
+            return -1;
+        break;
+    case CUT_WP_RUN_CUBLAS:
+        if (cut_cublas_baseline(w, &rr.res, rr.algo, sizeof rr.algo, fatal, e) != 0)
+            return -1;
+        break;
+    case CUT_WP_RUN_VENDOR: {
+        cut_vendor_result *v = cut_xmalloc(sizeof *v);
+        const int rc = cut_vendor_baseline(w, &q.vendor, v, fatal, e);
+        if (rc == 0)
+            cut_wp_vendor_result_encode(v, b);
+        free(v);
+        *reply = CUT_WP_VENDOR_RESULT;
+        return rc;
+    }
+    default:
+        return cut_err_set(e, "worker: an unknown kind of run");
+    }
+    cut_wp_run_result_encode(&rr, &k->work, NULL, b);
+    return 0;
+}
