@@ -112,7 +112,7 @@ static int measure_all(cut_runner *r, const bench_args *a, const cut_kernel_src 
             break;
         cut_candidate c = {.ks = &ks[i], .bin = &bins[i]};
         cut_result res;
-        if (r->measure(r, &c, 1, &res, e) != 0)
+        if (cut_runner_measure(r, &c, 1, &res, e) != 0)
             return -1;
         row->measured++;
         row->status_count[res.status]++;
@@ -189,7 +189,7 @@ static int run(const bench_args *a, cut_err *e)
     fprintf(stderr, "gemm_sample: %d candidates compiled in %.1f s\n", row.valid, row.compile_s);
     if (!(r = cut_runner_gpu_new(0, getenv("CUTUNE_BIN"), NULL, e)))
         goto out;
-    if (cut_runner_gpu_prepare_gemm(r, &a->g, a->seed, e) != 0 ||
+    if (cut_runner_prepare_gemm(r, &a->g, a->seed, e) != 0 ||
         measure_all(r, a, ks, bins, desc, row.valid, &row, e) != 0 ||
         cut_runner_gpu_cublas(r, &row.cublas, row.cublas_algo, sizeof row.cublas_algo, e) != 0)
         goto out;

@@ -55,8 +55,8 @@ static int run_emulated(const hand *hs, int n, int repeats, cut_result *res)
         }
         cut_candidate cand = {.ks = &ks, .bin = NULL};
         cut_result one;
-        assert_int_equal(r->prepare(r, &hs[i].c, 7 + (uint64_t)i, &e), 0);
-        assert_int_equal(r->measure(r, &cand, 1, &one, &e), 0);
+        assert_int_equal(cut_runner_prepare_conv(r, &hs[i].c, 7 + (uint64_t)i, &e), 0);
+        assert_int_equal(cut_runner_measure(r, &cand, 1, &one, &e), 0);
         if (one.status != CUT_ST_OK) {
             fprintf(stderr, "emulation: %s: %s: %s\n", desc, cut_status_name(one.status), one.error);
             failures++;

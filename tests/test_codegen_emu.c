@@ -64,8 +64,8 @@ static void run_template(int tpl)
             cands[i].ks = &ks[i];
         }
         assert_int_equal(cut_compile_batch(srcs, want, &co, bins, &e), 0);
-        assert_int_equal(r->prepare(r, c, 99 + (uint64_t)s, &e), 0);
-        assert_int_equal(r->measure(r, cands, want, res, &e), 0);
+        assert_int_equal(cut_runner_prepare_conv(r, c, 99 + (uint64_t)s, &e), 0);
+        assert_int_equal(cut_runner_measure(r, cands, want, res, &e), 0);
         for (int i = 0; i < want; i++) {
             char desc[256];
             cut_sched_describe(&sc[i], desc, sizeof desc);

@@ -110,11 +110,11 @@ static void capture_references(cut_runner *r, fixture *fx)
     cut_energy_result er;
     cut_energy_plan p;
     plan_for_test(&p);
-    assert_int_equal(r->prepare_kernel(r, &fx->work, &e), 0);
-    assert_int_equal(r->energy_kernel(r, &fx->base, &p, &res, &er, &e), -1);
+    assert_int_equal(cut_runner_prepare_work(r, &fx->work, &e), 0);
+    assert_int_equal(cut_runner_energy_call(r, &fx->base, &p, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "references"));
     cut_work_outputs outs;
-    if (r->run_kernel(r, &fx->base, &res, &outs, &e) != 0)
+    if (cut_runner_run_call(r, &fx->base, &res, &outs, &e) != 0)
         fail_msg("capture run: %s", e.msg);
     if (res.status != CUT_ST_OK)
         fail_msg("capture run: %s: %s", cut_status_name(res.status), res.error);
@@ -126,7 +126,7 @@ static void capture_references(cut_runner *r, fixture *fx)
         }
     cut_work_outputs_free(&outs);
     assert_int_equal(cut_work_has_refs(&fx->work), 1);
-    assert_int_equal(r->prepare_kernel(r, &fx->work, &e), 0);
+    assert_int_equal(cut_runner_prepare_work(r, &fx->work, &e), 0);
 }
 
 /* energy_kernel on the baseline: status OK, lrounds windows with energy, and (up to 3 attempts: a loaded machine
@@ -140,7 +140,7 @@ static void assert_baseline_energy(cut_runner *r, fixture *fx)
         cut_err e = {{0}};
         cut_result res;
         cut_energy_result er;
-        if (r->energy_kernel(r, &fx->base, &p, &res, &er, &e) != 0)
+        if (cut_runner_energy_call(r, &fx->base, &p, &res, &er, &e) != 0)
             fail_msg("energy_kernel: %s", e.msg);
         if (res.status != CUT_ST_OK)
             fail_msg("energy_kernel: %s: %s", cut_status_name(res.status), res.error);
@@ -179,7 +179,7 @@ static void assert_wrong_variant(cut_runner *r, fixture *fx)
     cut_result res;
     cut_energy_result er;
     memset(&er, 0x55, sizeof er);
-    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+    assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), 0);
     assert_int_equal(res.status, CUT_ST_WRONG_RESULT);
     assert_non_null(strstr(res.error, "want"));
     assert_true(er.lrounds == 0 && er.energy_mj == 0 && er.power_w == 0 && er.round[0].iters == 0);
@@ -195,7 +195,7 @@ static void test_energy_kernel_emu_worker(void **state)
     cut_runner *r = cut_runner_emu_worker_new(getenv("CUTUNE_BIN"), fx->so_dir, &fx->timing, &e);
     if (!r)
         fail_msg("cut_runner_emu_worker_new: %s", e.msg);
-    assert_non_null(r->energy_kernel);
+    assert_non_null(r->run);
     capture_references(r, fx);
     assert_baseline_energy(r, fx);
     const int pid = cut_runner_gpu_worker_pid(r);
@@ -208,13 +208,13 @@ static void test_energy_kernel_emu_worker(void **state)
     snprintf(p.uuid, sizeof p.uuid, "GPU-00000000-0000-0000-0000-000000000bad");
     cut_result res;
     cut_energy_result er;
-    assert_int_equal(r->energy_kernel(r, &fx->base, &p, &res, &er, &e), -1);
+    assert_int_equal(cut_runner_energy_call(r, &fx->base, &p, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "000000000bad"));
     assert_int_equal(cut_runner_gpu_worker_pid(r), pid);
     /* A bad plan never reaches the worker. */
     plan_for_test(&p);
     p.min_steps = 0;
-    assert_int_equal(r->energy_kernel(r, &fx->base, &p, &res, &er, &e), -1);
+    assert_int_equal(cut_runner_energy_call(r, &fx->base, &p, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "steps"));
     assert_int_equal(cut_runner_gpu_worker_starts(r), 1);
 
@@ -233,7 +233,7 @@ static void test_energy_kernel_emu_worker(void **state)
     p.lrounds = 1;
     p.min_steps = 1;
     p.max_wait_s = 0.05; /* the watchdog fires after 1 + 0.03 + 2 x 0.05 s */
-    assert_int_equal(r->energy_kernel(r, &hang, &p, &res, &er, &e), 0);
+    assert_int_equal(cut_runner_energy_call(r, &hang, &p, &res, &er, &e), 0);
     assert_int_equal(res.status, CUT_ST_TIMEOUT);
     assert_non_null(strstr(res.error, "did not finish"));
     assert_true(er.lrounds == 0 && er.energy_mj == 0);
@@ -254,8 +254,8 @@ static void test_energy_kernel_in_process(void **state)
     cut_runner *r = cut_runner_emu_new(fx->so_dir, &fx->timing, &e);
     if (!r)
         fail_msg("cut_runner_emu_new: %s", e.msg);
-    assert_non_null(r->energy_kernel);
-    assert_int_equal(r->prepare_kernel(r, &fx->work, &e), 0);
+    assert_non_null(r->run);
+    assert_int_equal(cut_runner_prepare_work(r, &fx->work, &e), 0);
     assert_baseline_energy(r, fx);
     assert_wrong_variant(r, fx);
     cut_runner_free(r);

@@ -346,22 +346,36 @@ static void test_report(void **st)
 
 typedef struct fake {
     int prepared, measured;
+    int refuse; /* prepare refuses every work */
+    cut_work w; /* the prepared work's description (no data) */
 } fake;
 
-static int f_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e)
+static int f_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
 {
-    (void)g, (void)seed, (void)e;
-    ((fake *)r->impl)->prepared++;
+    fake *f = r->impl;
+    if (f->refuse) {
+        if (take)
+            cut_work_free(w);
+        return cut_err_set(e, "fake runner: it takes no work");
+    }
+    f->w = *w;
+    for (int i = 0; i < f->w.nbufs; i++)
+        f->w.bufs[i].data[0] = f->w.bufs[i].data[1] = NULL;
+    f->w.owns_data = 0;
+    if (take)
+        cut_work_free(w);
+    r->work = &f->w;
+    f->prepared++;
     return 0;
 }
 
-static int f_measure(cut_runner *r, const cut_candidate *c, int n, cut_result *res, cut_err *e)
+static int f_run(cut_runner *r, const cut_call *c, int n, const cut_run_opts *o, cut_result *res, cut_err *e)
 {
-    (void)e;
+    (void)e, (void)o;
     for (int i = 0; i < n; i++) {
         cut_result_reset(&res[i]);
-        assert_non_null(strstr(c[i].ks->src, "cut_gemm"));
-        res[i].median_ms = res[i].min_ms = res[i].max_ms = 0.5 + 0.001 * (double)strlen(c[i].ks->src) / 100.0;
+        assert_non_null(strstr(c[i].src, "cut_gemm"));
+        res[i].median_ms = res[i].min_ms = res[i].max_ms = 0.5 + 0.001 * (double)strlen(c[i].src) / 100.0;
         res[i].repeats = 3;
     }
     ((fake *)r->impl)->measured += n;
@@ -381,10 +395,11 @@ static void test_tune_loop(void **st)
 {
     (void)st;
     char *dir = tu_tmpdir("gemm_tune");
-    fake f = {0, 0};
+    fake f = {.refuse = 1};
     cut_runner *r = cut_xcalloc(1, sizeof *r);
     r->impl = &f;
-    r->measure = f_measure;
+    r->prepare = f_prepare;
+    r->run = f_run;
     r->env = f_env;
     r->destroy = f_destroy;
     cut_tune_cfg cfg;
@@ -396,9 +411,9 @@ static void test_tune_loop(void **st)
     cut_devlimits_sm90(&cfg.limits);
     cut_tune_stats s;
     cut_err e = {{0}};
-    assert_int_equal(cut_tune_gemm(&cfg, 0, r, &G, &s, &e), -1); /* no prepare_gemm */
-    assert_non_null(strstr(e.msg, "prepare_gemm"));
-    r->prepare_gemm = f_prepare_gemm;
+    assert_int_equal(cut_tune_gemm(&cfg, 0, r, &G, &s, &e), -1); /* a runner that cannot take the GEMM */
+    assert_non_null(strstr(e.msg, "it takes no work"));
+    f.refuse = 0;
     assert_int_equal(cut_tune_gemm(&cfg, 1 << CUT_GEMM_TPL_SIMT, r, &G, &s, &e), 0);
     assert_int_equal(s.trials_total, 40);
     assert_int_equal(s.trials_new, 40);
@@ -444,12 +459,12 @@ static void test_emu_prepare_gemm(void **st)
     cut_err e = {{0}};
     cut_runner *r = cut_runner_emu_new(NULL, NULL, &e);
     assert_non_null(r);
-    assert_non_null(r->prepare_gemm);
+    assert_non_null(r->prepare);
     cut_gemm g = {8, 8, 8, CUT_GEMM_NN, CUT_DT_FP16};
-    assert_int_equal(r->prepare_gemm(r, &g, 1, &e), -1);
+    assert_int_equal(cut_runner_prepare_gemm(r, &g, 1, &e), -1);
     assert_non_null(strstr(e.msg, "fp32 GEMMs only"));
     g.dtype = CUT_DT_FP32;
-    assert_int_equal(r->prepare_gemm(r, &g, 1, &e), 0);
+    assert_int_equal(cut_runner_prepare_gemm(r, &g, 1, &e), 0);
     cut_runner_free(r);
 }
 

@@ -1,6 +1,6 @@
 /* GPU test of GEMM measurement in the worker (issue 6): skips with 77 where there is no GPU.
  *
- * A 256x384x200 GEMM (tails along every axis for most tiles), NN and NT, prepared with cut_runner_gpu_prepare_gemm:
+ * A 256x384x200 GEMM (tails along every axis for most tiles), NN and NT, prepared with cut_runner_prepare_gemm:
  * 20 random valid SIMT schedules (src/gemm), compiled with NVRTC for the device's sm_XX, all measure OK with a
  * relative Frobenius error within cut_gemm_tolerance; a planted wrong kernel (the first schedule's source with the
  * B operand scaled by 1.001 in the FMA) is CUT_ST_WRONG_RESULT; a correct candidate after it is OK again; the
@@ -81,7 +81,7 @@ static void run_layout(cut_runner *r, cut_gemm_layout layout)
 {
     const cut_gemm g = {256, 384, 200, layout, CUT_DT_FP32};
     cut_err e = {{0}};
-    if (cut_runner_gpu_prepare_gemm(r, &g, 42, &e) != 0)
+    if (cut_runner_prepare_gemm(r, &g, 42, &e) != 0)
         fail_msg("prepare_gemm: %s", e.msg);
     cut_kernel_src ks[NCAND + 1];
     cut_compiled bins[NCAND + 1];
@@ -91,7 +91,7 @@ static void run_layout(cut_runner *r, cut_gemm_layout layout)
         c[i] = (cut_candidate){.ks = &ks[i], .bin = &bins[i]};
     c[NCAND + 1] = c[0]; /* a correct one after the failure */
     cut_result res[NCAND + 2];
-    if (r->measure(r, c, NCAND + 2, res, &e) != 0)
+    if (cut_runner_measure(r, c, NCAND + 2, res, &e) != 0)
         fail_msg("measure: %s", e.msg);
     const double tol = cut_gemm_tolerance(CUT_DT_FP32);
     for (int i = 0; i < NCAND + 2; i++) {

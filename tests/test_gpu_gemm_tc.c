@@ -59,7 +59,7 @@ static int run_one(cut_runner *r, int tpl, const cut_gemm *g, uint64_t seed)
                e.msg);
         return 0;
     }
-    if (r->prepare_gemm(r, g, seed, &e) != 0)
+    if (cut_runner_prepare_gemm(r, g, seed, &e) != 0)
         fail_msg("prepare_gemm: %s", e.msg);
     const int plant = tpl == CUT_GEMM_TPL_WGMMA;
     const int n = NCAND + 2 * plant;
@@ -88,7 +88,7 @@ static int run_one(cut_runner *r, int tpl, const cut_gemm *g, uint64_t seed)
     for (int i = 0; i < n; i++)
         c[i] = (cut_candidate){.ks = &ks[i], .bin = &bins[i]};
     cut_result res[NCAND + 2];
-    if (r->measure(r, c, n, res, &e) != 0)
+    if (cut_runner_measure(r, c, n, res, &e) != 0)
         fail_msg("measure: %s", e.msg);
     const double tol = cut_gemm_tolerance(g->dtype);
     for (int i = 0; i < n; i++) {

@@ -1,7 +1,7 @@
 /* GPU test of the vendor GEMM baseline and of the GEMM dtypes and TMA launches in the worker (issue 6): skips with
  * 77 where there is no GPU.
  *
- * 512x512x512 GEMMs prepared with cut_runner_gpu_prepare_gemm: fp16 NN, bf16 NN, tf32 NT, fp32 NN and fp16 NT with
+ * 512x512x512 GEMMs prepared with cut_runner_prepare_gemm: fp16 NN, bf16 NN, tf32 NT, fp32 NN and fp16 NT with
  * an odd shape; cut_runner_gpu_vendor (cuBLAS GemmEx + cuBLASLt heuristic and a short enumeration) finds at least
  * one valid algorithm, the best within the dtype's tolerance (and <= 1e-2), the top list sorted by time and every
  * entry within tolerance. Then a kernel that takes two TMA maps (by value, __grid_constant__) and C: with valid
@@ -34,7 +34,7 @@ static void run_vendor(int m, int n, int k, cut_gemm_layout layout, cut_dtype dt
     char name[128];
     cut_gemm_name(&g, name, sizeof name);
     cut_err e = {{0}};
-    if (cut_runner_gpu_prepare_gemm(g_runner, &g, 3, &e) != 0)
+    if (cut_runner_prepare_gemm(g_runner, &g, 3, &e) != 0)
         fail_msg("%s: prepare_gemm: %s", name, e.msg);
     cut_vendor_opts o;
     cut_vendor_opts_default(&o);
@@ -87,7 +87,7 @@ static void test_tma_launch(void **state)
     (void)state;
     const cut_gemm g = {256, 128, 64, CUT_GEMM_NT, CUT_DT_FP16};
     cut_err e = {{0}};
-    if (cut_runner_gpu_prepare_gemm(g_runner, &g, 5, &e) != 0)
+    if (cut_runner_prepare_gemm(g_runner, &g, 5, &e) != 0)
         fail_msg("prepare_gemm: %s", e.msg);
     cut_compile_opts o;
     cut_compile_opts_default(&o);
@@ -108,18 +108,18 @@ static void test_tma_launch(void **state)
     ks.tma[1] = (cut_tma_desc){1, 2, {64, 128}, 128, {64, 64}, 128};
     cut_candidate c = {.ks = &ks, .bin = &bin};
     cut_result res;
-    assert_int_equal(g_runner->measure(g_runner, &c, 1, &res, &e), 0);
+    assert_int_equal(cut_runner_measure(g_runner, &c, 1, &res, &e), 0);
     printf("  valid maps: %s %s\n", cut_status_name(res.status), res.error);
     assert_int_equal(res.status, CUT_ST_WRONG_RESULT); /* launched; the kernel writes nothing */
     ks.tma[1].box[0] = 5; /* 10-byte box rows: the driver refuses */
-    assert_int_equal(g_runner->measure(g_runner, &c, 1, &res, &e), 0);
+    assert_int_equal(cut_runner_measure(g_runner, &c, 1, &res, &e), 0);
     printf("  bad box: %s %s\n", cut_status_name(res.status), res.error);
     assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
     assert_non_null(strstr(res.error, "cuTensorMapEncodeTiled"));
     assert_non_null(strstr(res.error, "box 5x64"));
     ks.tma[1].box[0] = 64;
     ks.tma[0].dims[1] = 257; /* one row past A */
-    assert_int_equal(g_runner->measure(g_runner, &c, 1, &res, &e), 0);
+    assert_int_equal(cut_runner_measure(g_runner, &c, 1, &res, &e), 0);
     printf("  past A: %s %s\n", cut_status_name(res.status), res.error);
     assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
     assert_non_null(strstr(res.error, "reaches past the end of operand A"));

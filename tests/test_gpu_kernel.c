@@ -67,7 +67,7 @@ static void run_expect(cut_runner *r, const char *entry, cut_status want, const 
     const cut_call c = call_of(entry);
     cut_result res;
     cut_err e = {{0}};
-    if (r->run_kernel(r, &c, &res, NULL, &e) != 0)
+    if (cut_runner_run_call(r, &c, &res, NULL, &e) != 0)
         fail_msg("run_kernel(%s): %s", entry, e.msg);
     printf("%-7s %s %s median %.4f ms x%d\n", entry, cut_status_name(res.status), res.error, res.median_ms,
            res.repeats);
@@ -88,21 +88,21 @@ static void test_kernel_work(void **state)
     cut_runner *r = cut_runner_gpu_new(0, getenv("CUTUNE_BIN"), &t, &e);
     if (!r)
         fail_msg("cut_runner_gpu_new: %s", e.msg);
-    assert_non_null(r->prepare_kernel);
+    assert_non_null(r->prepare);
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < N; i++)
             g_x[s][i] = (float)((i * (s ? 7 : 3)) % 101) / 50.0f - 1.0f;
     cut_work w = {.nbufs = 2, .atol = 1e-6, .rtol = 1e-6};
     w.bufs[0] = (cut_work_buf){.name = "x", .is_output = 0, .dtype = CUT_EL_F32, .elems = N, .data = {g_x[0], g_x[1]}};
     w.bufs[1] = (cut_work_buf){.name = "y", .is_output = 1, .dtype = CUT_EL_F32, .elems = N, .data = {NULL, NULL}};
-    if (r->prepare_kernel(r, &w, &e) != 0)
+    if (cut_runner_prepare_work(r, &w, &e) != 0)
         fail_msg("prepare_kernel: %s", e.msg);
 
     /* Capture: both sets' outputs come back and match the CPU. */
     const cut_call c = call_of("k");
     cut_result res;
     cut_work_outputs outs;
-    if (r->run_kernel(r, &c, &res, &outs, &e) != 0)
+    if (cut_runner_run_call(r, &c, &res, &outs, &e) != 0)
         fail_msg("run_kernel (capture): %s", e.msg);
     assert_int_equal(res.status, CUT_ST_OK);
     for (int s = 0; s < 2; s++) {
@@ -116,7 +116,7 @@ static void test_kernel_work(void **state)
     /* With the captured references. */
     w.bufs[1].data[0] = outs.data[1][0];
     w.bufs[1].data[1] = outs.data[1][1];
-    if (r->prepare_kernel(r, &w, &e) != 0)
+    if (cut_runner_prepare_work(r, &w, &e) != 0)
         fail_msg("prepare_kernel (references): %s", e.msg);
     cut_work_outputs_free(&outs); /* the runner keeps its own copy */
     run_expect(r, "k", CUT_ST_OK, NULL);
@@ -137,7 +137,7 @@ static void test_kernel_work(void **state)
     p.warmup_s = 0.1;
     cut_energy_result er;
     cut_call ck = call_of("k");
-    if (r->energy_kernel(r, &ck, &p, &res, &er, &e) != 0)
+    if (cut_runner_energy_call(r, &ck, &p, &res, &er, &e) != 0)
         fail_msg("energy_kernel: %s", e.msg);
     printf("energy  %s %s %.6f mJ per %.6f ms, %.1f W, %lld iterations\n", cut_status_name(res.status), res.error,
            er.energy_mj, er.time_ms, er.power_w, er.round[0].iters);
@@ -145,7 +145,7 @@ static void test_kernel_work(void **state)
     assert_int_equal(er.lrounds, 1);
     assert_true(er.energy_mj > 0 && er.time_ms > 0 && er.power_w > 0 && er.round[0].counter_steps >= 2);
     ck = call_of("wrong");
-    assert_int_equal(r->energy_kernel(r, &ck, &p, &res, &er, &e), 0);
+    assert_int_equal(cut_runner_energy_call(r, &ck, &p, &res, &er, &e), 0);
     assert_int_equal(res.status, CUT_ST_WRONG_RESULT);
     assert_true(er.lrounds == 0 && er.energy_mj == 0);
     cut_runner_free(r);

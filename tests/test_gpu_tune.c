@@ -33,18 +33,20 @@ typedef struct plant {
     int measured; /* candidates measured so far: the trial number of the next one */
 } plant;
 
-static int p_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e)
+static int p_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
 {
     plant *p = r->impl;
-    return p->inner->prepare(p->inner, c, seed, e);
+    const int rc = p->inner->prepare(p->inner, w, take, e);
+    r->work = p->inner->work;
+    return rc;
 }
 
 /* Trial 9 gets the faulting kernel and trial 11 the hanging one, however the tune loop groups its measure calls. */
-static int p_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e)
+static int p_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e)
 {
     plant *p = r->impl;
-    cut_candidate *c = calloc((size_t)n, sizeof *c);
-    memcpy(c, cands, sizeof *c * (size_t)n);
+    cut_call *c = calloc((size_t)n, sizeof *c);
+    memcpy(c, calls, sizeof *c * (size_t)n);
     for (int i = 0; i < n; i++) {
         if (p->measured + i == 9)
             c[i].bin = &p->fault;
@@ -52,7 +54,7 @@ static int p_measure(cut_runner *r, const cut_candidate *cands, int n, cut_resul
             c[i].bin = &p->hang;
     }
     p->measured += n;
-    int rc = p->inner->measure(p->inner, c, n, res, e);
+    int rc = p->inner->run(p->inner, c, n, o, res, e);
     free(c);
     return rc;
 }
@@ -94,7 +96,8 @@ static void test_tune_with_planted_failures(void **state)
     cut_runner *r = calloc(1, sizeof *r);
     r->impl = p;
     r->prepare = p_prepare;
-    r->measure = p_measure;
+    r->run = p_run;
+    r->runner_refs = p->inner->runner_refs;
     r->env = p_env;
     r->destroy = p_destroy;
     r->timing = t;

@@ -120,7 +120,7 @@ static void test_worker_statuses(void **state)
     assert_string_equal(env->gpu_uuid, g_info.uuid);
     assert_string_equal(env->gpu_name, g_info.name);
     assert_true(env->driver_version > 0);
-    if (r->prepare(r, &CONV, 1234, &e) != 0)
+    if (cut_runner_prepare_conv(r, &CONV, 1234, &e) != 0)
         fail_msg("prepare: %s", e.msg);
 
     const cand_spec specs[] = {
@@ -157,7 +157,7 @@ static void test_worker_statuses(void **state)
         cands[i].bin = &bins[i];
     }
     cut_result res[NC];
-    if (r->measure(r, cands, NC, res, &e) != 0)
+    if (cut_runner_measure(r, cands, NC, res, &e) != 0)
         fail_msg("measure: %s", e.msg);
     int bad = 0;
     for (int i = 0; i < NC; i++) {

@@ -1737,10 +1737,10 @@ static void test_runner_fake_worker(void **state)
     /* measure before prepare is a setup error */
     cut_result res[16];
     cut_candidate none = {0};
-    assert_int_equal(r->measure(r, &none, 1, res, &e), -1);
+    assert_int_equal(cut_runner_measure(r, &none, 1, res, &e), -1);
 
     cut_conv c = {1, 6, 7, 4, 3, 3, 3, 1, 1};
-    assert_int_equal(r->prepare(r, &c, 11, &e), 0);
+    assert_int_equal(cut_runner_prepare_conv(r, &c, 11, &e), 0);
     const int pid0 = cut_runner_gpu_worker_pid(r);
     assert_true(pid0 > 0);
 
@@ -1767,7 +1767,7 @@ static void test_runner_fake_worker(void **state)
     cands[N].bin = NULL; /* no binary at all: a compile error too */
 
     double t0 = cut_now_s();
-    assert_int_equal(r->measure(r, cands, N + 1, res, &e), 0);
+    assert_int_equal(cut_runner_measure(r, cands, N + 1, res, &e), 0);
     double wall = cut_now_s() - t0;
     assert_true(wall < 20.0);
 
@@ -1812,7 +1812,7 @@ static void test_runner_fake_worker(void **state)
 
     /* A changed timing policy reaches the worker with the next candidate, without the tensors being sent again. */
     r->timing.min_repeats = 9;
-    assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
+    assert_int_equal(cut_runner_measure(r, &cands[0], 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_OK);
     assert_true(res[0].max_ms == 9.0);
     assert_int_equal(res[0].repeats, 1);
@@ -1835,7 +1835,7 @@ static void test_runner_fake_worker(void **state)
     assert_non_null(strstr(e.msg, "prepared GEMM"));
     for (int d = CUT_DT_COUNT - 1; d >= 0; d--) { /* inputs rounded to each dtype (the fake worker checks) */
         gm.dtype = (cut_dtype)d;
-        assert_int_equal(cut_runner_gpu_prepare_gemm(r, &gm, 5, &e), 0);
+        assert_int_equal(cut_runner_prepare_gemm(r, &gm, 5, &e), 0);
         assert_int_equal(cut_runner_gpu_cublas(r, &cr, algo, sizeof algo, &e), 0);
         assert_int_equal(cr.status, CUT_ST_OK);
     }
@@ -1858,7 +1858,7 @@ static void test_runner_fake_worker(void **state)
     vo.budget_s = 0; /* refused before anything is sent */
     assert_int_equal(cut_runner_gpu_vendor(r, &vo, &vr, &e), -1);
     assert_non_null(strstr(e.msg, "out of range"));
-    assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
+    assert_int_equal(cut_runner_measure(r, &cands[0], 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_OK);
     assert_int_equal(cut_runner_gpu_worker_starts(r), starts + 1);
     /* A kernel with TMA maps: the descriptors reach the worker; a bad one is the candidate's LAUNCH_ERROR. */
@@ -1868,25 +1868,25 @@ static void test_runner_fake_worker(void **state)
         tks.tma[i] = (cut_tma_desc){.operand = i, .elem_bytes = 4, .dims = {5, 9}, .row_bytes = 32,
                                     .box = {8, 4 + (unsigned)i}, .swizzle = 0};
     cut_candidate tc = {.ks = &tks, .bin = cands[0].bin};
-    assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(cut_runner_measure(r, &tc, 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_OK);
     assert_true(res[0].max_abs_err == 5.0);
     tks.tma[1].elem_bytes = 2; /* maps 16-bit elements of the fp32 GEMM's B: the parent refuses it */
-    assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(cut_runner_measure(r, &tc, 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
     assert_non_null(strstr(res[0].error, "2-byte elements"));
     tks.tma[1].elem_bytes = 4;
     tks.tma[1].swizzle = 48;
-    assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(cut_runner_measure(r, &tc, 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
     assert_non_null(strstr(res[0].error, "swizzle 48"));
     tks.ntma = 1;
-    assert_int_equal(r->measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(cut_runner_measure(r, &tc, 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
     assert_non_null(strstr(res[0].error, "1 TMA maps"));
     gm.dtype = CUT_DT_FP32;
-    assert_int_equal(cut_runner_gpu_prepare_gemm(r, &gm, 5, &e), 0);
-    assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
+    assert_int_equal(cut_runner_prepare_gemm(r, &gm, 5, &e), 0);
+    assert_int_equal(cut_runner_measure(r, &cands[0], 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_OK);
     assert_int_equal(cut_runner_gpu_cublas(r, &cr, algo, sizeof algo, &e), 0);
     assert_int_equal(cr.status, CUT_ST_OK);
@@ -1894,8 +1894,8 @@ static void test_runner_fake_worker(void **state)
     assert_true(cr.median_ms == 1.25);
     assert_int_equal(cut_runner_gpu_cudnn(r, &cr, algo, sizeof algo, &e), -1);
     assert_non_null(strstr(e.msg, "conv workload"));
-    assert_int_equal(r->prepare(r, &c, 11, &e), 0); /* back to the conv */
-    assert_int_equal(r->measure(r, &cands[0], 1, res, &e), 0);
+    assert_int_equal(cut_runner_prepare_conv(r, &c, 11, &e), 0); /* back to the conv */
+    assert_int_equal(cut_runner_measure(r, &cands[0], 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_OK);
 
     /* A worker-side setup error (ERROR reply) is a setup error for the caller. */
@@ -1904,7 +1904,7 @@ static void test_runner_fake_worker(void **state)
     cut_kernel_src eks = ks[0];
     snprintf(eks.entry, sizeof eks.entry, "error");
     cut_candidate ec = {.ks = &eks, .bin = &eb};
-    assert_int_equal(r->measure(r, &ec, 1, res, &e), -1);
+    assert_int_equal(cut_runner_measure(r, &ec, 1, res, &e), -1);
     assert_non_null(strstr(e.msg, "fake setup failure"));
 
     /* Freeing the runner ends and reaps the worker. */
@@ -1914,7 +1914,7 @@ static void test_runner_fake_worker(void **state)
     assert_true(proc_gone(last));
 }
 
-/* energy_kernel through the GPU runner's parent side: setup errors (before prepare_kernel, no references, a bad
+/* An energy-observed call through the GPU runner's parent side: setup errors (before a work is prepared, no references, a bad
  * call or plan, the meter failing) are -1; a compile error, a wrong result, a fault and a hang are statuses, with
  * *er zeroed; a fault or hang costs the worker only, and the next call gets a fresh one that has the work again. */
 static void test_runner_fake_worker_energy_kernel(void **state)
@@ -1928,7 +1928,7 @@ static void test_runner_fake_worker_energy_kernel(void **state)
     cut_runner *r = cut_runner_gpu_new_with(2, NULL, &t, NULL, &e);
     if (!r)
         fail_msg("cut_runner_gpu_new_with: %s", e.msg);
-    assert_non_null(r->energy_kernel);
+    assert_non_null(r->run);
     cut_energy_plan p = plan_of();
     p.lrounds = 2;
     p.min_steps = 3;
@@ -1941,15 +1941,15 @@ static void test_runner_fake_worker_energy_kernel(void **state)
     c.bin = &bin;
     cut_result res;
     cut_energy_result er;
-    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), -1);
-    assert_non_null(strstr(e.msg, "before prepare_kernel"));
+    assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), -1);
+    assert_non_null(strstr(e.msg, "before its work was prepared"));
     const cut_work w0 = kwork_of(0), w = kwork_of(1);
-    assert_int_equal(r->prepare_kernel(r, &w0, &e), 0);
-    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), -1);
+    assert_int_equal(cut_runner_prepare_work(r, &w0, &e), 0);
+    assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "references"));
-    assert_int_equal(r->prepare_kernel(r, &w, &e), 0);
+    assert_int_equal(cut_runner_prepare_work(r, &w, &e), 0);
 
-    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+    assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), 0);
     assert_int_equal(res.status, CUT_ST_OK);
     assert_true(res.median_ms == 2.0 && res.repeats == 5);
     assert_int_equal(er.lrounds, 2);
@@ -1958,27 +1958,27 @@ static void test_runner_fake_worker_energy_kernel(void **state)
     /* setup errors: a bad call, a bad plan; the meter failing */
     cut_call bad = c;
     bad.args[0].buf = 7;
-    assert_int_equal(r->energy_kernel(r, &bad, &p, &res, &er, &e), -1);
+    assert_int_equal(cut_runner_energy_call(r, &bad, &p, &res, &er, &e), -1);
     cut_energy_plan bp = p;
     bp.lrounds = 0;
-    assert_int_equal(r->energy_kernel(r, &c, &bp, &res, &er, &e), -1);
+    assert_int_equal(cut_runner_energy_call(r, &c, &bp, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "lrounds"));
     const int pid = cut_runner_gpu_worker_pid(r);
     snprintf(c.entry, sizeof c.entry, "meterfail");
-    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), -1);
+    assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), -1);
     assert_non_null(strstr(e.msg, "did not change"));
     assert_int_equal(cut_runner_gpu_worker_pid(r), pid); /* the worker survives */
 
     /* a compile error never reaches the worker */
     bin.ok = 0;
-    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+    assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), 0);
     assert_int_equal(res.status, CUT_ST_COMPILE_ERROR);
     assert_non_null(strstr(res.error, "expected a ';'"));
     bin.ok = 1;
 
     /* a wrong result: a status, no energy, the worker survives */
     snprintf(c.entry, sizeof c.entry, "wrong");
-    assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+    assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), 0);
     assert_int_equal(res.status, CUT_ST_WRONG_RESULT);
     assert_non_null(strstr(res.error, "after the energy run"));
     assert_true(er.lrounds == 0 && er.energy_mj == 0);
@@ -1990,12 +1990,12 @@ static void test_runner_fake_worker_energy_kernel(void **state)
     const cut_status want[] = {CUT_ST_FAULT, CUT_ST_TIMEOUT};
     for (int i = 0; i < 2; i++) {
         snprintf(c.entry, sizeof c.entry, "%s", ends[i]);
-        assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+        assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), 0);
         assert_int_equal(res.status, want[i]);
         assert_true(er.lrounds == 0 && er.energy_mj == 0);
         assert_int_equal(cut_runner_gpu_worker_pid(r), 0);
         snprintf(c.entry, sizeof c.entry, "ok"); /* a fresh worker, given the work again */
-        assert_int_equal(r->energy_kernel(r, &c, &p, &res, &er, &e), 0);
+        assert_int_equal(cut_runner_energy_call(r, &c, &p, &res, &er, &e), 0);
         assert_int_equal(res.status, CUT_ST_OK);
         assert_int_equal(cut_runner_gpu_worker_starts(r), starts + i + 1);
     }
@@ -2013,8 +2013,8 @@ static void test_runner_not_gpu(void **state)
     assert_non_null(strstr(e.msg, "needs the GPU runner"));
     assert_int_equal(cut_runner_gpu_cublas(&fake, &out, algo, sizeof algo, &e), -1);
     assert_non_null(strstr(e.msg, "needs the GPU runner"));
-    const cut_gemm gm = {4, 4, 4, CUT_GEMM_NN, CUT_DT_FP32};
-    assert_int_equal(cut_runner_gpu_prepare_gemm(&fake, &gm, 1, &e), -1);
+    cut_vendor_result v; /* a GEMM work is any runner's now (cut_runner_prepare_gemm); its vendor baseline is not */
+    assert_int_equal(cut_runner_gpu_vendor(&fake, NULL, &v, &e), -1);
     assert_non_null(strstr(e.msg, "needs the GPU runner"));
     assert_int_equal(cut_runner_gpu_worker_pid(&fake), 0);
 }

@@ -48,7 +48,7 @@ void cut_emu_kernel_free(cut_emu_kernel *k);
 /* The emulation runner: validates against the CPU reference and times wall-clock on the CPU.
  * work_dir holds the host build products (NULL: a fresh directory under $TMPDIR). */
 cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_err *e);
-/* run_kernel calls hook(ctx, 1) once the kernel is compiled, before its first launch, and hook(ctx, 0) after its last
+/* run calls hook(ctx, 1) once a call's kernel is compiled, before its first launch, and hook(ctx, 0) after its last
  * (the emulation worker's watchdog for hangs). */
 void cut_runner_emu_set_launch_hook(cut_runner *r, void (*hook)(void *ctx, int on), void *ctx);
 

@@ -1,13 +1,15 @@
 /* cutune — measurement behind a small interface (DESIGN.md style point 7).
  *
- * A runner validates and times candidates of one workload. Implementations:
+ * A runner prepares one work (work.h: whatever op built it) and checks and times calls on it. Two methods, prepare
+ * and run; energy is an observer of a run (cut_run_opts), not a method. Implementations:
  *   - the GPU runner: a persistent worker process per GPU (fork+exec of `cutune __worker`) owns the CUDA context;
  *     a fault or hang kills only the worker, the parent records the error and starts a new one;
- *   - the emulation runner (emu.h): compiles the generated CUDA C with the host compiler and runs it on the CPU;
+ *   - the emulation runner (emu.h): compiles the calls' CUDA C with the host compiler and runs it on the CPU; the
+ *     emulation worker runs it in a process of its own behind the GPU worker's protocol;
  *   - replay runners in tests.
- * Every runner checks before timing: poisoned output, compare with the reference (atol + rtol*|ref|, NaN never
- * passes, unwritten elements caught by the poison; a GEMM in the GPU runner: relative Frobenius error, NaN poison
- * likewise), then times, then checks the output again. */
+ * Every runner checks before timing: poisoned outputs, compare with the references by the work's rule, then times
+ * on input set 0, then checks again on the fresh input set 1. The helpers below put each op's workload and
+ * candidates onto the interface. */
 #ifndef CUTUNE_MEASURE_H
 #define CUTUNE_MEASURE_H
 
@@ -34,8 +36,8 @@ typedef struct cut_result {
     char error[256];    /* first mismatch, CUDA error name, "timeout after 10 s", ... */
     double median_ms, min_ms, max_ms;
     int repeats;        /* timed launches */
-    double max_abs_err; /* against the reference, on the checked run; for a GEMM workload (GPU runner after
-                           cut_runner_gpu_prepare_gemm): the relative Frobenius error cut_gemm_rel_error */
+    double max_abs_err; /* against the reference, on the checked runs: the largest |got - ref| (a work checked by
+                           relative Frobenius error, a GEMM's: that error) */
 } cut_result;
 
 /* A result before measuring: status OK, no error, times -1 (not measured), no repeats. */
@@ -62,55 +64,67 @@ typedef struct cut_measure_env {
     double power_limit_w;
 } cut_measure_env;
 
+/* What a run observes besides each call's result. */
+typedef struct cut_run_opts {
+    cut_work_outputs *outs;        /* a work without references: the captured outputs of the one call (n == 1; caller
+                                      frees with cut_work_outputs_free) */
+    const cut_energy_plan *energy; /* observe the one call's energy with the meter of cutune/energy.h under this plan
+                                      (n == 1, a work with references) into *er: the call launched back to back in
+                                      chunks, windows between counter changes, then checked on set 1 once more */
+    cut_energy_result *er;
+} cut_run_opts;
+
 typedef struct cut_runner cut_runner;
 struct cut_runner {
     void *impl;
-    /* Prepares inputs and the reference for a workload (random inputs from seed). */
-    int (*prepare)(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e);
-    /* Optional (NULL when the runner cannot measure GEMMs): prepares inputs A, B and the reference C of a GEMM
-     * (random inputs from seed); candidates then get (A, B, C) as (in, w, out) and are checked by relative
-     * Frobenius error against cut_gemm_tolerance(dtype). Replaces a conv workload (and the other way round).
-     * The GPU runner's is cut_runner_gpu_prepare_gemm; the emulation runner's takes fp32 only. */
-    int (*prepare_gemm)(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e);
-    /* Validates and times n candidates; res[i] for cands[i]. Returns -1 only for setup errors. */
-    int (*measure)(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
-    /* Optional (NULL when the runner cannot): checks and times one candidate as measure does, then measures its
-     * energy with the meter of cutune/energy.h and checks the output once more. res as for measure; *er is
-     * filled when res->status is CUT_ST_OK. Returns -1 for setup errors and when the meter fails (NVML missing,
-     * counter not moving ...), with the reason in e. */
-    int (*energy)(cut_runner *r, const cut_candidate *c, const cut_energy_plan *p, cut_result *res,
-                  cut_energy_result *er, cut_err *e);
-    /* Optional, with prepare_kernel (NULL when the runner cannot): energy's counterpart for one call on the prepared
-     * kernel work, which must have references (capture them with run_kernel first). Checks the call exactly as
-     * run_kernel does (poisoned outputs, set 0 checked against its reference with the work's atol/rtol, timed, set
-     * 1 checked), then measures its energy with the meter of cutune/energy.h under plan p as energy does (the call
-     * launched back to back in chunks, windows between counter changes, p->lrounds of them; GFLOP/s stays 0: a
-     * spec counts no FLOPs), then checks set 1 once more. A faulting, hanging or wrong call is res->status, never an
-     * error, and leaves *er zeroed; *er is filled when res->status is CUT_ST_OK. Returns -1 for setup errors (not
-     * prepared, no references, a bad call or plan) and when the meter fails (NVML missing, counter not moving ...),
-     * with the reason in e. The GPU runner and the emulation worker's runner (cut_runner_emu_worker_new) measure it
-     * in their worker process (ENERGY_KERNEL); the in-process emulation runner too, without a watchdog. */
-    int (*energy_kernel)(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
-                         cut_energy_result *er, cut_err *e);
-    /* Optional (NULL when the runner cannot): prepares a user kernel's buffers (kwork.h), copying what it needs
-     * from w. Replaces a conv or GEMM workload (and the other way round). Returns -1 for setup errors. */
-    int (*prepare_kernel)(cut_runner *r, const cut_work *w, cut_err *e);
-    /* Optional, with prepare_kernel: checks, times and checks again one call on the prepared kernel work as
-     * kwork.h describes. When the work has no references, outs gets the captured outputs (caller frees with
-     * cut_work_outputs_free; outs must not be NULL then). A faulting, hanging or wrong call is res->status, never an
-     * error. Returns -1 only for setup errors (not prepared, bad call). */
-    int (*run_kernel)(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e);
+    /* Prepares a work (work.h), replacing any other. take: the runner takes over w's data (w->owns_data; w is
+     * cleared), else it copies what it needs. A GEMM work whose references are left to the runner (runner_refs) gets
+     * them computed. Returns -1 for setup errors (an invalid work, one this runner cannot run). */
+    int (*prepare)(cut_runner *r, cut_work *w, int take, cut_err *e);
+    /* Checks, times and checks again n calls on the prepared work, res[i] for calls[i], as work.h describes: set 0
+     * checked (or captured into o->outs), timed, set 1 checked (or captured); with o->energy, then the energy.
+     * A call that cannot run (no cubin, a TMA map the runner cannot encode, arguments that do not fit the work or the
+     * kernel), faults, hangs or is wrong is res[i]'s status, never an error. Returns -1 for setup errors (nothing
+     * prepared, outs or energy with n != 1) and when the energy meter fails (NVML missing, counter not moving ...),
+     * with the reason in e; an observed call that fails leaves *o->er zeroed. The GPU runner runs calls in its
+     * worker process (one RUN each); the emulation runner compiles a batch on the host in parallel first. */
+    int (*run)(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e);
     /* Refreshes env (clocks) and returns it. */
     const cut_measure_env *(*env)(cut_runner *r);
     void (*destroy)(cut_runner *r);
     cut_timing timing;
+    const cut_work *work; /* the prepared work (the runner's own copy), NULL before the first prepare */
+    int runner_refs;      /* 1: prepare computes a GEMM work's references itself (the GPU worker's cuBLAS DGEMM) */
+    int keyed;            /* the prepared work is the op's from key_op and key_seed (cut_runner_prepare_conv/gemm) */
+    cut_work_op key_op;
+    uint64_t key_seed;
 };
 
-/* A generated kernel as a call on its op's work (work.h): its entry, launch, dynamic shared memory and tolerance
- * factor; arguments (in, w, out) = buffers 0, 1, 2, or with two TMA maps (ks->ntma == 2) the maps of the buffers
- * their descriptors name (operand 0: buffer 0, 1: buffer 1), then buffer 2. src and bin are ks->src and bin. -1 with
- * res LAUNCH_ERROR for a kernel with another number of maps. */
-int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_call *c, cut_result *res);
+/* ---- runner helpers (src/measure/runner.c): every op's way onto the one interface ---- */
+
+/* The work of a Conv2D (cut_conv_work) or GEMM (cut_gemm_work, its references left to a runner that computes them)
+ * from seed, built and prepared unless the runner holds that op's work from that seed already. -1 for an invalid
+ * shape or a setup error. */
+int cut_runner_prepare_conv(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e);
+int cut_runner_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e);
+/* A caller's work (a user kernel's: cut_kspec_work), copied. */
+int cut_runner_prepare_work(cut_runner *r, const cut_work *w, cut_err *e);
+/* Generated candidates as calls on the prepared conv or GEMM work (cut_call_of_kernel). -1 for setup errors (nothing
+ * prepared, a user kernel's work). */
+int cut_runner_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
+/* One candidate checked and timed as measure does, then observed by the energy meter under plan p and checked once
+ * more. *er is filled when res->status is CUT_ST_OK. -1 for setup errors and when the meter fails, with e. */
+int cut_runner_energy(cut_runner *r, const cut_candidate *c, const cut_energy_plan *p, cut_result *res,
+                      cut_energy_result *er, cut_err *e);
+/* One call of a user kernel on the prepared work. When the work has no references, outs gets the captured outputs
+ * (outs must not be NULL then). -1 for setup errors: nothing prepared, a call that does not fit the work
+ * (cut_call_check). */
+int cut_runner_run_call(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e);
+/* cut_runner_run_call observed by the energy meter under plan p, on a work with references (capture them first). A
+ * call that fails leaves *er zeroed and is res's status. -1 for setup errors (also no references, a bad plan) and
+ * when the meter fails. */
+int cut_runner_energy_call(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
+                           cut_energy_result *er, cut_err *e);
 
 /* Frees the runner (NULL is a no-op). */
 void cut_runner_free(cut_runner *r);
@@ -137,16 +151,6 @@ cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing
  * candidates. out gets the fastest valid algorithm (out->status != CUT_ST_OK when none was valid) and algo its
  * name ("IMPLICIT_PRECOMP_GEMM"). Returns -1 for setup errors (not a GPU runner, not prepared, no cuDNN). */
 int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e);
-
-/* A GEMM workload for the GPU runner (issue 6): A and B uniform in [-1, 1) from seed (B from seed ^ the golden-ratio
- * constant, as the conv weights), the reference C from cut_gemm_reference. The worker then checks every candidate by
- * relative Frobenius error (cut_gemm_rel_error <= cut_gemm_tolerance(dtype), NaN poison kept: unwritten outputs
- * fail) and launches kernels with (A, B, C) as the conv kernels' (in, w, out), or with TMA maps of A and B
- * (cut_kernel_src.ntma). Every dtype: fp16 and bf16 inputs are rounded to nearest even before the reference is
- * computed and live on the GPU as 16-bit values (halves / bf16 bits); fp32 and tf32 inputs are floats (tf32's
- * rounding happens in the tensor cores and is covered by its tolerance). A different seed gives fresh inputs (and a
- * new reference); the same workload and seed keep the inputs the worker already holds. Replaces a conv workload given to r->prepare (and the other way round). Returns -1 for setup errors. */
-int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e);
 
 /* cuBLAS baseline for the prepared GEMM, in the GPU runner's worker (libcublas.so.13 loaded with dlopen;
  * $CUTUNE_CUBLAS_LIB overrides): cublasSgemm with CUBLAS_PEDANTIC_MATH (fp32 FMA, no TF32 tensor cores), row-major

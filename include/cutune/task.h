@@ -126,7 +126,7 @@ cut_task *cut_task_kernel_new(const cut_kspec *k, const cut_tune_cfg *cfg);
 cut_strategy *cut_task_strategy(cut_space *sp, const cut_tune_cfg *cfg, const cut_search_opts *o, uint64_t seed,
                                 cut_err *e);
 
-/* Checks and times n candidates of kernel spec k on r through its run_kernel: each candidate's tunables, read back
+/* Checks and times n candidates of kernel spec k on r, one call each (cut_runner_run_call): each candidate's tunables, read back
  * from its source, give the call's launch and arguments (a source that does not give them is the candidate's
  * LAUNCH_ERROR). res[i] for c[i]. -1 with e only for the runner's setup errors. */
 int cut_kspec_run_candidates(const cut_kspec *k, cut_runner *r, const cut_candidate *c, int n, cut_result *res,

@@ -132,6 +132,8 @@ typedef struct cut_call {
     int nargs;
     cut_call_arg args[CUT_CALL_MAX_ARGS];
     double tol_scale;        /* > 1: this call's tolerances are the work's times tol_scale; else the work's */
+    int gpu_only;            /* 1: the code generator says the kernel uses inline PTX: emulation refuses it (the
+                                emulation runner also finds asm statements in the source by itself) */
 } cut_call;
 
 /* Outputs captured by a run without references: data[i][s] for bufs[i] (outputs only) and set s, malloc'd

@@ -140,7 +140,7 @@ static int run_gemm(const cut_gemm *g, const cut_vendor_opts *o, int gpu, const 
     cut_runner *r = cut_runner_gpu_new(gpu, cut_cli_worker_exe(self, sizeof self), &tm, &e);
     cut_vendor_result *v = cut_xcalloc(1, sizeof *v);
     int code = CUT_EXIT_FAIL;
-    if (!r || cut_runner_gpu_prepare_gemm(r, g, 7, &e) != 0 || cut_runner_gpu_vendor(r, o, v, &e) != 0) {
+    if (!r || cut_runner_prepare_gemm(r, g, 7, &e) != 0 || cut_runner_gpu_vendor(r, o, v, &e) != 0) {
         fprintf(stderr, "cutune baseline: %s\n", e.msg);
         goto done;
     }

@@ -44,7 +44,7 @@ static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir
         return -1;
     cut_compile_opts co = {.sm_major = info->sm_major, .sm_minor = info->sm_minor, .cache_dir = NULL};
     cut_final fin;
-    int rc = r->prepare(r, c, 7, e);
+    int rc = cut_runner_prepare_conv(r, c, 7, e);
     if (rc == 0)
         rc = cut_final_case(r, &co, c, recs, n, TOPK, ROUNDS, 1, &fin, e);
     if (rc == 0) {

@@ -236,13 +236,10 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
     cut_result res;
     cut_energy_result er;
     memset(&er, 0, sizeof er);
-    if (k->call) {
+    if (k->call)
         k->call->bin = cand.bin;
-        if (!x->runner->energy_kernel)
-            return cut_err_set(e, "%s: this backend cannot measure a kernel spec's energy", cr->label);
-    }
-    if ((k->call ? x->runner->energy_kernel(x->runner, k->call, &x->o->plan, &res, &er, e)
-                 : x->runner->energy(x->runner, &cand, &x->o->plan, &res, &er, e)) != 0)
+    if ((k->call ? cut_runner_energy_call(x->runner, k->call, &x->o->plan, &res, &er, e)
+                 : cut_runner_energy(x->runner, &cand, &x->o->plan, &res, &er, e)) != 0)
         return cut_err_wrap(e, "%s kernel %d", cr->label, k->kernel_id);
     char path[4400];
     cut_buf b;
@@ -278,11 +275,9 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
 /* One case at the cap in force (index p): its kernels, then its results.csv for this cap. */
 static int measure_case_at_cap(energy_ctx *x, case_run *cr, int p, cut_err *e)
 {
-    if (cr->is_gemm && !x->runner->prepare_gemm)
-        return cut_err_set(e, "%s: this backend cannot measure GEMMs", cr->label);
     int prc = cr->task ? cr->task->prepare(cr->task, x->runner, 7, e)
-              : cr->is_gemm ? x->runner->prepare_gemm(x->runner, &cr->gemm, 7, e)
-                            : x->runner->prepare(x->runner, &cr->conv, 7, e);
+              : cr->is_gemm ? cut_runner_prepare_gemm(x->runner, &cr->gemm, 7, e)
+                            : cut_runner_prepare_conv(x->runner, &cr->conv, 7, e);
     if (prc != 0)
         return cut_err_wrap(e, "%s", cr->label);
     char cdir[4200], jl[4300];

@@ -60,8 +60,8 @@ static const char usage_text[] =
 
 /* --objective energy|edp: the tuning-time energy plan (one window of min_steps counter steps after a short
  * warm-up: enough to rank the few fastest candidates of a round, not seed 001's final measurement), checked up
- * front: the runner can measure energy and NVML's counter of the measured GPU moves. */
-static int energy_setup(cut_tune_cfg *cfg, cut_runner *r, const char *backend, int gpu, int steps, cut_err *e)
+ * front: NVML's counter of the measured GPU moves (every runner observes energy around a run). */
+static int energy_setup(cut_tune_cfg *cfg, const char *backend, int gpu, int steps, cut_err *e)
 {
     const char *name = cut_objective_name(cfg->objective);
     cut_energy_plan *p = &cfg->energy_plan;
@@ -71,9 +71,6 @@ static int energy_setup(cut_tune_cfg *cfg, cut_runner *r, const char *backend, i
     p->warmup_s = 0.05;
     cfg->energy_top = 2;
     double idle_w;
-    if (!r->energy)
-        return cut_err_set(e, "--objective %s: the %s backend cannot measure energy; use --objective time", name,
-                           backend);
     if (cut_energy_plan_check(p, e) != 0 || cut_cli_energy_uuid(backend, gpu, NULL, p->uuid, sizeof p->uuid, e) != 0 ||
         cut_energy_idle_w(p->uuid, 1, p->max_wait_s, &idle_w, e) != 0)
         return cut_err_wrap(e, "--objective %s needs NVML's energy counter, which cannot be read (use --objective "
@@ -390,7 +387,7 @@ int cut_cmd_tune(int argc, char **argv)
     if (exit_code != CUT_EXIT_OK)
         goto done;
 
-    if (obj != CUT_OBJ_TIME && energy_setup(&cfg, runner, backend, gpu, energy_steps, &e) != 0) {
+    if (obj != CUT_OBJ_TIME && energy_setup(&cfg, backend, gpu, energy_steps, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         exit_code = CUT_EXIT_FAIL;
         goto done;

@@ -211,8 +211,9 @@ static void warp_release(emu_worker *w, unsigned warp)
             w->fibers[t].state = F_RUN;
 }
 
-/* A cache-hinted load or store (the prelude's __ldcg & co.): outside every global buffer of the launch it is the
- * GPU's fault on a local or shared address; the first one is recorded and fails the launch. */
+/* A cache-hinted load or store (the prelude's __ldcg & co.): outside every global buffer of the launch and the
+ * module's own __device__ data it is the GPU's fault on a local or shared address; the first one is recorded and
+ * fails the launch. */
 static void hooks_global_access(const void *p, unsigned long bytes, const char *what)
 {
     emu_worker *w = emu_cur;
@@ -220,6 +221,8 @@ static void hooks_global_access(const void *p, unsigned long bytes, const char *
     if (!k || k->nglobal == 0)
         return;
     const unsigned char *a = p;
+    if (a >= k->data_lo && a < k->data_hi && bytes <= (size_t)(k->data_hi - a))
+        return; /* the module's own __device__ data */
     for (int i = 0; i < k->nglobal; i++)
         if (a >= k->global_base[i] && bytes <= k->global_bytes[i] &&
             (size_t)(a - k->global_base[i]) <= k->global_bytes[i] - bytes)

@@ -6,9 +6,12 @@
  * $CUTUNE_HOST_CXX (default c++; $CUTUNE_HOST_CXXFLAGS appended to the flags) -> <work_dir>/emu_<hash>.so
  * (renamed into place, so a cached .so is always complete) -> dlopen. The hash covers compiler, flags, prelude
  * and source, so the .so files are a cache; a damaged one is rebuilt. */
+#define _GNU_SOURCE /* dlinfo, dl_iterate_phdr */
 #include "cutune/emu.h"
 #include "cutune/util.h"
 #include "measure/emu_int.h"
+
+#include <link.h>
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -45,6 +48,29 @@ static int source_has_sync(const char *src)
     return 0;
 }
 
+/* The writable segments of the loaded object at load address base, as one range [lo, hi). */
+typedef struct data_range {
+    ElfW(Addr) base;
+    uintptr_t lo, hi;
+} data_range;
+
+static int find_data(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    data_range *d = arg;
+    if (info->dlpi_addr != d->base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+            continue;
+        const uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        d->lo = d->lo && d->lo < lo ? d->lo : lo;
+        d->hi = d->hi > hi ? d->hi : hi;
+    }
+    return 1;
+}
+
 /* dlopens the .so and binds the runtime hooks. */
 static int load_so(const char *so, cut_emu_kernel *k, cut_err *e)
 {
@@ -65,6 +91,13 @@ static int load_so(const char *so, cut_emu_kernel *k, cut_err *e)
     memcpy(&k->set_thread, &t, sizeof t);
     memcpy(&k->set_block, &bl, sizeof bl);
     bind(&cut_emu_hooks_table);
+    struct link_map *lm = NULL;
+    if (dlinfo(k->dl, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+        data_range dr = {.base = lm->l_addr};
+        dl_iterate_phdr(find_data, &dr);
+        k->data_lo = (const unsigned char *)dr.lo;
+        k->data_hi = (const unsigned char *)dr.hi;
+    }
     return 0;
 }
 

@@ -35,6 +35,9 @@ struct cut_emu_kernel {
     int nglobal; /* global buffers of the next launches (cut_emu_set_globals): 0, no address check */
     const unsigned char *global_base[EMU_MAX_GLOBALS];
     size_t global_bytes[EMU_MAX_GLOBALS];
+    /* The module's own writable data (its __device__ variables: a split-K workspace, a semaphore array): the address
+     * check lets cache-hinted accesses there pass, as a GPU does. */
+    const unsigned char *data_lo, *data_hi;
     char so_path[1024];
 };
 

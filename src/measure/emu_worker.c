@@ -112,12 +112,12 @@ static int run_call(cut_runner *r, const cut_work *w, const cut_wp_frame *body, 
     if (q.energy) {
         cut_err why = {{0}};
         /* decode checked the call, the plan and the references: a failure here is the meter's */
-        rc = r->energy_kernel(r, &q.call, &q.plan, &rr.res, &rr.er, &why);
+        rc = cut_runner_energy_call(r, &q.call, &q.plan, &rr.res, &rr.er, &why);
         rr.energy_ok = rc == 0;
         snprintf(rr.why, sizeof rr.why, "%s", rc == 0 ? "" : why.msg);
         rc = 0;
     } else {
-        rc = r->run_kernel(r, &q.call, &rr.res, cut_work_has_refs(w) ? NULL : &outs, e);
+        rc = cut_runner_run_call(r, &q.call, &rr.res, cut_work_has_refs(w) ? NULL : &outs, e);
     }
     launch_hook(NULL, 0);
     if (rc == 0)
@@ -174,7 +174,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
         case CUT_WP_PREPARE_WORK:
             cut_work_free(&pk);
             prepared = 0;
-            if (cut_wp_work_decode(&f, &pk, &e) != 0 || r->prepare_kernel(r, &pk, &e) != 0) {
+            if (cut_wp_work_decode(&f, &pk, &e) != 0 || cut_runner_prepare_work(r, &pk, &e) != 0) {
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             } else {
                 prepared = 1;

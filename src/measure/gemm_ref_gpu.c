@@ -60,14 +60,41 @@ static int upload_wide(const cut_cu_api *cu, const float *x, size_t n, CUdevicep
     return 0;
 }
 
+/* One cuBLAS handle for the worker's life: both input sets' references (and every later GEMM work's) share it, so
+ * cuBLAS is loaded and its handle created once (the worker runs on one thread and one context). */
+static struct {
+    int ready;
+    dgemm_api api;
+    cublasHandle_t h;
+} ref_state;
+
+static int ref_handle(cut_err *e)
+{
+    if (ref_state.ready)
+        return 0;
+    if (dgemm_load(&ref_state.api, e) != 0)
+        return -1;
+    cublasStatus_t st = ref_state.api.create(&ref_state.h);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = ref_state.api.set_stream(ref_state.h, NULL);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        if (ref_state.h)
+            ref_state.api.destroy(ref_state.h);
+        ref_state.h = NULL;
+        return cut_err_set(e, "GPU reference: cublasCreate: %s", ref_state.api.status(st));
+    }
+    ref_state.ready = 1;
+    return 0;
+}
+
 int cut_gemm_reference_gpu(const cut_cu_api *cu, const cut_gemm *g, const float *a, const float *b, double *ref,
                            cut_err *e)
 {
-    dgemm_api api;
-    if (dgemm_load(&api, e) != 0)
+    if (ref_handle(e) != 0)
         return -1;
+    const dgemm_api api = ref_state.api;
+    cublasHandle_t h = ref_state.h;
     CUdeviceptr da = 0, db = 0, dc = 0;
-    cublasHandle_t h = NULL;
     int rc = -1;
     const size_t nc = cut_gemm_c_elems(g);
     if (upload_wide(cu, a, cut_gemm_a_elems(g), &da, e) != 0 || upload_wide(cu, b, cut_gemm_b_elems(g), &db, e) != 0)
@@ -80,13 +107,9 @@ int cut_gemm_reference_gpu(const cut_cu_api *cu, const cut_gemm *g, const float 
         cut_err_set(e, "GPU reference: C in fp64: %s", dsc);
         goto out;
     }
-    cublasStatus_t st = api.create(&h);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = api.set_stream(h, NULL);
     const double one = 1.0, zero = 0.0;
     const int nt = g->layout == CUT_GEMM_NT;
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = api.dgemm(h, nt ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->m, g->k, &one,
+    cublasStatus_t st = api.dgemm(h, nt ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->m, g->k, &one,
                        (const double *)(uintptr_t)db, nt ? g->k : g->n, (const double *)(uintptr_t)da, g->k, &zero,
                        (double *)(uintptr_t)dc, g->n);
     if (st != CUBLAS_STATUS_SUCCESS) {
@@ -101,8 +124,6 @@ int cut_gemm_reference_gpu(const cut_cu_api *cu, const cut_gemm *g, const float 
     }
     rc = 0;
 out:
-    if (h)
-        api.destroy(h);
     if (da)
         cu->cuMemFree(da);
     if (db)

@@ -300,7 +300,6 @@ int cut_gr_work_take(gpu_impl *g, cut_work *w, cut_err *e)
     cut_work_free(&g->work);
     g->work = *w;
     memset(w, 0, sizeof *w);
-    g->keyed = 0;
     g->have_workload = 1;
     g->worker_prepared = 0;
     return cut_gr_workload_send(g, e);
@@ -316,57 +315,32 @@ int cut_gr_workload_send(gpu_impl *g, cut_err *e)
     return worker_ready(g, e);
 }
 
-/* The work the op builds from (op, seed) is the one kept already: nothing to build or send (but a new worker). */
-static int same_key(const gpu_impl *g, const cut_work_op *op, uint64_t seed)
-{
-    return g->have_workload && g->keyed && g->key_seed == seed && memcmp(&g->key_op, op, sizeof *op) == 0;
-}
+static int gpu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e);
 
-static int keep_keyed(gpu_impl *g, cut_work *w, uint64_t seed, cut_err *e)
+/* Keeps the work (taken over, or a deep copy) and sends it to the worker. */
+static int gpu_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
 {
-    const cut_work_op op = w->op;
-    const int rc = cut_gr_work_take(g, w, e);
-    g->keyed = 1;
-    g->key_op = op;
-    g->key_seed = seed;
+    gpu_impl *g = r->impl;
+    if (cut_work_check(w, e) != 0) {
+        if (take)
+            cut_work_free(w);
+        return -1;
+    }
+    cut_work copy = *w;
+    if (take) {
+        memset(w, 0, sizeof *w);
+    } else {
+        copy.owns_data = 1;
+        for (int i = 0; i < copy.nbufs; i++)
+            for (int s = 0; s < 2; s++) {
+                const void *src = copy.bufs[i].data[s];
+                const size_t n = copy.bufs[i].elems * cut_elem_size(copy.bufs[i].dtype);
+                copy.bufs[i].data[s] = src ? memcpy(cut_xmalloc(n), src, n) : NULL;
+            }
+    }
+    const int rc = cut_gr_work_take(g, &copy, e);
+    r->work = &g->work;
     return rc;
-}
-
-static int gpu_prepare(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e)
-{
-    gpu_impl *g = r->impl;
-    if (cut_conv_validate(c, e) != 0)
-        return -1;
-    cut_work_op op;
-    cut_conv_work_op(c, &op);
-    if (same_key(g, &op, seed))
-        return cut_gr_workload_send(g, e);
-    cut_work w;
-    if (cut_conv_work(c, seed, &w, e) != 0)
-        return -1;
-    return keep_keyed(g, &w, seed, e);
-}
-
-static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);
-
-int cut_runner_gpu_prepare_gemm(cut_runner *r, const cut_gemm *gm, uint64_t seed, cut_err *e)
-{
-    if (!r || r->measure != gpu_measure)
-        return cut_err_set(e, "a GEMM workload needs the GPU runner");
-    gpu_impl *g = r->impl;
-    if (cut_gemm_validate(gm, e) != 0)
-        return -1;
-    if ((int)gm->dtype < 0 || gm->dtype >= CUT_DT_COUNT)
-        return cut_err_set(e, "GEMM dtype %d is unknown", (int)gm->dtype);
-    cut_work_op op;
-    cut_gemm_work_op(gm, &op);
-    if (same_key(g, &op, seed))
-        return cut_gr_workload_send(g, e);
-    cut_work w;
-    /* the GPU worker computes large references with cuBLAS DGEMM; the emulation worker cannot */
-    if (cut_gemm_work(gm, seed, !g->emu, &w, e) != 0)
-        return -1;
-    return keep_keyed(g, &w, seed, e);
 }
 
 double cut_gr_deadline_s(const cut_runner *r, cut_wp_what what, const cut_energy_plan *p, int emu_compile,
@@ -398,53 +372,46 @@ int cut_gr_compile_failed(const cut_compiled *bin, cut_result *res)
     return -1;
 }
 
-/* A generated candidate as a call on the conv or GEMM work. */
-static int measure_one(cut_runner *r, const cut_candidate *c, const cut_energy_plan *plan, cut_result *res,
-                       cut_energy_result *er, int *energy_ok, char *why, size_t why_len, cut_err *e)
+/* One call: one RUN, observed by o's energy plan when there is one. A call that does not fit the work is its own
+ * LAUNCH_ERROR (a generated kernel whose TMA map has another element size than the buffer it maps). */
+static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e)
 {
+    gpu_impl *g = r->impl;
     cut_result_reset(res);
-    if (cut_gr_compile_failed(c->bin, res) != 0)
-        return 0;
-    if (!c->ks) {
-        res->status = CUT_ST_LAUNCH_ERROR;
-        snprintf(res->error, sizeof res->error, "candidate has no launch configuration");
-        return 0;
-    }
-    cut_call call;
-    if (cut_call_of_kernel(c->ks, c->bin, &call, res) != 0)
-        return 0;
-    cut_err ce = {{0}}; /* a call that does not fit the work (a TMA map of another element size) is the candidate's */
-    if (cut_call_check(&((gpu_impl *)r->impl)->work, &call, &ce) != 0) {
+    cut_err ce = {{0}};
+    if (cut_call_check(&g->work, c, &ce) != 0) {
         res->status = CUT_ST_LAUNCH_ERROR;
         snprintf(res->error, sizeof res->error, "%.250s", ce.msg);
         return 0;
     }
-    return cut_gr_call(r, &call, plan, res, NULL, er, energy_ok, why, why_len, e);
-}
-
-static int gpu_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e)
-{
-    gpu_impl *g = r->impl;
-    if (!g->have_workload || g->work.op.kind == CUT_WORK_PLAIN)
-        return cut_err_set(e, "GPU runner: measure called before prepare (or after prepare_kernel)");
-    for (int i = 0; i < n; i++)
-        if (measure_one(r, &cands[i], NULL, &res[i], NULL, NULL, NULL, 0, e) != 0)
-            return -1;
-    return 0;
-}
-
-static int gpu_energy(cut_runner *r, const cut_candidate *c, const cut_energy_plan *p, cut_result *res,
-                      cut_energy_result *er, cut_err *e)
-{
-    gpu_impl *g = r->impl;
-    if (!g->have_workload || g->work.op.kind == CUT_WORK_PLAIN)
-        return cut_err_set(e, "GPU runner: energy called before prepare (or after prepare_kernel)");
+    const cut_energy_plan *plan = o ? o->energy : NULL;
     int ok = 0;
     char why[CUT_ERR_LEN - 64] = "";
-    if (measure_one(r, c, p, res, er, &ok, why, sizeof why, e) != 0)
+    if (cut_gr_call(r, c, plan, res, o ? o->outs : NULL, plan ? o->er : NULL, &ok, why, sizeof why, e) != 0)
         return -1;
-    if (res->status == CUT_ST_OK && !ok)
-        return cut_err_set(e, "%s", why[0] ? why : "the energy measurement failed");
+    if (!plan)
+        return 0;
+    if (res->status != CUT_ST_OK) {
+        memset(o->er, 0, sizeof *o->er); /* no energy for a call that failed */
+        return 0;
+    }
+    return ok ? 0 : cut_err_set(e, "%s", why[0] ? why : "the energy measurement failed");
+}
+
+static int gpu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e)
+{
+    gpu_impl *g = r->impl;
+    if (!g->have_workload)
+        return cut_err_set(e, "GPU runner: run called before prepare");
+    if (o && (o->outs || o->energy) && n != 1)
+        return cut_err_set(e, "GPU runner: captured outputs and energy are for one call at a time (%d given)", n);
+    if (o && o->energy && (!o->er || cut_energy_plan_check(o->energy, e) != 0))
+        return o->er ? -1 : cut_err_set(e, "GPU runner: an energy plan without a result to fill");
+    if (o && o->energy && !cut_work_has_refs(&g->work))
+        return cut_err_set(e, "GPU runner: an energy run needs a work with references");
+    for (int i = 0; i < n; i++)
+        if (run_one(r, &calls[i], o, &res[i], e) != 0)
+            return -1;
     return 0;
 }
 
@@ -497,7 +464,7 @@ static int baseline_request(cut_runner *r, cut_wp_what what_run, const char *wha
 
 int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
 {
-    if (!r || r->measure != gpu_measure)
+    if (!r || r->run != gpu_run)
         return cut_err_set(e, "the cuDNN baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
     if (!g->have_workload || g->work.op.kind != CUT_WORK_CONV)
@@ -507,11 +474,11 @@ int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo
 
 int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
 {
-    if (!r || r->measure != gpu_measure)
+    if (!r || r->run != gpu_run)
         return cut_err_set(e, "the cuBLAS baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
     if (!g->have_workload || g->work.op.kind != CUT_WORK_GEMM)
-        return cut_err_set(e, "the cuBLAS baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
+        return cut_err_set(e, "the cuBLAS baseline needs a prepared GEMM workload (cut_runner_prepare_gemm)");
     return baseline_request(r, CUT_WP_RUN_CUBLAS, "cuBLAS", out, algo, algo_len, e);
 }
 
@@ -519,11 +486,11 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
 {
     memset(out, 0, sizeof *out);
     cut_result_reset(&out->best.res);
-    if (!r || r->measure != gpu_measure)
+    if (!r || r->run != gpu_run)
         return cut_err_set(e, "the vendor baseline needs the GPU runner");
     gpu_impl *g = r->impl;
     if (!g->have_workload || g->work.op.kind != CUT_WORK_GEMM)
-        return cut_err_set(e, "the vendor baseline needs a prepared GEMM workload (cut_runner_gpu_prepare_gemm)");
+        return cut_err_set(e, "the vendor baseline needs a prepared GEMM workload (cut_runner_prepare_gemm)");
     cut_wp_run q = {.what = CUT_WP_RUN_VENDOR};
     if (o)
         q.vendor = *o;
@@ -545,12 +512,12 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
 
 int cut_runner_gpu_worker_pid(const cut_runner *r)
 {
-    return (r && r->measure == gpu_measure) ? ((const gpu_impl *)r->impl)->pid : 0;
+    return (r && r->run == gpu_run) ? ((const gpu_impl *)r->impl)->pid : 0;
 }
 
 int cut_runner_gpu_worker_starts(const cut_runner *r)
 {
-    return (r && r->measure == gpu_measure) ? ((const gpu_impl *)r->impl)->starts : 0;
+    return (r && r->run == gpu_run) ? ((const gpu_impl *)r->impl)->starts : 0;
 }
 
 /* The runner around a worker process: a GPU's (dev, info) or, with emu_dir, the emulation worker's (emu_temp: the
@@ -597,12 +564,8 @@ static cut_runner *runner_new(int dev, const char *emu_dir, int emu_temp, const 
     cut_runner *r = cut_xcalloc(1, sizeof *r);
     r->impl = g;
     r->prepare = gpu_prepare;
-    r->measure = gpu_measure;
-    r->energy = gpu_energy;
-    r->prepare_gemm = cut_runner_gpu_prepare_gemm;
-    r->prepare_kernel = cut_gr_prepare_kernel;
-    r->run_kernel = cut_gr_run_kernel;
-    r->energy_kernel = cut_gr_energy_kernel;
+    r->run = gpu_run;
+    r->runner_refs = !g->emu; /* the GPU worker computes large GEMM references with cuBLAS DGEMM */
     r->env = gpu_env;
     r->destroy = gpu_destroy;
     if (t)

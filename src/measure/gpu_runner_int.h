@@ -1,6 +1,5 @@
-/* cutune — the GPU runner's parent side, shared by gpu_runner.c (worker processes, conv and GEMM workloads, the
- * vendor baselines) and gpu_runner_kernel.c (a user kernel's work: prepare_kernel, run_kernel, energy_kernel)
- * (internal header). Everything here runs in the parent, which never creates a CUDA context. */
+/* cutune — the GPU runner's parent side, shared by gpu_runner.c (worker processes, the kept work, the runner's
+ * prepare and run, the vendor baselines) and gpu_runner_kernel.c (one RUN request and its reply) (internal header). Everything here runs in the parent, which never creates a CUDA context. */
 #ifndef CUTUNE_MEASURE_GPU_RUNNER_INT_H
 #define CUTUNE_MEASURE_GPU_RUNNER_INT_H
 
@@ -29,9 +28,6 @@ typedef struct gpu_impl {
 
     int have_workload;
     cut_work work;     /* the prepared work, owned (a deep copy, or the op's own work): sent again to a new worker */
-    int keyed;         /* the work was built by an op from key_op and key_seed (prepare, prepare_gemm): the same */
-    cut_work_op key_op; /* pair again keeps it */
-    uint64_t key_seed;
 } gpu_impl;
 
 /* ---- gpu_runner.c ---- */
@@ -66,15 +62,11 @@ double cut_gr_deadline_s(const cut_runner *r, cut_wp_what what, const cut_energy
 int cut_gr_run(cut_runner *r, const cut_wp_run *q, cut_wp_run_result *rr, cut_work_outputs *outs,
                cut_vendor_result *vendor, cut_err *e);
 
-/* ---- gpu_runner_kernel.c: calls on the work ---- */
+/* ---- gpu_runner_kernel.c: the runs ---- */
 
-/* The runner methods of measure.h for a user kernel's work (prepare_kernel keeps a deep copy of the work) and any
- * call on any prepared work (run_kernel, energy_kernel). */
-int cut_gr_prepare_kernel(cut_runner *r, const cut_work *w, cut_err *e);
-int cut_gr_run_kernel(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e);
-int cut_gr_energy_kernel(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
-                         cut_energy_result *er, cut_err *e);
-/* One call: as cut_gr_run_kernel, with en (plan, er, ok, why) for an energy run. */
+/* One call on the kept work: compile failures (no cubin on a GPU) are res's COMPILE_ERROR and a TMA descriptor the
+ * worker would refuse res's LAUNCH_ERROR, not sent; with plan the run is observed by the energy meter (*er,
+ * *energy_ok, why); outs gets the captured outputs of a work without references. -1 only for setup errors. */
 int cut_gr_call(cut_runner *r, const cut_call *c, const cut_energy_plan *plan, cut_result *res,
                 cut_work_outputs *outs, cut_energy_result *er, int *energy_ok, char *why, size_t why_len,
                 cut_err *e);

@@ -1,5 +1,5 @@
-/* cutune — the GPU runner's parent side of the work and its runs, for a GPU worker and for the emulation worker
- * alike: a user kernel's work is kept as a deep copy and sent (PREPARE_WORK); every run is one RUN request (a call:
+/* cutune — the GPU runner's parent side of the runs, for a GPU worker and for the emulation worker alike: every run
+ * is one RUN request (a call:
  * the cubin, or the source for the emulation worker, which compiles it; optionally observed by an energy plan; or
  * the op's vendor baseline) answered by RUN_RESULT (or VENDOR_RESULT). A fault or hang ends the worker only; the next
  * request starts a fresh one, which gets the kept work again. */
@@ -8,21 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int cut_gr_prepare_kernel(cut_runner *r, const cut_work *w, cut_err *e)
-{
-    if (cut_work_check(w, e) != 0)
-        return -1;
-    cut_work copy = *w;
-    copy.owns_data = 1;
-    for (int i = 0; i < w->nbufs; i++)
-        for (int s = 0; s < 2; s++) {
-            const void *src = w->bufs[i].data[s];
-            const size_t n = w->bufs[i].elems * cut_elem_size(w->bufs[i].dtype);
-            copy.bufs[i].data[s] = src ? memcpy(cut_xmalloc(n), src, n) : NULL;
-        }
-    return cut_gr_work_take(r->impl, &copy, e);
-}
 
 static const char *what_name(cut_wp_what w)
 {
@@ -114,47 +99,5 @@ int cut_gr_call(cut_runner *r, const cut_call *c, const cut_energy_plan *plan, c
         *energy_ok = rr.energy && rr.energy_ok;
     if (why && why_len)
         snprintf(why, why_len, "%s", rr.why);
-    return 0;
-}
-
-int cut_gr_run_kernel(cut_runner *r, const cut_call *c, cut_result *res, cut_work_outputs *outs, cut_err *e)
-{
-    gpu_impl *g = r->impl;
-    cut_result_reset(res);
-    if (outs)
-        memset(outs, 0, sizeof *outs);
-    if (!g->have_workload)
-        return cut_err_set(e, "GPU runner: run_kernel called before prepare_kernel");
-    if (cut_call_check(&g->work, c, e) != 0)
-        return -1;
-    if (!outs && !cut_work_has_refs(&g->work))
-        return cut_err_set(e, "GPU runner: run_kernel on a work without references needs outs for the captured "
-                              "outputs");
-    return cut_gr_call(r, c, NULL, res, outs, NULL, NULL, NULL, 0, e);
-}
-
-int cut_gr_energy_kernel(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
-                         cut_energy_result *er, cut_err *e)
-{
-    gpu_impl *g = r->impl;
-    cut_result_reset(res);
-    memset(er, 0, sizeof *er);
-    if (!g->have_workload)
-        return cut_err_set(e, "GPU runner: energy_kernel called before prepare_kernel");
-    if (!cut_work_has_refs(&g->work))
-        return cut_err_set(e, "GPU runner: energy_kernel needs a work with references (capture them with "
-                              "run_kernel, then prepare_kernel again with them)");
-    if (cut_call_check(&g->work, c, e) != 0 || cut_energy_plan_check(p, e) != 0)
-        return -1;
-    int ok = 0;
-    char why[CUT_ERR_LEN - 64] = "";
-    if (cut_gr_call(r, c, p, res, NULL, er, &ok, why, sizeof why, e) != 0)
-        return -1;
-    if (res->status != CUT_ST_OK) {
-        memset(er, 0, sizeof *er); /* no energy for a call that failed */
-        return 0;
-    }
-    if (!ok)
-        return cut_err_set(e, "%s", why[0] ? why : "the energy measurement failed");
     return 0;
 }

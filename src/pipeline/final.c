@@ -81,7 +81,7 @@ int cut_final_task(cut_runner *r, const cut_compile_opts *co, const cut_task *t,
     r->timing = longer;
     for (int round = 0; rc == 0 && round < rounds; round++) {
         cut_result res[CUT_FINAL_MAX];
-        if (k > 0 && (t->measure ? t->measure(t, r, cands, k, res, e) : r->measure(r, cands, k, res, e)) != 0) {
+        if (k > 0 && (t->measure ? t->measure(t, r, cands, k, res, e) : cut_runner_measure(r, cands, k, res, e)) != 0) {
             rc = -1;
             break;
         }

@@ -136,7 +136,7 @@ static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
         cut_result res;
         cut_energy_result x;
         memset(&res, 0, sizeof res);
-        if (r->energy(r, &cand, &cfg->energy_plan, &res, &x, e) != 0)
+        if (cut_runner_energy(r, &cand, &cfg->energy_plan, &res, &x, e) != 0)
             rc = cut_err_wrap(e, "--objective %s: measuring the energy of trial %d", cut_objective_name(cfg->objective),
                               first_trial + i);
         else if (res.status == CUT_ST_OK)
@@ -171,7 +171,7 @@ static void *measure_part_run(void *arg)
     const cut_task *t = p->t;
     p->rc = p->n == 0 ? 0
             : t && t->measure ? t->measure(t, p->r, p->c, p->n, p->res, &p->e)
-                              : p->r->measure(p->r, p->c, p->n, p->res, &p->e);
+                              : cut_runner_measure(p->r, p->c, p->n, p->res, &p->e);
     return NULL;
 }
 
@@ -493,10 +493,9 @@ int cut_tune_task_on(const cut_tune_cfg *cfg, cut_task *t, cut_runner **r, int n
     if (nr < 1)
         return cut_err_set(e, "no runner to measure %s on", t->what);
     for (int i = 0; i < nr; i++)
-        if (cfg->objective != CUT_OBJ_TIME && (!r[i]->energy || !t->has_energy))
-            return cut_err_set(e, "--objective %s needs energy measurements, and %s",
-                               cut_objective_name(cfg->objective),
-                               !r[i]->energy ? "this runner cannot make them" : "this kind of work does not record them");
+        if (cfg->objective != CUT_OBJ_TIME && !t->has_energy)
+            return cut_err_set(e, "--objective %s needs energy measurements, and this kind of work does not record "
+                               "them", cut_objective_name(cfg->objective));
     double t0 = cut_now_s();
     char path[1024];
     if (!t->journal && snprintf(path, sizeof path, "%s/%s.json", cfg->records_dir, t->name) >= (int)sizeof path)

@@ -255,7 +255,7 @@ static int prepare_runners(kopt *ko, cut_err *e)
         for (int s = 0; s < 2 && ko->work.bufs[b].is_output; s++)
             ko->work.bufs[b].data[s] = ko->refs[b][s];
     for (int i = 0; i < ko->nr; i++)
-        if (ko->runners[i]->prepare_kernel(ko->runners[i], &ko->work, e) != 0)
+        if (cut_runner_prepare_work(ko->runners[i], &ko->work, e) != 0)
             return -1;
     return 0;
 }
@@ -356,8 +356,8 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
     cut_result res;
     cut_work_outputs outs;
     memset(&outs, 0, sizeof outs);
-    if (capture_call(ko, dir, &call, &ref, &ref_bin, e) != 0 || r->prepare_kernel(r, &ko->work, e) != 0 ||
-        r->run_kernel(r, &ref, &res, &outs, e) != 0)
+    if (capture_call(ko, dir, &call, &ref, &ref_bin, e) != 0 || cut_runner_prepare_work(r, &ko->work, e) != 0 ||
+        cut_runner_run_call(r, &ref, &res, &outs, e) != 0)
         goto out;
     if (res.status != CUT_ST_OK) {
         cut_opt_write_text(dir, "stderr.log", res.error, e);
@@ -374,7 +374,7 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
             if (cut_write_file_atomic(path, ko->refs[b][s], ko->work.bufs[b].elems * cut_elem_size(ko->work.bufs[b].dtype), e) != 0)
                 goto out;
         }
-    if (prepare_runners(ko, e) != 0 || r->run_kernel(r, &call, &res, NULL, e) != 0)
+    if (prepare_runners(ko, e) != 0 || cut_runner_run_call(r, &call, &res, NULL, e) != 0)
         goto out;
     cut_opt_write_text(dir, "stderr.log", res.error, e);
     cJSON *j = cJSON_CreateObject();

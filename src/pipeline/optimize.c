@@ -240,9 +240,6 @@ void cut_opt_kopt_free(kopt *ko)
 int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **runners, int nrunners,
                         cut_cand_gen *gen, cut_opt_summary *out, cut_err *e)
 {
-    for (int i = 0; i < nrunners; i++)
-        if (!runners[i]->prepare_kernel || !runners[i]->run_kernel)
-            return cut_err_set(e, "runner %d cannot run user kernels", i);
     kopt ko;
     memset(&ko, 0, sizeof ko);
     ko.o = o;

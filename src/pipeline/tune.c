@@ -94,7 +94,7 @@ static int conv_codegen(const cut_task *t, const cut_sched *s, cut_kernel_src *o
 
 static int conv_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_err *e)
 {
-    return r->prepare(r, &wl_of(t)->c, seed, e);
+    return cut_runner_prepare_conv(r, &wl_of(t)->c, seed, e);
 }
 
 static int conv_sched_json(const cut_task *t, const cut_sched *s, char *buf, size_t n)
