@@ -167,21 +167,37 @@ static size_t compare_frobenius(const cut_work_buf *b, const void *got, const vo
 {
     double num = 0, den = 0, worst_d = -1;
     size_t worst = 0;
-    for (size_t i = 0; i < b->elems; i++) {
-        const double g = cut_elem_get(b->dtype, got, i), r = cut_elem_get(b->dtype, ref, i);
-        const double d = isfinite(g) ? fabs(g - r) : INFINITY;
-        if (d > worst_d) {
-            worst_d = d;
-            worst = i;
+    if (b->dtype == CUT_EL_F32) { /* the common case (every GEMM's C), as one tight loop: a NaN or Inf in got makes
+                                     num non-finite */
+        const float *g = got, *r = ref;
+        for (size_t i = 0; i < b->elems; i++) {
+            const double d = (double)g[i] - (double)r[i];
+            num += d * d;
+            den += (double)r[i] * (double)r[i];
         }
-        num += d * d;
-        den += r * r;
+    } else {
+        for (size_t i = 0; i < b->elems; i++) {
+            const double g = cut_elem_get(b->dtype, got, i), r = cut_elem_get(b->dtype, ref, i);
+            const double d = isfinite(g) ? fabs(g - r) : INFINITY;
+            num += d * d;
+            den += r * r;
+        }
     }
     const double rel = isfinite(num) ? (den > 0 ? sqrt(num / den) : sqrt(num)) : INFINITY;
     if (max_err)
         *max_err = rel;
     if (rel <= tol)
         return 0;
+    for (size_t i = 0; i < b->elems; i++) { /* the element the message names: the first non-finite or the largest */
+        const double g = cut_elem_get(b->dtype, got, i), r = cut_elem_get(b->dtype, ref, i);
+        const double d = isfinite(g) ? fabs(g - r) : INFINITY;
+        if (d > worst_d) {
+            worst_d = d;
+            worst = i;
+        }
+        if (isinf(d))
+            break;
+    }
     if (msg_len)
         snprintf(msg, msg_len, "relative Frobenius error %.3g > tolerance %.3g (%s[%zu] = %.6g, want %.6g)", rel, tol,
                  b->name, worst, cut_elem_get(b->dtype, got, worst), cut_elem_get(b->dtype, ref, worst));
@@ -200,7 +216,17 @@ size_t cut_work_compare(const cut_work_buf *b, const void *got, const void *ref,
     char first[160] = "";
     const int exact = rule == CUT_CHECK_EXACT || is_int_elem(b->dtype);
     const size_t es = cut_elem_size(b->dtype);
-    for (size_t i = 0; i < b->elems; i++) {
+    size_t from = 0;
+    if (!exact && b->dtype == CUT_EL_F32) { /* the common case as one tight loop, up to the first mismatch */
+        const float *g = got, *r = ref;
+        for (; from < b->elems; from++) {
+            const double gd = g[from], rd = r[from], d = fabs(gd - rd);
+            if (!(isfinite(gd) && isfinite(rd) && d <= atol + rtol * fabs(rd)))
+                break;
+            maxe = d > maxe ? d : maxe;
+        }
+    }
+    for (size_t i = from; i < b->elems; i++) {
         int ok;
         if (exact) {
             ok = memcmp((const char *)got + i * es, (const char *)ref + i * es, es) == 0;
