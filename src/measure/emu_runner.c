@@ -19,7 +19,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,50 +406,22 @@ static int kcall_measure(cut_runner *r, kcall_run *run, cut_work_outputs *cap, c
     return rc;
 }
 
-/* Host compilation of a batch of calls, in parallel: compiling is most of the emulation runner's time. */
+/* Host compilation of a batch of calls, in parallel (cut_parallel_for): compiling is most of the emulation runner's
+ * time. */
 typedef struct compile_job {
     const char *work_dir;
     const cut_call *calls;
     const int *skip;          /* [n]: 1 where the call cannot run here at all */
     cut_emu_kernel **kernels; /* [n]: NULL where skipped or failed */
     cut_err *errs;            /* [n] */
-    int n;
-    int next;
-    pthread_mutex_t mu;
 } compile_job;
 
-static void *compile_worker(void *arg)
+static void compile_one(void *arg, long i)
 {
     compile_job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->mu);
-        int i = j->next < j->n ? j->next++ : -1;
-        pthread_mutex_unlock(&j->mu);
-        if (i < 0)
-            return NULL;
-        if (j->skip[i])
-            continue;
-        if (cut_emu_compile_call(j->calls[i].src, j->calls[i].entry, j->work_dir, &j->kernels[i], &j->errs[i]) != 0)
-            j->kernels[i] = NULL;
-    }
-}
-
-static void compile_all(compile_job *j)
-{
-    pthread_mutex_init(&j->mu, NULL);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int nt = (int)CUT_MIN(CUT_MAX(ncpu, 1L), (long)j->n);
-    pthread_t tids[64];
-    int started = 0;
-    for (int i = 1; i < CUT_MIN(nt, 64); i++) {
-        if (pthread_create(&tids[started], NULL, compile_worker, j) != 0)
-            break;
-        started++;
-    }
-    compile_worker(j);
-    for (int i = 0; i < started; i++)
-        pthread_join(tids[i], NULL);
-    pthread_mutex_destroy(&j->mu);
+    if (!j->skip[i] &&
+        cut_emu_compile_call(j->calls[i].src, j->calls[i].entry, j->work_dir, &j->kernels[i], &j->errs[i]) != 0)
+        j->kernels[i] = NULL;
 }
 
 /* Why call c cannot run on the work at all, as the status in res (INVALID: not under emulation; LAUNCH_ERROR: it does
@@ -522,8 +493,8 @@ static int emu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_op
             skip[i] = call_refused(er, &calls[b + i], &res[b + i]) != 0;
         }
         compile_job j = {.work_dir = er->work_dir, .calls = calls + b, .skip = skip, .kernels = kernels,
-                         .errs = errs, .n = m};
-        compile_all(&j);
+                         .errs = errs};
+        cut_parallel_for(m, 1e9, compile_one, &j); /* a host compile is ~1e9 operations: always worth a thread */
         for (int i = 0; i < m; i++) {
             if (skip[i])
                 continue;
