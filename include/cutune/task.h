@@ -88,7 +88,7 @@ struct cut_task {
     /* Prepares the runner for the workload (inputs from seed, references). -1 with e for setup errors. NULL only with a
      * journal, whose open prepares the runners. */
     int (*prepare)(const cut_task *t, cut_runner *r, uint64_t seed, cut_err *e);
-    /* Optional (NULL: r->measure): checks and times n candidates on the prepared runner; res[i] for c[i]. */
+    /* Optional (NULL: cut_runner_measure): checks and times n candidates on the prepared runner; res[i] for c[i]. */
     int (*measure)(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res, cut_err *e);
     /* The schedule as the JSON object its record line holds ({"tpl":...}) into buf: its length, or -1. */
     int (*sched_json)(const cut_task *t, const cut_sched *s, char *buf, size_t n);

@@ -44,10 +44,10 @@ void cut_job_free(cut_job *j);
 
 struct cut_tune_cfg;
 
-/* Measures the jobs whose code was generated (res.status OK) in one r->measure call (cubins when use_nvrtc) and
+/* Measures the jobs whose code was generated (res.status OK) in one cut_runner_measure call (cubins when use_nvrtc) and
  * stores each result in its job. -1 only for setup errors. */
 int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, cut_err *e);
-/* The same through task t's own measure when it has one (t NULL or without one: r->measure), over runners r[0..nr):
+/* The same through task t's own measure when it has one (t NULL or without one: cut_runner_measure), over runners r[0..nr):
  * the measurable jobs split into nr contiguous parts, measured in parallel, each job's runner noted. */
 struct cut_task;
 int cut_tune_measure_jobs_with(const struct cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner **r, int nr,
