@@ -122,7 +122,7 @@ static void test_tma_launch(void **state)
     assert_int_equal(cut_runner_measure(g_runner, &c, 1, &res, &e), 0);
     printf("  past A: %s %s\n", cut_status_name(res.status), res.error);
     assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
-    assert_non_null(strstr(res.error, "reaches past the end of operand A"));
+    assert_non_null(strstr(res.error, "reaches past the end of buffer 'A'"));
     cut_compiled_free(&bin);
 }
 
