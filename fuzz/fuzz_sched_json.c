@@ -8,6 +8,7 @@
  *     hash) whose JSON text is identical; cut_sched_describe stays within its buffer; a buffer one byte shorter
  *     than the text makes cut_sched_to_json return -1. */
 #include "cutune/space.h"
+#include "cutune/op.h"
 #include "fuzz_common.h"
 
 #include <cjson/cJSON.h>
@@ -36,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(cut_template_get(s1.tpl) != NULL);
 
     char j1[4096], j2[4096];
-    int n1 = cut_sched_to_json(&s1, j1, sizeof j1);
+    int n1 = cut_tpl_sched_json(CUT_OP_CONV2D, &s1, j1, sizeof j1);
     CHECK(n1 > 0 && (size_t)n1 == strlen(j1));
     cJSON *o2 = cJSON_Parse(j1);
     if (!o2) {
@@ -51,12 +52,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cJSON_Delete(o2);
     CHECK(cut_sched_equal(&s1, &s2));
     CHECK(cut_sched_hash(&s1) == cut_sched_hash(&s2));
-    int n2 = cut_sched_to_json(&s2, j2, sizeof j2);
+    int n2 = cut_tpl_sched_json(CUT_OP_CONV2D, &s2, j2, sizeof j2);
     CHECK(n2 == n1 && strcmp(j1, j2) == 0);
 
     char *tight = malloc((size_t)n1);
     CHECK(tight != NULL);
-    CHECK(cut_sched_to_json(&s1, tight, (size_t)n1) == -1);
+    CHECK(cut_tpl_sched_json(CUT_OP_CONV2D, &s1, tight, (size_t)n1) == -1);
     free(tight);
 
     char d[64];

@@ -13,6 +13,7 @@
 #include "cutune/report.h"
 #include "cutune/search.h"
 #include "cutune/util.h"
+#include "cutune/op.h"
 #include "strategy/features.h"
 #include "testutil.h"
 
@@ -143,14 +144,14 @@ static void test_sched_json(void **st)
     (void)st;
     cut_sched s = simt_sched(3), t;
     char buf[1024];
-    assert_true(cut_gemm_sched_to_json(&s, buf, sizeof buf) > 0);
+    assert_true(cut_tpl_sched_json(CUT_OP_GEMM, &s, buf, sizeof buf) > 0);
     assert_non_null(strstr(buf, "\"tpl\":\"simt\""));
     cJSON *o = cJSON_Parse(buf);
     cut_err e = {{0}};
     assert_int_equal(cut_gemm_sched_from_cjson(o, &t, &e), 0);
     assert_true(cut_sched_equal(&s, &t));
     cJSON_Delete(o);
-    assert_int_equal(cut_gemm_sched_to_json(&s, buf, 10), -1);
+    assert_int_equal(cut_tpl_sched_json(CUT_OP_GEMM, &s, buf, 10), -1);
     static const char *const bad[][2] = {
         {"{\"tpl\":\"tensor\"}", "not a GEMM template"},
         {"{\"tpl\":\"simt\",\"bm\":64}", "lacks knob"},

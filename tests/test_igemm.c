@@ -10,6 +10,7 @@
 #include "cutune/compile.h"
 #include "cutune/emu.h"
 #include "cutune/space.h"
+#include "cutune/op.h"
 #include "ops/conv2d/templates.h"
 #include "emu_check.h"
 #include "testutil.h"
@@ -187,7 +188,7 @@ static void test_codegen_launch_and_json(void **state)
     cut_kernel_src_free(&k);
 
     char buf[512];
-    assert_true(cut_sched_to_json(&s, buf, sizeof buf) > 0);
+    assert_true(cut_tpl_sched_json(CUT_OP_CONV2D, &s, buf, sizeof buf) > 0);
     assert_non_null(strstr(buf, "\"tpl\":\"igemm\""));
     cJSON *o = cJSON_Parse(buf);
     cut_sched back;

@@ -9,6 +9,7 @@
 #include "cutune/gemm_record.h"
 #include "cutune/gemm_space.h"
 #include "cutune/record.h"
+#include "cutune/op.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -136,7 +137,7 @@ static void test_roundtrip(void **state)
     assert_int_equal(cJSON_GetArrayItem(shape, 3)->valueint, 512);
     assert_true(cJSON_IsObject(cJSON_GetObjectItem(o, "sched")));
     char sj[1024];
-    assert_true(cut_sched_to_json(&r.sched, sj, sizeof sj) > 0);
+    assert_true(cut_tpl_sched_json(CUT_OP_CONV2D, &r.sched, sj, sizeof sj) > 0);
     cJSON *so = cJSON_Parse(sj);
     assert_true(cJSON_Compare(so, cJSON_GetObjectItem(o, "sched"), 1));
     cJSON_Delete(so);

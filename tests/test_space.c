@@ -7,6 +7,7 @@
 
 #include "cutune/codegen.h"
 #include "cutune/space.h"
+#include "cutune/op.h"
 #include "ops/conv2d/templates.h"
 
 #include <cjson/cJSON.h>
@@ -100,7 +101,7 @@ static void test_mutate_crossover_hash_json(void **state)
         assert_true(x.k[i] == a.k[i] || x.k[i] == b.k[i]);
 
     char buf[512];
-    assert_true(cut_sched_to_json(&a, buf, sizeof buf) > 0);
+    assert_true(cut_tpl_sched_json(CUT_OP_CONV2D, &a, buf, sizeof buf) > 0);
     cJSON *o = cJSON_Parse(buf);
     assert_non_null(o);
     cut_sched back;
@@ -109,7 +110,7 @@ static void test_mutate_crossover_hash_json(void **state)
     cJSON_Delete(o);
     assert_true(cut_sched_equal(&a, &back));
     assert_true(cut_sched_hash(&a) == cut_sched_hash(&back));
-    assert_int_equal(cut_sched_to_json(&a, buf, 10), -1);
+    assert_int_equal(cut_tpl_sched_json(CUT_OP_CONV2D, &a, buf, 10), -1);
 
     o = cJSON_Parse("{\"tpl\":\"direct\",\"tco\":4}");
     assert_int_equal(cut_sched_from_cjson(o, &back, &e), -1);

@@ -13,6 +13,7 @@
 #include "cutune/emu.h"
 #include "cutune/measure.h"
 #include "cutune/space.h"
+#include "cutune/op.h"
 #include "strategy/features.h"
 #include "ops/conv2d/templates.h"
 #include "emu_check.h"
@@ -378,7 +379,7 @@ static void test_codegen_launch_and_json(void **state)
     assert_true(a4 == a1 && r4 == r1);
 
     char buf[512];
-    assert_true(cut_sched_to_json(&s, buf, sizeof buf) > 0);
+    assert_true(cut_tpl_sched_json(CUT_OP_CONV2D, &s, buf, sizeof buf) > 0);
     assert_non_null(strstr(buf, "\"tpl\":\"winograd\""));
     cJSON *o = cJSON_Parse(buf);
     cut_sched back;

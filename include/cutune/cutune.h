@@ -24,6 +24,7 @@
 #include "cutune/work.h"
 #include "cutune/log.h"
 #include "cutune/mcgs.h"
+#include "cutune/op.h"
 #include "cutune/measure.h"
 #include "cutune/optimize.h"
 #include "cutune/powercap.h"

@@ -35,11 +35,9 @@ extern "C" {
 
 /* ---- schedules and records (src/record/gemm_record.c) ---- */
 
-/* {"tpl":"simt","bm":64,...} with the GEMM registry's template and knob names. Returns the length, or -1 if buf
- * is too small or s->tpl is not a GEMM template. */
-int cut_gemm_sched_to_json(const cut_sched *s, char *buf, size_t n);
-/* Parses such an object (a cJSON*, as void* to keep cJSON out of the header): every knob of the template must be
- * present as an integer, nothing else but "tpl". -1 with a sentence naming the problem. */
+/* Parses a GEMM schedule object as cut_tpl_sched_json (op.h) writes it, {"tpl":"wgmma","bn":128,...} (a cJSON*, as
+ * void* to keep cJSON out of the header): every knob of the template must be present as an integer, nothing else but
+ * "tpl". -1 with a sentence naming the problem. */
 int cut_gemm_sched_from_cjson(const void *obj, cut_sched *s, cut_err *e);
 
 typedef struct cut_gemm_record {

@@ -48,8 +48,6 @@ void cut_sched_crossover(const cut_sched *a, const cut_sched *b, cut_rng *r, cut
 uint64_t cut_sched_hash(const cut_sched *s);
 int cut_sched_equal(const cut_sched *a, const cut_sched *b);
 
-/* JSON text {"tpl":"direct","tco":4,...} into buf. Returns the length, or -1 if buf is too small. */
-int cut_sched_to_json(const cut_sched *s, char *buf, size_t n);
 /* Parses a cJSON object (void* to keep cJSON out of the public header). */
 int cut_sched_from_cjson(const void *obj, cut_sched *s, cut_err *e);
 /* Short human form "direct tco=4 toh=2 ..." */

@@ -4,6 +4,7 @@
 #include "cutune/task.h"
 #include "cutune/tune.h"
 #include "cutune/util.h"
+#include "cutune/op.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +154,7 @@ void cut_final_json(FILE *f, const cut_conv *c, int case_idx, int trials, double
     double ours = fin->best >= 0 ? fin->final_ms[fin->best] : -1, theirs = fin->vendor_ms;
     char sched[512] = "null";
     if (fin->best >= 0)
-        cut_sched_to_json(&fin->sched[fin->best], sched, sizeof sched);
+        cut_tpl_sched_json(CUT_OP_CONV2D, &fin->sched[fin->best], sched, sizeof sched);
     fprintf(f,
             "{\"case\":%d,\"shape\":[%d,%d,%d,%d,%d,%d,%d,%d,%d],\"trials\":%d,\"cutune_ms\":%.6f,"
             "\"cutune_search_ms\":%.6f,\"cudnn_ms\":%.6f,\"cudnn_algo\":\"%s\",\"speedup\":%.4f,"

@@ -6,6 +6,7 @@
 #include "cutune/record.h"
 #include "cutune/search.h"
 #include "cutune/util.h"
+#include "cutune/op.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,7 @@ static int conv_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_err
 static int conv_sched_json(const cut_task *t, const cut_sched *s, char *buf, size_t n)
 {
     (void)t;
-    return cut_sched_to_json(s, buf, n);
+    return cut_tpl_sched_json(CUT_OP_CONV2D, s, buf, n);
 }
 
 /* cuDNN's fastest fp32 (FMA-math) algorithm on the prepared case, in the GPU runner's worker. */

@@ -6,6 +6,7 @@
 #include "cutune/record.h"
 #include "cutune/task.h"
 #include "cutune/util.h"
+#include "cutune/op.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,7 @@ static int gemm_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_err
 static int gemm_sched_json(const cut_task *t, const cut_sched *s, char *buf, size_t n)
 {
     (void)t;
-    return cut_gemm_sched_to_json(s, buf, n);
+    return cut_tpl_sched_json(CUT_OP_GEMM, s, buf, n);
 }
 
 /* The best cuBLAS / cuBLASLt kernel on the prepared GEMM (cut_runner_gpu_vendor with its defaults but a 15 s

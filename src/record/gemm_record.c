@@ -4,6 +4,7 @@
 #include "cutune/gemm_record.h"
 #include "cutune/gemm_space.h"
 #include "cutune/record.h"
+#include "cutune/op.h"
 #include "record/json.h"
 
 #include <limits.h>
@@ -14,19 +15,6 @@
 
 
 /* ---- schedules ---- */
-
-int cut_gemm_sched_to_json(const cut_sched *s, char *buf, size_t n)
-{
-    const cut_gemm_template *t = cut_gemm_template_get(s->tpl);
-    if (!t || n == 0)
-        return -1;
-    size_t len = (size_t)snprintf(buf, n, "{\"tpl\":\"%s\"", t->name);
-    for (int i = 0; i < t->nknobs && i < CUT_MAX_KNOBS && len < n; i++)
-        len += (size_t)snprintf(buf + len, n - len, ",\"%s\":%d", t->knob_name(i), s->k[i]);
-    if (len < n)
-        len += (size_t)snprintf(buf + len, n - len, "}");
-    return len < n ? (int)len : -1;
-}
 
 /* The index of knob `name` of t, or -1. */
 static int knob_index(const cut_gemm_template *t, const char *name)
@@ -100,7 +88,7 @@ void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
     cJSON_AddNumberToObject(root, "trial", r->trial);
     add_workload(root, &r->gemm);
     char sj[1024];
-    cJSON *so = cut_gemm_sched_to_json(&r->sched, sj, sizeof sj) >= 0 ? cJSON_Parse(sj) : NULL;
+    cJSON *so = cut_tpl_sched_json(CUT_OP_GEMM, &r->sched, sj, sizeof sj) >= 0 ? cJSON_Parse(sj) : NULL;
     if (so)
         cJSON_AddItemToObject(root, "sched", so);
     else

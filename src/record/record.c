@@ -5,6 +5,7 @@
  * at most one incomplete last line: readers ignore it, and opening the log for appending cuts it off. */
 #include "cutune/log.h"
 #include "cutune/record.h"
+#include "cutune/op.h"
 #include "record/json.h"
 
 #include <cjson/cJSON.h>
@@ -122,7 +123,7 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
 
     char sj[4096];
     cJSON *so = NULL;
-    if (cut_sched_to_json(&r->sched, sj, sizeof sj) >= 0)
+    if (cut_tpl_sched_json(CUT_OP_CONV2D, &r->sched, sj, sizeof sj) >= 0)
         so = cJSON_Parse(sj);
     if (so)
         cJSON_AddItemToObject(root, "sched", so);

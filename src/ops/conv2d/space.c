@@ -80,29 +80,6 @@ int cut_sched_equal(const cut_sched *a, const cut_sched *b)
     return memcmp(a->k, b->k, sizeof a->k[0] * (size_t)nk) == 0;
 }
 
-int cut_sched_to_json(const cut_sched *s, char *buf, size_t n)
-{
-    const cut_template *t = cut_template_get(s->tpl);
-    if (!t)
-        return -1;
-    size_t len = 0;
-    int w = snprintf(buf, n, "{\"tpl\":\"%s\"", t->name);
-    if (w < 0 || (size_t)w >= n)
-        return -1;
-    len = (size_t)w;
-    for (int i = 0; i < t->nknobs; i++) {
-        w = snprintf(buf + len, n - len, ",\"%s\":%d", t->knob_names[i], s->k[i]);
-        if (w < 0 || (size_t)w >= n - len)
-            return -1;
-        len += (size_t)w;
-    }
-    if (len + 2 > n)
-        return -1;
-    buf[len++] = '}';
-    buf[len] = 0;
-    return (int)len;
-}
-
 int cut_sched_from_cjson(const void *obj, cut_sched *s, cut_err *e)
 {
     const cJSON *o = obj;
