@@ -4,6 +4,7 @@
 #include "cutune/record.h"
 #include "cutune/report.h"
 #include "cutune/util.h"
+#include "record/json.h"
 
 #include <cjson/cJSON.h>
 
@@ -224,7 +225,7 @@ int cut_kernel_report(const char *outdir, const char *command, cut_buf *md, cut_
         cJSON_AddNumberToObject(row, "trials", trials);
         cJSON_AddNumberToObject(row, "failed", failed);
         if (best > 0)
-            cJSON_AddNumberToObject(row, "best_search_ms", best);
+            cut_rec_add_num(row, "best_search_ms", best); /* exactly the record's number (cJSON may drop digits) */
         else
             cJSON_AddNullToObject(row, "best_search_ms");
         cJSON_AddItemToObject(row, "best_sched", best_sched ? best_sched : cJSON_CreateNull());
