@@ -40,6 +40,8 @@ const char *cut_elem_name(cut_elem d);
 size_t cut_elem_size(cut_elem d);
 /* Element i of an array of d as a double (NaN outside the enum). */
 double cut_elem_get(cut_elem d, const void *p, size_t i);
+/* The n elements of an array p of d as floats into out (a GEMM's stored A or B, for its reference). */
+void cut_elem_to_floats(cut_elem d, const void *p, size_t n, float *out);
 
 /* ---- TMA maps ---- */
 

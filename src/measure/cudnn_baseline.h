@@ -27,8 +27,8 @@ typedef struct cut_wk_launcher {
  * LAUNCH_ERROR, WRONG_RESULT or FAULT). *fatal = 1 when the context is dead. */
 void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal);
 
-/* worker.c: the prepared workload's shape and device tensors (conv NULL unless a conv is prepared, gemm NULL unless
- * a GEMM is; for a GEMM in/w/out are A/B/C). */
+/* worker_work.c: the prepared work's shape and device tensors of set 0 (conv NULL unless a conv is prepared, gemm
+ * NULL unless a GEMM is; for a GEMM in/w/out are A/B/C). */
 typedef struct cut_wk_tensors {
     const cut_conv *conv;
     const cut_gemm *gemm;

@@ -165,10 +165,8 @@ static void host_refs(emu_runner *er, const cut_gemm *g)
     float *a = cut_xmalloc(na * sizeof *a), *b = cut_xmalloc(nb * sizeof *b);
     double *c = cut_xmalloc(nc * sizeof *c);
     for (int s = 0; s < 2; s++) {
-        for (size_t i = 0; i < na; i++)
-            a[i] = (float)cut_elem_get(w->bufs[0].dtype, w->bufs[0].data[s], i);
-        for (size_t i = 0; i < nb; i++)
-            b[i] = (float)cut_elem_get(w->bufs[1].dtype, w->bufs[1].data[s], i);
+        cut_elem_to_floats(w->bufs[0].dtype, w->bufs[0].data[s], na, a);
+        cut_elem_to_floats(w->bufs[1].dtype, w->bufs[1].data[s], nb, b);
         cut_gemm_reference(g, a, b, c);
         float *ref = alloc_aligned(nc * sizeof *ref);
         for (size_t i = 0; i < nc; i++)

@@ -93,10 +93,8 @@ static int runner_refs(const cut_cu_api *cu, wk_work *k, cut_err *e)
     double *c = cut_xmalloc(nc * sizeof(double));
     int rc = 0;
     for (int s = 0; s < 2 && rc == 0; s++) {
-        for (size_t i = 0; i < na; i++)
-            a[i] = (float)cut_elem_get(w->bufs[0].dtype, w->bufs[0].data[s], i);
-        for (size_t i = 0; i < nb; i++)
-            b[i] = (float)cut_elem_get(w->bufs[1].dtype, w->bufs[1].data[s], i);
+        cut_elem_to_floats(w->bufs[0].dtype, w->bufs[0].data[s], na, a);
+        cut_elem_to_floats(w->bufs[1].dtype, w->bufs[1].data[s], nb, b);
         if (cut_gemm_reference_gpu(cu, g, a, b, c, e) != 0) {
             cut_err_wrap(e, "PREPARE_WORK without a reference of set %d", s);
             rc = -1;

@@ -44,6 +44,22 @@ double cut_elem_get(cut_elem d, const void *p, size_t i)
     }
 }
 
+void cut_elem_to_floats(cut_elem d, const void *p, size_t n, float *out)
+{
+    if (d == CUT_EL_F32) {
+        memcpy(out, p, n * sizeof *out);
+    } else if (d == CUT_EL_F16) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = cut_f16_to_f32(((const uint16_t *)p)[i]);
+    } else if (d == CUT_EL_BF16) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = cut_bf16_to_f32(((const uint16_t *)p)[i]);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            out[i] = (float)cut_elem_get(d, p, i);
+    }
+}
+
 static int is_int_elem(cut_elem d) { return d == CUT_EL_I32 || d == CUT_EL_I64 || d == CUT_EL_U8; }
 
 void cut_work_free(cut_work *w)
