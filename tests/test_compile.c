@@ -243,6 +243,68 @@ static void test_cubin_regs(void **state)
     assert_int_equal(cut_cubin_regs("not an elf image at all, long enough to pass the size check ........", 70), -1);
 }
 
+/* The writable module variables of a cubin (the protocol resets them between launches, issue 15): a plain and a
+ * static __device__ array and an initialised scalar are found with their sizes; a __constant__ and a kernel without
+ * any are not; a truncated image never yields more than the whole one. */
+typedef struct globals_seen {
+    int n;
+    char names[8][64];
+    unsigned long long bytes[8];
+} globals_seen;
+
+static void note_global(void *ctx, const char *name, unsigned long long bytes)
+{
+    globals_seen *g = ctx;
+    if (g->n < 8) {
+        snprintf(g->names[g->n], sizeof g->names[g->n], "%s", name);
+        g->bytes[g->n++] = bytes;
+    }
+}
+
+static unsigned long long global_bytes(const globals_seen *g, const char *part)
+{
+    for (int i = 0; i < g->n; i++)
+        if (strstr(g->names[i], part))
+            return g->bytes[i];
+    return 0;
+}
+
+static void test_cubin_globals(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_compile_opts o = sm90_opts();
+    static const char *src =
+        "__device__ int done_flags[16];\n"
+        "static __device__ float workspace[8];\n"
+        "__device__ unsigned long long counter = 5;\n"
+        "__constant__ float coeffs[4];\n"
+        "extern \"C\" __global__ void k(float *y) {\n"
+        "  int i = threadIdx.x;\n"
+        "  if (i < 8) { workspace[i] = y[i] * coeffs[i % 4]; y[i] = workspace[7 - i]; }\n"
+        "  if (i == 0) { done_flags[0] = 1; counter++; }\n"
+        "}\n";
+    cut_compiled c;
+    assert_int_equal(cut_compile_one(src, NULL, &o, &c, &e), 0);
+    globals_seen g = {0};
+    assert_int_equal(cut_cubin_globals(c.cubin, c.cubin_size, note_global, &g), 3);
+    assert_int_equal(g.n, 3);
+    assert_true(global_bytes(&g, "done_flags") == 64);
+    assert_true(global_bytes(&g, "workspace") == 32);
+    assert_true(global_bytes(&g, "counter") == 8);
+    assert_true(global_bytes(&g, "coeffs") == 0); /* read-only: not state */
+    for (size_t cut = 0; cut < c.cubin_size; cut += 1 + cut / 8) {
+        int n = cut_cubin_globals(c.cubin, cut, NULL, NULL);
+        assert_true(n >= -1 && n <= 3);
+    }
+    cut_compiled_free(&c);
+    assert_int_equal(cut_compile_one(GOOD_SRC, NULL, &o, &c, &e), 0);
+    assert_int_equal(cut_cubin_globals(c.cubin, c.cubin_size, NULL, NULL), 0);
+    cut_compiled_free(&c);
+    assert_int_equal(cut_cubin_globals("not an elf image at all, long enough to pass the size check ........", 70,
+                                       NULL, NULL), -1);
+}
+
 static void test_spills_reported(void **state)
 {
     (void)state;
@@ -725,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_good_kernel_sm90),
         cmocka_unit_test(test_spills_reported),
         cmocka_unit_test(test_cubin_regs),
+        cmocka_unit_test(test_cubin_globals),
         cmocka_unit_test(test_syntax_error_is_a_value),
         cmocka_unit_test(test_sm90a_only_instruction),
         cmocka_unit_test(test_parse_ptxas_nvrtc13),

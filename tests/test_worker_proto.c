@@ -710,9 +710,9 @@ static cut_work kwork_of(int refs)
 }
 
 /* Where PREPARE_WORK's fields sit in a PLAIN work's payload: u32 rule, f64 atol, rtol, i32 op kind, i32 ndims (0),
- * u32 runner_refs, f64 flops, i32 nbufs; then the first buffer: its name "x" (u64 length + 1 byte), u32 flags,
- * i32 dtype, u64 elems. */
-enum { W_NBUFS_AT = 4 + 16 + 4 + 4 + 4 + 8, W_X_ELEMS_AT = W_NBUFS_AT + 4 + 8 + 1 + 4 + 4 };
+ * u32 runner_refs, f64 flops, f64 bytes (issue 15), i32 nbufs; then the first buffer: its name "x" (u64 length + 1
+ * byte), u32 flags, i32 dtype, u64 elems. */
+enum { W_NBUFS_AT = 4 + 16 + 4 + 4 + 4 + 8 + 8, W_X_ELEMS_AT = W_NBUFS_AT + 4 + 8 + 1 + 4 + 4 };
 
 static void test_work_codec_kernel(void **state)
 {

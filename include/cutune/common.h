@@ -35,6 +35,13 @@ typedef enum cut_status {
     CUT_ST_WRONG_RESULT,  /* output differs from the reference (or NaN, or unwritten) */
     CUT_ST_FAULT,         /* kernel faulted (illegal address, ...) or the worker died */
     CUT_ST_TIMEOUT,       /* kernel hung; the worker was killed */
+    /* measurement trust (issue 15, src/measure/verify.h): the kernel is correct once but cannot be trusted */
+    CUT_ST_INPUT_MODIFIED,   /* it wrote one of its inputs */
+    CUT_ST_STATEFUL,         /* a second launch, finding what the first left in module variables, is wrong */
+    CUT_ST_WRONG_LATER,      /* right at first, wrong on a later launch (after timing) */
+    CUT_ST_WRONG_OTHER_DATA, /* right on the first input set, wrong on the fresh second one */
+    CUT_ST_TOO_FAST,         /* faster than the GPU's peak or bandwidth allows for the op's FLOPs and bytes */
+    CUT_ST_TIMING_ESCAPE,    /* the host's clock sees far more time than the timer: work escapes the timed region */
     CUT_ST_COUNT
 } cut_status;
 

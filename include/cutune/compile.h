@@ -63,6 +63,12 @@ void cut_parse_ptxas_info(const char *log, cut_compiled *out);
  * that is not a little-endian ELF64 cubin or records none. Never reads outside [image, image + n). cut_compile_one
  * takes a compiled kernel's registers from here (the ptxas report's count only when the cubin has none). */
 int cut_cubin_regs(const void *image, size_t n);
+/* The writable module variables of a cubin (__device__ objects in .nv.global or .nv.global.init): fn(ctx, name,
+ * bytes) for each, name as the symbol table spells it (mangled: what cuModuleGetGlobal takes). Returns their count,
+ * or -1 for an image that is not a little-endian ELF64 or whose symbol table runs past it. Never reads outside
+ * [image, image + n); a name that does not end inside its string table is skipped. */
+typedef void (*cut_cubin_global_fn)(void *ctx, const char *name, unsigned long long bytes);
+int cut_cubin_globals(const void *image, size_t n, cut_cubin_global_fn fn, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,10 @@
  *    "tolerance": {"atol": 1e-5, "rtol": 1e-4},
  *    "reference": {"source_path": "ref.cu", "entry": "k_ref"},   optional: outputs of this kernel (same parameters,
  *                                                              the baseline's launch) are the references
- *    "restrictions": ["BLOCK % VEC == 0", "BLOCK * VEC <= COLS"]}   optional: configurations the kernel supports
+ *    "restrictions": ["BLOCK % VEC == 0", "BLOCK * VEC <= COLS"],   optional: configurations the kernel supports
+ *    "flops": "5 * ROWS * COLS", "bytes": "8 * ROWS * COLS"}   optional, over sizes: the op's FLOPs and the bytes it
+ *                                                              must move per launch; a variant measured faster than
+ *                                                              the GPU's peak or bandwidth allows is too_fast
  *
  * Expressions: integers, names of sizes and tunables, + - * / % (integer, C semantics, checked for overflow and
  * division by zero), comparisons == != < <= > >= and logical && || ! (0 or 1, && and || short-circuit), parentheses,
@@ -112,6 +115,8 @@ typedef struct cut_kspec {
     double atol, rtol;
     int nrestrictions;
     char restrictions[CUT_KS_MAX_RESTRICTIONS][CUT_KS_EXPR]; /* boolean expressions every variant must satisfy */
+    char flops[CUT_KS_EXPR], bytes[CUT_KS_EXPR]; /* the op's FLOPs and least memory traffic per launch, over sizes
+                                                    ("" when the spec does not say): the physical floor */
 } cut_kspec;
 
 /* A launch and buffer sizes resolved for one choice of tunables. */
@@ -139,6 +144,8 @@ int cut_kspec_set_size(cut_kspec *k, const char *name, long long value, cut_err 
 
 /* The launch and buffer sizes for tunable values vals[0..ntunables) (NULL: each tunable's first value). */
 int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);
+/* The spec's "flops" and "bytes" at its sizes (0 where it gives none). 0, or -1 naming the field. */
+int cut_kspec_work_size(const cut_kspec *k, double *flops, double *bytes, cut_err *e);
 
 /* Whether tunable values vals[0..ntunables) (NULL: the baseline's) satisfy every restriction of the spec: 1, or 0
  * with the first one they break written into why (why_n bytes, may be NULL), one line naming it and the values it

@@ -21,7 +21,6 @@ extern "C" {
 
 typedef struct cut_runner cut_runner;
 
-#define CUT_OPT_COMPILE_CACHE "/tmp/kernel_compile_cache" /* seed 002's default compile cache */
 
 typedef struct cut_opt_opts {
     const char *outdir;        /* per kernel: <outdir>/kernels/_<name>/ */
@@ -29,7 +28,8 @@ typedef struct cut_opt_opts {
     double min_pred_gain;      /* prune threshold */
     int resume;                /* continue <outdir>/kernels/_<name>/search_state.json */
     uint64_t seed;
-    const char *compile_cache; /* COMPILE_CACHE_DIR; NULL: CUT_OPT_COMPILE_CACHE */
+    const char *compile_cache; /* COMPILE_CACHE_DIR; NULL: the per-user cut_default_cache_dir (seed 002's shared
+                                  /tmp/kernel_compile_cache would let another user plant code) */
     int sm_major, sm_minor;    /* NVRTC target */
     int quiet;
     const cut_prior_src *priors; /* NULL: the generator's predicted gains alone */

@@ -12,6 +12,13 @@ extern "C" {
 
 /* mkdir -p. Returns 0, or -1 with a sentence naming the path. */
 int cut_mkdirs(const char *path, cut_err *e);
+/* A folder code is loaded from (a compile cache): created if absent (cut_mkdirs), then refused unless it is a real
+ * folder (not a symbolic link), owned by the effective user and writable by no one else. 0, or -1 with a sentence
+ * naming the folder and what is wrong. */
+int cut_private_dir(const char *path, cut_err *e);
+/* The per-user cache folder, $XDG_CACHE_HOME/cutune (else $HOME/.cache/cutune), created mode 0700 and checked by
+ * cut_private_dir, into buf. 0, or -1 with e. */
+int cut_default_cache_dir(char *buf, size_t n, cut_err *e);
 /* Checks that dir exists (or can be created) and that a file can be created in it. */
 int cut_check_writable_dir(const char *dir, cut_err *e);
 /* Reads a whole file. Caller frees *out (NUL-terminated; *len excludes the NUL). */

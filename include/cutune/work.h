@@ -98,13 +98,15 @@ typedef struct cut_work {
     double atol, rtol;   /* CLOSE: per element; FROBENIUS: rtol bounds the relative error (atol unused) */
     cut_work_op op;
     int runner_refs;     /* 1: no output has data; the runner computes both references from op (GEMM only) */
-    double flops;        /* per call (0: not counted): GFLOP/s of an energy run */
+    double flops;        /* per call (0: not counted): GFLOP/s of an energy run, the physical floor (verify.h) */
+    double bytes;        /* per call, the least memory traffic it needs (each input read once; 0: not counted):
+                            the physical floor when the L2 is flushed before each timed launch */
     int owns_data;       /* 1: every data pointer is malloc'd and freed by cut_work_free */
 } cut_work;
 
 /* The frame of an op's work with two inputs and one output (a conv's input, weights and output; a GEMM's A, B, C):
  * three buffers named names, n[i] elements each, the inputs of in_dtype, the output fp32 without references yet,
- * owns_data. x[s][t] gets a malloc'd array of the n[t] float values of input t in set s, uniform in [-1, 1): set s
+ * owns_data, bytes the two inputs' sizes. x[s][t] gets a malloc'd array of the n[t] float values of input t in set s, uniform in [-1, 1): set s
  * from cut_input_set_seed(seed, s), the second input from that seed ^ the golden-ratio constant; the four fill in
  * parallel. The caller stores them (or a packed copy) as the inputs' data and adds the references. */
 void cut_work_pair(cut_work *w, const char *const names[3], cut_elem in_dtype, const size_t n[3], uint64_t seed,
@@ -148,7 +150,7 @@ void cut_work_outputs_free(cut_work_outputs *o);
 /* Checks a structurally sound work: 1..CUT_WORK_MAX_BUFS buffers, each >= 1 element of a known dtype, inputs with
  * both sets, outputs with both references or none (the same for every output; none with runner_refs, which needs a
  * GEMM op), at least one output, a known rule, finite tolerances >= 0, a known op with 0..CUT_WORK_OP_DIMS dims,
- * flops finite and >= 0. 0, or -1 with a sentence naming the buffer. */
+ * flops and bytes finite and >= 0. 0, or -1 with a sentence naming the buffer. */
 int cut_work_check(const cut_work *w, cut_err *e);
 /* Checks a call against its work: 1..CUT_CALL_MAX_ARGS arguments, buffer indices in range, scalar sizes 1/2/4/8, a
  * TMA map over an input buffer whose element size matches, a non-empty launch (each dimension >= 1, <= 1024

@@ -34,7 +34,8 @@ static const char usage_text[] =
     "  --sizes N=V,...      override spec sizes (e.g. a small problem for emulation)\n"
     "  --timeout S          per variant: a hung kernel is killed after S seconds (10)\n"
     "  --quiet              no per-variant lines\n"
-    "Environment: COMPILE_CACHE_DIR (default /tmp/kernel_compile_cache).\n";
+    "Environment: COMPILE_CACHE_DIR (default $XDG_CACHE_HOME/cutune, else ~/.cache/cutune; a folder another user\n"
+    "can write is refused).\n";
 
 typedef struct opt_cli {
     const char *input, *backend, *sizes;
@@ -190,8 +191,12 @@ static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, c
     /* each in a worker process of its own: a variant that crashes or hangs the emulator is that variant's fault or
      * timeout, as on a GPU; host-compiled kernels kept in the compile cache (a resumed search compiles nothing twice) */
     const char *cache = getenv("COMPILE_CACHE_DIR");
-    char so_dir[PATH_MAX];
-    snprintf(so_dir, sizeof so_dir, "%s/emu", cache && *cache ? cache : CUT_OPT_COMPILE_CACHE);
+    char so_dir[PATH_MAX], root[PATH_MAX];
+    if (cache && *cache)
+        snprintf(root, sizeof root, "%s", cache);
+    else if (cut_default_cache_dir(root, sizeof root, e) != 0)
+        return -1;
+    snprintf(so_dir, sizeof so_dir, "%s/emu", root);
     for (int i = 0; i < c->ngpus; i++)
         if (!(r[i] = cut_runner_emu_worker_new(cut_cli_worker_exe(self, sizeof self), so_dir, &t, e)))
             return -1;
@@ -267,6 +272,12 @@ int cut_cmd_optimize(int argc, char **argv)
     if (bad)
         goto out;
     code = CUT_EXIT_FAIL;
+    /* the compile cache holds code this run loads: refused before anything is built when another user can write it */
+    const char *cache_env = getenv("COMPILE_CACHE_DIR");
+    if (cache_env && *cache_env && cut_private_dir(cache_env, &e) != 0) {
+        fprintf(stderr, "cutune optimize: COMPILE_CACHE_DIR: %s\n", e.msg);
+        goto out;
+    }
     if (make_runners(&c, runners, gpu_name, sizeof gpu_name, &e) != 0) {
         fprintf(stderr, "cutune optimize: %s\n", e.msg);
         goto out;

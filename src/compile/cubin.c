@@ -81,3 +81,65 @@ int cut_cubin_regs(const void *image, size_t n)
     }
     return best;
 }
+
+/* ---- writable module variables ---- */
+
+#define SHT_SYMTAB 2
+#define STT_OBJECT 1
+
+/* Section i's header fields. */
+static const unsigned char *section(const unsigned char *d, uint64_t shoff, uint64_t shentsize, uint64_t i)
+{
+    return d + shoff + i * shentsize;
+}
+
+int cut_cubin_globals(const void *image, size_t n, cut_cubin_global_fn fn, void *ctx)
+{
+    const unsigned char *d = image;
+    if (!d || n < 64 || memcmp(d, "\x7f" "ELF", 4) != 0 || d[4] != 2 || d[5] != 1)
+        return -1;
+    const uint64_t shoff = rd(d + 0x28, 8), shentsize = rd(d + 0x3a, 2), shnum = rd(d + 0x3c, 2),
+                   shstrndx = rd(d + 0x3e, 2);
+    if (shentsize < 64 || shstrndx >= shnum || !inside(shoff, shnum * shentsize, n))
+        return -1;
+    const unsigned char *strh = section(d, shoff, shentsize, shstrndx);
+    const uint64_t shstr_off = rd(strh + 0x18, 8), shstr_len = rd(strh + 0x20, 8);
+    if (!inside(shstr_off, shstr_len, n))
+        return -1;
+    int count = 0;
+    for (uint64_t i = 0; i < shnum; i++) {
+        const unsigned char *h = section(d, shoff, shentsize, i);
+        if (rd(h + 4, 4) != SHT_SYMTAB)
+            continue;
+        const uint64_t off = rd(h + 0x18, 8), len = rd(h + 0x20, 8), link = rd(h + 0x28, 4), ent = rd(h + 0x38, 8);
+        if (ent < 24 || !inside(off, len, n) || link >= shnum)
+            return -1;
+        const unsigned char *sh = section(d, shoff, shentsize, link);
+        const uint64_t str_off = rd(sh + 0x18, 8), str_len = rd(sh + 0x20, 8);
+        if (!inside(str_off, str_len, n))
+            return -1;
+        for (uint64_t s = 0; s + ent <= len; s += ent) {
+            const unsigned char *sym = d + off + s;
+            const uint64_t name = rd(sym, 4), shndx = rd(sym + 6, 2), size = rd(sym + 16, 8);
+            if ((sym[4] & 0xf) != STT_OBJECT || shndx == 0 || shndx >= shnum || size == 0 || name >= str_len)
+                continue;
+            /* the symbol's section must be global memory: ".nv.global" (zeroed) or ".nv.global.init" */
+            const uint64_t sname = rd(section(d, shoff, shentsize, shndx), 4);
+            static const char want[] = ".nv.global";
+            if (sname >= shstr_len || shstr_len - sname < sizeof want ||
+                memcmp(d + shstr_off + sname, want, sizeof want - 1) != 0)
+                continue;
+            const char *rest = (const char *)d + shstr_off + sname + sizeof want - 1;
+            if (!memchr(rest, '\0', shstr_len - sname - (sizeof want - 1)) || (*rest && strcmp(rest, ".init") != 0))
+                continue;
+            /* the name must end inside its string table */
+            const char *nm = (const char *)d + str_off + name;
+            if (!memchr(nm, '\0', str_len - name))
+                continue;
+            if (fn)
+                fn(ctx, nm, size);
+            count++;
+        }
+    }
+    return count;
+}

@@ -280,7 +280,7 @@ int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o
     out->key = compile_key(src, &l, version);
 
     if (o->cache_dir && o->cache_dir[0]) {
-        if (cut_mkdirs(o->cache_dir, e) != 0) {
+        if (cut_private_dir(o->cache_dir, e) != 0) {
             cut_err_wrap(e, "compile cache folder unusable");
             goto done;
         }

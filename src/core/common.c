@@ -40,6 +40,12 @@ static const char *const status_names[CUT_ST_COUNT] = {
     [CUT_ST_WRONG_RESULT] = "wrong_result",
     [CUT_ST_FAULT] = "fault",
     [CUT_ST_TIMEOUT] = "timeout",
+    [CUT_ST_INPUT_MODIFIED] = "input_modified",
+    [CUT_ST_STATEFUL] = "stateful",
+    [CUT_ST_WRONG_LATER] = "wrong_later",
+    [CUT_ST_WRONG_OTHER_DATA] = "wrong_other_data",
+    [CUT_ST_TOO_FAST] = "too_fast",
+    [CUT_ST_TIMING_ESCAPE] = "timing_escape",
 };
 
 const char *cut_status_name(cut_status s)

@@ -76,6 +76,45 @@ int cut_mkdirs(const char *path, cut_err *e)
     return 0;
 }
 
+int cut_private_dir(const char *path, cut_err *e)
+{
+    if (cut_mkdirs(path, e) != 0)
+        return -1;
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return cut_err_set(e, "cannot stat '%s': %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cut_err_set(e, "cache folder '%s' is a symbolic link or not a folder: refusing to load code from it",
+                           path);
+    if (st.st_uid != geteuid())
+        return cut_err_set(e, "cache folder '%s' belongs to uid %ld, not to you (uid %ld): refusing to load code "
+                           "from it (another user could plant a library there); give a folder of your own",
+                           path, (long)st.st_uid, (long)geteuid());
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return cut_err_set(e, "cache folder '%s' is writable by %s (mode %03o): refusing to load code from it "
+                           "(chmod go-w it, or give a folder of your own)", path,
+                           (st.st_mode & S_IWOTH) ? "every user" : "its group", (unsigned)(st.st_mode & 0777));
+    return 0;
+}
+
+int cut_default_cache_dir(char *buf, size_t n, cut_err *e)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int len;
+    if (xdg && xdg[0] == '/')
+        len = snprintf(buf, n, "%s/cutune", xdg);
+    else if (home && home[0] == '/')
+        len = snprintf(buf, n, "%s/.cache/cutune", home);
+    else
+        return cut_err_set(e, "no cache folder: neither XDG_CACHE_HOME nor HOME is an absolute path");
+    if (len < 0 || (size_t)len >= n)
+        return cut_err_set(e, "cache folder path too long");
+    if (cut_mkdirs(buf, e) != 0)
+        return -1;
+    (void)chmod(buf, 0700); /* ours: only we read and write it */
+    return cut_private_dir(buf, e);
+}
+
 int cut_check_writable_dir(const char *dir, cut_err *e)
 {
     if (cut_mkdirs(dir, e) != 0)

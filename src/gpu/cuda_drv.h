@@ -29,11 +29,13 @@
     X(cuMemcpyHtoD)                                                                                                  \
     X(cuMemcpyDtoH)                                                                                                  \
     X(cuMemcpyDtoD)                                                                                                  \
+    X(cuMemcpyDtoDAsync)                                                                                             \
     X(cuMemsetD8)                                                                                                    \
     X(cuMemsetD32)                                                                                                   \
     X(cuModuleLoadData)                                                                                              \
     X(cuModuleUnload)                                                                                                \
     X(cuModuleGetFunction)                                                                                           \
+    X(cuModuleGetGlobal)                                                                                             \
     X(cuFuncGetAttribute)                                                                                            \
     X(cuFuncSetAttribute)                                                                                            \
     X(cuLaunchKernel)                                                                                                \

@@ -24,7 +24,7 @@
 
 extern const char cut_emu_prelude_text[];
 
-#define EMU_CXX_FLAGS "-O1 -shared -fPIC -std=c++17 -w -fno-strict-aliasing -fno-math-errno"
+#define EMU_CXX_FLAGS "-O1 -shared -fPIC -std=c++17 -w -fno-strict-aliasing -fno-math-errno -fsanitize=bounds -fsanitize-undefined-trap-on-error"
 
 /* ---- compile ------------------------------------------------------------------------------------------ */
 
@@ -48,7 +48,9 @@ static int source_has_sync(const char *src)
     return 0;
 }
 
-/* The writable segments of the loaded object at load address base, as one range [lo, hi). */
+/* The writable segments of the loaded object at load address base, as one range [lo, hi), less its RELRO part
+ * (relocated data the loader makes read-only): what a kernel's launch may write, and what the protocol resets
+ * between launches. */
 typedef struct data_range {
     ElfW(Addr) base;
     uintptr_t lo, hi;
@@ -60,14 +62,19 @@ static int find_data(struct dl_phdr_info *info, size_t size, void *arg)
     data_range *d = arg;
     if (info->dlpi_addr != d->base)
         return 0;
+    uintptr_t relro_hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_GNU_RELRO)
+            relro_hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
             continue;
         const uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
         d->lo = d->lo && d->lo < lo ? d->lo : lo;
         d->hi = d->hi > hi ? d->hi : hi;
     }
+    if (relro_hi > d->lo)
+        d->lo = relro_hi < d->hi ? relro_hi : d->hi;
     return 1;
 }
 
@@ -132,6 +139,18 @@ static void compile_error(cut_err *e, int rc, const char *log)
     cut_err_set(e, "host compiler failed (exit %d): %.*s\n%s", rc, n, line, head);
 }
 
+/* "<FNV-1a 64 of the file's bytes in hex> <size>" of file path into out. 0, or -1 when it cannot be read. */
+static int so_hash(const char *path, char *out, size_t n)
+{
+    char *bytes = NULL;
+    size_t len = 0;
+    if (cut_read_file(path, &bytes, &len, NULL) != 0)
+        return -1;
+    snprintf(out, n, "%016llx %zu", (unsigned long long)cut_fnv1a(CUT_FNV_INIT, bytes, len), len);
+    free(bytes);
+    return 0;
+}
+
 /* Writes prelude + source to <stem>.cpp and builds <stem>.so (through a temporary, renamed into place).
  * Returns 0, or -1 with the compiler's message in e; the full log is kept as <stem>.log. */
 static int build_so(const char *src, const char *stem, const char *cxx, const char *flags, cut_err *e)
@@ -187,12 +206,31 @@ static int build_so(const char *src, const char *stem, const char *cxx, const ch
         return -1;
     }
     unlink(log_tmp);
+    char hash[64], hash_path[1200];
+    snprintf(hash_path, sizeof hash_path, "%s.fnv", so);
+    if (so_hash(so_tmp, hash, sizeof hash) != 0 || cut_write_file_atomic(hash_path, hash, strlen(hash), e) != 0) {
+        unlink(so_tmp);
+        return cut_err_set(e, "cannot record the content hash of %s", so);
+    }
     if (rename(so_tmp, so) != 0) {
         cut_err_set(e, "rename %s -> %s: %s", so_tmp, so, strerror(errno));
         unlink(so_tmp);
         return -1;
     }
     return 0;
+}
+
+/* 1 when the cached library so still has the content hash recorded when it was built (<so>.fnv); a library swapped
+ * or damaged since is not loaded. */
+static int so_verified(const char *so)
+{
+    char want[64], hash_path[1200], *text = NULL;
+    size_t len = 0;
+    snprintf(hash_path, sizeof hash_path, "%s.fnv", so);
+    int ok = so_hash(so, want, sizeof want) == 0 && cut_read_file(hash_path, &text, &len, NULL) == 0 &&
+             len == strlen(want) && memcmp(text, want, len) == 0;
+    free(text);
+    return ok;
 }
 
 /* ---- source rewrites --------------------------------------------------------------------------------- */
@@ -365,7 +403,7 @@ static int compile_text(const char *text, const char *sym, int has_sync, const c
         snprintf(tmpdir, sizeof tmpdir, "%s/cutune-emu-%ld", t && *t ? t : "/tmp", (long)getuid());
         work_dir = tmpdir;
     }
-    if (cut_mkdirs(work_dir, e) < 0)
+    if (cut_private_dir(work_dir, e) < 0)
         return -1;
     const char *cxx = getenv("CUTUNE_HOST_CXX"), *extra = getenv("CUTUNE_HOST_CXXFLAGS");
     if (!cxx || !*cxx)
@@ -387,6 +425,10 @@ static int compile_text(const char *text, const char *sym, int has_sync, const c
     snprintf(k->so_path, sizeof k->so_path, "%s", so);
     k->has_sync = has_sync;
     int cached = cut_path_exists(so);
+    if (cached && !so_verified(so)) { /* swapped or damaged since it was built: never loaded */
+        unlink(so);
+        cached = 0;
+    }
     if (!cached && build_so(text, stem, cxx, flags, e) != 0)
         goto fail;
     if (load_so(so, k, e) != 0) {

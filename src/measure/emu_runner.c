@@ -14,6 +14,8 @@
  * timing.timeout_s is not enforced here (the emulation worker, emu_worker.c, enforces it). */
 #include "cutune/emu.h"
 #include "cutune/util.h"
+#include "measure/emu_int.h"
+#include "measure/verify.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 typedef struct emu_runner {
@@ -31,18 +34,51 @@ typedef struct emu_runner {
     void *launch_ctx;
     int prepared;
     cut_work kw;                          /* the prepared work; its data[] point at kw_copy */
-    void *kw_copy[CUT_WORK_MAX_BUFS][2];  /* inputs' two sets (256-byte aligned), outputs' references */
-    void *kw_out[CUT_WORK_MAX_BUFS];      /* what the kernel writes, outputs only (256-byte aligned) */
+    void *kw_copy[CUT_WORK_MAX_BUFS][2];  /* inputs' two sets as given, outputs' references (256-byte aligned) */
+    void *kw_in[CUT_WORK_MAX_BUFS][2];    /* inputs' two sets as the kernels get them (guarded) */
+    void *kw_out[CUT_WORK_MAX_BUFS];      /* what the kernel writes, outputs only (guarded) */
     cut_measure_env env;
 } emu_runner;
+
+/* A buffer a kernel gets: 256-byte aligned like cudaMalloc, its end (rounded up to 256 bytes) against a page that
+ * is neither readable nor writable, and one such page before it, so that an access past either end faults as it
+ * would on a GPU instead of corrupting the heap (the emulation worker records the fault). Free with guarded_free. */
+static void *guarded_alloc(size_t bytes)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), used = (bytes + 255) / 256 * 256,
+                 span = (used + pg - 1) / pg * pg;
+    unsigned char *base = mmap(NULL, span + 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) {
+        fprintf(stderr, "cutune: out of memory (%zu bytes)\n", bytes);
+        abort();
+    }
+    mprotect(base, pg, PROT_NONE);
+    mprotect(base + pg + span, pg, PROT_NONE);
+    return base + pg + (span - used);
+}
+
+static void guarded_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), used = (bytes + 255) / 256 * 256,
+                 span = (used + pg - 1) / pg * pg;
+    munmap((unsigned char *)p - (span - used) - pg, span + 2 * pg);
+}
+
+static size_t kw_bytes(const cut_work_buf *b) { return b->elems * cut_elem_size(b->dtype); }
 
 static void release_tensors(emu_runner *er)
 {
     for (int i = 0; i < CUT_WORK_MAX_BUFS; i++) {
-        free(er->kw_copy[i][0]);
-        free(er->kw_copy[i][1]);
-        free(er->kw_out[i]);
-        er->kw_copy[i][0] = er->kw_copy[i][1] = er->kw_out[i] = NULL;
+        const size_t n = er->prepared ? kw_bytes(&er->kw.bufs[i]) : 0;
+        for (int s = 0; s < 2; s++) {
+            free(er->kw_copy[i][s]);
+            guarded_free(er->kw_in[i][s], n);
+            er->kw_copy[i][s] = er->kw_in[i][s] = NULL;
+        }
+        guarded_free(er->kw_out[i], n);
+        er->kw_out[i] = NULL;
     }
     er->prepared = 0;
 }
@@ -98,9 +134,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The checked launch was the warm-up: at least min(min_repeats, 3) timed launches and min_total_ms, at most
- * max_repeats. Fills res's times and repeats; a failed launch leaves its status in res instead. */
-static void time_launches(const cut_timing *t, launch_fn fn, void *arg, cut_result *res)
+/* The checked launch was the warm-up: at least min(min_repeats, 3) timed launches on set 0, each armed first (outputs
+ * poisoned, the module's state reset; outside the timed region), and min_total_ms, at most max_repeats. Fills res's
+ * times and repeats; a failed launch leaves its status in res instead. */
+static int dev_arm(void *ctx, int s, unsigned char poison, int reset, cut_result *res, int *fatal);
+static int launch_kcall(void *arg, cut_err *e);
+static void time_launches(const cut_timing *t, void *run, cut_result *res, int *fatal)
 {
     int want = CUT_MAX(1, CUT_MIN(t->min_repeats, 3));
     int cap = CUT_MAX(want, t->max_repeats);
@@ -108,7 +147,7 @@ static void time_launches(const cut_timing *t, launch_fn fn, void *arg, cut_resu
     double total = 0;
     int n = 0;
     while (n < cap && (n < want || total < t->min_total_ms)) {
-        if (launch_timed(fn, arg, &times[n], res) != 0)
+        if (dev_arm(run, 0, CUT_WORK_POISON0, 1, res, fatal) != 0 || launch_timed(launch_kcall, run, &times[n], res) != 0)
             break;
         total += times[n++];
     }
@@ -155,8 +194,6 @@ static void *copy_aligned(const void *src, size_t bytes)
     return p;
 }
 
-static size_t kw_bytes(const cut_work_buf *b) { return b->elems * cut_elem_size(b->dtype); }
-
 /* A GEMM work whose references are left to the runner: computed here, on the host, from the stored inputs. */
 static void host_refs(emu_runner *er, const cut_gemm *g)
 {
@@ -193,6 +230,7 @@ static int emu_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
                          cut_dtype_name(g.dtype));
     if (rc == 0) {
         release_tensors(er);
+        er->prepared = 1; /* the buffers below are sized by er->kw */
         er->kw = *w;
         er->kw.owns_data = 0;
         for (int i = 0; i < w->nbufs; i++) {
@@ -200,9 +238,13 @@ static int emu_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
             for (int s = 0; s < 2; s++) {
                 er->kw_copy[i][s] = b->data[s] ? copy_aligned(b->data[s], kw_bytes(b)) : NULL;
                 b->data[s] = er->kw_copy[i][s];
+                if (!b->is_output) {
+                    er->kw_in[i][s] = guarded_alloc(kw_bytes(b));
+                    memcpy(er->kw_in[i][s], b->data[s], kw_bytes(b));
+                }
             }
             if (b->is_output)
-                er->kw_out[i] = alloc_aligned(kw_bytes(b));
+                er->kw_out[i] = guarded_alloc(kw_bytes(b));
         }
         if (er->kw.runner_refs)
             host_refs(er, &g);
@@ -235,23 +277,29 @@ static int uses_inline_asm(const char *src)
     return 0;
 }
 
-/* One compiled call and its arguments for an input set: argv[i] is the address of argument i (cut_emu_launch_argv). */
+/* One compiled call on the work: the verify.h device of the emulator. argv[i] is the address of argument i
+ * (cut_emu_launch_argv) for the armed input set. */
 typedef struct kcall_run {
     emu_runner *er;
     cut_emu_kernel *k;
     const cut_call *c;
+    const cut_timing *timing;
+    int set;                                       /* the armed input set */
     void *ptrs[CUT_CALL_MAX_ARGS];                 /* buffer arguments: host addresses */
     unsigned long long scalars[CUT_CALL_MAX_ARGS]; /* scalar arguments: their bytes, zero-extended and aligned */
     void *argv[CUT_CALL_MAX_ARGS];
+    unsigned char *state0;                         /* the module's writable data as loaded (state_bytes) */
+    size_t state_bytes;
 } kcall_run;
 
 static void kcall_bind(kcall_run *run, int set)
 {
     const cut_call *c = run->c;
+    run->set = set;
     for (int i = 0; i < c->nargs; i++) {
         const cut_call_arg *a = &c->args[i];
         if (a->buf >= 0) {
-            run->ptrs[i] = run->er->kw.bufs[a->buf].is_output ? run->er->kw_out[a->buf] : run->er->kw_copy[a->buf][set];
+            run->ptrs[i] = run->er->kw.bufs[a->buf].is_output ? run->er->kw_out[a->buf] : run->er->kw_in[a->buf][set];
             run->argv[i] = &run->ptrs[i];
         } else {
             run->scalars[i] = 0;
@@ -276,50 +324,63 @@ static int launch_kcall(void *arg, cut_err *e)
     return cut_emu_launch_argv(run->k, run->c->grid, run->c->block, run->argv, e);
 }
 
-/* Checks (or, when outs is not NULL, captures into outs) every output after a launch on input set s. Returns 0, or
- * -1 with CUT_ST_WRONG_RESULT and the first mismatch in res. */
-static int kcall_outputs(const emu_runner *er, const cut_call *c, int s, cut_work_outputs *outs, cut_result *res,
-                         const char *when)
-{
-    double atol, rtol; /* the call's tolerances: the work's, widened by its factor */
-    cut_call_tolerance(&er->kw, c, &atol, &rtol);
-    for (int i = 0; i < er->kw.nbufs; i++) {
-        const cut_work_buf *b = &er->kw.bufs[i];
-        if (!b->is_output)
-            continue;
-        if (outs) {
-            outs->data[i][s] = cut_xmalloc(kw_bytes(b));
-            memcpy(outs->data[i][s], er->kw_out[i], kw_bytes(b));
-            continue;
-        }
-        char msg[200];
-        double maxe = 0;
-        size_t bad = cut_work_compare(b, er->kw_out[i], b->data[s], er->kw.check, atol, rtol, &maxe, msg,
-                                      sizeof msg);
-        if (maxe > res->max_abs_err)
-            res->max_abs_err = maxe;
-        if (bad) {
-            res->status = CUT_ST_WRONG_RESULT;
-            snprintf(res->error, sizeof res->error, "%s%s (atol %.3g rtol %.3g)", when, msg, atol, rtol);
-            return -1;
-        }
-    }
-    return 0;
-}
+/* ---- the device hooks (verify.h) ---- */
 
-/* Poisons the outputs with set s's byte, launches on set s and checks or captures. 0, or -1 with res set. */
-static int kcall_checked(kcall_run *run, int s, cut_work_outputs *outs, cut_result *res, const char *when)
+static int dev_arm(void *ctx, int s, unsigned char poison, int reset, cut_result *res, int *fatal)
 {
+    (void)res;
+    (void)fatal;
+    kcall_run *run = ctx;
     emu_runner *er = run->er;
     for (int i = 0; i < er->kw.nbufs; i++)
         if (er->kw.bufs[i].is_output) /* an accumulated output starts at zero instead */
-            memset(er->kw_out[i], er->kw.bufs[i].zero_init ? 0 : s ? CUT_WORK_POISON1 : CUT_WORK_POISON0,
-                   kw_bytes(&er->kw.bufs[i]));
+            memset(er->kw_out[i], er->kw.bufs[i].zero_init ? 0 : poison, kw_bytes(&er->kw.bufs[i]));
+    if (reset && run->state_bytes)
+        memcpy((void *)run->k->data_lo, run->state0, run->state_bytes);
     kcall_bind(run, s);
+    return 0;
+}
+
+static int dev_launch(void *ctx, cut_result *res, int *fatal)
+{
+    (void)fatal;
     double ms;
-    if (launch_timed(launch_kcall, run, &ms, res) != 0)
-        return -1;
-    return kcall_outputs(er, run->c, s, outs, res, when);
+    return launch_timed(launch_kcall, ctx, &ms, res);
+}
+
+static int dev_read(void *ctx, int i, int s, void *host, cut_result *res, int *fatal)
+{
+    (void)res;
+    (void)fatal;
+    kcall_run *run = ctx;
+    const cut_work_buf *b = &run->er->kw.bufs[i];
+    memcpy(host, b->is_output ? run->er->kw_out[i] : run->er->kw_in[i][s], kw_bytes(b));
+    return 0;
+}
+
+static int dev_restore(void *ctx, int i, int s, cut_result *res, int *fatal)
+{
+    (void)res;
+    (void)fatal;
+    kcall_run *run = ctx;
+    memcpy(run->er->kw_in[i][s], run->er->kw_copy[i][s], kw_bytes(&run->er->kw.bufs[i]));
+    return 0;
+}
+
+static int dev_state(void *ctx, void *host, cut_result *res, int *fatal)
+{
+    (void)res;
+    (void)fatal;
+    kcall_run *run = ctx;
+    memcpy(host, run->k->data_lo, run->state_bytes);
+    return 0;
+}
+
+static int dev_time(void *ctx, cut_result *res, int *fatal)
+{
+    kcall_run *run = ctx;
+    time_launches(run->timing, run, res, fatal);
+    return res->status == CUT_ST_OK ? 0 : -1;
 }
 
 /* Why the call cannot run here (CUT_ST_INVALID or a refused launch), as the status in res; 0 when it can. */
@@ -377,30 +438,38 @@ static int kcall_mismatch(const cut_work *w, const cut_call *c, const cut_emu_ke
     return 0;
 }
 
-/* With the launch hook armed, checks (or captures into cap) the compiled call run->k on set 0, times, checks (or
- * captures) on set 1, as work.h describes, and with plan measures the energy and checks set 1 once more (rc: the
- * meter's result). */
+/* With the launch hook armed, checks and times (or captures into cap) the compiled call run->k through the one
+ * protocol (verify.h), and with plan measures the energy and checks set 1 once more (rc: the meter's result). */
 static int kcall_measure(cut_runner *r, kcall_run *run, cut_work_outputs *cap, const cut_energy_plan *plan,
                          cut_result *res, cut_energy_result *eout, cut_err *e)
 {
     emu_runner *er = r->impl;
     const cut_call *c = run->c;
-    int rc = 0;
+    int rc = 0, fatal = 0;
     if (er->launch_hook)
         er->launch_hook(er->launch_ctx, 1);
-    if (kcall_mismatch(&er->kw, c, run->k, res) == 0 && kcall_checked(run, 0, cap, res, "") == 0) {
-        time_launches(&r->timing, launch_kcall, run, res);
-        if (res->status == CUT_ST_OK && kcall_checked(run, 1, cap, res, "after timing, fresh inputs: ") != 0)
-            res->median_ms = res->min_ms = res->max_ms = -1;
+    run->timing = &r->timing;
+    if (run->k->data_hi > run->k->data_lo) {
+        run->state_bytes = (size_t)(run->k->data_hi - run->k->data_lo);
+        run->state0 = cut_xmalloc(run->state_bytes);
+        memcpy(run->state0, run->k->data_lo, run->state_bytes);
     }
-    if (plan && res->status == CUT_ST_OK) { /* the energy run launches on set 1, bound by the last check */
+    cut_vf v = {.work = &er->kw, .capture = cap};
+    cut_call_tolerance(&er->kw, c, &v.atol, &v.rtol);
+    const cut_vf_dev d = {.ctx = run, .arm = dev_arm, .launch = dev_launch, .read = dev_read, .restore = dev_restore,
+                          .state_bytes = run->state_bytes, .state = dev_state, .time = dev_time};
+    if (kcall_mismatch(&er->kw, c, run->k, res) == 0)
+        cut_vf_check_and_time(&v, &d, res, &fatal);
+    if (plan && res->status == CUT_ST_OK) { /* the energy run launches on set 1, armed by the last check */
         emu_energy_run en = {launch_kcall, run, res};
         rc = cut_energy_measure(plan, emu_energy_chunk, &en, er->kw.flops, eout, e);
         if (rc == 0 && res->status == CUT_ST_OK)
-            kcall_checked(run, 1, NULL, res, "after the energy run, fresh inputs: ");
+            cut_vf_checked(&v, &d, 1, CUT_WORK_POISON1, CUT_ST_WRONG_LATER, "after the energy run, fresh inputs: ",
+                           res, &fatal);
     }
     if (er->launch_hook)
         er->launch_hook(er->launch_ctx, 0);
+    free(run->state0);
     return rc;
 }
 

@@ -285,7 +285,12 @@ void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *
     } else if (rc == 0) {
         cut_gr_worker_stop(g, 0, how, sizeof how);
         res->status = CUT_ST_FAULT;
-        snprintf(res->error, sizeof res->error, "worker died (%s)", how);
+        /* the emulator's own faults: a guard page past a buffer, a trapped array bound (what a GPU would fault on) */
+        const char *why = !g->emu                                  ? ""
+                          : !strncmp(how, "signal 11:", 10)         ? ": an out-of-bounds memory access, as a GPU faults"
+                          : !strncmp(how, "signal 4:", 9)           ? ": an out-of-bounds array index or __trap()"
+                                                                    : "";
+        snprintf(res->error, sizeof res->error, "worker died (%s)%s", how, why);
     } else {
         cut_gr_worker_stop(g, 1, how, sizeof how);
         res->status = CUT_ST_FAULT;
@@ -594,7 +599,7 @@ cut_runner *cut_runner_emu_worker_new(const char *worker_exe, const char *so_dir
             cut_err_set(e, "emulation folder path too long: %s", so_dir);
             return NULL;
         }
-        if (cut_mkdirs(dir, e) != 0)
+        if (cut_private_dir(dir, e) != 0)
             return NULL;
     } else {
         const char *tmp = getenv("TMPDIR");

@@ -74,21 +74,6 @@ int cut_wk_launch(const cut_wk_launcher *l, cut_result *res, int *fatal)
     return -1;
 }
 
-/* Poison, run once, synchronise, copy back, compare (chk's hooks). 0 if the output matches. */
-int cut_wk_run_checked(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_wk_pass pass,
-                       cut_result *res, int *fatal)
-{
-    const char *what = "";
-    CUresult rc = chk->before(chk->arg, pass, &what);
-    if (rc != CUDA_SUCCESS)
-        return cut_wk_harness_fault(res, fatal, what, rc), -1;
-    if (cut_wk_launch(l, res, fatal) != 0)
-        return -1;
-    if ((rc = w->cu->cuCtxSynchronize()) != CUDA_SUCCESS)
-        return cut_wk_harness_fault(res, fatal, "cuCtxSynchronize", rc), -1;
-    return chk->after(chk->arg, pass, res, fatal);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -96,8 +81,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Warm-up, then timed repeats in batches of event pairs until >= min_repeats and >= min_total_ms (or
- * max_repeats). Fills median/min/max/repeats. */
-static int time_runs(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
+ * max_repeats), each launch armed first (arm: outputs poisoned, module state reset) outside the timed region. Fills
+ * median/min/max/repeats. */
+int cut_wk_time(cut_wk *w, const cut_wk_launcher *l, const cut_wk_arm *arm, cut_result *res, int *fatal)
 {
     const cut_cu_api *cu = w->cu;
     const cut_timing *t = &w->timing;
@@ -116,7 +102,9 @@ static int time_runs(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *
         if (batch < 1)
             batch = 1;
         for (int i = 0; i < batch; i++) {
-            /* The flush runs before the start event, so it is outside the timed region. */
+            /* The arming and the flush run before the start event, so they are outside the timed region. */
+            if (arm && arm->fn(arm->arg, res, fatal) != 0)
+                goto fail;
             if (t->flush_l2 && w->d_flush &&
                 (rc = cu->cuMemsetD8(w->d_flush, (unsigned char)(n + i), w->flush_bytes)) != CUDA_SUCCESS)
                 goto harness;
@@ -157,24 +145,78 @@ fail:
     return -1;
 }
 
-void cut_wk_check_and_time_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_result *res,
-                                int *fatal)
+/* The host's view of one launch: synchronise, launch, synchronise, CUT_WK_WALL_RUNS times; the fastest, less the
+ * fastest empty synchronisation. */
+#define CUT_WK_WALL_RUNS 5
+int cut_wk_wall(cut_wk *w, const cut_wk_launcher *l, double *ms, cut_result *res, int *fatal)
 {
-    cut_result_reset(res);
-    *fatal = 0;
-    if (cut_wk_run_checked(w, l, chk, CUT_WK_FIRST, res, fatal) != 0)
-        return;
-    const double first_err = res->max_abs_err;
-    if (time_runs(w, l, res, fatal) != 0) {
-        res->median_ms = res->min_ms = res->max_ms = -1.0;
-        res->repeats = 0;
-        return;
+    const cut_cu_api *cu = w->cu;
+    double best = 1e30, empty = 1e30;
+    CUresult rc;
+    for (int i = 0; i < CUT_WK_WALL_RUNS; i++) {
+        if ((rc = cu->cuCtxSynchronize()) != CUDA_SUCCESS)
+            return cut_wk_harness_fault(res, fatal, "cuCtxSynchronize (wall-clock check)", rc), -1;
+        double t0 = cut_now_s();
+        if ((rc = cu->cuCtxSynchronize()) != CUDA_SUCCESS)
+            return cut_wk_harness_fault(res, fatal, "cuCtxSynchronize (wall-clock check)", rc), -1;
+        double t1 = cut_now_s();
+        if (cut_wk_launch(l, res, fatal) != 0)
+            return -1;
+        if ((rc = cu->cuCtxSynchronize()) != CUDA_SUCCESS)
+            return cut_wk_harness_fault(res, fatal, "cuCtxSynchronize (wall-clock check)", rc), -1;
+        double t2 = cut_now_s();
+        empty = CUT_MIN(empty, t1 - t0);
+        best = CUT_MIN(best, t2 - t1);
     }
-    /* Check again after timing: catches races and faults that depend on time or on earlier runs. */
-    if (cut_wk_run_checked(w, l, chk, CUT_WK_AFTER_TIMING, res, fatal) != 0) {
-        res->median_ms = res->min_ms = res->max_ms = -1.0;
-        res->repeats = 0;
-        return;
+    *ms = CUT_MAX(0.0, best - empty) * 1e3;
+    return 0;
+}
+
+/* FLOP/s per SM per clock of the fastest unit a kernel of any dtype may use (dense fp16/bf16 tensor cores). */
+static double flops_per_sm_clock(int major)
+{
+    return major >= 10 ? 8192.0 : major >= 9 ? 4096.0 : major >= 8 ? 2048.0 : major >= 7 ? 1024.0 : 256.0;
+}
+
+/* DRAM bandwidth, measured once: a device-to-device copy of 256 MiB, best of three, counting the read and the
+ * write. */
+static double measure_bandwidth(cut_wk *w)
+{
+    const cut_cu_api *cu = w->cu;
+    const size_t n = (size_t)256 << 20;
+    CUdeviceptr a = 0, b = 0;
+    double best = 0;
+    if (cu->cuMemAlloc(&a, n) != CUDA_SUCCESS)
+        return 0;
+    if (cu->cuMemAlloc(&b, n) == CUDA_SUCCESS) {
+        for (int i = 0; i < 3; i++) {
+            float ms = 0;
+            if (cu->cuEventRecord(w->ev_start[0], NULL) != CUDA_SUCCESS ||
+                cu->cuMemcpyDtoDAsync(b, a, n, NULL) != CUDA_SUCCESS ||
+                cu->cuEventRecord(w->ev_stop[0], NULL) != CUDA_SUCCESS ||
+                cu->cuEventSynchronize(w->ev_stop[0]) != CUDA_SUCCESS ||
+                cu->cuEventElapsedTime(&ms, w->ev_start[0], w->ev_stop[0]) != CUDA_SUCCESS || ms <= 0)
+                break;
+            best = CUT_MAX(best, 2.0 * (double)n / (ms * 1e-3));
+        }
+        cu->cuMemFree(b);
     }
-    res->max_abs_err = CUT_MAX(first_err, res->max_abs_err);
+    cu->cuMemFree(a);
+    return best;
+}
+
+void cut_wk_peaks(cut_wk *w, double *flops, double *bytes_s)
+{
+    if (!w->peaks_known) {
+        const cut_cu_api *cu = w->cu;
+        int sms = 0, khz = 0, major = 0;
+        if (cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, w->dev) == CUDA_SUCCESS &&
+            cu->cuDeviceGetAttribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, w->dev) == CUDA_SUCCESS &&
+            cu->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, w->dev) == CUDA_SUCCESS)
+            w->peak_flops = (double)sms * (double)khz * 1e3 * flops_per_sm_clock(major);
+        w->peak_bytes_s = measure_bandwidth(w);
+        w->peaks_known = 1;
+    }
+    *flops = w->peak_flops;
+    *bytes_s = w->peak_bytes_s;
 }

@@ -1,6 +1,6 @@
 /* cutune — the worker's energy measurement: the kernel run back to back under cut_energy_measure's meter (NVML),
  * then its output checked once more. One chunked launch loop for every kind of work: it launches through a
- * cut_wk_launcher (a call on the prepared work) and checks with the work's cut_wk_check. */
+ * cut_wk_launcher (a call on the prepared work) and checks through the one protocol (verify.h). */
 #include "measure/worker_int.h"
 
 /* ---- energy: the kernel runs back to back (no L2 flush) in chunks queued one ahead, each between an event pair
@@ -49,11 +49,13 @@ harness:
     return cut_err_set(e, "%s", er->res->error);
 }
 
-int cut_wk_energy_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, double flops,
+int cut_wk_energy_with(cut_wk *w, const cut_wk_launcher *l, const cut_vf *v, const cut_vf_dev *d, double flops,
                        const cut_energy_plan *plan, cut_result *res, cut_energy_result *er, int *fatal, cut_err *why)
 {
     wk_energy_run run = {.w = w, .l = l, .res = res, .fatal = fatal};
     if (cut_energy_measure(plan, wk_energy_chunk, &run, flops, er, why) != 0)
         return -1;
-    return cut_wk_run_checked(w, l, chk, CUT_WK_AFTER_ENERGY, res, fatal) == 0 ? 0 : -1;
+    const int s = v->fixed ? 0 : 1;
+    return cut_vf_checked(v, d, s, s ? CUT_WORK_POISON1 : CUT_WORK_POISON0, CUT_ST_WRONG_LATER,
+                          "after the energy run: ", res, fatal) == 0 ? 0 : -1;
 }

@@ -23,14 +23,13 @@ struct cut_wk {
     void *cublas;   /* cublas_baseline.c state */
     void *cublaslt; /* cublaslt_baseline.c state */
     void *work;     /* worker_work.c state: the prepared work (PREPARE_WORK) */
+    int peaks_known;   /* cut_wk_peaks measured */
+    double peak_flops, peak_bytes_s;
 };
 
 /* ---- harness.c ---- */
 
 /* One launch through l. 0, or -1 with res LAUNCH_ERROR, or FAULT with *fatal = 1 when the context died. */
 int cut_wk_launch(const cut_wk_launcher *l, cut_result *res, int *fatal);
-/* One checked run: chk->before, launch, synchronise, chk->after. 0 if the output passes, else -1 with res set. */
-int cut_wk_run_checked(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_wk_pass pass,
-                       cut_result *res, int *fatal);
 
 #endif

@@ -23,6 +23,7 @@ void cut_wp_work_encode(const cut_work *w, cut_buf *b)
         cut_wp_put_u64(b, (uint64_t)w->op.dims[i]);
     cut_wp_put_u32(b, w->runner_refs ? 1u : 0u);
     cut_wp_put_f64(b, w->flops);
+    cut_wp_put_f64(b, w->bytes);
     cut_wp_put_i32(b, w->nbufs);
     for (int i = 0; i < w->nbufs; i++) {
         const cut_work_buf *k = &w->bufs[i];
@@ -101,6 +102,7 @@ int cut_wp_work_decode(const cut_wp_frame *f, cut_work *w, cut_err *e)
     }
     cut_wp_get_u32(&r, &runner_refs);
     cut_wp_get_f64(&r, &w->flops);
+    cut_wp_get_f64(&r, &w->bytes);
     cut_wp_get_i32(&r, &nbufs);
     if (r.bad)
         return cut_err_set(e, "malformed PREPARE_WORK message (%zu bytes): the header fields run past the end",

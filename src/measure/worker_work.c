@@ -5,6 +5,9 @@
  * through the worker's one energy routine, or runs the op's vendor baseline on set 0. */
 #include "measure/worker_work.h"
 
+#include "cutune/compile.h"
+#include "measure/worker_int.h"
+
 #include "measure/cublas_baseline.h"
 #include "measure/cudnn_baseline.h"
 #include "measure/gemm_ref_gpu.h"
@@ -132,18 +135,30 @@ int cut_wk_prepare_work(cut_wk *w, const cut_wp_frame *f, cut_err *e)
     return 0;
 }
 
-/* One run on the work: the launch on the input set in use, and the checks of cut_wk_check. */
+/* A kernel's writable module variables (cut_cubin_globals), found with cuModuleGetGlobal, and their bytes as loaded
+ * in one device buffer (init), which resets them. */
+#define WK_MAX_VARS 64
+typedef struct wk_state {
+    int n;
+    CUdeviceptr ptr[WK_MAX_VARS];
+    size_t bytes[WK_MAX_VARS];
+    size_t total;
+    CUdeviceptr init; /* total bytes: every variable's bytes as loaded, in order */
+} wk_state;
+
+/* One run on the work: the device (verify.h) of the GPU worker. */
 typedef struct work_run {
     const cut_cu_api *cu;
+    cut_wk *w;
     wk_work *k;
-    CUfunction f;
+    const cut_wk_launcher *l;
     const cut_call *c;
-    double atol, rtol;                  /* the call's tolerances */
     int set;                            /* the input set the launches read */
     int fixed;                          /* 1: every pass on set 0 (the vendor baselines, bound to set 0) */
     void *args[2][CUT_CALL_MAX_ARGS];   /* per set: the kernel's argument pointers */
     CUtensorMap maps[2][CUT_CALL_MAX_ARGS]; /* per set: the TMA maps of the call's TMA arguments */
-    cut_work_outputs *capture;          /* the work has no references: outputs go here */
+    wk_state st;
+    CUfunction f;
 } work_run;
 
 static int run_launch(void *arg, char *msg, size_t n, int *sticky)
@@ -155,59 +170,135 @@ static int run_launch(void *arg, char *msg, size_t n, int *sticky)
                                 msg, n, sticky);
 }
 
-/* Set 0 before timing (and for the timed launches), set 1 after; each pass poisons with its own byte. */
-static CUresult run_poison(void *arg, cut_wk_pass pass, const char **what)
+static int dev_arm(void *ctx, int s, unsigned char poison, int reset, cut_result *res, int *fatal)
 {
-    work_run *r = arg;
+    work_run *r = ctx;
     const cut_work *w = &r->k->work;
-    r->set = pass == CUT_WK_AFTER_TIMING && !r->fixed ? 1 : 0;
-    *what = "cuMemsetD8 (poisoning an output)";
+    r->set = r->fixed ? 0 : s;
     for (int i = 0; i < w->nbufs; i++) {
         if (!w->bufs[i].is_output)
             continue;
         /* an accumulated output starts at zero instead of poison */
-        const unsigned char fill = w->bufs[i].zero_init ? 0 : r->set ? CUT_WORK_POISON1 : CUT_WORK_POISON0;
-        CUresult rc = r->cu->cuMemsetD8(r->k->d[i][0], fill, buf_bytes(&w->bufs[i]));
+        CUresult rc = r->cu->cuMemsetD8(r->k->d[i][0], w->bufs[i].zero_init ? 0 : poison, buf_bytes(&w->bufs[i]));
         if (rc != CUDA_SUCCESS)
-            return rc;
+            return cut_wk_harness_fault(res, fatal, "cuMemsetD8 (poisoning an output)", rc), -1;
     }
-    return CUDA_SUCCESS;
+    size_t off = 0;
+    for (int i = 0; reset && i < r->st.n; off += r->st.bytes[i++]) {
+        CUresult rc = r->cu->cuMemcpyDtoDAsync(r->st.ptr[i], r->st.init + off, r->st.bytes[i], NULL);
+        if (rc != CUDA_SUCCESS)
+            return cut_wk_harness_fault(res, fatal, "cuMemcpyDtoDAsync (resetting a module variable)", rc), -1;
+    }
+    return 0;
 }
 
-/* Copies every output back, then compares it with the set's reference, or keeps it when there is none. */
-static int run_check(void *arg, cut_wk_pass pass, cut_result *res, int *fatal)
+static int dev_launch(void *ctx, cut_result *res, int *fatal)
 {
-    work_run *r = arg;
-    const cut_work *w = &r->k->work;
-    const char *when = pass == CUT_WK_FIRST         ? ""
-                       : pass == CUT_WK_AFTER_ENERGY ? "after the energy run: "
-                       : r->set == 1                 ? "after timing, fresh inputs: "
-                                                     : "after timing: ";
-    double worst = 0;
-    for (int i = 0; i < w->nbufs; i++) {
-        const cut_work_buf *b = &w->bufs[i];
-        if (!b->is_output)
-            continue;
-        const size_t n = buf_bytes(b);
-        CUresult rc = r->cu->cuMemcpyDtoH(r->k->host[i], r->k->d[i][0], n);
+    work_run *r = ctx;
+    if (cut_wk_launch(r->l, res, fatal) != 0)
+        return -1;
+    CUresult rc = r->cu->cuCtxSynchronize();
+    if (rc != CUDA_SUCCESS)
+        return cut_wk_harness_fault(res, fatal, "cuCtxSynchronize", rc), -1;
+    return 0;
+}
+
+static int dev_read(void *ctx, int i, int s, void *host, cut_result *res, int *fatal)
+{
+    work_run *r = ctx;
+    const cut_work_buf *b = &r->k->work.bufs[i];
+    CUresult rc = r->cu->cuMemcpyDtoH(host, r->k->d[i][b->is_output ? 0 : s], buf_bytes(b));
+    if (rc != CUDA_SUCCESS)
+        return cut_wk_harness_fault(res, fatal, b->is_output ? "cuMemcpyDtoH (an output)" : "cuMemcpyDtoH (an input)",
+                                    rc), -1;
+    return 0;
+}
+
+static int dev_restore(void *ctx, int i, int s, cut_result *res, int *fatal)
+{
+    work_run *r = ctx;
+    const cut_work_buf *b = &r->k->work.bufs[i];
+    CUresult rc = r->cu->cuMemcpyHtoD(r->k->d[i][s], b->data[s], buf_bytes(b));
+    if (rc != CUDA_SUCCESS)
+        return cut_wk_harness_fault(res, fatal, "cuMemcpyHtoD (restoring an input)", rc), -1;
+    return 0;
+}
+
+static int dev_state(void *ctx, void *host, cut_result *res, int *fatal)
+{
+    work_run *r = ctx;
+    size_t off = 0;
+    for (int i = 0; i < r->st.n; off += r->st.bytes[i++]) {
+        CUresult rc = r->cu->cuMemcpyDtoH((unsigned char *)host + off, r->st.ptr[i], r->st.bytes[i]);
         if (rc != CUDA_SUCCESS)
-            return cut_wk_harness_fault(res, fatal, "cuMemcpyDtoH (an output)", rc), -1;
-        if (r->capture) {
-            r->capture->data[i][r->set] = cut_xmalloc(n);
-            memcpy(r->capture->data[i][r->set], r->k->host[i], n);
-            continue;
-        }
-        char msg[200];
-        double maxe = 0;
-        const size_t bad = cut_work_compare(b, r->k->host[i], b->data[r->set], w->check, r->atol, r->rtol, &maxe, msg,
-                                            sizeof msg);
-        worst = CUT_MAX(worst, maxe);
-        res->max_abs_err = worst;
-        if (bad) {
-            cut_wk_set_status(res, CUT_ST_WRONG_RESULT, "%s%s", when, msg);
-            return -1;
-        }
+            return cut_wk_harness_fault(res, fatal, "cuMemcpyDtoH (a module variable)", rc), -1;
     }
+    return 0;
+}
+
+static int arm_timed(void *arg, cut_result *res, int *fatal)
+{
+    return dev_arm(arg, 0, CUT_WORK_POISON0, 1, res, fatal);
+}
+
+static int dev_time(void *ctx, cut_result *res, int *fatal)
+{
+    work_run *r = ctx;
+    const cut_wk_arm arm = {arm_timed, r};
+    if (dev_arm(r, 0, CUT_WORK_POISON0, 1, res, fatal) != 0)
+        return -1;
+    return cut_wk_time(r->w, r->l, &arm, res, fatal);
+}
+
+static int dev_wall(void *ctx, double *ms, cut_result *res, int *fatal)
+{
+    work_run *r = ctx;
+    return cut_wk_wall(r->w, r->l, ms, res, fatal);
+}
+
+/* The device of run r: every hook; the floor's peaks (the bandwidth only when the L2 is flushed, so that every
+ * timed launch reads its inputs from DRAM). */
+static cut_vf_dev run_dev(work_run *r)
+{
+    cut_vf_dev d = {.ctx = r, .arm = dev_arm, .launch = dev_launch, .read = dev_read, .restore = dev_restore,
+                    .state_bytes = r->st.total, .state = dev_state, .time = dev_time, .wall = dev_wall};
+    cut_wk_peaks(r->w, &d.peak_flops, &d.peak_bytes_s);
+    if (!r->w->timing.flush_l2)
+        d.peak_bytes_s = 0;
+    return d;
+}
+
+typedef struct var_scan {
+    const cut_cu_api *cu;
+    CUmodule mod;
+    wk_state *st;
+} var_scan;
+
+static void add_var(void *ctx, const char *name, unsigned long long bytes)
+{
+    (void)bytes;
+    var_scan *v = ctx;
+    CUdeviceptr p;
+    size_t n = 0;
+    if (v->st->n < WK_MAX_VARS && v->cu->cuModuleGetGlobal(&p, &n, v->mod, name) == CUDA_SUCCESS && n > 0) {
+        v->st->ptr[v->st->n] = p;
+        v->st->bytes[v->st->n++] = n;
+        v->st->total += n;
+    }
+}
+
+/* Finds the module's writable variables and copies their bytes as loaded into st->init. 0, or -1 with res. */
+static int find_state(work_run *r, CUmodule mod, const uint8_t *img, size_t img_size, cut_result *res, int *fatal)
+{
+    var_scan v = {r->cu, mod, &r->st};
+    if (cut_cubin_globals(img, img_size, add_var, &v) <= 0 || !r->st.total)
+        return 0;
+    CUresult rc = r->cu->cuMemAlloc(&r->st.init, r->st.total);
+    size_t off = 0;
+    for (int i = 0; rc == CUDA_SUCCESS && i < r->st.n; off += r->st.bytes[i++])
+        rc = r->cu->cuMemcpyDtoD(r->st.init + off, r->st.ptr[i], r->st.bytes[i]);
+    if (rc != CUDA_SUCCESS)
+        return cut_wk_harness_fault(res, fatal, "a copy of the module's variables", rc), -1;
     return 0;
 }
 
@@ -235,11 +326,13 @@ static int bind_args(work_run *r, int s, cut_result *res)
     return 0;
 }
 
-/* The call (module image img): loaded, both input sets bound, checked and timed (outputs captured into r->capture
- * when set); with plan, then its energy measured into *er (*energy_ok: the meter succeeded, why: its sentence when
- * not) and checked again. The outcome is res (*fatal = 1 when the context died). */
-static void call_measure(cut_wk *w, work_run *r, const uint8_t *img, size_t img_size, const cut_energy_plan *plan,
-                         cut_result *res, cut_energy_result *er, int *energy_ok, cut_err *why, int *fatal)
+/* The call (module image img): loaded, its module variables found, both input sets bound, checked and timed through
+ * the protocol (v: outputs captured when v->capture is set); with plan, then its energy measured into *er
+ * (*energy_ok: the meter succeeded, why: its sentence when not) and checked again. The outcome is res (*fatal = 1
+ * when the context died). */
+static void call_measure(cut_wk *w, work_run *r, const cut_vf *v, const uint8_t *img, size_t img_size,
+                         const cut_energy_plan *plan, cut_result *res, cut_energy_result *er, int *energy_ok,
+                         cut_err *why, int *fatal)
 {
     const cut_call *c = r->c;
     CUmodule mod;
@@ -247,20 +340,24 @@ static void call_measure(cut_wk *w, work_run *r, const uint8_t *img, size_t img_
     *fatal = 0;
     if (cut_wk_load(w, img, img_size, c->entry, c->smem, &mod, &r->f, res, fatal) != 0)
         return;
-    if (bind_args(r, 0, res) == 0 && bind_args(r, 1, res) == 0) {
-        const cut_wk_launcher l = {run_launch, r};
-        const cut_wk_check chk = {run_poison, run_check, r};
-        cut_wk_check_and_time_with(w, &l, &chk, res, fatal);
+    const cut_wk_launcher l = {run_launch, r};
+    r->l = &l;
+    if (find_state(r, mod, img, img_size, res, fatal) == 0 && bind_args(r, 0, res) == 0 && bind_args(r, 1, res) == 0) {
+        const cut_vf_dev d = run_dev(r);
+        cut_vf_check_and_time(v, &d, res, fatal);
         if (plan && res->status == CUT_ST_OK && !*fatal)
-            *energy_ok = cut_wk_energy_with(w, &l, &chk, r->k->work.flops, plan, res, er, fatal, why) == 0 &&
+            *energy_ok = cut_wk_energy_with(w, &l, v, &d, r->k->work.flops, plan, res, er, fatal, why) == 0 &&
                          res->status == CUT_ST_OK;
     }
-    if (!*fatal)
+    if (!*fatal) {
+        if (r->st.init)
+            r->cu->cuMemFree(r->st.init);
         r->cu->cuModuleUnload(mod);
+    }
 }
 
-/* The vendor baselines' check: the work's poison and comparison, every pass on set 0 (their launches are bound to
- * set 0's tensors). */
+/* The vendor baselines' check: the same protocol, every pass on set 0 (their launches are bound to set 0's
+ * tensors), no module variables. */
 void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
 {
     wk_work *k = *cut_wk_work_slot(w);
@@ -270,9 +367,10 @@ void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res,
         cut_wk_set_status(res, CUT_ST_FAULT, "worker not prepared");
         return;
     }
-    work_run r = {.cu = cut_wk_cu(w), .k = k, .fixed = 1, .atol = k->work.atol, .rtol = k->work.rtol};
-    const cut_wk_check chk = {run_poison, run_check, &r};
-    cut_wk_check_and_time_with(w, l, &chk, res, fatal);
+    work_run r = {.cu = cut_wk_cu(w), .w = w, .k = k, .l = l, .fixed = 1};
+    const cut_vf v = {.work = &k->work, .atol = k->work.atol, .rtol = k->work.rtol, .fixed = 1};
+    const cut_vf_dev d = run_dev(&r);
+    cut_vf_check_and_time(&v, &d, res, fatal);
 }
 
 int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply, int *fatal, cut_err *e)
@@ -290,13 +388,13 @@ int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply,
     case CUT_WP_RUN_CALL: {
         cut_work_outputs outs;
         memset(&outs, 0, sizeof outs);
-        work_run r = {.cu = cut_wk_cu(w), .k = k, .c = &q.call,
-                      .capture = cut_work_has_refs(&k->work) ? NULL : &outs};
-        cut_call_tolerance(&k->work, &q.call, &r.atol, &r.rtol);
+        work_run r = {.cu = cut_wk_cu(w), .w = w, .k = k, .c = &q.call};
+        cut_vf v = {.work = &k->work, .capture = cut_work_has_refs(&k->work) ? NULL : &outs};
+        cut_call_tolerance(&k->work, &q.call, &v.atol, &v.rtol);
         cut_err why = {{0}};
         rr.energy = q.energy;
-        call_measure(w, &r, q.image, q.image_size, q.energy ? &q.plan : NULL, &rr.res, &rr.er, &rr.energy_ok, &why,
-                     fatal);
+        call_measure(w, &r, &v, q.image, q.image_size, q.energy ? &q.plan : NULL, &rr.res, &rr.er, &rr.energy_ok,
+                     &why, fatal);
         snprintf(rr.why, sizeof rr.why, "%s", why.msg);
         cut_wp_run_result_encode(&rr, &k->work, rr.res.status == CUT_ST_OK ? &outs : NULL, b);
         cut_work_outputs_free(&outs);

@@ -6,31 +6,29 @@
 
 #include "gpu/cuda_drv.h"
 #include "measure/cudnn_baseline.h"
+#include "measure/verify.h"
 #include "measure/worker_proto.h"
 
-/* The checked runs of cut_wk_check_and_time: before timing, after timing, after an energy run. */
-typedef enum cut_wk_pass { CUT_WK_FIRST, CUT_WK_AFTER_TIMING, CUT_WK_AFTER_ENERGY } cut_wk_pass;
-
-/* How a run is checked; the launch and the synchronisation between the two hooks are the worker's. */
-typedef struct cut_wk_check {
-    /* Before the launch: poison the outputs, pick the pass's inputs. CUDA_SUCCESS, or the failing call's result
-     * with *what naming it. */
-    CUresult (*before)(void *arg, cut_wk_pass pass, const char **what);
-    /* After it synchronised: copy the outputs back and compare (or capture) them. 0 when they pass, else -1 with
-     * res set (cut_wk_harness_fault for a failing copy). */
-    int (*after)(void *arg, cut_wk_pass pass, cut_result *res, int *fatal);
+/* What readies each timed launch (verify.h's arm: outputs poisoned, module state reset), outside the timed region.
+ * 0, or -1 with res set. */
+typedef struct cut_wk_arm {
+    int (*fn)(void *arg, cut_result *res, int *fatal);
     void *arg;
-} cut_wk_check;
+} cut_wk_arm;
 
-/* harness.c: chk's first check, warm-up, timed repeats, chk's check after timing; the timed launches run on
- * whatever inputs the first check picked. */
-void cut_wk_check_and_time_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, cut_result *res,
-                                int *fatal);
+/* harness.c: the timing policy's warm-up, then event-timed launches through l, each after arm (NULL: none) and the
+ * L2 flush: res's median/min/max/repeats. 0, or -1 with res set. */
+int cut_wk_time(cut_wk *w, const cut_wk_launcher *l, const cut_wk_arm *arm, cut_result *res, int *fatal);
+/* harness.c: the fastest of a few synchronised launches by the host's clock, less an empty synchronisation (ms). */
+int cut_wk_wall(cut_wk *w, const cut_wk_launcher *l, double *ms, cut_result *res, int *fatal);
+/* harness.c: the device's peak FLOP/s (SMs x clock x its fastest tensor-core rate) and DRAM bandwidth (measured
+ * once: a 256 MiB device-to-device copy), for verify.h's physical floor. */
+void cut_wk_peaks(cut_wk *w, double *flops, double *bytes_s);
 /* worker_energy.c: after a successful check and time, measures the energy of l's launches per plan into *er (flops
- * per launch for GFLOP/s, 0: none) in chunks queued one ahead, then runs chk's check once more (pass
- * CUT_WK_AFTER_ENERGY). 0; or -1 when the kernel failed (res set; *fatal = 1 when the context died) or the meter
- * failed (res left alone, why set). Allocates nothing that outlives the call. */
-int cut_wk_energy_with(cut_wk *w, const cut_wk_launcher *l, const cut_wk_check *chk, double flops,
+ * per launch for GFLOP/s, 0: none) in chunks queued one ahead, then checks once more through the protocol (v on d,
+ * fresh inputs unless v->fixed). 0; or -1 when the kernel failed (res set; *fatal = 1 when the context died) or
+ * the meter failed (res left alone, why set). Allocates nothing that outlives the call. */
+int cut_wk_energy_with(cut_wk *w, const cut_wk_launcher *l, const cut_vf *v, const cut_vf_dev *d, double flops,
                        const cut_energy_plan *plan, cut_result *res, cut_energy_result *er, int *fatal, cut_err *why);
 /* A harness call (copy, memset, synchronise) failed after a launch: res FAULT naming what, *fatal = 1. */
 void cut_wk_harness_fault(cut_result *res, int *fatal, const char *what, CUresult rc);

@@ -253,7 +253,11 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
     cut_compile_opts_default(&ko.copts);
     ko.copts.sm_major = o->sm_major;
     ko.copts.sm_minor = o->sm_minor;
-    ko.copts.cache_dir = o->compile_cache ? o->compile_cache : CUT_OPT_COMPILE_CACHE;
+    if (o->compile_cache)
+        snprintf(ko.cache, sizeof ko.cache, "%s", o->compile_cache);
+    else if (cut_default_cache_dir(ko.cache, sizeof ko.cache, e) != 0)
+        return -1;
+    ko.copts.cache_dir = ko.cache;
     ko.copts.want_ptx = 1;
     snprintf(ko.kdir, sizeof ko.kdir, "%s/kernels/_%s", o->outdir, k->name);
     snprintf(ko.scratch, sizeof ko.scratch, "%s/.scratch", ko.kdir);

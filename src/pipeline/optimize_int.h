@@ -42,6 +42,7 @@ typedef struct kopt {
     int nr;
     cut_cand_gen *gen;
     char kdir[1024], scratch[1100];
+    char cache[1024];   /* the compile cache folder (o->compile_cache, else the per-user one) */
     cut_mcgs_search s;
     cut_move_space ms;
     int builds;

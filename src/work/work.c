@@ -113,6 +113,8 @@ int cut_work_check(const cut_work *w, cut_err *e)
         return cut_err_set(e, "work: unknown op %d with %d parameters", (int)w->op.kind, w->op.ndims);
     if (!isfinite(w->flops) || w->flops < 0)
         return cut_err_set(e, "work: %g FLOPs per call", w->flops);
+    if (!isfinite(w->bytes) || w->bytes < 0)
+        return cut_err_set(e, "work: %g bytes per call", w->bytes);
     if (w->runner_refs && w->op.kind != CUT_WORK_GEMM)
         return cut_err_set(e, "work: only a GEMM's references can be left to the runner");
     int outputs = 0, refs = -1;
@@ -306,4 +308,5 @@ void cut_work_pair(cut_work *w, const char *const names[3], cut_elem in_dtype, c
         w->bufs[i].elems = n[i];
     }
     w->bufs[2].is_output = 1;
+    w->bytes = (double)(n[0] + n[1]) * (double)cut_elem_size(in_dtype);
 }

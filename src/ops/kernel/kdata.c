@@ -85,6 +85,8 @@ int cut_kspec_work(const cut_kspec *k, cut_work *w, cut_err *e)
         return -1;
     w->atol = k->atol;
     w->rtol = k->rtol;
+    if (cut_kspec_work_size(k, &w->flops, &w->bytes, e) != 0)
+        return -1;
     for (int i = 0; i < k->ninputs; i++) {
         cut_work_buf *b = &w->bufs[w->nbufs++];
         const cut_ks_tensor *t = &k->inputs[i];

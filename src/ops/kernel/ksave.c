@@ -149,6 +149,10 @@ int cut_kspec_to_json(const cut_kspec *k, const char *note, char **out, cut_err 
         rc = add_tensors(root, "outputs", k->outputs, k->noutputs, 0, e);
     if (rc == 0) {
         add_scalars_args(root, k);
+        if (k->flops[0])
+            cJSON_AddStringToObject(root, "flops", k->flops);
+        if (k->bytes[0])
+            cJSON_AddStringToObject(root, "bytes", k->bytes);
         if (k->ref_source) {
             cJSON *r = cJSON_AddObjectToObject(root, "reference");
             cJSON_AddStringToObject(r, "source", k->ref_source);

@@ -556,6 +556,42 @@ static int spec_vars(const cut_kspec *k, const long long *vals, cut_ks_var *vars
     return nv;
 }
 
+/* ---- the op's size ---- */
+
+/* "flops" and "bytes": optional expressions over sizes (integers or strings). */
+static int get_work_size(const cJSON *root, cut_kspec *k, cut_err *e)
+{
+    const char *keys[2] = {"flops", "bytes"};
+    char *dst[2] = {k->flops, k->bytes};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(root, keys[i]);
+        dst[i][0] = '\0';
+        if (x && get_expr(x, keys[i], dst[i], CUT_KS_EXPR, e) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int cut_kspec_work_size(const cut_kspec *k, double *flops, double *bytes, cut_err *e)
+{
+    cut_ks_var vars[CUT_KS_MAX_VARS];
+    const int nv = spec_vars(k, NULL, vars);
+    const char *keys[2] = {"flops", "bytes"}, *src[2] = {k->flops, k->bytes};
+    double *dst[2] = {flops, bytes};
+    for (int i = 0; i < 2; i++) {
+        long long x = 0;
+        *dst[i] = 0;
+        if (!src[i][0])
+            continue;
+        if (cut_ks_eval(src[i], vars, nv, &x, e) != 0)
+            return cut_err_wrap(e, "%s", keys[i]);
+        if (x < 0)
+            return cut_err_set(e, "%s: '%s' is %lld (must be >= 0)", keys[i], src[i], x);
+        *dst[i] = (double)x;
+    }
+    return 0;
+}
+
 /* ---- restrictions ---- */
 
 /* "restrictions": an optional array of non-empty expression strings (checked against the baseline later). */
@@ -750,11 +786,12 @@ static int parse_root(const cJSON *root, const char *base_dir, cut_kspec *k, cut
         get_vars(root, k, e) != 0 || get_launch(root, k, e) != 0 ||
         get_tensors(root, "inputs", 1, k->inputs, &k->ninputs, e) != 0 ||
         get_tensors(root, "outputs", 0, k->outputs, &k->noutputs, e) != 0 || get_scalars_args_tol(root, k, e) != 0 ||
-        get_restrictions(root, k, e) != 0)
+        get_restrictions(root, k, e) != 0 || get_work_size(root, k, e) != 0)
         return -1;
     cut_ks_launch l;
+    double fl, by;
     if (check_entry(k, e) != 0 || check_args(k, e) != 0 || cut_kspec_resolve(k, NULL, &l, e) != 0 ||
-        check_restrictions(k, e) != 0)
+        check_restrictions(k, e) != 0 || cut_kspec_work_size(k, &fl, &by, e) != 0)
         return -1;
     return 0;
 }
