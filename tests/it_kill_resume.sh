@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# SIGKILL a tune mid-run, run it again: no corrupt or duplicated line, no finished trial lost.
+# SIGKILL a tune mid-run, run it again: no corrupt or duplicated line, no finished trial lost; a whole last record
+# without its newline is kept.
 set -euo pipefail
 BIN=$1; DIR=$2
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
@@ -39,4 +40,25 @@ assert len(set(keys)) == len(keys), "duplicated schedule"
 assert len(complete.splitlines()) >= 24, "the kills came too late to test anything"
 print("resumed from", len(complete.splitlines()), "complete lines")
 PY
+# A whole last record whose newline the kill took is kept (with its newline), not cut: the resumed run counts it
+# and measures one trial fewer.
+"$BIN" tune --backend emu --workloads tiny --case 1 --trials 30 --quiet --no-sample --outdir nl >/dev/null
+NL=nl/$LOG
+python3 - "$NL" <<'PY'
+import sys
+p = sys.argv[1]
+data = open(p, "rb").read()
+assert data.endswith(b"\n")
+open(p, "wb").write(data[:-1])
+PY
+"$BIN" tune --backend emu --workloads tiny --case 1 --trials 31 --quiet --no-sample --outdir nl > nl.out
+python3 - "$NL" <<'PY' || fail "a whole last record without its newline"
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[-1] == "", "the log does not end with a newline"
+recs = [json.loads(l) for l in lines[:-1]]
+assert sorted(r["trial"] for r in recs) == list(range(31)), [r["trial"] for r in recs]
+print("a record without its newline kept: 31 trials, 0..30 once")
+PY
+grep -q "31 trials (1 new" nl.out || { cat nl.out; fail "the kept record was not counted"; }
 echo "1 passed, 0 failed"

@@ -98,6 +98,10 @@ struct cut_runner {
     int keyed;            /* the prepared work is the op's from key_op and key_seed (cut_runner_prepare_conv/gemm) */
     cut_work_op key_op;
     uint64_t key_seed;
+    /* Optional: run() calls on_result(on_result_ctx, &res[i]) as soon as call i's result is final, in call order, on
+     * the thread that called run() (the tuning loop records each trial the moment it is measured). */
+    void (*on_result)(void *ctx, const cut_result *res);
+    void *on_result_ctx;
 };
 
 /* ---- runner helpers (src/measure/runner.c): every op's way onto the one interface ---- */

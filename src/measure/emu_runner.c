@@ -563,12 +563,13 @@ static int emu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_op
                          .errs = errs};
         cut_parallel_for(m, 1e9, compile_one, &j); /* a host compile is ~1e9 operations: always worth a thread */
         for (int i = 0; i < m; i++) {
-            if (skip[i])
-                continue;
-            if (rc == 0)
-                rc = run_compiled(r, &calls[b + i], kernels[i], &errs[i], o, &res[b + i], e);
-            else
+            if (skip[i] || rc != 0) {
                 cut_emu_kernel_free(kernels[i]);
+            } else {
+                rc = run_compiled(r, &calls[b + i], kernels[i], &errs[i], o, &res[b + i], e);
+            }
+            if (rc == 0 && r->on_result)
+                r->on_result(r->on_result_ctx, &res[b + i]);
         }
     }
     free(errs);

@@ -414,9 +414,12 @@ static int gpu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_op
         return o->er ? -1 : cut_err_set(e, "GPU runner: an energy plan without a result to fill");
     if (o && o->energy && !cut_work_has_refs(&g->work))
         return cut_err_set(e, "GPU runner: an energy run needs a work with references");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (run_one(r, &calls[i], o, &res[i], e) != 0)
             return -1;
+        if (r->on_result)
+            r->on_result(r->on_result_ctx, &res[i]);
+    }
     return 0;
 }
 

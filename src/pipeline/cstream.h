@@ -52,6 +52,10 @@ int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, c
 struct cut_task;
 int cut_tune_measure_jobs_with(const struct cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner **r, int nr,
                                cut_err *e);
+/* The same, calling done(ctx, i) as soon as jobs[i]'s result is final and stored in it (from the measuring threads:
+ * done locks what it shares); jobs whose runner does not report results one by one are not reported. */
+int cut_tune_measure_jobs_each(const struct cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner **r, int nr,
+                               void (*done)(void *ctx, int i), void *ctx, cut_err *e);
 /* The progress line, an info message of the log ("<label> | trials 10/100 | failed 1 | best ... GFLOP/s | ..."; a
  * negative best_gflops is shown as "best <-best_gflops> ms", for work whose FLOPs are unknown): rewritten in place
  * where cut_log_tty() (the default handler on a terminal), else a line at most every 10 s and at the end (final). */

@@ -6,7 +6,9 @@
 #include "cutune/util.h"
 #include "pipeline/cstream.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +157,8 @@ int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, c
     return cut_tune_measure_jobs_with(NULL, jobs, n, use_nvrtc, &r, 1, e);
 }
 
-/* One runner's share of a batch: candidates c[0..n) into res. */
+/* One runner's share of a batch: candidates c[0..n) into res, jobs map[0..n) of the batch; done(ctx, job) for each
+ * result its runner reports at once. */
 typedef struct measure_part {
     const cut_task *t;
     cut_runner *r;
@@ -163,20 +166,47 @@ typedef struct measure_part {
     cut_result *res;
     int n, rc;
     cut_err e;
+    cut_job **jobs;
+    const int *map;
+    void (*done)(void *ctx, int i);
+    void *ctx;
 } measure_part;
+
+/* The runner's on_result: a result of this part's array, stored in its job and reported. */
+static void part_result(void *arg, const cut_result *res)
+{
+    measure_part *p = arg;
+    if (res < p->res || res >= p->res + p->n)
+        return; /* a result the task's measure keeps elsewhere: reported with the batch */
+    const int j = (int)(res - p->res);
+    p->jobs[p->map[j]]->res = *res;
+    p->done(p->ctx, p->map[j]);
+}
 
 static void *measure_part_run(void *arg)
 {
     measure_part *p = arg;
     const cut_task *t = p->t;
+    if (p->done) {
+        p->r->on_result = part_result;
+        p->r->on_result_ctx = p;
+    }
     p->rc = p->n == 0 ? 0
             : t && t->measure ? t->measure(t, p->r, p->c, p->n, p->res, &p->e)
                               : cut_runner_measure(p->r, p->c, p->n, p->res, &p->e);
+    p->r->on_result = NULL;
+    p->r->on_result_ctx = NULL;
     return NULL;
 }
 
 int cut_tune_measure_jobs_with(const cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner **r, int nr,
                                cut_err *e)
+{
+    return cut_tune_measure_jobs_each(t, jobs, n, use_nvrtc, r, nr, NULL, NULL, e);
+}
+
+int cut_tune_measure_jobs_each(const cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner **r, int nr,
+                               void (*done)(void *ctx, int i), void *ctx, cut_err *e)
 {
     cut_candidate *cands = cut_xcalloc((size_t)n, sizeof *cands);
     cut_result *mres = cut_xcalloc((size_t)n, sizeof *mres);
@@ -196,7 +226,8 @@ int cut_tune_measure_jobs_with(const cut_task *t, cut_job **jobs, int n, int use
     pthread_t *th = cut_xcalloc((size_t)(used > 0 ? used : 1), sizeof *th);
     int *started = cut_xcalloc((size_t)(used > 0 ? used : 1), sizeof *started);
     for (int k = 0, at = 0; k < used; k++, at += per) {
-        parts[k] = (measure_part){t, r[k], cands + at, mres + at, CUT_MIN(per, CUT_MAX(m - at, 0)), 0, {{0}}};
+        parts[k] = (measure_part){t, r[k], cands + at, mres + at, CUT_MIN(per, CUT_MAX(m - at, 0)), 0, {{0}},
+                                  jobs, map + at, done, ctx};
         for (int j = at; j < at + parts[k].n; j++)
             jobs[map[j]]->runner = k;
         /* one runner measures in this thread, as always; several each in a thread of their own */
@@ -281,12 +312,92 @@ static int counts(const loop_run *x, const cut_job *jb)
     return x->t->counts ? x->t->counts(x->t, &jb->sched) != 0 : 1;
 }
 
+/* Records written the moment each trial is measured (time objective, a record log): jobs are committed in batch
+ * order, each as soon as it and every job before it are final, one write and an fsync each, so a kill loses at most
+ * the trial being measured. */
+typedef struct commit_run {
+    loop_run *x;
+    cut_job **jobs;
+    int n, next, trial;
+    int *ready, *written;
+    const cut_measure_env *env;
+    pthread_mutex_t mu;
+    int rc;
+    cut_err e;
+} commit_run;
+
+/* Writes the ready jobs from c->next on (c->mu held). */
+static void commit_ready(commit_run *c)
+{
+    int wrote = 0;
+    while (c->rc == 0 && c->next < c->n && c->ready[c->next]) {
+        cut_job *jb = c->jobs[c->next];
+        cut_trial tr;
+        const cut_energy_result none = {0};
+        if ((c->rc = record_job(c->x, jb, c->trial, c->env, &none, &tr, &c->e)) != 0)
+            break;
+        c->written[c->next] = 1;
+        wrote = 1;
+        c->trial += counts(c->x, jb);
+        c->next++;
+    }
+    if (wrote && c->rc == 0)
+        c->rc = cut_reclog_sync(&c->x->log, &c->e);
+}
+
+/* $CUTUNE_MEASURE_TRACE names a file that gets one line per measured trial ("measured <seq>"), written when its
+ * result is final and before its record: a kill test counts trials measured but never recorded against it. */
+static void trace_measured(const cut_job *jb)
+{
+    const char *path = getenv("CUTUNE_MEASURE_TRACE");
+    if (!path || !*path)
+        return;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    char line[64];
+    int n = snprintf(line, sizeof line, "measured %d\n", jb->seq);
+    (void)!write(fd, line, (size_t)n);
+    close(fd);
+}
+
+static void commit_done(void *ctx, int i)
+{
+    commit_run *c = ctx;
+    trace_measured(c->jobs[i]);
+    pthread_mutex_lock(&c->mu);
+    c->ready[i] = 1;
+    commit_ready(c);
+    pthread_mutex_unlock(&c->mu);
+}
+
 /* Measures finished jobs (and with an energy objective the energy of the fastest few), records them (one write
- * each, then fsync; or the task's journal) and feeds the strategy. first_trial: the budget spent before them. */
+ * each, then fsync, each as soon as it is measured when the objective is time; or the task's journal) and feeds the
+ * strategy. first_trial: the budget spent before them. */
 static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, cut_err *e)
 {
     const cut_tune_cfg *cfg = x->cfg;
-    int rc = cut_tune_measure_jobs_with(x->t, jobs, n, cfg->use_nvrtc, x->r, x->nr, e);
+    const int early = cfg->objective == CUT_OBJ_TIME && !x->t->journal;
+    commit_run c = {.x = x, .jobs = jobs, .n = n, .trial = first_trial, .env = x->r[0]->env(x->r[0])};
+    c.ready = cut_xcalloc((size_t)(n > 0 ? n : 1), sizeof *c.ready);
+    c.written = cut_xcalloc((size_t)(n > 0 ? n : 1), sizeof *c.written);
+    pthread_mutex_init(&c.mu, NULL);
+    for (int i = 0; i < n; i++)
+        c.ready[i] = jobs[i]->res.status != CUT_ST_OK; /* codegen failed: final already */
+    int rc = cut_tune_measure_jobs_each(x->t, jobs, n, cfg->use_nvrtc, x->r, x->nr, early ? commit_done : NULL, &c, e);
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!c.ready[i] && jobs[i]->runner >= 0)
+            trace_measured(jobs[i]);
+    if (rc == 0 && early) { /* what the runners did not report one by one */
+        for (int i = 0; i < n; i++)
+            c.ready[i] = 1;
+        commit_ready(&c);
+        if ((rc = c.rc) != 0)
+            *e = c.e;
+    } else if (rc == 0 && c.rc != 0) {
+        rc = -1;
+        *e = c.e;
+    }
     cut_energy_result *er = cut_xcalloc((size_t)n, sizeof *er);
     if (rc == 0 && cfg->objective != CUT_OBJ_TIME)
         rc = measure_energy(jobs, n, cfg, x->r[0], first_trial, er, e);
@@ -295,7 +406,9 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
         cut_job *jb = jobs[i];
         const cut_compiled *bin = cfg->use_nvrtc ? &jb->bin : NULL;
         cut_trial tr;
-        if ((rc = record_job(x, jb, trial, env, &er[i], &tr, e)) != 0)
+        if (c.written[i])
+            fill_trial(&tr, trial, jb, bin, env, &er[i]);
+        else if ((rc = record_job(x, jb, trial, env, &er[i], &tr, e)) != 0)
             break;
         track_best(x->st, cfg->objective, &tr);
         /* The strategy learns time, the dense signal (every candidate has it); energy is measured only for the
@@ -309,6 +422,9 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
         trial += counts(x, jb);
     }
     free(er);
+    pthread_mutex_destroy(&c.mu);
+    free(c.ready);
+    free(c.written);
     if (rc == 0 && x->t->journal)
         return x->t->journal->round(x->t, e);
     return rc == 0 ? cut_reclog_sync(&x->log, e) : -1;
@@ -437,12 +553,13 @@ static int resume(loop_run *x, const cut_trial *old, int nold, int extra)
     return nold + extra;
 }
 
-/* The record log's side of the start: the log loaded, fed to the strategy, opened for appending. */
+/* The record log's side of the start: the log opened for appending first (locked; a last line a kill tore is cut,
+ * a whole last record whose newline was lost is kept), then loaded and fed to the strategy. */
 static int open_log(loop_run *x, const char *path, int *done, cut_err *e)
 {
     cut_trial *old = NULL;
     int nold = 0, extra = 0;
-    if (x->t->load(x->t, path, &old, &nold, &extra, e) != 0)
+    if (cut_reclog_open(path, &x->log, e) != 0 || x->t->load(x->t, path, &old, &nold, &extra, e) != 0)
         return -1;
     int rc = 0;
     if (!(x->strat = x->t->strategy(x->t, x->cfg, nold, e)))
@@ -458,8 +575,6 @@ static int open_log(loop_run *x, const char *path, int *done, cut_err *e)
         return rc;
     if (x->cfg->use_prior && x->t->priors)
         x->st->prior_trials = x->t->priors(x->t, x->strat, x->cfg, x->r[0]->env(x->r[0])->gpu_name, nold);
-    if (cut_reclog_open(path, &x->log, e) != 0)
-        return -1;
     for (int i = 0; i < x->nr; i++)
         if (x->t->prepare(x->t, x->r[i], x->cfg->seed, e) != 0)
             return cut_err_wrap(e, "preparing %s", x->t->what);

@@ -623,6 +623,26 @@ static int end_of_last_line(const char *path, off_t size, off_t *keep, cut_err *
     return 0;
 }
 
+/* 1 when the bytes [from, to) of fd (the text after the last newline) are one whole JSON object: a record written
+ * in full whose newline never reached the disk. */
+static int tail_is_record(int fd, off_t from, off_t to)
+{
+    if (to - from > (off_t)(1 << 20) || to - from < 2)
+        return 0;
+    size_t n = (size_t)(to - from);
+    char *buf = cut_xmalloc(n + 1);
+    int ok = pread(fd, buf, n, from) == (ssize_t)n;
+    if (ok) {
+        buf[n] = '\0';
+        const char *end = NULL;
+        cJSON *j = cJSON_ParseWithOpts(buf, &end, 1);
+        ok = j && cJSON_IsObject(j);
+        cJSON_Delete(j);
+    }
+    free(buf);
+    return ok;
+}
+
 int cut_reclog_open_ex(const char *path, cut_reclog *log, size_t *dropped, cut_err *e)
 {
     memset(log, 0, sizeof *log);
@@ -634,7 +654,7 @@ int cut_reclog_open_ex(const char *path, cut_reclog *log, size_t *dropped, cut_e
     strcpy(log->path, path);
     if (mkdir_parent(path, e) != 0)
         return cut_err_wrap(e, "record log '%s'", path);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return cut_err_set(e, "cannot open record log '%s': %s", path, strerror(errno));
     /* One writer per log: a second process appending (or repairing) would tear lines. */
@@ -654,7 +674,14 @@ int cut_reclog_open_ex(const char *path, cut_reclog *log, size_t *dropped, cut_e
             close(fd);
             return -1;
         }
-        if (keep < st.st_size) {
+        if (keep < st.st_size && tail_is_record(fd, keep, st.st_size)) {
+            /* a whole record whose newline the kill took: kept, its newline added */
+            if (write(fd, "\n", 1) != 1 || fsync(fd) != 0) {
+                int err = errno;
+                close(fd);
+                return cut_err_set(e, "cannot end the last line of record log '%s': %s", path, strerror(err));
+            }
+        } else if (keep < st.st_size) {
             if (ftruncate(fd, keep) != 0 || fsync(fd) != 0) {
                 int err = errno;
                 close(fd);
