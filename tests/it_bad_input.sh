@@ -56,6 +56,25 @@ expect2 "gemm fp16 under emulation" "no GEMM template computes fp16 under emulat
   tune $E --gemm M=1024 N=2048 K=3072 t=2000 --layout nt --dtype fp16
 expect2 "gemm unknown --tpl" "'tensor' is not a GEMM template" tune $E --gemm M=8 N=8 K=8 --tpl tensor
 expect2 "gemm with --conv" "cannot be combined" tune $E --gemm M=8 N=8 K=8 --conv 1,8,8,8,4,3,3,1,1
+# kernel specs: refuse instead of silently changing data (issue 15)
+spec() { # spec FILE SOURCE-JSON-FIELD SCALAR-VALUE Y-TYPE
+  cat > "$1" <<J
+{"name": "s", "language": "cuda", $2, "entry": "k", "sizes": {"N": 64}, "tunables": {"B": [32]},
+ "launch": {"grid": [2], "block": ["B"]}, "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"], "init": "randn"}],
+ "outputs": [{"name": "y", "dtype": "f32", "shape": ["N"]}], "scalars": [{"name": "n", "dtype": "i32", "value": "$3"}],
+ "args": ["x", "y", "n"]}
+J
+}
+SRC='"source": "extern \"C\" __global__ void k(const float *x, float *y, int n) { }"'
+spec dz.json '"source_path": "/dev/zero"' N
+expect2 "spec source_path /dev/zero" "'/dev/zero' is not a regular file" tune --kernel dz.json $E
+spec ovf.json "$SRC" "N * 100000000"
+expect2 "spec i32 scalar overflow" "6400000000, which does not fit i32" tune --kernel ovf.json $E
+spec dt.json "$(echo "$SRC" | sed 's/float \*y/double *y/')" N
+expect2 "spec output dtype against the parameter" "'y' is a buffer of f32, but parameter 2 of k is a pointer to f64" \
+  tune --kernel dt.json $E
+spec ok.json "$SRC" N
+expect2 "--sizes naming an unknown size" "no kernel spec has a size named 'M'" tune --kernel ok.json --sizes M=8 $E
 if [ "$(md5sum tuningrecords/*)" != "$sum" ]; then echo "FAIL: an existing record was changed"; failn=$((failn+1)); fi
 echo "$pass passed, $failn failed"
 [ $failn -eq 0 ]

@@ -2,7 +2,8 @@
 # cutune energy end to end against the fake libnvidia-ml ($CUTUNE_FAKE_NVML): tune tiny shapes on the emulator ->
 # energy at all 5 caps of a fake H200 -> seed 001's files (output_kernelK.txt, results.csv, all.csv) checked; caps
 # set in order and the original limit restored; refusals (no --allow-power-cap, out of range) change nothing;
-# SIGTERM in the middle of a capped run restores the limit; clean removes kernel_outputs/.
+# SIGTERM in the middle of a capped run restores the limit; after a SIGKILL the next GPU command (`cutune devices`)
+# restores it from the per-user state folder ($CUTUNE_STATE_DIR); clean removes kernel_outputs/.
 set -euo pipefail
 BIN=$1; DIR=$2
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
@@ -11,6 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 export CUTUNE_NVML_LIB=$CUTUNE_FAKE_NVML
 export FAKE_NVML_GPUS="NVIDIA H200:600000:200000:700000"  # booted at 600 W, so a restore is visible
 export FAKE_NVML_STATE=$PWD/nvml.state FAKE_NVML_LOG=$PWD/nvml.log FAKE_NVML_ENERGY=300:10
+export CUTUNE_STATE_DIR=$PWD/state  # restore files and locks, per GPU (per user outside tests)
 limit() { if [ -f nvml.state ]; then awk '$1 == 0 {print $2}' nvml.state; else echo 600000; fi; }
 FAST="--backend emu --test --warmup 0.02"
 
@@ -40,7 +42,7 @@ grep -q "150" err.txt || fail "range error does not name the cap: $(cat err.txt)
 printf 'set_limit 0 200000\nset_limit 0 325000\nset_limit 0 450000\nset_limit 0 575000\nset_limit 0 700000\nset_limit 0 600000\n' > want.log
 diff want.log nvml.log || fail "caps not set in order and restored"
 [ "$(limit)" = 600000 ] || fail "limit not restored: $(limit)"
-[ ! -f .cutune_powercap_restore.json ] || fail "restore file left behind"
+! ls state/powercap_*.json 2>/dev/null || fail "restore file left behind"
 grep -q "^measured 4 kernel(s) at 5 cap(s)" energy.out || fail "summary line"
 
 python3 - <<'PY' || fail "kernel_outputs files"
@@ -97,7 +99,23 @@ set +e; wait $pid; rc=$?; set -e
 [ "$rc" -ne 0 ] || fail "SIGTERM'd run exited 0"
 [ "$(limit)" = 600000 ] || fail "limit after SIGTERM: $(limit) (log: $(cat nvml.log))"
 [ "$(tail -1 nvml.log)" = "set_limit 0 600000" ] || fail "last change is not the restore: $(cat nvml.log)"
-[ ! -f .cutune_powercap_restore.json ] || fail "restore file left after SIGTERM"
+! ls state/powercap_*.json 2>/dev/null || fail "restore file left after SIGTERM"
+
+# SIGKILL: nothing in the process runs; the restore file stays, and the next command that touches a GPU restores.
+"$BIN" energy --backend emu --warmup 0.02 --lrounds 16 --min-steps 100 --power-caps 250,300 --allow-power-cap \
+  > kill.out 2>&1 &
+pid=$!
+: > nvml.log
+for _ in $(seq 1 200); do grep -q "set_limit 0 250000" nvml.log 2>/dev/null && break; sleep 0.05; done
+grep -q "set_limit 0 250000" nvml.log || { kill -9 $pid; fail "capped run never set 250 W"; }
+kill -KILL $pid
+wait $pid 2>/dev/null || true
+[ "$(limit)" = 250000 ] || [ "$(limit)" = 300000 ] || fail "limit after SIGKILL: $(limit)"
+ls state/powercap_*.json > /dev/null || fail "no restore file after SIGKILL"
+"$BIN" devices > devices.out 2>&1 || true
+[ "$(limit)" = 600000 ] || fail "the next command did not restore: $(limit) ($(cat devices.out))"
+grep -q "restored the power limit of GPU" devices.out || fail "no word of the restore: $(cat devices.out)"
+! ls state/powercap_*.json 2>/dev/null || fail "restore file left after the recovery"
 
 "$BIN" clean | tee clean.out
 [ ! -d kernel_outputs ] || fail "clean left kernel_outputs/"

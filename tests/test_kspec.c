@@ -246,13 +246,30 @@ static void test_payloads(void **state)
     refused("\"init\": \"uniform\"", "\"data\": \"AAAA\", \"encoding\": \"gzip\"", "'gzip' is not base64");
 }
 
+/* Refused instead of silently changing data (issue 15): an integer scalar that overflows its dtype, a buffer or scalar
+ * whose dtype is not the kernel's parameter type. */
+static void test_types_refused(void **state)
+{
+    (void)state;
+    refused("{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}",
+            "{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N * 3000000\"}", "which does not fit i32");
+    refused("{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}",
+            "{\"name\": \"n\", \"dtype\": \"i64\", \"value\": \"N\"}", "'n' is a scalar i64, but parameter 3 of k is a i32");
+    refused("float *y", "double *y", "'y' is a buffer of f32, but parameter 2 of k is a pointer to f64");
+    refused("const float *x", "const __half *x", "'x' is a buffer of f32, but parameter 1 of k is a pointer to f16");
+}
+
 /* A floating-point scalar may be any finite number; an integer scalar may not. */
 static void test_float_scalar(void **state)
 {
     (void)state;
-    char text[4096];
+    char text[4096], tmp[4096];
     spliced("{\"name\": \"n\", \"dtype\": \"i32\", \"value\": \"N\"}",
-            "{\"name\": \"n\", \"dtype\": \"f32\", \"value\": 0.25}", text, sizeof text);
+            "{\"name\": \"n\", \"dtype\": \"f32\", \"value\": 0.25}", tmp, sizeof tmp);
+    /* the kernel's parameter follows (issue 15: a scalar whose dtype is not the parameter's type is refused) */
+    const char *at = strstr(tmp, "int n)");
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*sfloat n)%s", (int)(at - tmp), tmp, at + strlen("int n)"));
     cut_kspec k;
     cut_call c;
     cut_err e = {{0}};
@@ -435,6 +452,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_payloads),
         cmocka_unit_test(test_float_scalar),
+        cmocka_unit_test(test_types_refused),
         cmocka_unit_test(test_eval),
         cmocka_unit_test(test_suite_softmax),
         cmocka_unit_test(test_malformed),

@@ -32,7 +32,7 @@
 static char g_dir[4096];     /* session dir: the restore file lives here */
 static char g_log[4200];     /* FAKE_NVML_LOG */
 static char g_state[4200];   /* FAKE_NVML_STATE */
-static char g_restore[4200]; /* g_dir/.cutune_powercap_restore.json */
+static char g_restore[4200]; /* g_dir/powercap_<H200's UUID>.json: its restore file */
 
 /* ---- helpers ---- */
 
@@ -65,24 +65,41 @@ static unsigned int limit_now(const char *uuid)
     return d.current_mw;
 }
 
+/* The restore file of the GPU uuid (one per GPU, named by its UUID). */
+static void restore_path(const char *uuid, char *buf, size_t n) { snprintf(buf, n, "%s/powercap_%s.json", g_dir, uuid); }
+
+static nvmlDevice_t h200_dev(void)
+{
+    nvmlDevice_t d;
+    assert_int_equal(cut_nvml_device_by_uuid(H200_UUID, &d), NVML_SUCCESS);
+    return d;
+}
+
 /* Every fake-NVML test starts from a freshly "booted" driver: no log, configured limits, no restore file. */
 static int reset_fake(void **state)
 {
     (void)state;
     unlink(g_log);
     unlink(g_state);
-    unlink(g_restore);
+    char path[4300];
+    const char *uuids[3] = {H200_UUID, A100_UUID, "GPU-00000000-0000-0000-0000-00000000dead"};
+    for (int i = 0; i < 3; i++) {
+        restore_path(uuids[i], path, sizeof path);
+        unlink(path);
+    }
     unsetenv("FAKE_NVML_SET_ERROR");
     return 0;
 }
 
+
 static void write_restore_file(const char *uuid, unsigned int mw, long pid, unsigned long long start)
 {
-    char text[512];
+    char text[512], path[4300];
     snprintf(text, sizeof text, "{\"uuid\":\"%s\",\"name\":\"x\",\"original_mw\":%u,\"pid\":%ld,\"pid_start\":%llu}\n",
              uuid, mw, pid, start);
+    restore_path(uuid, path, sizeof path);
     cut_err e = {{0}};
-    assert_int_equal(cut_write_file_atomic(g_restore, text, strlen(text), &e), 0);
+    assert_int_equal(cut_write_file_atomic(path, text, strlen(text), &e), 0);
 }
 
 /* ---- the table ---- */
@@ -506,8 +523,9 @@ static int run_capped_child(unsigned int mw, int sig)
     if (pid == 0) {
         /* As in an interactive run: ctest or a non-interactive shell may have left SIGINT ignored, and the
          * session deliberately leaves ignored signals alone. */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        const int dfl[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+        for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
+            signal(dfl[i], SIG_DFL);
         close(fds[0]);
         child_cap_and_wait(fds[1], mw);
     }
@@ -607,24 +625,26 @@ static void test_exit_without_end_restores_and_workers_do_not(void **state)
 static void test_recover_cases(void **state)
 {
     (void)state;
-    char note[512];
+    char note[512], a100[4300], dead_path[4300];
     cut_err e = {{0}};
+    restore_path(A100_UUID, a100, sizeof a100);
     /* A live process (our parent, ctest) owns the file: busy. */
     write_restore_file(H200_UUID, 300000, (long)getppid(), 0);
     assert_int_equal(cut_powercap_recover(g_dir, note, sizeof note, &e), CUT_POWERCAP_RECOVER_BUSY);
     assert_true(cut_path_exists(g_restore));
-    /* Begin refuses while the file exists. */
+    /* Begin refuses while the file's process is alive, naming the file. */
     cut_powercap_session *s = NULL;
     assert_int_equal(cut_powercap_begin(H200_UUID, g_dir, 1, &s, &e), -1);
-    assert_non_null(strstr(e.msg, CUT_POWERCAP_RESTORE_FILE));
+    assert_non_null(strstr(e.msg, "powercap_" H200_UUID ".json"));
     assert_null(s);
+    unlink(g_restore);
 
     /* The same pid with another start time: the pid was reused, the session's process is gone. The limit is
      * already the original one, so nothing is set; the stale file goes. */
     write_restore_file(A100_UUID, 400000, (long)getppid(), 1);
     assert_int_equal(cut_powercap_recover(g_dir, note, sizeof note, &e), CUT_POWERCAP_RECOVER_RESTORED);
     assert_non_null(strstr(note, "already at its original 400 W"));
-    assert_false(cut_path_exists(g_restore));
+    assert_false(cut_path_exists(a100));
     assert_log("");
 
     /* A dead pid naming the A100 with a different original: only the A100 is set. */
@@ -640,15 +660,83 @@ static void test_recover_cases(void **state)
 
     /* A GPU that is not there: error, file kept. */
     write_restore_file("GPU-00000000-0000-0000-0000-00000000dead", 250000, (long)dead, 0);
+    restore_path("GPU-00000000-0000-0000-0000-00000000dead", dead_path, sizeof dead_path);
     assert_int_equal(cut_powercap_recover(g_dir, note, sizeof note, &e), -1);
     assert_non_null(strstr(e.msg, "which NVML cannot find"));
-    assert_true(cut_path_exists(g_restore));
+    assert_true(cut_path_exists(dead_path));
+    unlink(dead_path);
 
-    /* A corrupt file: error naming it, kept. */
+    /* A corrupt file (issue 15): the GPU its name gives goes to NVML's default limit, never to what a crashed run
+     * left, and the file goes (before: an error, the file kept). */
+    cut_powercap_session *c = NULL;
+    assert_int_equal(cut_powercap_begin(H200_UUID, g_dir, 1, &c, &e), 0);
+    assert_int_equal(cut_powercap_set(c, 300000, &e), 0);
+    assert_int_equal(cut_powercap_end(c, &e), 0);
+    assert_int_equal(cut_nvml_set_power_limit_mw(h200_dev(), 300000), NVML_SUCCESS); /* as a crash would leave it */
     cut_write_file_atomic(g_restore, "{\"uuid\":", 8, NULL);
-    assert_int_equal(cut_powercap_recover(g_dir, note, sizeof note, &e), -1);
-    assert_non_null(strstr(e.msg, "is not valid"));
-    assert_true(cut_path_exists(g_restore));
+    assert_int_equal(cut_powercap_recover(g_dir, note, sizeof note, &e), CUT_POWERCAP_RECOVER_RESTORED);
+    assert_non_null(strstr(note, "was not valid"));
+    assert_int_equal(limit_now(H200_UUID), 700000);
+    assert_false(cut_path_exists(g_restore));
+}
+
+/* The signal matrix (issue 15): every catchable signal that ends a process, interrupts and crashes alike, restores
+ * the limit before the process dies of it. */
+static void test_crash_signals_restore(void **state)
+{
+    (void)state;
+    const int sigs[] = {SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        reset_fake(NULL);
+        child_signal_restores(sigs[i]);
+        printf("signal %d (%s): restored\n", sigs[i], strsignal(sigs[i]));
+    }
+}
+
+/* After a SIGKILL, the next session on that GPU recovers first: the original it records is the GPU's own limit,
+ * never the crashed run's cap. */
+static void test_original_never_a_crashed_cap(void **state)
+{
+    (void)state;
+    int status = run_capped_child(250000, SIGKILL);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(limit_now(H200_UUID), 250000);
+    cut_err e = {{0}};
+    cut_powercap_session *s = NULL;
+    assert_int_equal(cut_powercap_begin(H200_UUID, g_dir, 1, &s, &e), 0);
+    assert_int_equal(cut_powercap_original_mw(s), 700000);
+    assert_int_equal(cut_powercap_set(s, 400000, &e), 0);
+    assert_int_equal(cut_powercap_end(s, &e), 0);
+    assert_int_equal(limit_now(H200_UUID), 700000);
+}
+
+/* Two capped runs on one GPU: the second (another process) is refused while the first holds the GPU's lock; a
+ * session on the other GPU is not. */
+static void test_one_capped_run_per_gpu(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child_cap_and_wait(fds[1], 300000);
+    }
+    close(fds[1]);
+    char ch = 0;
+    assert_int_equal(read(fds[0], &ch, 1), 1);
+    close(fds[0]);
+    cut_err e = {{0}};
+    cut_powercap_session *s = NULL;
+    assert_int_equal(cut_powercap_begin(H200_UUID, g_dir, 1, &s, &e), -1);
+    assert_non_null(strstr(e.msg, "being power-capped by another cutune process"));
+    assert_int_equal(limit_now(H200_UUID), 300000); /* untouched */
+    assert_int_equal(cut_powercap_begin(A100_UUID, g_dir, 1, &s, &e), 0);
+    assert_int_equal(cut_powercap_end(s, &e), 0);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(limit_now(H200_UUID), 700000);
 }
 
 /* ---- energy arithmetic ---- */
@@ -829,7 +917,7 @@ int main(void)
     snprintf(g_dir, sizeof g_dir, "%s/run", dir);
     snprintf(g_log, sizeof g_log, "%s/nvml.log", dir);
     snprintf(g_state, sizeof g_state, "%s/nvml.state", dir);
-    snprintf(g_restore, sizeof g_restore, "%s/%s", g_dir, CUT_POWERCAP_RESTORE_FILE);
+    snprintf(g_restore, sizeof g_restore, "%s/powercap_%s.json", g_dir, H200_UUID);
     free(dir);
     /* Before the first NVML use: the loader reads CUTUNE_NVML_LIB once, the fake reads its config at init. */
     setenv("CUTUNE_NVML_LIB", fake, 1);
@@ -863,6 +951,9 @@ int main(void)
         cmocka_unit_test_setup(test_sigkill_then_recover, reset_fake),
         cmocka_unit_test_setup(test_exit_without_end_restores_and_workers_do_not, reset_fake),
         cmocka_unit_test_setup(test_recover_cases, reset_fake),
+        cmocka_unit_test_setup(test_crash_signals_restore, reset_fake),
+        cmocka_unit_test_setup(test_original_never_a_crashed_cap, reset_fake),
+        cmocka_unit_test_setup(test_one_capped_run_per_gpu, reset_fake),
         cmocka_unit_test(test_energy_compute),
         cmocka_unit_test_setup(test_energy_fake_counter, reset_fake),
         cmocka_unit_test(test_iters_for_steps),

@@ -49,6 +49,8 @@ extern "C" {
 #define CUT_KS_MAX_DIMS 6
 #define CUT_KS_MAX_ARGS 32
 #define CUT_KS_MAX_RESTRICTIONS 32 /* each at most CUT_KS_EXPR - 1 characters */
+#define CUT_KS_MAX_SOURCE (4u << 20) /* bytes of a source_path: a regular file, at most this */
+#define CUT_KS_MAX_SPEC (256u << 20) /* bytes of a spec file (its "data" payloads included) */
 
 /* ---- expressions ---- */
 

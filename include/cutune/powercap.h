@@ -3,7 +3,8 @@
  * Seed 001 measures each kernel at 5 power caps per GPU model and reports GFLOP/s, energy per iteration and EDP.
  * This header is the library side of `cutune energy --power-caps current|all|W1,W2,.. [--allow-power-cap]`:
  *
- *     cut_powercap_recover(dir, note, sizeof note, &e);          // at every start: undo a crashed run's cap
+ *     cut_powercap_state_dir(dir, sizeof dir, &e);               // per user: restore files and locks
+ *     cut_powercap_recover(dir, note, sizeof note, &e);          // every GPU command: undo a crashed run's cap
  *     cut_powercap_query(uuid, &dev, &e);                        // name, current limit, NVML constraints
  *     cut_powercap_parse(arg, &spec, &e);                        // --power-caps syntax
  *     cut_powercap_resolve(&spec, &dev, &caps, &e);              // -> milliwatts, range-checked, in order
@@ -16,10 +17,11 @@
  *     cut_powercap_end(s, &e);                                   // restores the original limit
  *
  * Restoring: the original power-management limit is put back by cut_powercap_end, by cut_powercap_set when a set
- * fails, by a SIGINT/SIGTERM/SIGHUP handler (which then re-raises the signal), by an atexit handler when the
- * process exits without ending the session, and — after a SIGKILL or power loss, when nothing in the process can
- * run — by cut_powercap_recover at the next start, from the restore file DIR/.cutune_powercap_restore.json
- * written before the first change. Only the session's GPU (by UUID) is ever touched.
+ * fails, by a handler of every catchable signal that ends a process (interrupts and crashes; it then re-raises the
+ * signal), by an atexit handler when the process exits without ending the session, and — after a SIGKILL or power
+ * loss, when nothing in the process can run — by cut_powercap_recover in the next cutune command that touches a
+ * GPU, from the GPU's restore file in the per-user state folder (cut_powercap_state_dir), written before the
+ * first change. Only the session's GPU (by UUID) is ever touched.
  *
  * All functions that can fail return -1 with a sentence in e (Only main() exits). Power limits are in milliwatts
  * (NVML's unit) except the table, which is in watts as in the seed. */
@@ -36,7 +38,7 @@ extern "C" {
 
 #define CUT_POWERCAP_PER_MODEL 5 /* caps per GPU model (seed 001: powercap1..powercap5) */
 #define CUT_POWERCAP_MAX_LIST 16 /* most caps one --power-caps list may name */
-#define CUT_POWERCAP_RESTORE_FILE ".cutune_powercap_restore.json"
+#define CUT_POWERCAP_RESTORE_FILE "powercap_<uuid>.json" /* in the state folder, one per GPU */
 
 /* ---- the caps table ---- */
 
@@ -112,12 +114,19 @@ int cut_powercap_resolve(const cut_powercap_spec *spec, const cut_powercap_devic
 
 typedef struct cut_powercap_session cut_powercap_session;
 
+/* The per-user state folder that holds the restore files and locks: $CUTUNE_STATE_DIR, else
+ * $XDG_STATE_HOME/cutune, else ~/.local/state/cutune; created mode 0700, refused when another user can write it. */
+int cut_powercap_state_dir(char *buf, size_t n, cut_err *e);
+
 /* Starts a session on the GPU with this UUID: records its original power-management limit. allow = the CLI's
- * --allow-power-cap. With allow, before anything changes: refuses when DIR's restore file exists (another session
- * is running, or cut_powercap_recover has not been run), writes DIR/.cutune_powercap_restore.json
- * ({"uuid", "name", "original_mw", "pid", "pid_start", "started"}), installs the SIGINT/SIGTERM/SIGHUP handlers
- * (not for signals the process ignores) and the atexit handler. Without allow nothing is written or installed.
- * *out is owned by the library until cut_powercap_end. A second begin before end fails. */
+ * --allow-power-cap. With allow, before anything changes: takes the GPU's lock DIR/powercap_<uuid>.lock (flock;
+ * another process capping the same GPU: refused), refuses when the GPU's restore file DIR/powercap_<uuid>.json
+ * belongs to a live process, recovers it when its process is dead (so the original recorded is never a crashed
+ * run's cap), writes it ({"uuid", "name", "original_mw", "pid", "pid_start", "started"}), installs the handlers
+ * of SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGSEGV/SIGBUS/SIGABRT/SIGFPE/SIGILL (not for signals the process ignores) and
+ * the atexit handler. Without allow nothing is written or installed. DIR: cut_powercap_state_dir's (tests use their
+ * own). *out is owned by the library until cut_powercap_end, which releases the lock. A second begin before end
+ * fails. */
 int cut_powercap_begin(const char *uuid, const char *dir, int allow, cut_powercap_session **out, cut_err *e);
 /* Sets the power limit to mw. mw == the current limit: nothing is done (needs no allow). Otherwise refused with a
  * sentence when the session was begun without allow, or when mw is outside the NVML constraints. When NVML
@@ -137,10 +146,12 @@ typedef enum cut_powercap_recovery {
     CUT_POWERCAP_RECOVER_BUSY = 2,     /* the file's process is alive (a session is running): left alone */
 } cut_powercap_recovery;
 
-/* Run at every start before a session: if DIR's restore file exists and its process is dead (pid gone, or reused
- * by another process: the start time in /proc differs), restores the limit it names on the GPU it names (no
- * other GPU is touched) and removes the file. Returns a cut_powercap_recovery (>= 0) with a sentence for the user
- * in note (may be NULL), or -1 (unreadable file, GPU not found, NVML refused; the file is kept). */
+/* Run by every command that touches a GPU: for each restore file DIR/powercap_<uuid>.json whose session is over
+ * (its lock is free and its pid gone, or reused by another process: the start time in /proc differs), restores
+ * the limit it names on that GPU (no other GPU is touched) and removes the file; a file that cannot be read gives
+ * the GPU (named by the file) NVML's default limit. Returns a cut_powercap_recovery (>= 0: RESTORED when any was,
+ * else BUSY when any session runs) with sentences for the user in note (may be NULL), or -1 (GPU not found, NVML
+ * refused; the file is kept). */
 int cut_powercap_recover(const char *dir, char *note, size_t note_n, cut_err *e);
 
 /* ---- energy arithmetic ---- */

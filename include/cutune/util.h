@@ -21,6 +21,9 @@ int cut_private_dir(const char *path, cut_err *e);
 int cut_default_cache_dir(char *buf, size_t n, cut_err *e);
 /* Checks that dir exists (or can be created) and that a file can be created in it. */
 int cut_check_writable_dir(const char *dir, cut_err *e);
+/* Reads a whole regular file of at most max bytes (a device, a FIFO or a folder is refused: /dev/zero would never
+ * end). Caller frees *out (NUL-terminated). 0, or -1 with a sentence naming the file. */
+int cut_read_regular_file(const char *path, size_t max, char **out, size_t *len, cut_err *e);
 /* Reads a whole file. Caller frees *out (NUL-terminated; *len excludes the NUL). */
 int cut_read_file(const char *path, char **out, size_t *len, cut_err *e);
 /* Writes a whole file atomically (tmp file + fsync + rename). */

@@ -153,6 +153,35 @@ int cut_gemm_cli_finish(const cut_gemm *g, cut_err *e)
     return cut_gemm_validate(g, e);
 }
 
+int cut_cli_sizes_known(const char *sizes, const cut_kspec *specs, int n, cut_err *e)
+{
+    if (!sizes)
+        return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", sizes);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (eq)
+            *eq = 0;
+        int has = 0;
+        for (int k = 0; k < n && !has; k++)
+            for (int i = 0; i < specs[k].nsizes && !has; i++)
+                has = strcmp(specs[k].sizes[i].name, tok) == 0;
+        if (!has) {
+            char names[256] = "";
+            for (int k = 0; k < n; k++)
+                for (int i = 0; i < specs[k].nsizes; i++)
+                    if (!strstr(names, specs[k].sizes[i].name) && strlen(names) + strlen(specs[k].sizes[i].name) + 3 <
+                                                                      sizeof names)
+                        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
+                                 specs[k].sizes[i].name);
+            return cut_err_set(e, "--sizes: no kernel spec has a size named '%s' (its sizes: %s)", tok,
+                               names[0] ? names : "none");
+        }
+    }
+    return 0;
+}
+
 /* Applies --sizes to one spec: each N=V whose N the spec has. */
 int cut_cli_apply_sizes(const char *sizes, cut_kspec *k, cut_err *e)
 {

@@ -35,5 +35,8 @@ int cut_gemm_cli_finish(const cut_gemm *g, cut_err *e);
 /* --sizes N=V,...: sets each size N the spec has to V (cut_kspec_set_size; other names are left for other specs). */
 struct cut_kspec;
 int cut_cli_apply_sizes(const char *sizes, struct cut_kspec *k, cut_err *e);
+/* -1 with a sentence when --sizes names a size that none of the n specs has (a typo would otherwise run the
+ * default size without a word). */
+int cut_cli_sizes_known(const char *sizes, const struct cut_kspec *specs, int n, cut_err *e);
 
 #endif

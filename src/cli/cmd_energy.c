@@ -506,7 +506,8 @@ static int energy_main(energy_opts *o, cut_err *e)
         return CUT_EXIT_USAGE;
     if (measured_uuid(o, o->plan.uuid, sizeof o->plan.uuid, e) != 0)
         return CUT_EXIT_FAIL;
-    if (cut_powercap_recover(o->outdir, note, sizeof note, e) < 0)
+    char state[4096];
+    if (cut_powercap_state_dir(state, sizeof state, e) != 0 || cut_powercap_recover(state, note, sizeof note, e) < 0)
         return CUT_EXIT_FAIL;
     if (note[0])
         fprintf(stderr, "cutune energy: %s\n", note);
@@ -558,7 +559,7 @@ static int energy_main(energy_opts *o, cut_err *e)
         goto out;
     if (!(x.runner = make_runner(o, e)))
         goto out;
-    if (cut_powercap_begin(o->plan.uuid, o->outdir, o->allow, &s, e) != 0)
+    if (cut_powercap_begin(o->plan.uuid, state, o->allow, &s, e) != 0)
         goto out;
     fprintf(stderr, "cutune energy: %s (%s), %d cap(s), %d lround(s) of >= %d counter steps per kernel\n", dev.name,
             o->backend, caps.n, o->plan.lrounds, o->plan.min_steps);

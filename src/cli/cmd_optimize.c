@@ -264,6 +264,10 @@ int cut_cmd_optimize(int argc, char **argv)
             fprintf(stderr, "cutune optimize: %s\n", e.msg);
             bad++;
         }
+    if (!bad && cut_cli_sizes_known(c.sizes, specs, np, &e) != 0) {
+        fprintf(stderr, "cutune optimize: %s\n", e.msg);
+        bad++;
+    }
     int code = CUT_EXIT_USAGE;
     cut_runner *runners[16] = {0};
     char gpu_name[128] = "";

@@ -1,6 +1,7 @@
 /* cutune — command-line entry: dispatches to one file per subcommand. */
 #include "cli/cli.h"
 #include "cutune/common.h"
+#include "cutune/powercap.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -9,19 +10,36 @@ typedef struct subcommand {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *help;
+    int gpu; /* touches a GPU: a crashed capped run's limit is restored first */
 } subcommand;
 
 static const subcommand commands[] = {
-    {"devices", cut_cmd_devices, "list GPUs: sm_XX, SMs, memory, UUID, driver/CUDA, clocks, power limits, energy"},
-    {"tune", cut_cmd_tune, "tune Conv2D workloads (--workloads seed001|resnet18|yolov3, --conv, --case, --trials) or a GEMM (--gemm M=.. N=.. K=.. t=..)"},
-    {"sample", cut_cmd_sample, "tuningrecords/ -> tuningresults/ (top-5 + p10/p25/p50/p75, or top-2 with --test)"},
-    {"baseline", cut_cmd_baseline, "cuDNN's fastest fp32 algorithm vs the best tuned kernels, same harness"},
-    {"report", cut_cmd_report, "tuningresults/ -> performance/ (one integer GFLOP/s per line)"},
-    {"export", cut_cmd_export, "tuningresults/ -> kernels/: kernels, launchers, driver, CMakeLists.txt, metadata CSV"},
-    {"energy", cut_cmd_energy, "time + energy of each representative under power caps (NVML) -> kernel_outputs/"},
-    {"optimize", cut_cmd_optimize, "MCGS over transformation moves of a user's CUDA kernel (kernels/*.json specs)"},
-    {"clean", cut_cmd_clean, "remove what export generated (kernels/, its build/, metadata; never tuning data)"},
+    {"devices", cut_cmd_devices, "list GPUs: sm_XX, SMs, memory, UUID, driver/CUDA, clocks, power limits, energy", 1},
+    {"tune", cut_cmd_tune, "tune Conv2D workloads (--workloads seed001|resnet18|yolov3, --conv, --case, --trials) or a GEMM (--gemm M=.. N=.. K=.. t=..)", 1},
+    {"sample", cut_cmd_sample, "tuningrecords/ -> tuningresults/ (top-5 + p10/p25/p50/p75, or top-2 with --test)", 0},
+    {"baseline", cut_cmd_baseline, "cuDNN's fastest fp32 algorithm vs the best tuned kernels, same harness", 1},
+    {"report", cut_cmd_report, "tuningresults/ -> performance/ (one integer GFLOP/s per line)", 0},
+    {"export", cut_cmd_export, "tuningresults/ -> kernels/: kernels, launchers, driver, CMakeLists.txt, metadata CSV", 0},
+    {"energy", cut_cmd_energy, "time + energy of each representative under power caps (NVML) -> kernel_outputs/", 1},
+    {"optimize", cut_cmd_optimize, "MCGS over transformation moves of a user's CUDA kernel (kernels/*.json specs)", 1},
+    {"clean", cut_cmd_clean, "remove what export generated (kernels/, its build/, metadata; never tuning data)", 0},
 };
+
+/* Before a command that touches a GPU: a power limit a crashed (SIGKILL'd) capped run left is put back from the
+ * per-user state folder. Only when a restore file is there is NVML loaded; a failure is a warning (the energy
+ * command, which caps, refuses on its own). */
+static void recover_power_caps(void)
+{
+    char dir[4096], note[1024] = "";
+    cut_err e = {{0}};
+    if (cut_powercap_state_dir(dir, sizeof dir, &e) != 0)
+        return;
+    int rc = cut_powercap_recover(dir, note, sizeof note, &e);
+    if (rc < 0)
+        fprintf(stderr, "cutune: warning: %s\n", e.msg);
+    else if (rc == CUT_POWERCAP_RECOVER_RESTORED && note[0])
+        fprintf(stderr, "cutune: %s\n", note);
+}
 
 static void usage(FILE *f)
 {
@@ -50,8 +68,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "__worker") == 0)
         return cut_cmd_worker(argc - 1, argv + 1);
     for (size_t i = 0; i < CUT_ARRAY_LEN(commands); i++)
-        if (strcmp(cmd, commands[i].name) == 0)
+        if (strcmp(cmd, commands[i].name) == 0) {
+            if (commands[i].gpu)
+                recover_power_caps();
             return commands[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "cutune: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return CUT_EXIT_USAGE;

@@ -76,8 +76,8 @@ int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
     cut_kspec k;
     memset(&k, 0, sizeof k);
     char rec_dir[1024], cache[1024];
-    if (cut_kspec_load(o->spec, &k, &e) != 0 || cut_cli_apply_sizes(o->sizes, &k, &e) != 0 ||
-        cut_path_join(rec_dir, sizeof rec_dir, o->outdir, "tuningrecords", &e) != 0 ||
+    if (cut_kspec_load(o->spec, &k, &e) != 0 || cut_cli_sizes_known(o->sizes, &k, 1, &e) != 0 ||
+        cut_cli_apply_sizes(o->sizes, &k, &e) != 0 || cut_path_join(rec_dir, sizeof rec_dir, o->outdir, "tuningrecords", &e) != 0 ||
         cut_check_writable_dir(rec_dir, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         cut_kspec_free(&k);

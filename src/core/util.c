@@ -76,6 +76,33 @@ int cut_mkdirs(const char *path, cut_err *e)
     return 0;
 }
 
+int cut_read_regular_file(const char *path, size_t max, char **out, size_t *len, cut_err *e)
+{
+    *out = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block the open */
+    if (fd < 0)
+        return cut_err_set(e, "cannot read '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return cut_err_set(e, "'%s' is not a regular file", path);
+    }
+    if ((unsigned long long)st.st_size > (unsigned long long)max) {
+        close(fd);
+        return cut_err_set(e, "'%s' is %lld bytes, over the %zu-byte limit", path, (long long)st.st_size, max);
+    }
+    close(fd);
+    if (cut_read_file(path, out, len, e) != 0)
+        return -1;
+    if (*len > max) { /* it grew in between */
+        free(*out);
+        *out = NULL;
+        return cut_err_set(e, "'%s' is over the %zu-byte limit", path, max);
+    }
+    return 0;
+}
+
 int cut_private_dir(const char *path, cut_err *e)
 {
     if (cut_mkdirs(path, e) != 0)

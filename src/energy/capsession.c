@@ -1,6 +1,7 @@
 /* cutune — a power-cap session: change one GPU's power limit and put the original back on every exit path: end,
- * a failed set, SIGINT/SIGTERM/SIGHUP, exit() without end, and (after SIGKILL) the next start's recovery from a
- * restore file. See cutune/powercap.h.
+ * a failed set, a signal that ends the process (SIGINT/SIGTERM/SIGHUP/SIGQUIT and the crashes SIGSEGV/SIGBUS/
+ * SIGABRT/SIGFPE/SIGILL), exit() without end, and (after SIGKILL) the next command's recovery from the GPU's restore
+ * file in the per-user state folder. A per-GPU lock keeps two capped runs apart. See cutune/powercap.h.
  *
  * One session per process: the signal handler must find it without arguments, so it lives in file-scope
  * storage. Everything the handler uses is computed at begin; it calls NVML through the function pointer loaded
@@ -15,7 +16,11 @@
 #include "gpu/nvml.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,7 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static const int k_signals[] = {SIGINT, SIGTERM, SIGHUP};
+/* Every signal that ends a process and can be caught: a crash (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) restores
+ * the limit as an interrupt does. */
+static const int k_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 #define N_SIGNALS ((int)CUT_ARRAY_LEN(k_signals))
 
 struct cut_powercap_session {
@@ -33,6 +40,7 @@ struct cut_powercap_session {
     cut_powercap_device info; /* info.current_mw is the original limit */
     unsigned int current_mw;
     char restore_path[4096];
+    int lock_fd;              /* the GPU's lock (held for the session): -1 none */
     int installed[N_SIGNALS];
     struct sigaction old[N_SIGNALS];
 };
@@ -263,10 +271,43 @@ static void at_exit_restore(void)
         cut_log(CUT_LOG_ERROR, "cutune: %s\n", e.msg);
 }
 
-/* Fills s for the GPU; with allow, also writes the restore file (before anything changes). */
+static int recover_file(const char *path, const char *uuid, char *note, size_t note_n, cut_err *e);
+
+/* DIR/powercap_<uuid><ext> into buf. */
+static int state_path(char *buf, size_t n, const char *dir, const char *uuid, const char *ext, cut_err *e)
+{
+    int len = snprintf(buf, n, "%s/powercap_%s%s", dir, uuid, ext);
+    if (len < 0 || (size_t)len >= n)
+        return cut_err_set(e, "power-cap state path too long in '%s'", dir);
+    return 0;
+}
+
+/* Takes the GPU's lock (DIR/powercap_<uuid>.lock, flock): *fd, or -1 with a sentence when another process holds
+ * it. */
+static int lock_gpu(const char *dir, const char *uuid, int *fd, cut_err *e)
+{
+    char path[4096];
+    if (state_path(path, sizeof path, dir, uuid, ".lock", e) != 0)
+        return -1;
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (*fd < 0)
+        return cut_err_set(e, "cannot open the power-cap lock %s: %s", path, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+        close(*fd);
+        *fd = -1;
+        return cut_err_set(e, "GPU %s is being power-capped by another cutune process (lock %s): one capped run per "
+                           "GPU at a time", uuid, path);
+    }
+    return 0;
+}
+
+/* Fills s for the GPU; with allow, takes the GPU's lock, recovers a dead session's restore file for it (so that the
+ * original limit recorded now is never a crashed run's cap), and writes the restore file (before anything
+ * changes). */
 static int session_prepare(cut_powercap_session *s, const char *uuid, const char *dir, int allow, cut_err *e)
 {
     memset(s, 0, sizeof *s);
+    s->lock_fd = -1;
     if (cut_powercap_query(uuid, &s->info, e) != 0)
         return -1;
     NVML_CHECK(cut_nvml_device_by_uuid(uuid, &s->dev), e);
@@ -277,15 +318,34 @@ static int session_prepare(cut_powercap_session *s, const char *uuid, const char
         return 0;
     if (!cut_nvml()->nvmlDeviceSetPowerManagementLimit)
         return cut_err_set(e, "cannot cap power: %s lacks nvmlDeviceSetPowerManagementLimit", cut_nvml_lib_path());
-    if (cut_mkdirs(dir, e) != 0 || cut_path_join(s->restore_path, sizeof s->restore_path, dir,
-                                                 CUT_POWERCAP_RESTORE_FILE, e) != 0)
+    if (cut_private_dir(dir, e) != 0 || state_path(s->restore_path, sizeof s->restore_path, dir, uuid, ".json", e) != 0)
         return -1;
-    if (cut_path_exists(s->restore_path))
-        return cut_err_set(e,
-                           "power-cap restore file %s exists: another cutune session is capping a GPU, or a "
-                           "crashed one has not been recovered (cut_powercap_recover / restart cutune)",
-                           s->restore_path);
-    return restore_file_write(s, e);
+    if (lock_gpu(dir, uuid, &s->lock_fd, e) != 0)
+        return -1;
+    if (cut_path_exists(s->restore_path)) {
+        restore_record r;
+        char note[512] = "";
+        int rc = restore_file_read(s->restore_path, &r, e) == 0 && (r.pid == getpid() || pid_alive(r.pid, r.pid_start))
+                     ? cut_err_set(e, "power-cap restore file %s exists and cutune pid %d, which wrote it, is alive: "
+                                   "another session is capping GPU %s", s->restore_path, (int)r.pid, uuid)
+                     : recover_file(s->restore_path, uuid, note, sizeof note, e);
+        if (rc < 0) {
+            close(s->lock_fd);
+            s->lock_fd = -1;
+            return -1;
+        }
+        if (note[0])
+            cut_log(CUT_LOG_WARN, "cutune: %s\n", note);
+        if (cut_powercap_query(uuid, &s->info, e) != 0) /* the original, as restored */
+            return -1;
+        s->current_mw = s->info.current_mw;
+    }
+    if (restore_file_write(s, e) != 0) {
+        close(s->lock_fd);
+        s->lock_fd = -1;
+        return -1;
+    }
+    return 0;
 }
 
 int cut_powercap_begin(const char *uuid, const char *dir, int allow, cut_powercap_session **out, cut_err *e)
@@ -308,6 +368,8 @@ int cut_powercap_begin(const char *uuid, const char *dir, int allow, cut_powerca
         if (handlers_install(&g_s, e) != 0) {
             g_sig.armed = 0;
             unlink(g_s.restore_path);
+            close(g_s.lock_fd);
+            g_s.lock_fd = -1;
             g_s.active = 0;
             return -1;
         }
@@ -368,66 +430,156 @@ int cut_powercap_end(cut_powercap_session *s, cut_err *e)
         rc = restore_original(s, e);
     handlers_uninstall(s);
     s->active = 0;
+    if (s->lock_fd >= 0 && getpid() == s->owner) {
+        close(s->lock_fd); /* the lock goes with the session (a failed restore leaves the file for recovery) */
+        s->lock_fd = -1;
+    }
     signals_restore(&old);
     return rc;
 }
 
 /* ---- recovery at the next start ---- */
 
-static int recover_restore(const char *path, const restore_record *r, char *note, size_t note_n, cut_err *e)
+/* Puts mw back on the GPU dev (when it differs from now's limit). NVML_SUCCESS, or the failed set's code. */
+static nvmlReturn_t put_back(nvmlDevice_t dev, unsigned int mw, unsigned int *now, int *differs)
 {
+    *differs = cut_nvml_power_mgmt_limit_mw(dev, now) != NVML_SUCCESS || *now != mw;
+    return *differs ? set_limit(dev, mw) : NVML_SUCCESS;
+}
+
+/* A dead session's restore file for GPU uuid (from its name): the limit it recorded put back, or, when the file
+ * cannot be read, NVML's default limit (never whatever the crashed run left); then the file is removed. Returns
+ * CUT_POWERCAP_RECOVER_RESTORED with note, or -1 (GPU not found, NVML refused; the file is kept). */
+static int recover_file(const char *path, const char *uuid, char *note, size_t note_n, cut_err *e)
+{
+    restore_record r;
+    cut_err why = {{0}};
+    const int readable = restore_file_read(path, &r, &why) == 0 && !strcmp(r.uuid, uuid);
+    if (!readable) {
+        memset(&r, 0, sizeof r);
+        snprintf(r.uuid, sizeof r.uuid, "%s", uuid);
+        snprintf(r.name, sizeof r.name, "?");
+    }
     if (!cut_nvml_load(e))
         return cut_err_wrap(e, "cannot restore the power limit recorded in %s", path);
     nvmlDevice_t dev;
-    nvmlReturn_t rc = cut_nvml_device_by_uuid(r->uuid, &dev);
+    nvmlReturn_t rc = cut_nvml_device_by_uuid(r.uuid, &dev);
     if (rc != NVML_SUCCESS) {
         char what[512];
         snprintf(what, sizeof what, "power-cap restore file %s names GPU %s (%s), which NVML cannot find", path,
-                 r->uuid, r->name);
+                 r.uuid, r.name);
         return nvml_fail(rc, what, e);
     }
+    if (!readable) {
+        unsigned int def = 0;
+        if (!cut_nvml()->nvmlDeviceGetPowerManagementDefaultLimit ||
+            cut_nvml()->nvmlDeviceGetPowerManagementDefaultLimit(dev, &def) != NVML_SUCCESS || def == 0)
+            return cut_err_set(e, "power-cap restore file %s is not valid (%s) and NVML gives no default limit for "
+                               "GPU %s: check its limit with nvidia-smi -q -d POWER, then remove the file", path,
+                               why.msg, uuid);
+        r.original_mw = def;
+    }
     unsigned int now = 0;
-    int differs = cut_nvml_power_mgmt_limit_mw(dev, &now) != NVML_SUCCESS || now != r->original_mw;
-    if (differs) {
-        rc = set_limit(dev, r->original_mw);
-        if (rc != NVML_SUCCESS) {
-            char what[512];
-            snprintf(what, sizeof what, "could not restore the power limit of GPU %s (%s) to %g W from %s", r->uuid,
-                     r->name, r->original_mw / 1000.0, path);
-            return nvml_fail(rc, what, e);
-        }
+    int differs = 0;
+    rc = put_back(dev, r.original_mw, &now, &differs);
+    if (rc != NVML_SUCCESS) {
+        char what[512];
+        snprintf(what, sizeof what, "could not restore the power limit of GPU %s (%s) to %g W from %s", r.uuid,
+                 r.name, r.original_mw / 1000.0, path);
+        return nvml_fail(rc, what, e);
     }
     unlink(path);
     if (note && note_n) {
-        if (differs)
+        if (!readable)
+            snprintf(note, note_n, "power-cap restore file %s was not valid: set GPU %s to its default limit %g W "
+                     "(it was %g W)", path, uuid, r.original_mw / 1000.0, now / 1000.0);
+        else if (differs)
             snprintf(note, note_n, "restored the power limit of GPU %s (%s) from %g W to %g W, left by cutune pid %d",
-                     r->uuid, r->name, now / 1000.0, r->original_mw / 1000.0, (int)r->pid);
+                     r.uuid, r.name, now / 1000.0, r.original_mw / 1000.0, (int)r.pid);
         else
-            snprintf(note, note_n, "GPU %s (%s) was already at its original %g W; removed the stale %s", r->uuid,
-                     r->name, r->original_mw / 1000.0, path);
+            snprintf(note, note_n, "GPU %s (%s) was already at its original %g W; removed the stale %s", r.uuid,
+                     r.name, r.original_mw / 1000.0, path);
     }
     return CUT_POWERCAP_RECOVER_RESTORED;
+}
+
+/* One GPU's restore file in dir: busy (its lock is held, or its process is alive), else recovered. */
+static int recover_one(const char *dir, const char *uuid, char *note, size_t note_n, cut_err *e)
+{
+    char path[4096];
+    if (state_path(path, sizeof path, dir, uuid, ".json", e) != 0)
+        return -1;
+    if (!cut_path_exists(path))
+        return CUT_POWERCAP_RECOVER_NONE;
+    int fd = -1;
+    cut_err locked = {{0}};
+    restore_record r;
+    const int known = restore_file_read(path, &r, NULL) == 0;
+    /* our own session's file, a held lock, a live writer: a session is running */
+    int busy = (g_s.active && !strcmp(g_s.info.uuid, uuid)) || lock_gpu(dir, uuid, &fd, &locked) != 0 ||
+               (known && r.pid != getpid() && pid_alive(r.pid, r.pid_start));
+    if (busy) {
+        if (fd >= 0)
+            close(fd);
+        if (note && note_n)
+            snprintf(note, note_n, "a cutune process is capping GPU %s (restore file %s); left alone", uuid, path);
+        return CUT_POWERCAP_RECOVER_BUSY;
+    }
+    int rc = recover_file(path, uuid, note, note_n, e);
+    close(fd);
+    return rc;
 }
 
 int cut_powercap_recover(const char *dir, char *note, size_t note_n, cut_err *e)
 {
     if (note && note_n)
         note[0] = '\0';
-    char path[4096];
-    if (cut_path_join(path, sizeof path, dir, CUT_POWERCAP_RESTORE_FILE, e) != 0)
-        return -1;
-    if (!cut_path_exists(path))
+    DIR *d = opendir(dir);
+    if (!d)
         return CUT_POWERCAP_RECOVER_NONE;
-    restore_record r;
-    if (restore_file_read(path, &r, e) != 0)
-        return -1;
-    /* Our own pid: busy while our session runs; once it has ended (its restore failed), the file is stale. */
-    int busy = r.pid == getpid() ? g_s.active : pid_alive(r.pid, r.pid_start);
-    if (busy) {
-        if (note && note_n)
-            snprintf(note, note_n, "cutune pid %d is capping GPU %s (%s) (restore file %s); left alone", (int)r.pid,
-                     r.uuid, r.name, path);
-        return CUT_POWERCAP_RECOVER_BUSY;
+    int result = CUT_POWERCAP_RECOVER_NONE;
+    struct dirent *de;
+    char uuids[16][96];
+    int n = 0;
+    while ((de = readdir(d)) && n < 16) {
+        const char *nm = de->d_name;
+        const size_t len = strlen(nm);
+        if (strncmp(nm, "powercap_", 9) || len < 9 + 5 + 1 || strcmp(nm + len - 5, ".json") || len - 14 >= 96)
+            continue;
+        snprintf(uuids[n], sizeof uuids[n], "%.*s", (int)(len - 14), nm + 9);
+        n++;
     }
-    return recover_restore(path, &r, note, note_n, e);
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        char one[512] = "";
+        int rc = recover_one(dir, uuids[i], one, sizeof one, e);
+        if (rc < 0)
+            return -1;
+        if (rc == CUT_POWERCAP_RECOVER_RESTORED || (rc == CUT_POWERCAP_RECOVER_BUSY && result == CUT_POWERCAP_RECOVER_NONE))
+            result = rc;
+        if (one[0] && note && note_n)
+            snprintf(note + strlen(note), note_n - strlen(note), "%s%s", note[0] ? "; " : "", one);
+    }
+    return result;
+}
+
+int cut_powercap_state_dir(char *buf, size_t n, cut_err *e)
+{
+    const char *over = getenv("CUTUNE_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    int len;
+    if (over && *over)
+        len = snprintf(buf, n, "%s", over);
+    else if (xdg && xdg[0] == '/')
+        len = snprintf(buf, n, "%s/cutune", xdg);
+    else if (home && home[0] == '/')
+        len = snprintf(buf, n, "%s/.local/state/cutune", home);
+    else
+        return cut_err_set(e, "no state folder for power-cap restore files: set CUTUNE_STATE_DIR, XDG_STATE_HOME or "
+                           "HOME");
+    if (len < 0 || (size_t)len >= n)
+        return cut_err_set(e, "state folder path too long");
+    if (cut_mkdirs(buf, e) != 0)
+        return -1;
+    (void)chmod(buf, 0700);
+    return cut_private_dir(buf, e);
 }

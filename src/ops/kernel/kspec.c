@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *const init_names[CUT_KS_INIT_COUNT] = {"randn", "uniform", "zeros", "ones", "full", "arange"};
@@ -452,7 +453,7 @@ static int read_source(const cJSON *o, const char *base_dir, const char *field, 
     else if (cut_path_join(full, sizeof full, base_dir, path, e) != 0)
         return -1;
     size_t len = 0;
-    if (cut_read_file(full, out, &len, e) != 0)
+    if (cut_read_regular_file(full, CUT_KS_MAX_SOURCE, out, &len, e) != 0)
         return cut_err_wrap(e, "%s", f);
     if (strlen(*out) != len)
         return cut_err_set(e, "%s: '%s' contains a NUL byte", f, full);
@@ -511,6 +512,126 @@ static int get_reference(const cJSON *root, const char *base_dir, cut_kspec *k, 
     if (get_ident(r, "entry", "reference.entry", k->ref_entry, sizeof k->ref_entry, e) != 0)
         return -1;
     return read_source(r, base_dir, "reference.", &k->ref_source, path, sizeof path, e);
+}
+
+/* ---- the kernel's parameter types against the spec's dtypes ---- */
+
+/* The element type a C type names ("float", "const double", "__half", "int64_t", ...), spaces and qualifiers
+ * removed; -1 for a type it does not know (a template parameter, a vector type, a typedef). */
+static int elem_of_type(const char *t)
+{
+    static const struct {
+        const char *name;
+        cut_elem d;
+    } known[] = {{"float", CUT_EL_F32}, {"double", CUT_EL_F64}, {"__half", CUT_EL_F16}, {"half", CUT_EL_F16},
+                 {"__nv_bfloat16", CUT_EL_BF16}, {"nv_bfloat16", CUT_EL_BF16}, {"int", CUT_EL_I32},
+                 {"int32_t", CUT_EL_I32}, {"signedint", CUT_EL_I32}, {"longlong", CUT_EL_I64},
+                 {"longlongint", CUT_EL_I64}, {"int64_t", CUT_EL_I64}, {"unsignedchar", CUT_EL_U8},
+                 {"uint8_t", CUT_EL_U8}};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(known); i++)
+        if (!strcmp(t, known[i].name))
+            return (int)known[i].d;
+    return -1;
+}
+
+/* Parameter text p (n bytes) -> its base type with qualifiers and spaces removed into base, 1 if it is a pointer. */
+static int param_base(const char *p, size_t n, char *base, size_t bn)
+{
+    char words[8][64];
+    int nw = 0, ptr = 0;
+    size_t i = 0;
+    while (i < n && nw < 8) {
+        while (i < n && (isspace((unsigned char)p[i]) || p[i] == '*' || p[i] == '&')) {
+            ptr |= p[i] == '*';
+            i++;
+        }
+        size_t j = i;
+        while (j < n && (isalnum((unsigned char)p[j]) || p[j] == '_'))
+            j++;
+        if (j == i) {
+            if (i < n && !isspace((unsigned char)p[i]) && p[i] != '*' && p[i] != '&')
+                return -1; /* brackets, templates, default values: not a plain declaration */
+            continue;
+        }
+        snprintf(words[nw++], sizeof words[0], "%.*s", (int)(j - i), p + i);
+        i = j;
+    }
+    base[0] = '\0';
+    for (int w = 0; w + 1 < nw; w++) { /* the last word is the parameter's name */
+        if (!strcmp(words[w], "const") || !strcmp(words[w], "volatile") || !strcmp(words[w], "__restrict__") ||
+            !strcmp(words[w], "restrict") || !strcmp(words[w], "__restrict"))
+            continue;
+        if (strlen(base) + strlen(words[w]) < bn)
+            strcat(base, words[w]);
+    }
+    return ptr;
+}
+
+/* Where entry's parameter list starts in source ("(" of a __global__ definition), NULL when not found. */
+static const char *params_of(const char *source, const char *entry)
+{
+    const size_t n = strlen(entry);
+    for (const char *p = strstr(source, entry); p; p = strstr(p + 1, entry)) {
+        if (p > source && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        const char *q = p + n;
+        while (isspace((unsigned char)*q))
+            q++;
+        if (*q != '(')
+            continue;
+        const char *g = p;
+        int lines = 0;
+        while (g > source && lines < 3 && (size_t)(p - g) < 200) {
+            g--;
+            lines += *g == '\n' || *g == ';' || *g == '}';
+        }
+        char head[256];
+        snprintf(head, sizeof head, "%.*s", (int)(p - g), g);
+        if (strstr(head, "__global__"))
+            return q;
+    }
+    return NULL;
+}
+
+/* Each argument against the kernel's parameter where both types are known: a buffer must be a pointer to its dtype
+ * (a double* output for f32 data would read or write the wrong bytes), a scalar its dtype by value. */
+static int check_param_types(const cut_kspec *k, cut_err *e)
+{
+    const char *q = params_of(k->source, k->entry);
+    if (!q)
+        return 0;
+    const char *end = strchr(q, ')');
+    if (!end)
+        return 0;
+    int a = 0;
+    for (const char *p = q + 1; p <= end && a < k->nargs; a++) {
+        const char *c = p;
+        while (c < end && *c != ',')
+            c++;
+        char base[128];
+        const int ptr = param_base(p, (size_t)(c - p), base, sizeof base);
+        const int have = ptr < 0 ? -1 : elem_of_type(base);
+        p = c + 1;
+        if (have < 0)
+            continue;
+        int want = -1, is_buf = 0;
+        for (int i = 0; i < k->ninputs; i++)
+            if (!strcmp(k->inputs[i].name, k->args[a]))
+                want = (int)k->inputs[i].dtype, is_buf = 1;
+        for (int i = 0; i < k->noutputs; i++)
+            if (!strcmp(k->outputs[i].name, k->args[a]))
+                want = (int)k->outputs[i].dtype, is_buf = 1;
+        for (int i = 0; i < k->nscalars; i++)
+            if (!strcmp(k->scalars[i].name, k->args[a]))
+                want = (int)k->scalars[i].dtype;
+        if (want < 0)
+            continue;
+        if (is_buf != ptr || want != have)
+            return cut_err_set(e, "args[%d]: '%s' is %s %s, but parameter %d of %s is %s%s", a, k->args[a],
+                               is_buf ? "a buffer of" : "a scalar", cut_elem_name((cut_elem)want), a + 1, k->entry,
+                               ptr ? "a pointer to " : "a ", cut_elem_name((cut_elem)have));
+    }
+    return 0;
 }
 
 /* Every arg names one tensor or scalar, and each of them is passed exactly once. */
@@ -766,6 +887,10 @@ static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out
     for (int i = 0; i < k->nscalars; i++) {
         if (cut_ks_eval(k->scalars[i].value, vars, nv, &x, e) != 0)
             return cut_err_wrap(e, "scalars[%d].value", i);
+        const cut_elem d = k->scalars[i].dtype;
+        if ((d == CUT_EL_I32 && (x < INT32_MIN || x > INT32_MAX)) || (d == CUT_EL_U8 && (x < 0 || x > 255)))
+            return cut_err_set(e, "scalars[%d] '%s': '%s' is %lld, which does not fit %s", i, k->scalars[i].name,
+                               k->scalars[i].value, x, cut_elem_name(d));
         out->scalars[i] = x;
     }
     return 0;
@@ -791,7 +916,7 @@ static int parse_root(const cJSON *root, const char *base_dir, cut_kspec *k, cut
     cut_ks_launch l;
     double fl, by;
     if (check_entry(k, e) != 0 || check_args(k, e) != 0 || cut_kspec_resolve(k, NULL, &l, e) != 0 ||
-        check_restrictions(k, e) != 0 || cut_kspec_work_size(k, &fl, &by, e) != 0)
+        check_restrictions(k, e) != 0 || cut_kspec_work_size(k, &fl, &by, e) != 0 || check_param_types(k, e) != 0)
         return -1;
     return 0;
 }
@@ -815,7 +940,7 @@ int cut_kspec_load(const char *path, cut_kspec *k, cut_err *e)
     memset(k, 0, sizeof *k);
     char *text = NULL;
     size_t len = 0;
-    if (cut_read_file(path, &text, &len, e) != 0)
+    if (cut_read_regular_file(path, CUT_KS_MAX_SPEC, &text, &len, e) != 0)
         return -1;
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", path);
