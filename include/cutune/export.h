@@ -134,13 +134,21 @@ int cut_export_write_all(const cut_export_set *conv, const cut_export_gemm_set *
 
 /* Creates dir (if needed) and its marker file. */
 int cut_export_mark_dir(const char *dir, cut_err *e);
+/* Readies dir to be written by cutune: marked (created if needed); the files an earlier run listed in the marker's
+ * manifest ("file" lines) removed, an older cutune's folder without a manifest removed whole; whatever is left is
+ * someone else's and recorded as "keep". 0, or -1 with e. */
+int cut_export_reset_dir(const char *dir, cut_err *e);
+/* After writing: every entry of dir that is not "keep" (nested marked folders aside) is recorded as cutune's
+ * ("file" lines), so that a re-export or cut_clean removes exactly those. */
+int cut_export_seal_dir(const char *dir, cut_err *e);
 /* 1 if dir is a real directory (not a symbolic link) holding the marker. */
 int cut_export_dir_marked(const char *dir);
 
 /* What clean did with one candidate path. */
 typedef void (*cut_clean_report)(void *ctx, const char *path, int removed, const char *why);
 /* Removes from outdir what cutune generated, never tuningrecords/ or tuningresults/:
- *   kernels/, kernel_outputs/, scripts/  when they hold the marker;
+ *   kernels/, kernel_outputs/, scripts/  when they hold the marker: the files its manifest lists (marked folders
+ *                                       inside first), the folder itself only when nothing else is left in it;
  *   build/                              when it holds the marker, or it is the CMake build folder of the
  *                                       exported kernels/ (its CMakeCache.txt names outdir/kernels as the source
  *                                       folder and outdir/kernels holds the marker);

@@ -555,7 +555,7 @@ static int energy_main(energy_opts *o, cut_err *e)
     snprintf(x.odir, sizeof x.odir, "%s/kernel_outputs", o->outdir);
     int code = CUT_EXIT_FAIL, failures = 0;
     cut_powercap_session *s = NULL;
-    if (cut_export_mark_dir(x.odir, e) != 0 || write_caps_csv(x.odir, &caps, e) != 0)
+    if ((!cut_export_dir_marked(x.odir) && cut_export_reset_dir(x.odir, e) != 0) || write_caps_csv(x.odir, &caps, e) != 0)
         goto out;
     if (!(x.runner = make_runner(o, e)))
         goto out;
@@ -581,6 +581,10 @@ out:
     if (s) {
         cut_err ignore;
         cut_powercap_end(s, &ignore);
+    }
+    if (cut_export_dir_marked(x.odir)) { /* what this run wrote is cutune's: clean removes it, and only it */
+        cut_err ignore;
+        cut_export_seal_dir(x.odir, &ignore);
     }
     cut_runner_free(x.runner);
     cut_export_set_free(&set);

@@ -211,7 +211,8 @@ static int write_text(const char *dir, const char *name, const char *text, size_
     return cut_write_file_atomic(path, text ? text : "", len, e);
 }
 
-/* Makes dir/kernels an empty folder of cutune's: an earlier export's is replaced, anything else is refused. */
+/* Makes dir/kernels a folder of cutune's: what an earlier export wrote there is removed (a user's file beside it
+ * stays), a folder cutune did not make is refused. */
 static int prepare_kernels_dir(const char *kdir, cut_err *e)
 {
     struct stat st;
@@ -220,12 +221,10 @@ static int prepare_kernels_dir(const char *kdir, cut_err *e)
             return cut_err_set(e, "'%s' exists and was not written by cutune export (no %s file in it): move it "
                                   "away or choose another --outdir",
                                kdir, CUT_EXPORT_MARKER);
-        if (cut_remove_tree(kdir, NULL, e) != 0)
-            return -1;
     } else if (errno != ENOENT) {
         return cut_err_set(e, "cannot inspect '%s': %s", kdir, strerror(errno));
     }
-    return cut_export_mark_dir(kdir, e);
+    return cut_export_reset_dir(kdir, e);
 }
 
 static int write_kernel(const char *kdir, const cut_export_kernel *k, cut_err *e)
@@ -306,6 +305,8 @@ int cut_export_write_all(const cut_export_set *set, const cut_export_gemm_set *g
         cut_buf_printf(&cmk, "add_subdirectory(gemm) # the tuned GEMMs: gemm_driver\n");
     if (rc == 0)
         rc = write_text(kdir, "CMakeLists.txt", cmk.data, cmk.len, e);
+    if (rc == 0) /* the manifest: every file written here is cutune's, and only those go on a re-export or clean */
+        rc = cut_export_seal_dir(kdir, e);
     cut_buf_free(&drv);
     cut_buf_free(&cmk);
     cut_buf_free(&csv);

@@ -541,9 +541,10 @@ static int write_kernel(const cut_export_opt *x, const char *odir, const char *a
     struct stat st;
     snprintf(dir, sizeof dir, "%s/%s", odir, x->name);
     snprintf(in_dir, sizeof in_dir, "%s/inputs", dir);
-    if (lstat(dir, &st) == 0 && cut_remove_tree(dir, NULL, e) != 0)
+    /* the kernel's own marked folder: an earlier export of it is replaced, a user's file in it stays */
+    if (lstat(dir, &st) == 0 && !cut_export_dir_marked(dir) && cut_remove_tree(dir, NULL, e) != 0)
         return -1;
-    if (cut_mkdirs(in_dir, e) != 0)
+    if (cut_export_reset_dir(dir, e) != 0 || cut_mkdirs(in_dir, e) != 0)
         return -1;
     for (int r = 0; r < CUT_XO_ROLES; r++)
         if (x->st[r].present && write_file(dir, files[r], x->st[r].header, strlen(x->st[r].header), e) != 0)
@@ -569,6 +570,8 @@ static int write_kernel(const cut_export_opt *x, const char *odir, const char *a
         cut_export_opt_cmake(&b, x, arch), rc = write_buf(dir, "CMakeLists.txt", &b, e);
     if (rc == 0)
         cut_export_opt_readme(&b, x), rc = write_buf(dir, "README.md", &b, e);
+    if (rc == 0)
+        rc = cut_export_seal_dir(dir, e);
     cut_buf_free(&b);
     return rc;
 }
@@ -603,7 +606,8 @@ int cut_export_opt_write(const cut_export_opt_set *set, const char *outdir, cons
         if (path_inside(set->k[i].kdir, dir))
             return cut_err_set(e, "the search '%s' is inside '%s', which the export replaces", set->k[i].kdir, dir);
     }
-    if (cut_export_mark_dir(odir, e) != 0)
+    /* opt/ holds one marked folder per kernel; it is marked itself (with a manifest) when first made */
+    if (!cut_export_dir_marked(odir) && cut_export_reset_dir(odir, e) != 0)
         return -1;
     for (int i = 0; i < set->n; i++)
         if (write_kernel(&set->k[i], odir, arch, e) != 0)

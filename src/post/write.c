@@ -72,14 +72,14 @@ int cut_report_write(const cut_report *r, const char *outdir, int plots, cut_rep
     char dir[4096], gnuplot[4096];
     cut_buf b;
     *out = (cut_report_out){0};
-    if (cut_path_join(dir, sizeof dir, outdir, "report", e) != 0 || cut_export_mark_dir(dir, e) != 0)
+    if (cut_path_join(dir, sizeof dir, outdir, "report", e) != 0 || cut_export_reset_dir(dir, e) != 0)
         return -1;
     cut_buf_init(&b);
     cut_report_summary_md(&b, r);
     int rc = write_buf(dir, "summary.md", &b, e);
     cut_buf_free(&b);
     if (rc != 0 || !plots)
-        return rc;
+        return rc == 0 ? cut_export_seal_dir(dir, e) : rc;
     out->gnuplot = cut_gnuplot_find(gnuplot, sizeof gnuplot);
     const char *png_term = out->gnuplot ? cut_gnuplot_png_term(gnuplot) : "pngcairo";
     char(*scripts)[64] = cut_xcalloc((size_t)(3 * r->n + 1), sizeof *scripts);
@@ -87,5 +87,5 @@ int cut_report_write(const cut_report *r, const char *outdir, int plots, cut_rep
     if (rc == 0 && out->gnuplot)
         rc = render(gnuplot, dir, scripts, out->scripts, out, e);
     free(scripts);
-    return rc;
+    return rc == 0 ? cut_export_seal_dir(dir, e) : rc;
 }
