@@ -3,9 +3,11 @@
 # times each, resuming after every kill, then let it finish. Per kill: trials measured before it (the loop's
 # $CUTUNE_MEASURE_TRACE lines) that are not in the record log (lost), corrupt lines, and the seconds the resumed run
 # took to its first new record (resume). Then the log must hold exactly the budget's trials, numbered 0..T-1 once.
-# Writes OUT.json and prints a table. Runs on the CPU (no GPU needed).
+# Then `optimize` (softmax_row, 24 builds, emulator): KILLS kills, each followed by --resume; it must end with its
+# whole budget spent. Writes OUT.json and prints a table. Runs on the CPU (no GPU needed).
 # usage: bench/kill_resume.sh CUTUNE OUT.json [KILLS (20)] [SEED (1)]
 set -euo pipefail
+cd "$(dirname "$0")/.."
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); OUTJ=$2; KILLS=${3:-20}; SEED=${4:-1}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -73,6 +75,49 @@ for name, (args, log, budget) in jobs.items():
     print("%-5s kills %2d  lost %d (at most %d per kill)  corrupt lines %d  first new record after a restart: median "
           "%s s  log complete (0..%d once): %s" % (name, j["kills"], j["lost"], j["max_lost_per_kill"], j["corrupt"],
                                                   j["first_record_s_median"], budget - 1, ok))
+# optimize: KILLS kills during a 24-build search, each followed by --resume; then it must have spent its whole budget.
+# An uninterrupted run with the same seed is the comparison (emulated times are CPU times, so the best speedups of
+# the two may differ by noise; the builds must not).
+spec = os.path.join(os.getcwd(), "kernels", "softmax_row.json")
+oargs = ["optimize", "--input", spec, "--backend", "emu", "--no-llm", "--budget-builds", "24", "--sizes",
+         "ROWS=16,COLS=256", "--seed", "5"]
+def opt_state(d):
+    try:
+        st = json.load(open(os.path.join(d, "kernels", "_softmax_row", "search_state.json")))
+        return st.get("builds", 0)
+    except (OSError, ValueError):
+        return 0
+def opt_best(d):
+    try:
+        return json.load(open(os.path.join(d, "summary.json")))
+    except (OSError, ValueError):
+        return None
+orows = []
+od = os.path.join(work, "opt"); os.makedirs(od)
+env = dict(os.environ, COMPILE_CACHE_DIR=os.path.join(work, "cc"))
+for k in range(kills + 1):
+    before = opt_state(od)
+    t0 = time.time()
+    p = subprocess.Popen([binp] + oargs + ["--outdir", od] + (["--resume"] if k else []), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=env)
+    wait = rng.uniform(0.3, 1.2) if k < kills else 1e9
+    while p.poll() is None and time.time() - t0 < wait:
+        time.sleep(0.02)
+    killed = p.poll() is None
+    if killed:
+        p.send_signal(signal.SIGKILL)
+    p.wait()
+    orows.append({"kill": killed, "after_s": round(min(wait, time.time() - t0), 3), "builds_before": before,
+                  "builds_after": opt_state(od)})
+ud = os.path.join(work, "opt_whole")
+subprocess.run([binp] + oargs + ["--outdir", ud], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+killed_n = sum(1 for r in orows if r["kill"])
+final_builds = opt_state(od)
+result["jobs"]["optimize"] = {"budget": 24, "kills": killed_n, "final_builds": final_builds,
+                              "uninterrupted_builds": opt_state(ud), "complete": final_builds == 24,
+                              "summary_killed": opt_best(od), "summary_uninterrupted": opt_best(ud), "rows": orows}
+print("optimize kills %2d  builds after the kills and resumes %d of 24 (uninterrupted run: %d)" %
+      (killed_n, final_builds, opt_state(ud)))
 json.dump(result, open(outj, "w"), indent=1)
-sys.exit(0 if all(j["complete"] and j["corrupt"] == 0 for j in result["jobs"].values()) else 1)
+sys.exit(0 if all(j["complete"] and j.get("corrupt", 0) == 0 for j in result["jobs"].values()) else 1)
 PY

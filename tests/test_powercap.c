@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "cutune/gpu.h"
 #include "cutune/powercap.h"
 #include "cutune/util.h"
 #include "gpu/nvml.h"
@@ -739,6 +740,35 @@ static void test_one_capped_run_per_gpu(void **state)
     assert_int_equal(limit_now(H200_UUID), 700000);
 }
 
+/* A busy or throttled GPU (issue 15): other processes on it (not this one, not our worker) and the clock-event
+ * reasons that slow it, read from NVML for every trial's record. */
+static void test_busy_and_throttled(void **state)
+{
+    (void)state;
+    char procs[64];
+    snprintf(procs, sizeof procs, "4242,%d,777", (int)getpid());
+    setenv("FAKE_NVML_PROCS", procs, 1);
+    int others = 0;
+    long long events = 0;
+    const int worker = 777;
+    cut_gpu_sample_load(H200_UUID, &worker, 1, &others, &events);
+    assert_int_equal(others, 1); /* 4242: ours and our worker's contexts do not count */
+    assert_true(events >= 0);
+    assert_int_equal(cut_gpu_throttling(events), 0); /* 300 W drawn under a 700 W limit */
+    unsetenv("FAKE_NVML_PROCS");
+    cut_gpu_sample_load(H200_UUID, NULL, 0, &others, &events);
+    assert_int_equal(others, 0);
+    /* capped under the fake's 300 W draw: the software power cap holds the clocks back */
+    assert_int_equal(cut_nvml_set_power_limit_mw(h200_dev(), 250000), NVML_SUCCESS);
+    cut_gpu_sample_load(H200_UUID, NULL, 0, &others, &events);
+    assert_true(cut_gpu_throttling(events) & (long long)NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP);
+    assert_int_equal(cut_gpu_throttling(NVML_CLOCKS_EVENT_REASON_GPU_IDLE), 0);
+    assert_int_equal(cut_gpu_throttling(-1), 0);
+    cut_gpu_sample_load("GPU-00000000-0000-0000-0000-00000000dead", NULL, 0, &others, &events);
+    assert_int_equal(others, -1);
+    assert_true(events == -1);
+}
+
 /* ---- energy arithmetic ---- */
 
 /* Samples of a counter that steps by step_mj every period_s, polled every poll_s for dur_s from t0. */
@@ -954,6 +984,7 @@ int main(void)
         cmocka_unit_test_setup(test_crash_signals_restore, reset_fake),
         cmocka_unit_test_setup(test_original_never_a_crashed_cap, reset_fake),
         cmocka_unit_test_setup(test_one_capped_run_per_gpu, reset_fake),
+        cmocka_unit_test_setup(test_busy_and_throttled, reset_fake),
         cmocka_unit_test(test_energy_compute),
         cmocka_unit_test_setup(test_energy_fake_counter, reset_fake),
         cmocka_unit_test(test_iters_for_steps),

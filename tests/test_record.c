@@ -48,6 +48,8 @@ static void make_record(cut_record *r, int trial, double median_ms)
     r->env.driver_version = 12080;
     r->env.sm_clock_mhz = 1980;
     r->env.power_limit_w = 700.0;
+    r->env.other_procs = 1;     /* issue 15: a busy, power-capped GPU, recorded with the trial */
+    r->env.clock_events = 0x4;
     snprintf(r->ts, sizeof r->ts, "2026-11-22T19:00:00Z");
     r->trial = trial;
 }
@@ -76,6 +78,8 @@ static void assert_record_eq(const cut_record *a, const cut_record *b)
     assert_int_equal(a->env.driver_version, b->env.driver_version);
     assert_int_equal(a->env.sm_clock_mhz, b->env.sm_clock_mhz);
     assert_true(a->env.power_limit_w == b->env.power_limit_w);
+    assert_int_equal(a->env.other_procs, b->env.other_procs);
+    assert_true(a->env.clock_events == b->env.clock_events);
     assert_string_equal(a->ts, b->ts);
     assert_true(a->energy_mj == b->energy_mj);
     assert_true(a->edp == b->edp);

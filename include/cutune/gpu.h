@@ -40,6 +40,13 @@ int cut_gpu_query(int idx, cut_gpu_info *info, cut_err *e);
 void cut_gpu_limits(const cut_gpu_info *info, cut_devlimits *d);
 /* Current SM clock and enforced power limit via NVML, re-read (for records). -1 when unknown. */
 void cut_gpu_sample_clocks(const char *uuid, int *sm_clock_mhz, double *power_limit_w);
+/* What else weighs on the GPU, via NVML (issue 15): the processes with a compute context on it other than this one
+ * and the pids in ours[0..n) (a worker), and its clock-event (throttle) reasons (NVML's bit mask). -1 when
+ * unknown. */
+void cut_gpu_sample_load(const char *uuid, const int *ours, int n, int *other_procs, long long *clock_events);
+/* The reasons of a clock-event mask that slow a measurement down (power cap, thermal and hardware slowdowns), 0 for
+ * the harmless ones (idle, application clocks, sync boost, display). */
+long long cut_gpu_throttling(long long clock_events);
 
 /* Formats the 16 bytes of a CUuuid the way NVML prints UUIDs: "GPU-" then the bytes in order as lowercase hex,
  * grouped 4-2-2-2-6 with dashes ("GPU-5e7a1c2b-0d3f-4e5a-8b9c-0123456789ab"). buf: >= 41 bytes. */

@@ -62,6 +62,8 @@ typedef struct cut_measure_env {
     char driver_string[32];
     int sm_clock_mhz;
     double power_limit_w;
+    int other_procs;       /* other processes computing on the GPU (NVML), -1 unknown: a busy GPU times slower */
+    long long clock_events; /* NVML's clock-event (throttle) reasons mask, -1 unknown */
 } cut_measure_env;
 
 /* What a run observes besides each call's result. */

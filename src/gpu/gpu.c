@@ -124,6 +124,31 @@ void cut_gpu_limits(const cut_gpu_info *info, cut_devlimits *d)
     d->warp_size = 32;
 }
 
+void cut_gpu_sample_load(const char *uuid, const int *ours, int n, int *other_procs, long long *clock_events)
+{
+    *other_procs = -1;
+    *clock_events = -1;
+    nvmlDevice_t dev;
+    if (!uuid || !uuid[0] || !cut_nvml_load(NULL) || cut_nvml_device_by_uuid(uuid, &dev) != NVML_SUCCESS)
+        return;
+    int k = 0;
+    if (cut_nvml_other_processes(dev, ours, n, &k) == NVML_SUCCESS)
+        *other_procs = k;
+    unsigned long long r = 0;
+    if (cut_nvml_throttle_reasons(dev, &r) == NVML_SUCCESS)
+        *clock_events = (long long)r;
+}
+
+long long cut_gpu_throttling(long long clock_events)
+{
+    if (clock_events <= 0)
+        return 0;
+    return clock_events & (long long)(NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP | NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN |
+                                      NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN |
+                                      NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN |
+                                      NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN);
+}
+
 void cut_gpu_sample_clocks(const char *uuid, int *sm_clock_mhz, double *power_limit_w)
 {
     if (sm_clock_mhz)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CUT_STR_(x) #x
 #define CUT_STR(x) CUT_STR_(x)
@@ -244,6 +245,25 @@ nvmlReturn_t cut_nvml_throttle_reasons(nvmlDevice_t dev, unsigned long long *rea
         return g_loaded->nvmlDeviceGetCurrentClocksThrottleReasons(dev, reasons);
     NVML_FN(nvmlDeviceGetCurrentClocksEventReasons);
     return g_loaded->nvmlDeviceGetCurrentClocksEventReasons(dev, reasons);
+}
+
+nvmlReturn_t cut_nvml_other_processes(nvmlDevice_t dev, const int *ours, int n, int *others)
+{
+    NVML_FN(nvmlDeviceGetComputeRunningProcesses_v3);
+    nvmlProcessInfo_t info[64];
+    unsigned int count = 64;
+    nvmlReturn_t rc = g_loaded->nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, info);
+    if (rc != NVML_SUCCESS)
+        return rc;
+    int k = 0;
+    for (unsigned int i = 0; i < count && i < 64; i++) {
+        int mine = info[i].pid == (unsigned int)getpid();
+        for (int j = 0; j < n && !mine; j++)
+            mine = info[i].pid == (unsigned int)ours[j];
+        k += !mine;
+    }
+    *others = k;
+    return NVML_SUCCESS;
 }
 
 void cut_nvml_throttle_describe(unsigned long long reasons, char *buf, size_t n)

@@ -16,6 +16,13 @@
 
 typedef int nvmlReturn_t; /* nvmlReturn_enum */
 typedef struct nvmlDevice_st *nvmlDevice_t;
+/* nvml.h's nvmlProcessInfo_t (the layout of nvmlDeviceGetComputeRunningProcesses_v3's entries). */
+typedef struct nvmlProcessInfo_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
 
 enum {
     NVML_SUCCESS = 0,
@@ -85,7 +92,8 @@ enum { NVML_TEMPERATURE_GPU = 0 };
     X(0, nvmlDeviceGetTotalEnergyConsumption, nvmlReturn_t, (nvmlDevice_t, unsigned long long *))                    \
     X(0, nvmlDeviceGetTemperature, nvmlReturn_t, (nvmlDevice_t, int, unsigned int *))                                \
     X(0, nvmlDeviceGetCurrentClocksEventReasons, nvmlReturn_t, (nvmlDevice_t, unsigned long long *))                 \
-    X(0, nvmlDeviceGetCurrentClocksThrottleReasons, nvmlReturn_t, (nvmlDevice_t, unsigned long long *))
+    X(0, nvmlDeviceGetCurrentClocksThrottleReasons, nvmlReturn_t, (nvmlDevice_t, unsigned long long *))              \
+    X(0, nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t, (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))
 
 #define CUT_NVML_FIELD(req, fn, ret, params) ret(*fn) params;
 typedef struct cut_nvml_api {
@@ -154,6 +162,9 @@ nvmlReturn_t cut_nvml_temperature_c(nvmlDevice_t dev, unsigned int *celsius);
 /* Current clock event ("throttle") reasons, NVML_CLOCKS_EVENT_REASON_* bits (falls back to the older
  * nvmlDeviceGetCurrentClocksThrottleReasons on old drivers). */
 nvmlReturn_t cut_nvml_throttle_reasons(nvmlDevice_t dev, unsigned long long *reasons);
+/* The processes with a compute context on dev other than this one and its children (pids in ours[0..n)): their
+ * count into *others. */
+nvmlReturn_t cut_nvml_other_processes(nvmlDevice_t dev, const int *ours, int n, int *others);
 /* Comma-separated names of the reason bits ("idle", "sw_power_cap", "hw_slowdown", ...; "none" for 0). */
 void cut_nvml_throttle_describe(unsigned long long reasons, char *buf, size_t n);
 

@@ -649,6 +649,8 @@ cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_er
     er->env.driver_string[0] = '\0';
     er->env.sm_clock_mhz = -1;
     er->env.power_limit_w = -1;
+    er->env.other_procs = -1;
+    er->env.clock_events = -1;
 
     cut_runner *r = cut_xcalloc(1, sizeof *r);
     r->impl = er;

@@ -427,6 +427,24 @@ static const cut_measure_env *gpu_env(cut_runner *r)
 {
     gpu_impl *g = r->impl;
     cut_gpu_sample_clocks(g->env.gpu_uuid, &g->env.sm_clock_mhz, &g->env.power_limit_w);
+    if (!g->emu) {
+        const int prev_procs = g->env.other_procs;
+        const long long prev_throttle = cut_gpu_throttling(g->env.clock_events);
+        const int ours = g->pid;
+        cut_gpu_sample_load(g->env.gpu_uuid, &ours, ours > 0, &g->env.other_procs, &g->env.clock_events);
+        /* a busy or throttled GPU times slower and noisier: said once per change, recorded with every trial */
+        if (g->env.other_procs > 0 && g->env.other_procs != prev_procs)
+            cut_log(CUT_LOG_WARN, "cutune: warning: %d other process%s computing on GPU %s: times may be slower and "
+                    "noisier (recorded as gpu.other_procs)\n", g->env.other_procs,
+                    g->env.other_procs == 1 ? " is" : "es are", g->env.gpu_uuid);
+        const long long thr = cut_gpu_throttling(g->env.clock_events);
+        if (thr && thr != prev_throttle) {
+            char why[160];
+            cut_nvml_throttle_describe((unsigned long long)thr, why, sizeof why);
+            cut_log(CUT_LOG_WARN, "cutune: warning: GPU %s clocks held back (%s): recorded as gpu.clock_events\n",
+                    g->env.gpu_uuid, why);
+        }
+    }
     if (!g->env.driver_string[0] && cut_nvml_load(NULL))
         cut_nvml_driver_string(g->env.driver_string, sizeof g->env.driver_string);
     return &g->env;
@@ -557,6 +575,8 @@ static cut_runner *runner_new(int dev, const char *emu_dir, int emu_temp, const 
     snprintf(g->env.backend, sizeof g->env.backend, g->emu ? "emu" : "cuda");
     g->env.sm_clock_mhz = -1;
     g->env.power_limit_w = -1.0;
+    g->env.other_procs = -1;
+    g->env.clock_events = -1;
     if (g->emu) {
         snprintf(g->env.gpu_name, sizeof g->env.gpu_name, "host-emulation");
         g->have_info = 1;

@@ -303,6 +303,10 @@ void cut_rec_add_env(cJSON *root, const cut_measure_env *env)
     cJSON_AddNumberToObject(gpu, "driver_version", env->driver_version);
     cJSON_AddNumberToObject(gpu, "sm_clock_mhz", env->sm_clock_mhz);
     cut_rec_add_num(gpu, "power_limit_w", env->power_limit_w);
+    if (env->other_procs >= 0) /* known on a GPU only (issue 15) */
+        cJSON_AddNumberToObject(gpu, "other_procs", env->other_procs);
+    if (env->clock_events >= 0)
+        cJSON_AddNumberToObject(gpu, "clock_events", (double)env->clock_events);
 }
 
 int cut_rec_get_env(const cJSON *root, cut_measure_env *env, cut_err *e)
@@ -321,6 +325,21 @@ int cut_rec_get_env(const cJSON *root, cut_measure_env *env, cut_err *e)
         cut_rec_get_int(gpu, "gpu.", "sm_clock_mhz", &env->sm_clock_mhz, e) != 0 ||
         cut_rec_get_num(gpu, "gpu.", "power_limit_w", 0, &env->power_limit_w, e) != 0)
         return -1;
+    /* optional (lines before issue 15 lack them): -1, unknown */
+    env->other_procs = -1;
+    env->clock_events = -1;
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(gpu, "other_procs");
+    const cJSON *ce = cJSON_GetObjectItemCaseSensitive(gpu, "clock_events");
+    if (op && (!cJSON_IsNumber(op) || op->valuedouble < 0 || op->valuedouble > 1e6 ||
+               op->valuedouble != (double)(int)op->valuedouble))
+        return cut_err_set(e, "record field 'gpu.other_procs' must be a count");
+    if (ce && (!cJSON_IsNumber(ce) || ce->valuedouble < 0 || ce->valuedouble > 9007199254740992.0 ||
+               ce->valuedouble != floor(ce->valuedouble)))
+        return cut_err_set(e, "record field 'gpu.clock_events' must be NVML's reasons mask (an integer >= 0)");
+    if (op)
+        env->other_procs = (int)op->valuedouble;
+    if (ce)
+        env->clock_events = (long long)ce->valuedouble;
     return 0;
 }
 

@@ -15,6 +15,7 @@
  *                    start_mJ + W x (whole steps of step_ms in CLOCK_MONOTONIC's time) x step_ms, so it advances
  *                    in steps like the H200's ~100 ms granularity and is the same in every process, as a
  *                    driver's counter is; power usage reads W. Read at every call.
+ *   FAKE_NVML_PROCS  "pid,pid,...": the processes nvmlDeviceGetComputeRunningProcesses_v3 reports on every GPU.
  *   FAKE_NVML_SET_ERROR  an nvmlReturn_t code that nvmlDeviceSetPowerManagementLimit returns instead of
  *                    succeeding (4 = NVML_ERROR_NO_PERMISSION). Read at every call.
  *
@@ -538,6 +539,39 @@ FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, u
 FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t dev, unsigned long long *reasons)
 {
     return nvmlDeviceGetCurrentClocksEventReasons(dev, reasons);
+}
+
+/* FAKE_NVML_PROCS "pid,pid,...": the processes computing on every GPU (none when unset). Entries have NVML's
+ * nvmlProcessInfo_t layout (written through a copy of it: the real type comes with cutune's header below). */
+struct nvmlProcessInfo_st;
+typedef struct fake_proc {
+    unsigned int pid;
+    unsigned long long used;
+    unsigned int gi, ci;
+} fake_proc;
+
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned int *count,
+                                                              struct nvmlProcessInfo_st *infos)
+{
+    REQUIRE_DEV(dev);
+    if (!count)
+        return FAKE_ERROR_INVALID_ARGUMENT;
+    const char *s = getenv("FAKE_NVML_PROCS");
+    unsigned int n = 0, cap = *count;
+    for (const char *p = s; p && *p;) {
+        char *end = NULL;
+        unsigned long pid = strtoul(p, &end, 10);
+        if (end == p)
+            break;
+        if (n < cap && infos) {
+            fake_proc fp = {(unsigned int)pid, 1u << 30, 0xFFFFFFFFu, 0xFFFFFFFFu};
+            memcpy((unsigned char *)infos + n * sizeof fp, &fp, sizeof fp);
+        }
+        n++;
+        p = *end == ',' ? end + 1 : end;
+    }
+    *count = n;
+    return n > cap ? FAKE_ERROR_INSUFFICIENT_SIZE : FAKE_SUCCESS;
 }
 
 /* ---- compile-time check against cutune's table: every entry point src/gpu/nvml.c resolves exists here with the
