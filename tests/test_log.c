@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include "cutune/log.h"
+#include "record/json.h"
+#include <cjson/cJSON.h>
 #include "cutune/report.h"
 #include "cutune/tune.h"
 #include "pipeline/cstream.h"
@@ -181,9 +183,40 @@ static void test_library_diagnostic(void **state)
     free(dir);
 }
 
+#define TEST_KEY "sk-test-0123456789abcdefXYZ"
+
+/* Secrets (issue 15): an API key in the environment never reaches a log message, an error message or a record line,
+ * wherever it is formatted into one. */
+static void test_secrets_redacted(void **state)
+{
+    (void)state;
+    captured c = {0};
+    cut_log_handler prev = cut_log_set_handler(capture, &c);
+    cut_log(CUT_LOG_ERROR, "POST https://api.example/v1 with key %s failed; key again: %s.\n", TEST_KEY, TEST_KEY);
+    cut_log_set_handler(prev.fn, prev.ctx);
+    assert_int_equal(c.n, 1);
+    assert_null(strstr(c.msg[0], "0123456789abcdef"));
+    assert_string_equal(c.msg[0], "POST https://api.example/v1 with key [redacted] failed; key again: [redacted].\n");
+    cut_err e = {{0}};
+    cut_err_set(&e, "LLM request refused (key %s)", TEST_KEY);
+    assert_string_equal(e.msg, "LLM request refused (key [redacted])");
+    cut_err_set(&e, "inner %s", TEST_KEY);
+    cut_err_wrap(&e, "outer %s", TEST_KEY);
+    assert_null(strstr(e.msg, "0123456789abcdef"));
+    cJSON *o = cJSON_CreateObject();
+    cut_rec_add_str(o, "error", "a trial's message quoting " TEST_KEY);
+    char *text = cJSON_PrintUnformatted(o);
+    assert_null(strstr(text, "0123456789abcdef"));
+    assert_non_null(strstr(text, "[redacted]"));
+    cJSON_free(text);
+    cJSON_Delete(o);
+}
+
 int main(void)
 {
+    setenv("OPENAI_API_KEY", TEST_KEY, 1); /* before anything reads it (once) */
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_secrets_redacted),
         cmocka_unit_test(test_handler_and_previous),
         cmocka_unit_test(test_long_message),
         cmocka_unit_test(test_default_handler_verbatim),

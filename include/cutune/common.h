@@ -46,6 +46,12 @@ typedef enum cut_status {
 } cut_status;
 
 const char *cut_status_name(cut_status s);
+
+/* Secrets (issue 15): the values of $OPENAI_API_KEY, $CUTUNE_LLM_API_KEY and $LLM_API_KEY (12 characters or more),
+ * read once, are replaced by CUT_REDACTED in buf wherever they occur. cut_err_set, cut_err_wrap, the log and every
+ * string a record line holds go through it, so a key never reaches a log, a record or an error message. */
+#define CUT_REDACTED "[redacted]"
+void cut_redact(char *buf);
 /* Returns -1 for an unknown name. */
 int cut_status_from_name(const char *name);
 

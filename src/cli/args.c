@@ -153,37 +153,10 @@ int cut_gemm_cli_finish(const cut_gemm *g, cut_err *e)
     return cut_gemm_validate(g, e);
 }
 
-int cut_cli_sizes_known(const char *sizes, const cut_kspec *specs, int n, cut_err *e)
-{
-    if (!sizes)
-        return 0;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", sizes);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        if (eq)
-            *eq = 0;
-        int has = 0;
-        for (int k = 0; k < n && !has; k++)
-            for (int i = 0; i < specs[k].nsizes && !has; i++)
-                has = strcmp(specs[k].sizes[i].name, tok) == 0;
-        if (!has) {
-            char names[256] = "";
-            for (int k = 0; k < n; k++)
-                for (int i = 0; i < specs[k].nsizes; i++)
-                    if (!strstr(names, specs[k].sizes[i].name) && strlen(names) + strlen(specs[k].sizes[i].name) + 3 <
-                                                                      sizeof names)
-                        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
-                                 specs[k].sizes[i].name);
-            return cut_err_set(e, "--sizes: no kernel spec has a size named '%s' (its sizes: %s)", tok,
-                               names[0] ? names : "none");
-        }
-    }
-    return 0;
-}
-
-/* Applies --sizes to one spec: each N=V whose N the spec has. */
-int cut_cli_apply_sizes(const char *sizes, cut_kspec *k, cut_err *e)
+/* Calls fn(ctx, name, value) for each NAME=VALUE of a --sizes list; -1 (e set) at the first malformed one or the
+ * first fn that fails. */
+static int sizes_each(const char *sizes, int (*fn)(void *ctx, const char *name, long long v, cut_err *e), void *ctx,
+                      cut_err *e)
 {
     if (!sizes)
         return 0;
@@ -196,11 +169,51 @@ int cut_cli_apply_sizes(const char *sizes, cut_kspec *k, cut_err *e)
         if (!eq || end == eq + 1 || *end)
             return cut_err_set(e, "--sizes: '%s' is not NAME=VALUE", tok);
         *eq = 0;
-        int has = 0;
-        for (int i = 0; i < k->nsizes; i++)
-            has |= strcmp(k->sizes[i].name, tok) == 0;
-        if (has && cut_kspec_set_size(k, tok, v, e) != 0)
-            return cut_err_wrap(e, "--sizes");
+        if (fn(ctx, tok, v, e) != 0)
+            return -1;
     }
     return 0;
+}
+
+typedef struct spec_list {
+    const cut_kspec *specs;
+    int n;
+} spec_list;
+
+static int size_known(void *ctx, const char *name, long long v, cut_err *e)
+{
+    (void)v;
+    const spec_list *l = ctx;
+    char names[256] = "";
+    for (int k = 0; k < l->n; k++)
+        for (int i = 0; i < l->specs[k].nsizes; i++) {
+            const char *s = l->specs[k].sizes[i].name;
+            if (!strcmp(s, name))
+                return 0;
+            if (!strstr(names, s) && strlen(names) + strlen(s) + 3 < sizeof names)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", s);
+        }
+    return cut_err_set(e, "--sizes: no kernel spec has a size named '%s' (its sizes: %s)", name,
+                       names[0] ? names : "none");
+}
+
+int cut_cli_sizes_known(const char *sizes, const cut_kspec *specs, int n, cut_err *e)
+{
+    spec_list l = {specs, n};
+    return sizes_each(sizes, size_known, &l, e);
+}
+
+static int size_apply(void *ctx, const char *name, long long v, cut_err *e)
+{
+    cut_kspec *k = ctx;
+    for (int i = 0; i < k->nsizes; i++)
+        if (!strcmp(k->sizes[i].name, name))
+            return cut_kspec_set_size(k, name, v, e) == 0 ? 0 : cut_err_wrap(e, "--sizes");
+    return 0; /* left for the other specs */
+}
+
+/* Applies --sizes to one spec: each N=V whose N the spec has. */
+int cut_cli_apply_sizes(const char *sizes, cut_kspec *k, cut_err *e)
+{
+    return sizes_each(sizes, size_apply, k, e);
 }

@@ -52,20 +52,34 @@ static int section_regs(const unsigned char *s, uint64_t len)
     return best;
 }
 
-int cut_cubin_regs(const void *image, size_t n)
+/* The section table of an ELF64 little-endian image: where it is, and the section-name strings. 0, or -1 when the
+ * image is not one or its tables run past it. */
+typedef struct elf_tables {
+    uint64_t shoff, shentsize, shnum, str_off, str_len;
+} elf_tables;
+
+static int elf_open(const unsigned char *d, size_t n, elf_tables *t)
 {
-    const unsigned char *d = image;
     /* ELF64 little-endian: magic, class 2, data 1. */
     if (!d || n < 64 || memcmp(d, "\x7f" "ELF", 4) != 0 || d[4] != 2 || d[5] != 1)
         return -1;
-    const uint64_t shoff = rd(d + 0x28, 8), shentsize = rd(d + 0x3a, 2), shnum = rd(d + 0x3c, 2),
-                   shstrndx = rd(d + 0x3e, 2);
-    if (shentsize < 64 || shstrndx >= shnum || !inside(shoff, shnum * shentsize, n))
+    t->shoff = rd(d + 0x28, 8), t->shentsize = rd(d + 0x3a, 2), t->shnum = rd(d + 0x3c, 2);
+    const uint64_t shstrndx = rd(d + 0x3e, 2);
+    if (t->shentsize < 64 || shstrndx >= t->shnum || !inside(t->shoff, t->shnum * t->shentsize, n))
         return -1;
-    const unsigned char *strh = d + shoff + shstrndx * shentsize;
-    const uint64_t str_off = rd(strh + 0x18, 8), str_len = rd(strh + 0x20, 8);
-    if (!inside(str_off, str_len, n))
+    const unsigned char *strh = d + t->shoff + shstrndx * t->shentsize;
+    t->str_off = rd(strh + 0x18, 8), t->str_len = rd(strh + 0x20, 8);
+    return inside(t->str_off, t->str_len, n) ? 0 : -1;
+}
+
+int cut_cubin_regs(const void *image, size_t n)
+{
+    const unsigned char *d = image;
+    elf_tables t;
+    if (elf_open(d, n, &t) != 0)
         return -1;
+    const uint64_t shoff = t.shoff, shentsize = t.shentsize, shnum = t.shnum, str_off = t.str_off,
+                   str_len = t.str_len;
     int best = -1;
     for (uint64_t i = 0; i < shnum; i++) {
         const unsigned char *h = d + shoff + i * shentsize;
@@ -96,16 +110,11 @@ static const unsigned char *section(const unsigned char *d, uint64_t shoff, uint
 int cut_cubin_globals(const void *image, size_t n, cut_cubin_global_fn fn, void *ctx)
 {
     const unsigned char *d = image;
-    if (!d || n < 64 || memcmp(d, "\x7f" "ELF", 4) != 0 || d[4] != 2 || d[5] != 1)
+    elf_tables t;
+    if (elf_open(d, n, &t) != 0)
         return -1;
-    const uint64_t shoff = rd(d + 0x28, 8), shentsize = rd(d + 0x3a, 2), shnum = rd(d + 0x3c, 2),
-                   shstrndx = rd(d + 0x3e, 2);
-    if (shentsize < 64 || shstrndx >= shnum || !inside(shoff, shnum * shentsize, n))
-        return -1;
-    const unsigned char *strh = section(d, shoff, shentsize, shstrndx);
-    const uint64_t shstr_off = rd(strh + 0x18, 8), shstr_len = rd(strh + 0x20, 8);
-    if (!inside(shstr_off, shstr_len, n))
-        return -1;
+    const uint64_t shoff = t.shoff, shentsize = t.shentsize, shnum = t.shnum, shstr_off = t.str_off,
+                   shstr_len = t.str_len;
     int count = 0;
     for (uint64_t i = 0; i < shnum; i++) {
         const unsigned char *h = section(d, shoff, shentsize, i);

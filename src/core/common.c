@@ -2,10 +2,48 @@
 #include "cutune/common.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+/* ---- secrets ---- */
+
+/* The environment variables that may hold a secret (the LLM API key of the optimizer's OpenAI-compatible client). */
+static const char *const k_secret_vars[] = {"OPENAI_API_KEY", "CUTUNE_LLM_API_KEY", "LLM_API_KEY"};
+#define CUT_MAX_SECRETS 8
+
+static struct {
+    pthread_once_t once;
+    int n;
+    char *s[CUT_MAX_SECRETS];
+} g_secrets = {PTHREAD_ONCE_INIT, 0, {0}};
+
+static void secrets_init(void)
+{
+    for (size_t i = 0; i < CUT_ARRAY_LEN(k_secret_vars) && g_secrets.n < CUT_MAX_SECRETS; i++) {
+        const char *v = getenv(k_secret_vars[i]);
+        if (v && strlen(v) >= 12) /* shorter is no key (and the mark, 10 characters, must fit in its place) */
+            g_secrets.s[g_secrets.n++] = strdup(v);
+    }
+}
+
+void cut_redact(char *buf)
+{
+    pthread_once(&g_secrets.once, secrets_init);
+    for (int i = 0; i < g_secrets.n; i++) {
+        const char *sec = g_secrets.s[i];
+        if (!sec)
+            continue;
+        const size_t k = strlen(sec), r = sizeof CUT_REDACTED - 1;
+        for (char *p = strstr(buf, sec); p; p = strstr(p + r, sec)) {
+            memcpy(p, CUT_REDACTED, r); /* the key is longer than the mark: shift the rest left */
+            memmove(p + r, p + k, strlen(p + k) + 1);
+        }
+    }
+}
 
 int cut_err_set(cut_err *e, const char *fmt, ...)
 {
@@ -15,6 +53,7 @@ int cut_err_set(cut_err *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
+    cut_redact(e->msg);
     return -1;
 }
 
@@ -29,6 +68,7 @@ int cut_err_wrap(cut_err *e, const char *fmt, ...)
     vsnprintf(ctx, sizeof ctx, fmt, ap);
     va_end(ap);
     snprintf(e->msg, sizeof e->msg, "%.400s: %.600s", ctx, prev);
+    cut_redact(e->msg);
     return -1;
 }
 

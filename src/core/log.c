@@ -1,5 +1,6 @@
 /* cutune — the log callback (log.h). */
 #include "cutune/log.h"
+#include "cutune/common.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ void cut_logv(cut_log_level level, const char *fmt, va_list ap)
     va_end(ap2);
     if (n < 0)
         small[0] = '\0';
+    cut_redact(big ? big : small);
     h.fn(level, big ? big : small, h.ctx);
     free(big);
 }

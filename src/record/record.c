@@ -79,6 +79,7 @@ static char *utf8_clean(const char *s)
 void cut_rec_add_str(cJSON *o, const char *key, const char *v)
 {
     char *c = utf8_clean(v ? v : "");
+    cut_redact(c);
     cJSON_AddStringToObject(o, key, c);
     free(c);
 }

@@ -467,14 +467,15 @@ static int get_source(const cJSON *root, const char *base_dir, cut_kspec *k, cut
 
 /* The entry must be defined in the source: "__global__" before "entry(" with only a return type and qualifiers in
  * between. */
-static int check_entry_in(const char *source, const char *entry, const char *field, cut_err *e)
+/* Where entry's parameter list starts in source ("(" of a __global__ definition), NULL when not found. */
+static const char *params_of(const char *source, const char *entry)
 {
     const size_t n = strlen(entry);
     for (const char *p = strstr(source, entry); p; p = strstr(p + 1, entry)) {
-        const char *q = p + n;
         if (p > source && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
             continue;
-        while (*q == ' ' || *q == '\t' || *q == '\n')
+        const char *q = p + n;
+        while (isspace((unsigned char)*q))
             q++;
         if (*q != '(')
             continue;
@@ -487,8 +488,15 @@ static int check_entry_in(const char *source, const char *entry, const char *fie
         char head[256];
         snprintf(head, sizeof head, "%.*s", (int)(p - g), g);
         if (strstr(head, "__global__"))
-            return 0;
+            return q;
     }
+    return NULL;
+}
+
+static int check_entry_in(const char *source, const char *entry, const char *field, cut_err *e)
+{
+    if (params_of(source, entry))
+        return 0;
     return cut_err_set(e, "%sentry: no __global__ function '%s' defined in the source", field, entry);
 }
 
@@ -565,32 +573,6 @@ static int param_base(const char *p, size_t n, char *base, size_t bn)
             strcat(base, words[w]);
     }
     return ptr;
-}
-
-/* Where entry's parameter list starts in source ("(" of a __global__ definition), NULL when not found. */
-static const char *params_of(const char *source, const char *entry)
-{
-    const size_t n = strlen(entry);
-    for (const char *p = strstr(source, entry); p; p = strstr(p + 1, entry)) {
-        if (p > source && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
-            continue;
-        const char *q = p + n;
-        while (isspace((unsigned char)*q))
-            q++;
-        if (*q != '(')
-            continue;
-        const char *g = p;
-        int lines = 0;
-        while (g > source && lines < 3 && (size_t)(p - g) < 200) {
-            g--;
-            lines += *g == '\n' || *g == ';' || *g == '}';
-        }
-        char head[256];
-        snprintf(head, sizeof head, "%.*s", (int)(p - g), g);
-        if (strstr(head, "__global__"))
-            return q;
-    }
-    return NULL;
 }
 
 /* Each argument against the kernel's parameter where both types are known: a buffer must be a pointer to its dtype
