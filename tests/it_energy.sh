@@ -102,10 +102,10 @@ set +e; wait $pid; rc=$?; set -e
 ! ls state/powercap_*.json 2>/dev/null || fail "restore file left after SIGTERM"
 
 # SIGKILL: nothing in the process runs; the restore file stays, and the next command that touches a GPU restores.
+: > nvml.log
 "$BIN" energy --backend emu --warmup 0.02 --lrounds 16 --min-steps 100 --power-caps 250,300 --allow-power-cap \
   > kill.out 2>&1 &
 pid=$!
-: > nvml.log
 for _ in $(seq 1 200); do grep -q "set_limit 0 250000" nvml.log 2>/dev/null && break; sleep 0.05; done
 grep -q "set_limit 0 250000" nvml.log || { kill -9 $pid; fail "capped run never set 250 W"; }
 kill -KILL $pid
