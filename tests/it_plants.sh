@@ -2,8 +2,8 @@
 # The planted kernels (issue 15, tests/plants/): one kernel spec per cheat, each checked against an honest reference
 # kernel by `tune --kernel` (one trial: the spec's one configuration), and the status its record gets compared with
 # tests/plants/EXPECT. Every plant must be rejected with the status that names its cheat, and the honest control
-# must pass (no false rejection). Runs the plants marked "emu" on the host emulator; with BACKEND=cuda (the GPU:
-# bench/plants_gpu.sh) every plant. usage: it_plants.sh CUTUNE WORKDIR [BACKEND]
+# must pass (no false rejection). Runs the plants marked "emu" and "emu-only" on the host emulator; with
+# BACKEND=cuda (the GPU: bench/plants_gpu.sh) those marked "emu" and "gpu". usage: it_plants.sh CUTUNE WORKDIR [BACKEND]
 set -euo pipefail
 BIN=$1; DIR=$2; BACKEND=${3:-emu}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -11,7 +11,8 @@ rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
 fails=0; n=0
 while read -r name want where; do
     case "$name" in ''|'#'*) continue ;; esac
-    [ "$BACKEND" = emu ] && [ "$where" != emu ] && { echo "$name: skipped (needs a GPU)"; continue; }
+    [ "$BACKEND" = emu ] && [ "$where" = gpu ] && { echo "$name: skipped (needs a GPU)"; continue; }
+    [ "$BACKEND" != emu ] && [ "$where" = emu-only ] && { echo "$name: skipped (the emulator's check)"; continue; }
     n=$((n + 1))
     "$BIN" tune --kernel "$HERE/plants/$name.json" --backend "$BACKEND" --trials 1 --quiet --outdir "$name" \
         > "$name.out" 2> "$name.err" || { cat "$name.out" "$name.err"; echo "FAIL: $name: tune exited $?"; fails=$((fails + 1)); continue; }
