@@ -87,13 +87,18 @@ for c in 1 3; do for p in 1 2 3 4 5; do
 done; done
 grep -q "^### case 1, power cap 5 (700.0 W): 2 kernel(s)" report/summary.md || fail "report cap 5 title"
 
+# capped_run OUT: a long capped run in the background ($pid), returned once it has set 250 W.
+capped_run() {
+  : > nvml.log
+  "$BIN" energy --backend emu --warmup 0.02 --lrounds 16 --min-steps 100 --power-caps 250,300 --allow-power-cap \
+    > "$1" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 200); do grep -q "set_limit 0 250000" nvml.log 2>/dev/null && break; sleep 0.05; done
+  grep -q "set_limit 0 250000" nvml.log || { kill -9 $pid; fail "capped run never set 250 W"; }
+}
+
 # SIGTERM while capped: the handler restores 600 W and the process dies of the signal.
-: > nvml.log
-"$BIN" energy --backend emu --warmup 0.02 --lrounds 16 --min-steps 100 --power-caps 250,300 --allow-power-cap \
-  > term.out 2>&1 &
-pid=$!
-for _ in $(seq 1 200); do grep -q "set_limit 0 250000" nvml.log 2>/dev/null && break; sleep 0.05; done
-grep -q "set_limit 0 250000" nvml.log || { kill -9 $pid; fail "capped run never set 250 W"; }
+capped_run term.out
 kill -TERM $pid
 set +e; wait $pid; rc=$?; set -e
 [ "$rc" -ne 0 ] || fail "SIGTERM'd run exited 0"
@@ -102,12 +107,7 @@ set +e; wait $pid; rc=$?; set -e
 ! ls state/powercap_*.json 2>/dev/null || fail "restore file left after SIGTERM"
 
 # SIGKILL: nothing in the process runs; the restore file stays, and the next command that touches a GPU restores.
-: > nvml.log
-"$BIN" energy --backend emu --warmup 0.02 --lrounds 16 --min-steps 100 --power-caps 250,300 --allow-power-cap \
-  > kill.out 2>&1 &
-pid=$!
-for _ in $(seq 1 200); do grep -q "set_limit 0 250000" nvml.log 2>/dev/null && break; sleep 0.05; done
-grep -q "set_limit 0 250000" nvml.log || { kill -9 $pid; fail "capped run never set 250 W"; }
+capped_run kill.out
 kill -KILL $pid
 wait $pid 2>/dev/null || true
 [ "$(limit)" = 250000 ] || [ "$(limit)" = 300000 ] || fail "limit after SIGKILL: $(limit)"

@@ -36,7 +36,7 @@ static int compare_outputs(const cut_vf *v, const cut_vf_dev *d, int s, cut_stat
                            cut_result *res, int *fatal)
 {
     const cut_work *w = v->work;
-    void *host = cut_xmalloc(largest(w, 1));
+    void *host = v->scratch;
     int rc = 0;
     for (int i = 0; i < w->nbufs && rc == 0; i++) {
         const cut_work_buf *b = &w->bufs[i];
@@ -64,7 +64,6 @@ static int compare_outputs(const cut_vf *v, const cut_vf_dev *d, int s, cut_stat
             rc = -1;
         }
     }
-    free(host);
     return rc;
 }
 
@@ -73,7 +72,7 @@ static int compare_outputs(const cut_vf *v, const cut_vf_dev *d, int s, cut_stat
 static int check_inputs(const cut_vf *v, const cut_vf_dev *d, int s, const char *when, cut_result *res, int *fatal)
 {
     const cut_work *w = v->work;
-    unsigned char *host = cut_xmalloc(largest(w, 0) ? largest(w, 0) : 1);
+    unsigned char *host = v->scratch;
     int rc = 0;
     for (int i = 0; i < w->nbufs && !*fatal; i++) {
         const cut_work_buf *b = &w->bufs[i];
@@ -111,11 +110,21 @@ static int check_inputs(const cut_vf *v, const cut_vf_dev *d, int s, const char 
         if (d->restore(d->ctx, i, s, &tmp2, fatal) != 0)
             break;
     }
-    free(host);
     return rc;
 }
 
-int cut_vf_checked(const cut_vf *v, const cut_vf_dev *d, int s, unsigned char poison, cut_status st, const char *when,
+/* v with its scratch buffer, large enough for any buffer of the work (caller frees ->scratch): every read of a run
+ * goes to the same host memory, not to a fresh allocation the kernel must fault in each time. */
+static cut_vf with_scratch(const cut_vf *v)
+{
+    cut_vf r = *v;
+    const size_t in = largest(v->work, 0), out = largest(v->work, 1);
+    r.scratch = cut_xmalloc(CUT_MAX(CUT_MAX(in, out), (size_t)1));
+    return r;
+}
+
+/* cut_vf_checked on a v that has its scratch. */
+static int checked(const cut_vf *v, const cut_vf_dev *d, int s, unsigned char poison, cut_status st, const char *when,
                    cut_result *res, int *fatal)
 {
     if (d->arm(d->ctx, s, poison, 1, res, fatal) != 0 || d->launch(d->ctx, res, fatal) != 0)
@@ -125,6 +134,15 @@ int cut_vf_checked(const cut_vf *v, const cut_vf_dev *d, int s, unsigned char po
         return -1;
     const int in = check_inputs(v, d, s, when, res, fatal);
     return out || in ? -1 : 0;
+}
+
+int cut_vf_checked(const cut_vf *v, const cut_vf_dev *d, int s, unsigned char poison, cut_status st, const char *when,
+                   cut_result *res, int *fatal)
+{
+    cut_vf w = with_scratch(v);
+    const int rc = checked(&w, d, s, poison, st, when, res, fatal);
+    free(w.scratch);
+    return rc;
 }
 
 double cut_vf_floor_ms(const cut_work *w, const cut_vf_dev *d)
@@ -178,7 +196,7 @@ static int check_state(const cut_vf *v, const cut_vf_dev *d, const unsigned char
             char first[256];
             snprintf(first, sizeof first, "%s", res->error);
             cut_result_reset(res);
-            if (cut_vf_checked(v, d, s, CUT_WORK_POISON1, CUT_ST_WRONG_OTHER_DATA, "after timing, fresh inputs: ", res,
+            if (checked(v, d, s, CUT_WORK_POISON1, CUT_ST_WRONG_OTHER_DATA, "after timing, fresh inputs: ", res,
                                fatal) == 0) {
                 char diff[160], msg[256];
                 state_diff(s0, s1, d->state_bytes, diff, sizeof diff);
@@ -241,7 +259,7 @@ static void check_and_time(const cut_vf *v, const cut_vf_dev *d, unsigned char *
     if (d->state_bytes && d->state(d->ctx, s0, res, fatal) != 0)
         return;
     /* A */
-    if (cut_vf_checked(v, d, 0, CUT_WORK_POISON0, CUT_ST_WRONG_RESULT, "", res, fatal) != 0)
+    if (checked(v, d, 0, CUT_WORK_POISON0, CUT_ST_WRONG_RESULT, "", res, fatal) != 0)
         return;
     const double first_err = res->max_abs_err;
     /* B */
@@ -257,7 +275,7 @@ static void check_and_time(const cut_vf *v, const cut_vf_dev *d, unsigned char *
     if (check_times(v, d, res, fatal) != 0)
         return;
     /* C */
-    if (!v->fixed && cut_vf_checked(v, d, 1, CUT_WORK_POISON1, CUT_ST_WRONG_OTHER_DATA, "after timing, fresh inputs: ",
+    if (!v->fixed && checked(v, d, 1, CUT_WORK_POISON1, CUT_ST_WRONG_OTHER_DATA, "after timing, fresh inputs: ",
                                     res, fatal) != 0) {
         if (res->status == CUT_ST_WRONG_OTHER_DATA && !v->capture && !*fatal)
             diagnose_c(v, d, res, fatal);
@@ -271,11 +289,13 @@ void cut_vf_check_and_time(const cut_vf *v, const cut_vf_dev *d, cut_result *res
     cut_result_reset(res);
     *fatal = 0;
     unsigned char *s0 = d->state_bytes ? cut_xmalloc(d->state_bytes) : NULL;
-    check_and_time(v, d, s0, res, fatal);
+    cut_vf w = with_scratch(v);
+    check_and_time(&w, d, s0, res, fatal);
     free(s0);
     if (res->status != CUT_ST_OK) {
         drop_times(res);
         if (!*fatal)
-            sweep_inputs(v, d, res, fatal);
+            sweep_inputs(&w, d, res, fatal);
     }
+    free(w.scratch);
 }

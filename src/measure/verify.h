@@ -64,6 +64,7 @@ typedef struct cut_vf {
     double atol, rtol;           /* the call's tolerances (cut_call_tolerance) */
     int fixed;                   /* 1: every pass on set 0 (a vendor baseline, bound to set 0's tensors): no C */
     cut_work_outputs *capture;   /* the work has no references: A's and C's outputs go here */
+    void *scratch;               /* the protocol's own: one host buffer for every read of a run (NULL for callers) */
 } cut_vf;
 
 /* The timer says the work escaped it when the host's fastest synchronised launch is over this factor times the
