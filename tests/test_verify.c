@@ -38,7 +38,15 @@ typedef struct fake {
     fake_state st, st0;  /* the module state, and as loaded */
     int launches, worked, timed, timed_worked;
     double ms, wall_ms;
+    const cut_work *w;   /* for the device-side comparisons */
+    int reads;           /* buffers read back to the host */
 } fake;
+
+/* The device-side comparisons the fake offers (verify.h's out_check and in_same): none; honest ones (computed
+ * where the buffers lie, as the GPU worker's kernels do); ones that always report a difference (the host must
+ * overrule them); ones that cannot compare (the host compares). Every verdict must be the same under each. */
+enum dev_mode { DEV_NONE, DEV_HONEST, DEV_ALARMIST, DEV_UNABLE, DEV_MODES };
+static enum dev_mode dev_mode;
 
 static float in0(int s, int i) { return (float)((i * 7 + s * 13) % 17) / 8.0f - 1.0f; }
 
@@ -95,6 +103,32 @@ static int d_read(void *ctx, int i, int s, void *host, cut_result *res, int *fat
     (void)res, (void)fatal;
     fake *f = ctx;
     memcpy(host, i == 1 ? f->y : f->x[s], sizeof f->y);
+    f->reads++;
+    return 0;
+}
+
+static int d_out_check(void *ctx, int i, int s, double atol, double rtol, size_t *bad, double *max_err,
+                       cut_result *res, int *fatal)
+{
+    (void)res, (void)fatal;
+    fake *f = ctx;
+    assert_int_equal(i, 1);
+    if (dev_mode == DEV_UNABLE)
+        return 1;
+    *bad = cut_work_compare(&f->w->bufs[1], f->y, f->w->bufs[1].data[s], f->w->check, atol, rtol, max_err, NULL, 0);
+    if (dev_mode == DEV_ALARMIST)
+        *bad = 1;
+    return 0;
+}
+
+static int d_in_same(void *ctx, int i, int s, int *same, cut_result *res, int *fatal)
+{
+    (void)res, (void)fatal;
+    fake *f = ctx;
+    assert_int_equal(i, 0);
+    if (dev_mode == DEV_UNABLE)
+        return 1;
+    *same = dev_mode == DEV_HONEST && !memcmp(f->x[s], f->w->bufs[0].data[s], sizeof f->x[s]);
     return 0;
 }
 
@@ -169,7 +203,9 @@ static void setup(fake *f, cut_work *w, float ref[2][N], float xs[2][N], enum ch
 static cut_vf_dev device(fake *f)
 {
     return (cut_vf_dev){.ctx = f, .arm = d_arm, .launch = d_launch, .read = d_read, .restore = d_restore,
-                        .state_bytes = sizeof(fake_state), .state = d_state, .time = d_time, .wall = d_wall};
+                        .state_bytes = sizeof(fake_state), .state = d_state, .time = d_time, .wall = d_wall,
+                        .out_check = dev_mode != DEV_NONE ? d_out_check : NULL,
+                        .in_same = dev_mode != DEV_NONE ? d_in_same : NULL};
 }
 
 /* Runs cheat through the protocol; returns the result, *f as it ended. */
@@ -178,6 +214,7 @@ static cut_result run(fake *f, enum cheat cheat, int *fatal)
     static float ref[2][N], xs[2][N];
     cut_work w;
     setup(f, &w, ref, xs, cheat);
+    f->w = &w;
     cut_vf_dev d = device(f);
     if (cheat == TOO_FAST) {
         d.peak_flops = 2.0 * N / 1e-3; /* the work's FLOPs take 1 ms at this peak: 0.5 ms is too fast */
@@ -213,27 +250,37 @@ static void expect(enum cheat cheat, cut_status want, const char *word)
 static void test_honest(void **state)
 {
     (void)state;
-    fake f;
-    int fatal = 0;
-    cut_result res = run(&f, HONEST, &fatal);
-    assert_int_equal(res.status, CUT_ST_OK);
-    assert_true(res.median_ms == 0.5 && res.repeats == 5);
-    assert_int_equal(f.timed_worked, f.timed);
-    /* A, then (its scratch state changed) B, which passes, the timed launches, C */
-    assert_int_equal(f.launches, 1 + 1 + 5 + 1);
+    for (dev_mode = DEV_NONE; dev_mode < DEV_MODES; dev_mode++) {
+        fake f;
+        int fatal = 0;
+        cut_result res = run(&f, HONEST, &fatal);
+        assert_int_equal(res.status, CUT_ST_OK);
+        assert_true(res.median_ms == 0.5 && res.repeats == 5);
+        assert_int_equal(f.timed_worked, f.timed);
+        /* A, then (its scratch state changed) B, which passes, the timed launches, C */
+        assert_int_equal(f.launches, 1 + 1 + 5 + 1);
+        /* compared where they lie, nothing comes back to the host; otherwise every output and input of A, B, T, C */
+        assert_int_equal(f.reads, dev_mode == DEV_HONEST ? 0 : 2 * 4);
+    }
+    dev_mode = DEV_NONE;
 }
 
+/* Every cheat gets its status whether the device compares (honestly, alarmed at everything, or not at all). */
 static void test_cheats(void **state)
 {
     (void)state;
-    expect(UNWRITTEN, CUT_ST_WRONG_RESULT, "3 of 64 outputs wrong: y[61] = ");
-    expect(INPUT_WRITE, CUT_ST_INPUT_MODIFIED, "input 'x' (set 0)");
-    expect(STATE_SKIP, CUT_ST_STATEFUL, "state kept across launches");
-    expect(STATE_CACHE, CUT_ST_STATEFUL, "a second launch that finds them is wrong");
-    expect(WRONG_LATER, CUT_ST_WRONG_LATER, "wrong on either input set");
-    expect(OTHER_DATA, CUT_ST_WRONG_OTHER_DATA, "fresh inputs");
-    expect(TOO_FAST, CUT_ST_TOO_FAST, "too fast");
-    expect(ESCAPE, CUT_ST_TIMING_ESCAPE, "escapes the timed region");
+    for (dev_mode = DEV_NONE; dev_mode < DEV_MODES; dev_mode++) {
+        printf("device comparisons: mode %d\n", (int)dev_mode);
+        expect(UNWRITTEN, CUT_ST_WRONG_RESULT, "3 of 64 outputs wrong: y[61] = ");
+        expect(INPUT_WRITE, CUT_ST_INPUT_MODIFIED, "input 'x' (set 0)");
+        expect(STATE_SKIP, CUT_ST_STATEFUL, "state kept across launches");
+        expect(STATE_CACHE, CUT_ST_STATEFUL, "a second launch that finds them is wrong");
+        expect(WRONG_LATER, CUT_ST_WRONG_LATER, "wrong on either input set");
+        expect(OTHER_DATA, CUT_ST_WRONG_OTHER_DATA, "fresh inputs");
+        expect(TOO_FAST, CUT_ST_TOO_FAST, "too fast");
+        expect(ESCAPE, CUT_ST_TIMING_ESCAPE, "escapes the timed region");
+    }
+    dev_mode = DEV_NONE;
 }
 
 /* A kernel that skips its work when its output already holds an answer cannot gain while it is timed (every timed

@@ -223,6 +223,8 @@ static inline int __float_as_int(float a) { int r; __builtin_memcpy(&r, &a, 4); 
 static inline unsigned int __float_as_uint(float a) { unsigned int r; __builtin_memcpy(&r, &a, 4); return r; }
 static inline float __int_as_float(int a) { float r; __builtin_memcpy(&r, &a, 4); return r; }
 static inline float __uint_as_float(unsigned int a) { float r; __builtin_memcpy(&r, &a, 4); return r; }
+static inline long long __double_as_longlong(double a) { long long r; __builtin_memcpy(&r, &a, 8); return r; }
+static inline double __longlong_as_double(long long a) { double r; __builtin_memcpy(&r, &a, 8); return r; }
 static inline int __popc(unsigned int a) { return __builtin_popcount(a); }
 static inline int __popcll(unsigned long long a) { return __builtin_popcountll(a); }
 static inline int __clz(int a) { return a ? __builtin_clz((unsigned int)a) : 32; }

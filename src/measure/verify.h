@@ -54,6 +54,15 @@ typedef struct cut_vf_dev {
     /* Optional (NULL: none): the fastest of a few launches, each synchronised, by the host's clock less the cost of
      * an empty synchronisation (ms). */
     int (*wall)(void *ctx, double *ms, cut_result *res, int *fatal);
+    /* Optional (NULL: the host compares every buffer it reads): output i of the last launch against reference s,
+     * compared where it lies by the work's rule: 0 with *bad the elements out of tolerance and *max_err the largest
+     * error; 1 when the device cannot for this buffer; -1 with res. It only ever clears a buffer: with *bad > 0 the
+     * host reads and compares it, and its verdict and message stand. */
+    int (*out_check)(void *ctx, int i, int s, double atol, double rtol, size_t *bad, double *max_err, cut_result *res,
+                     int *fatal);
+    /* Optional: input i of set s against the work's bytes, where it lies: 0 with *same; 1 when the device cannot;
+     * -1 with res. As out_check, it only clears: a difference is read and named by the host. */
+    int (*in_same)(void *ctx, int i, int s, int *same, cut_result *res, int *fatal);
     /* The device's peak FLOP/s and bandwidth (bytes/s) for the physical floor; 0: no floor of that kind. */
     double peak_flops, peak_bytes_s;
 } cut_vf_dev;

@@ -8,6 +8,7 @@
 #include "measure/cublas_baseline.h"
 #include "measure/cublaslt_baseline.h"
 #include "measure/cudnn_baseline.h"
+#include "measure/devcheck.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -118,6 +119,7 @@ static void wk_free(cut_wk *w, int context_dead)
         cut_cublas_state_free(w->cublas);
         cut_cublaslt_state_free(w->cublaslt, 0);
         cut_wk_release(w);
+        cut_dc_free(w->dc, 0);
         if (w->d_flush)
             w->cu->cuMemFree(w->d_flush);
         for (int i = 0; i < w->n_events; i++) {
@@ -130,7 +132,9 @@ static void wk_free(cut_wk *w, int context_dead)
         cut_cublaslt_state_free(w->cublaslt, 1);
         cut_wk_work_free(w->work, w->cu, 1);
         w->work = NULL;
+        cut_dc_free(w->dc, 1);
     }
+    w->dc = NULL;
     w->cudnn = NULL;
     w->cublas = NULL;
     w->cublaslt = NULL;

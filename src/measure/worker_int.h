@@ -23,6 +23,8 @@ struct cut_wk {
     void *cublas;   /* cublas_baseline.c state */
     void *cublaslt; /* cublaslt_baseline.c state */
     void *work;     /* worker_work.c state: the prepared work (PREPARE_WORK) */
+    void *dc;          /* devcheck.h's kernels, loaded with the first work that checks (NULL: not yet, or failed) */
+    int dc_failed;     /* they could not be loaded: the host compares (said once on stderr) */
     int peaks_known;   /* cut_wk_peaks measured */
     double peak_flops, peak_bytes_s;
 };

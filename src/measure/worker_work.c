@@ -10,6 +10,7 @@
 
 #include "measure/cublas_baseline.h"
 #include "measure/cudnn_baseline.h"
+#include "measure/devcheck.h"
 #include "measure/gemm_ref_gpu.h"
 #include "measure/vendor_baseline.h"
 
@@ -23,6 +24,11 @@ typedef struct wk_work {
     cut_gemm gemm;                         /* op GEMM: its shape (cuBLAS, the references) */
     CUdeviceptr d[CUT_WORK_MAX_BUFS][2];   /* inputs: one per set; outputs: d[i][0] */
     void *host[CUT_WORK_MAX_BUFS];         /* outputs: room for the copy back */
+    /* The device checks (devcheck.h), when dev_checks: per set, a pristine copy of each input and each reference on
+     * the device, and the hash of each as made (a kernel that writes outside its buffers changes it). */
+    int dev_checks;
+    CUdeviceptr keep[CUT_WORK_MAX_BUFS][2];
+    uint64_t hash[CUT_WORK_MAX_BUFS][2];
 } wk_work;
 
 static size_t buf_bytes(const cut_work_buf *b) { return b->elems * cut_elem_size(b->dtype); }
@@ -33,9 +39,12 @@ void cut_wk_work_free(void *state, const cut_cu_api *cu, int context_dead)
     if (!k)
         return;
     for (int i = 0; i < CUT_WORK_MAX_BUFS; i++) {
-        for (int s = 0; s < 2 && !context_dead; s++)
+        for (int s = 0; s < 2 && !context_dead; s++) {
             if (k->d[i][s])
                 cu->cuMemFree(k->d[i][s]);
+            if (k->keep[i][s])
+                cu->cuMemFree(k->keep[i][s]);
+        }
         free(k->host[i]);
     }
     cut_work_free(&k->work);
@@ -116,6 +125,53 @@ static int runner_refs(const cut_cu_api *cu, wk_work *k, cut_err *e)
     return rc;
 }
 
+/* Turns k's device checks on: the kernels loaded (once per worker), then a pristine copy of every input set and
+ * every reference on the device, each hashed. Any failure leaves them off and the host compares, as it always can. */
+static void keep_prepare(cut_wk *w, wk_work *k)
+{
+    const cut_cu_api *cu = cut_wk_cu(w);
+    cut_err e = {{0}};
+    if (!w->dc && !w->dc_failed) {
+        char dir[1024];
+        const char *cache = cut_default_cache_dir(dir, sizeof dir, &e) == 0 ? dir : NULL;
+        if (!(w->dc = cut_dc_load(cu, w->dev, cache, &e))) {
+            w->dc_failed = 1;
+            fprintf(stderr, "cutune worker: %s; outputs and inputs are compared on the host instead (slower)\n",
+                    e.msg);
+        }
+    }
+    if (!w->dc)
+        return;
+    CUresult rc = CUDA_SUCCESS;
+    for (int i = 0; i < k->work.nbufs && rc == CUDA_SUCCESS; i++) {
+        const cut_work_buf *b = &k->work.bufs[i];
+        const size_t n = buf_bytes(b);
+        for (int s = 0; s < 2 && rc == CUDA_SUCCESS && n; s++) {
+            uint64_t nd = 0;
+            if ((rc = cu->cuMemAlloc(&k->keep[i][s], n)) != CUDA_SUCCESS)
+                break;
+            rc = b->is_output ? cu->cuMemcpyHtoD(k->keep[i][s], b->data[s], n)
+                              : cu->cuMemcpyDtoD(k->keep[i][s], k->d[i][s], n);
+            if (rc == CUDA_SUCCESS)
+                cut_dc_diff(w->dc, k->keep[i][s], k->keep[i][s], n, &nd, &k->hash[i][s], &rc);
+        }
+    }
+    if (rc == CUDA_SUCCESS) {
+        k->dev_checks = 1;
+        return;
+    }
+    char d[160];
+    cut_cu_describe(rc, d, sizeof d);
+    fprintf(stderr, "cutune worker: no room for the device checks' copies (%s); this work is compared on the host\n",
+            d);
+    for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
+        for (int s = 0; s < 2; s++)
+            if (k->keep[i][s]) {
+                cu->cuMemFree(k->keep[i][s]);
+                k->keep[i][s] = 0;
+            }
+}
+
 int cut_wk_prepare_work(cut_wk *w, const cut_wp_frame *f, cut_err *e)
 {
     wk_work *k = cut_xcalloc(1, sizeof *k);
@@ -131,6 +187,8 @@ int cut_wk_prepare_work(cut_wk *w, const cut_wp_frame *f, cut_err *e)
         cut_wk_work_free(k, cu, 0);
         return -1;
     }
+    if (cut_work_has_refs(&k->work))
+        keep_prepare(w, k);
     *cut_wk_work_slot(w) = k;
     return 0;
 }
@@ -224,6 +282,64 @@ static int dev_restore(void *ctx, int i, int s, cut_result *res, int *fatal)
     return 0;
 }
 
+/* A device copy whose hash changed was written by someone else (a kernel, outside its buffers): made again from the
+ * host's bytes, and the host compares this time. */
+static int keep_broken(work_run *r, int i, int s, uint64_t hash, cut_result *res, int *fatal)
+{
+    wk_work *k = r->k;
+    if (hash == k->hash[i][s])
+        return 0;
+    const cut_work_buf *b = &k->work.bufs[i];
+    CUresult rc = r->cu->cuMemcpyHtoD(k->keep[i][s], b->data[s], buf_bytes(b));
+    if (rc != CUDA_SUCCESS)
+        return cut_wk_harness_fault(res, fatal, "cuMemcpyHtoD (repairing a device check's copy)", rc), -1;
+    return 1;
+}
+
+static int dev_out_check(void *ctx, int i, int s, double atol, double rtol, size_t *bad, double *max_err,
+                         cut_result *res, int *fatal)
+{
+    work_run *r = ctx;
+    wk_work *k = r->k;
+    const cut_work_buf *b = &k->work.bufs[i];
+    if (!k->dev_checks || !k->keep[i][s])
+        return 1;
+    cut_dc_cmp c = {0};
+    CUresult rc = CUDA_SUCCESS;
+    int st = cut_dc_compare(r->w->dc, b->dtype, k->work.check, k->d[i][0], k->keep[i][s], b->elems, atol, rtol, &c,
+                            &rc);
+    if (st == 1) { /* integers, or EXACT: the bytes */
+        uint64_t nd = 0;
+        st = cut_dc_diff(r->w->dc, k->d[i][0], k->keep[i][s], buf_bytes(b), &nd, &c.hash, &rc);
+        c.bad = nd;
+        c.max_err = 0;
+    }
+    if (st < 0)
+        return cut_wk_harness_fault(res, fatal, "a device check (comparing an output)", rc), -1;
+    if ((st = keep_broken(r, i, s, c.hash, res, fatal)) != 0)
+        return st;
+    *bad = (size_t)c.bad;
+    *max_err = c.max_err;
+    return 0;
+}
+
+static int dev_in_same(void *ctx, int i, int s, int *same, cut_result *res, int *fatal)
+{
+    work_run *r = ctx;
+    wk_work *k = r->k;
+    if (!k->dev_checks || !k->keep[i][s])
+        return 1;
+    uint64_t nd = 0, hash = 0;
+    CUresult rc = CUDA_SUCCESS;
+    if (cut_dc_diff(r->w->dc, k->d[i][s], k->keep[i][s], buf_bytes(&k->work.bufs[i]), &nd, &hash, &rc) != 0)
+        return cut_wk_harness_fault(res, fatal, "a device check (comparing an input)", rc), -1;
+    const int broken = keep_broken(r, i, s, hash, res, fatal);
+    if (broken != 0)
+        return broken;
+    *same = nd == 0;
+    return 0;
+}
+
 static int dev_state(void *ctx, void *host, cut_result *res, int *fatal)
 {
     work_run *r = ctx;
@@ -261,7 +377,9 @@ static int dev_wall(void *ctx, double *ms, cut_result *res, int *fatal)
 static cut_vf_dev run_dev(work_run *r)
 {
     cut_vf_dev d = {.ctx = r, .arm = dev_arm, .launch = dev_launch, .read = dev_read, .restore = dev_restore,
-                    .state_bytes = r->st.total, .state = dev_state, .time = dev_time, .wall = dev_wall};
+                    .state_bytes = r->st.total, .state = dev_state, .time = dev_time, .wall = dev_wall,
+                    .out_check = r->k->dev_checks ? dev_out_check : NULL,
+                    .in_same = r->k->dev_checks ? dev_in_same : NULL};
     cut_wk_peaks(r->w, &d.peak_flops, &d.peak_bytes_s);
     if (!r->w->timing.flush_l2)
         d.peak_bytes_s = 0;
