@@ -195,6 +195,22 @@ static void test_worker_statuses(void **state)
         assert_int_equal(cr.status, CUT_ST_OK);
         assert_true(strlen(algo) > 0 && strcmp(algo, "UNKNOWN") != 0);
         assert_true(cr.median_ms > 0);
+        assert_true(cr.warm_ms < 0); /* not asked for */
+    }
+
+    /* With the policy's warm, the time back to back (a CUDA graph of launches) comes besides the cold one, for a
+     * kernel and for cuDNN (its legacy algorithms and its v9 engines). */
+    r->timing.warm = 1;
+    cut_result wr;
+    if (cut_runner_measure(r, &cands[2], 1, &wr, &e) != 0)
+        fail_msg("measure (warm): %s", e.msg);
+    printf("  good: cold %.4f ms, warm %.4f ms\n", wr.median_ms, wr.warm_ms);
+    assert_int_equal(wr.status, CUT_ST_OK);
+    assert_true(wr.median_ms > 0 && wr.warm_ms > 0);
+    if (cut_runner_gpu_cudnn(r, &cr, algo, sizeof algo, &e) == 0) {
+        printf("  cuDNN %s: cold %.4f ms, warm %.4f ms\n", algo, cr.median_ms, cr.warm_ms);
+        assert_int_equal(cr.status, CUT_ST_OK);
+        assert_true(cr.median_ms > 0 && cr.warm_ms > 0);
     }
     cut_runner_free(r);
 }

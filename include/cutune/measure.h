@@ -38,17 +38,24 @@ typedef struct cut_result {
     int repeats;        /* timed launches */
     double max_abs_err; /* against the reference, on the checked runs: the largest |got - ref| (a work checked by
                            relative Frobenius error, a GEMM's: that error) */
+    double warm_ms;     /* with the timing policy's warm: the time per launch back to back, L2 warm (a CUDA graph of
+                           many launches replayed); -1: not measured. median_ms is always the cold single launch. */
 } cut_result;
 
 /* A result before measuring: status OK, no error, times -1 (not measured), no repeats. */
 void cut_result_reset(cut_result *r);
 
-/* Timing policy. Defaults: 2 warm-ups, >= 5 repeats and >= 20 ms of timed work, at most 200 repeats. */
+/* Timing policy. Defaults: 2 warm-ups, >= 5 repeats and >= 20 ms of timed work, at most 200 repeats, the L2
+ * flushed, each timed launch a CUDA graph, no warm time. */
 typedef struct cut_timing {
     int warmup;
     int min_repeats, max_repeats;
     double min_total_ms;
     int flush_l2;          /* write a buffer larger than L2 before each timed launch */
+    int graph;             /* GPU: each timed launch is a captured one-launch CUDA graph, so that no host overhead of
+                              the launch (a library call's checks, its descriptors) falls between the two events;
+                              a call that cannot be captured is launched directly */
+    int warm;              /* GPU: also the warm back-to-back time (cut_result.warm_ms), after the checks pass */
     double timeout_s;      /* per candidate: worker killed after this (GPU runner) */
 } cut_timing;
 void cut_timing_default(cut_timing *t);

@@ -111,12 +111,15 @@ typedef struct cut_final {
     cut_sched sched[CUT_FINAL_MAX];
     double search_ms[CUT_FINAL_MAX]; /* median recorded during the search */
     double final_ms[CUT_FINAL_MAX];  /* best round's median with the longer timing, -1 if it failed */
-    int best;                        /* index of the fastest re-timed kernel, -1 if none */
+    double warm_ms[CUT_FINAL_MAX];   /* best round's warm back-to-back time per launch (a CUDA graph), -1: none */
+    int best;                        /* index of the fastest re-timed kernel (cold), -1 if none */
     double vendor_ms;                /* cuDNN's fastest algorithm, best round; -1 if not measured */
+    double vendor_warm_ms;           /* the baseline's warm time, best round; -1: none */
     char vendor_algo[128];
 } cut_final;
 
-/* The longer timing policy of the final measurement: >= 20 launches and >= 200 ms per kernel. */
+/* The longer timing policy of the final measurement: >= 20 launches and >= 200 ms per kernel, and the warm
+ * back-to-back time besides the cold one. */
 void cut_final_timing(cut_timing *t);
 /* Re-times the topk fastest valid records of a case (regenerated, compiled with co unless co is NULL, i.e. the
  * emulation runner) with cut_final_timing over `rounds` rounds; with_vendor (GPU runner only) times cuDNN after

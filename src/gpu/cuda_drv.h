@@ -43,6 +43,12 @@
     X(cuStreamCreate)                                                                                                \
     X(cuStreamDestroy)                                                                                               \
     X(cuStreamSynchronize)                                                                                           \
+    X(cuStreamBeginCapture)                                                                                          \
+    X(cuStreamEndCapture)                                                                                            \
+    X(cuGraphInstantiateWithFlags)                                                                                   \
+    X(cuGraphLaunch)                                                                                                 \
+    X(cuGraphExecDestroy)                                                                                            \
+    X(cuGraphDestroy)                                                                                                \
     X(cuEventCreate)                                                                                                 \
     X(cuEventDestroy)                                                                                                \
     X(cuEventRecord)                                                                                                 \

@@ -112,17 +112,17 @@ typedef struct blas_run {
     cublasComputeType_t compute;
 } blas_run;
 
-static int blas_launch(void *arg, char *msg, size_t n, int *sticky)
+static int blas_launch(void *arg, CUstream stream, char *msg, size_t n, int *sticky)
 {
     blas_run *r = arg;
     const float one = 1.0f, zero = 0.0f;
-    cublasStatus_t st;
-    if (r->ex)
+    cublasStatus_t st = r->s->cublasSetStream_v2(r->s->handle, (cudaStream_t)stream);
+    if (st == CUBLAS_STATUS_SUCCESS && r->ex)
         st = r->s->cublasGemmEx(r->s->handle, r->op_b, CUBLAS_OP_N, r->n, r->m, r->k, &one,
                                 (const void *)(uintptr_t)r->b, r->ab_type, r->ldb, (const void *)(uintptr_t)r->a,
                                 r->ab_type, r->k, &zero, (void *)(uintptr_t)r->c, CUDA_R_32F, r->n, r->compute,
                                 CUBLAS_GEMM_DEFAULT);
-    else
+    else if (st == CUBLAS_STATUS_SUCCESS)
         st = r->s->cublasSgemm_v2(r->s->handle, r->op_b, CUBLAS_OP_N, r->n, r->m, r->k, &one,
                                              (const float *)(uintptr_t)r->b, r->ldb, (const float *)(uintptr_t)r->a,
                                              r->k, &zero, (float *)(uintptr_t)r->c, r->n);

@@ -448,7 +448,7 @@ typedef struct lt_run {
     const lt_cand *c;
 } lt_run;
 
-static int lt_launch(void *arg, char *msg, size_t n, int *sticky)
+static int lt_launch(void *arg, CUstream stream, char *msg, size_t n, int *sticky)
 {
     const lt_run *r = arg;
     const lt_problem *p = r->p;
@@ -456,7 +456,7 @@ static int lt_launch(void *arg, char *msg, size_t n, int *sticky)
     cublasStatus_t st = r->s->cublasLtMatmul(
         r->s->h, p->op, &one, (const void *)(uintptr_t)p->a_mem, p->la, (const void *)(uintptr_t)p->b_mem, p->lb,
         &zero, (const void *)(uintptr_t)p->c_mem, p->lc, (void *)(uintptr_t)p->c_mem, p->lc, &r->c->algo,
-        r->c->ws ? (void *)(uintptr_t)r->s->ws : NULL, r->c->ws, NULL);
+        r->c->ws ? (void *)(uintptr_t)r->s->ws : NULL, r->c->ws, (cudaStream_t)stream);
     if (st == CUBLAS_STATUS_SUCCESS)
         return 0;
     snprintf(msg, n, "cublasLtMatmul: %s", r->s->cublasLtGetStatusString(st));

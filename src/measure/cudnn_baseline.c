@@ -4,8 +4,9 @@
  * needs it except for `cutune baseline`. The convolution is set up exactly as cutune's: fp32 NCHW, weights
  * [CO][CI][KH][KW], symmetric zero padding, square stride, cross-correlation. The math type is CUDNN_FMA_MATH:
  * on Ampere and later CUDNN_DEFAULT_MATH permits TF32 tensor-core kernels for fp32 data, which would not be a
- * like-for-like fp32 baseline. cudnnFindConvolutionForwardAlgorithmEx proposes the algorithms; cuDNN's own times
- * are ignored and every successful algorithm goes through the same check-and-time routine as generated kernels. */
+ * like-for-like fp32 baseline. cudnnFindConvolutionForwardAlgorithmEx proposes the algorithms, then the v9 graph
+ * API's heuristics the engines (cudnn_engines.c); cuDNN's own times are ignored and every candidate goes through the
+ * same check-and-time protocol as generated kernels, the fastest cold time wins. */
 #include "measure/cudnn_baseline.h"
 
 #include "cutune/util.h"
@@ -25,6 +26,7 @@
     X(cudnnGetErrorString)                                                                                           \
     X(cudnnCreate)                                                                                                   \
     X(cudnnDestroy)                                                                                                  \
+    X(cudnnSetStream)                                                                                                \
     X(cudnnCreateTensorDescriptor)                                                                                   \
     X(cudnnSetTensor4dDescriptor)                                                                                    \
     X(cudnnDestroyTensorDescriptor)                                                                                  \
@@ -115,11 +117,13 @@ typedef struct dnn_run {
     size_t ws_bytes;
 } dnn_run;
 
-static int dnn_launch(void *arg, char *msg, size_t n, int *sticky)
+static int dnn_launch(void *arg, CUstream stream, char *msg, size_t n, int *sticky)
 {
     dnn_run *r = arg;
     const float one = 1.0f, zero = 0.0f;
-    cudnnStatus_t st = r->s->cudnnConvolutionForward(
+    cudnnStatus_t st = r->s->cudnnSetStream(r->s->handle, (cudaStream_t)stream);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = r->s->cudnnConvolutionForward(
         r->s->handle, &one, r->xd, (const void *)(uintptr_t)r->x, r->wd, (const void *)(uintptr_t)r->w, r->cd, r->algo,
         r->ws_bytes ? (void *)(uintptr_t)r->ws : NULL, r->ws_bytes, &zero, r->yd, (void *)(uintptr_t)r->y);
     if (st == CUDNN_STATUS_SUCCESS)
@@ -129,6 +133,30 @@ static int dnn_launch(void *arg, char *msg, size_t n, int *sticky)
     /* An execution failure may have killed the context: ask the driver. */
     *sticky = cut_cu()->cuCtxSynchronize() != CUDA_SUCCESS;
     return -1;
+}
+
+void cut_cudnn_search_add(cut_cudnn_search *s, const cut_result *res, const char *name, int fatal)
+{
+    if (fatal) { /* the context died with this candidate: its fault is the outcome (the worker exits) */
+        s->best = *res;
+        snprintf(s->name, sizeof s->name, "%s", name);
+        s->have_best = 0;
+        s->have_fail = 1;
+        return;
+    }
+    if (res->status == CUT_ST_OK) {
+        if (res->warm_ms > 0 && (s->warm_ms < 0 || res->warm_ms < s->warm_ms))
+            s->warm_ms = res->warm_ms;
+        if (!s->have_best || res->median_ms < s->best.median_ms) {
+            s->best = *res;
+            snprintf(s->name, sizeof s->name, "%s", name);
+        }
+        s->have_best = 1;
+    } else if (!s->have_best && !s->have_fail) { /* the first failure, in case nothing passes */
+        s->best = *res;
+        snprintf(s->name, sizeof s->name, "%s", name);
+        s->have_fail = 1;
+    }
 }
 
 #define DNN_CHECK(expr)                                                                                              \
@@ -210,7 +238,7 @@ int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len,
         goto out;
     }
 
-    int have_best = 0, have_fail = 0;
+    cut_cudnn_search srch = {.warm_ms = -1};
     for (int i = 0; i < n_algos && !*fatal; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > r.ws_bytes)
             continue;
@@ -220,28 +248,25 @@ int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len,
         cut_wk_launcher l = {dnn_launch, &r};
         cut_result res;
         cut_wk_check_and_time(w, &l, &res, fatal);
-        const char *name = cut_cudnn_fwd_algo_name(perf[i].algo);
-        if (*fatal) { /* the context died: report this algorithm's fault (the worker exits) */
-            *best = res;
-            snprintf(algo, algo_len, "%s", name);
-            break;
-        }
-        if (res.status == CUT_ST_OK) {
-            if (!have_best || res.median_ms < best->median_ms) {
-                *best = res;
-                snprintf(algo, algo_len, "%s", name);
-            }
-            have_best = 1;
-        } else if (!have_best && !have_fail) {
-            *best = res; /* keep the first failure in case nothing passes */
-            snprintf(algo, algo_len, "%s", name);
-            have_fail = 1;
-        }
+        cut_cudnn_search_add(&srch, &res, cut_cudnn_fwd_algo_name(perf[i].algo), *fatal);
     }
-    if (!have_best && !have_fail && !*fatal) {
+    /* then the engines behind them and more, as PyTorch's benchmark mode finds them (the v9 graph API) */
+    if (!*fatal) {
+        cut_err ge = {{0}};
+        if (cut_cudnn_engines(w, s->handle, &t, r.ws, r.ws_bytes, &srch, fatal, &ge) != 0)
+            fprintf(stderr, "cutune worker: cuDNN's engines not searched (the legacy algorithms only): %s\n",
+                    ge.msg);
+    }
+    *best = srch.best;
+    snprintf(algo, algo_len, "%s", srch.name);
+    if (srch.have_best)
+        best->warm_ms = srch.warm_ms;
+    if (!srch.have_best && !srch.have_fail && !*fatal) {
+        cut_result_reset(best);
         best->status = CUT_ST_LAUNCH_ERROR;
-        snprintf(best->error, sizeof best->error, "cuDNN found no usable algorithm (%d proposed, workspace %zu MiB)",
-                 n_algos, r.ws_bytes >> 20);
+        snprintf(best->error, sizeof best->error, "cuDNN found no usable algorithm or engine (%d algorithms, %d "
+                 "engine configurations proposed, %d skipped for tensor-core math; workspace %zu MiB)", n_algos,
+                 srch.proposed, srch.skipped_tc, r.ws_bytes >> 20);
     }
     rc = 0;
 out:

@@ -13,11 +13,12 @@
 
 typedef struct cut_wk cut_wk; /* worker state (worker_int.h) */
 
-/* One run of the thing being measured, enqueued on the legacy default stream (stream 0), reading the worker's
- * input/weight tensors and writing its output tensor. Returns 0, or -1 with a message; sets *sticky = 1 when the
- * CUDA context is dead (the worker must exit). */
+/* One run of the thing being measured, enqueued on stream s (NULL: the legacy default stream; else the worker's
+ * stream, which the timing captures into CUDA graphs), reading the worker's input/weight tensors and writing its
+ * output tensor. Returns 0, or -1 with a message; sets *sticky = 1 when the CUDA context is dead (the worker must
+ * exit). */
 typedef struct cut_wk_launcher {
-    int (*launch)(void *arg, char *msg, size_t n, int *sticky);
+    int (*launch)(void *arg, CUstream s, char *msg, size_t n, int *sticky);
     void *arg;
 } cut_wk_launcher;
 
@@ -35,6 +36,22 @@ typedef struct cut_wk_tensors {
     CUdeviceptr in, w, out;
 } cut_wk_tensors;
 void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t);
+/* cuDNN's candidates as they are checked and timed (cudnn_baseline.c): the legacy Find call's algorithms, then the
+ * v9 graph API's engines (cudnn_engines.c). */
+typedef struct cut_cudnn_search {
+    cut_result best;  /* the fastest valid cold time; else the first failure (a fault that killed the context wins) */
+    char name[128];   /* its algorithm or engine */
+    int have_best, have_fail;
+    double warm_ms;   /* the best warm time of any valid candidate (warm, another may win), -1: none */
+    int proposed, timed, skipped_tc; /* engine configurations proposed, timed, skipped for tensor-core math */
+} cut_cudnn_search;
+/* Keeps res of the candidate name (fatal: the context died with it). */
+void cut_cudnn_search_add(cut_cudnn_search *s, const cut_result *res, const char *name, int fatal);
+/* cudnn_engines.c: the engines cuDNN's heuristics (mode A, then fallback) propose for the prepared conv, each an
+ * execution plan over t's tensors with a workspace of at most ws_bytes at ws, checked and timed by the protocol into
+ * s. 0; -1 with e when the graph API cannot be used (s keeps what it had). */
+int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, CUdeviceptr ws, size_t ws_bytes,
+                      cut_cudnn_search *s, int *fatal, cut_err *e);
 /* worker.c: a slot where the cuDNN code keeps its state across requests (freed by cut_cudnn_state_free). */
 void **cut_wk_cudnn_slot(cut_wk *w);
 

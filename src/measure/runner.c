@@ -9,7 +9,7 @@ void cut_result_reset(cut_result *r)
 {
     memset(r, 0, sizeof *r);
     r->status = CUT_ST_OK;
-    r->median_ms = r->min_ms = r->max_ms = -1.0;
+    r->median_ms = r->min_ms = r->max_ms = r->warm_ms = -1.0;
 }
 
 void cut_timing_default(cut_timing *t)
@@ -19,6 +19,8 @@ void cut_timing_default(cut_timing *t)
     t->max_repeats = 200;
     t->min_total_ms = 20.0;
     t->flush_l2 = 1;
+    t->graph = 1;
+    t->warm = 0;
     t->timeout_s = 10.0;
 }
 

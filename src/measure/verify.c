@@ -16,7 +16,7 @@ static void set_status(cut_result *res, cut_status st, const char *msg)
 
 static void drop_times(cut_result *res)
 {
-    res->median_ms = res->min_ms = res->max_ms = -1.0;
+    res->median_ms = res->min_ms = res->max_ms = res->warm_ms = -1.0;
     res->repeats = 0;
 }
 
@@ -299,6 +299,9 @@ static void check_and_time(const cut_vf *v, const cut_vf_dev *d, unsigned char *
         return;
     }
     res->max_abs_err = CUT_MAX(first_err, res->max_abs_err);
+    /* W */
+    if (d->warm)
+        d->warm(d->ctx, res, fatal);
 }
 
 void cut_vf_check_and_time(const cut_vf *v, const cut_vf_dev *d, cut_result *res, int *fatal)

@@ -22,6 +22,7 @@
  *      unless the same launch on set 0 with 0x7F is wrong too (the kernel depends on its output's old contents, on
  *      time, on a race, not on the data)                                 -> WRONG_LATER
  *      inputs of set 1                                                    -> INPUT_MODIFIED
+ *   W  (a device with a warm timer, all passed) the warm back-to-back time: only a number, after the verdicts
  * Whatever the outcome, every input the call modified is restored before the next call runs. A work without
  * references captures the outputs of A and C instead of comparing them (a user kernel's baseline). */
 #ifndef CUTUNE_MEASURE_VERIFY_H
@@ -63,6 +64,9 @@ typedef struct cut_vf_dev {
     /* Optional: input i of set s against the work's bytes, where it lies: 0 with *same; 1 when the device cannot;
      * -1 with res. As out_check, it only clears: a difference is read and named by the host. */
     int (*in_same)(void *ctx, int i, int s, int *same, cut_result *res, int *fatal);
+    /* Optional: once every check passed, the warm back-to-back time into res->warm_ms (or nothing, as the device's
+     * timing policy says). 0, or -1 with res (a fault while timing). */
+    int (*warm)(void *ctx, cut_result *res, int *fatal);
     /* The device's peak FLOP/s and bandwidth (bytes/s) for the physical floor; 0: no floor of that kind. */
     double peak_flops, peak_bytes_s;
 } cut_vf_dev;

@@ -99,6 +99,7 @@ static int wk_init(cut_wk *w, int dev, cut_wp_hello *h, cut_err *e)
     CU_CHECK(cu->cuDeviceGetAttribute(&h->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, w->dev), e);
     CU_CHECK(cu->cuDriverGetVersion(&h->driver_version), e);
     w->l2_bytes = h->l2_bytes;
+    CU_CHECK(cu->cuStreamCreate(&w->stream, CU_STREAM_DEFAULT), e);
     for (; w->n_events < WK_EVENT_PAIRS; w->n_events++) {
         CU_CHECK(cu->cuEventCreate(&w->ev_start[w->n_events], CU_EVENT_DEFAULT), e);
         if (cu->cuEventCreate(&w->ev_stop[w->n_events], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
@@ -122,6 +123,8 @@ static void wk_free(cut_wk *w, int context_dead)
         cut_dc_free(w->dc, 0);
         if (w->d_flush)
             w->cu->cuMemFree(w->d_flush);
+        if (w->stream)
+            w->cu->cuStreamDestroy(w->stream);
         for (int i = 0; i < w->n_events; i++) {
             w->cu->cuEventDestroy(w->ev_start[i]);
             w->cu->cuEventDestroy(w->ev_stop[i]);

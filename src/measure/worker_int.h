@@ -13,6 +13,7 @@ struct cut_wk {
     const cut_cu_api *cu;
     CUdevice dev;
     CUcontext ctx; /* the device's primary context, retained */
+    CUstream stream; /* the timing's stream (blocking: ordered with the legacy stream), captured into CUDA graphs */
     int l2_bytes;
     CUevent ev_start[WK_EVENT_PAIRS], ev_stop[WK_EVENT_PAIRS];
     int n_events;

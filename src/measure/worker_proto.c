@@ -59,22 +59,24 @@ int cut_wp_hello_decode(const cut_wp_frame *f, cut_wp_hello *h, cut_err *e)
     return cut_wp_rd_finish(&r, f, e);
 }
 
-/* The timing policy as every run request begins with it: i32 warmup, min/max repeats, flush; f64 min total and
- * timeout. */
+/* The timing policy as every run request begins with it: i32 warmup, min/max repeats, flush, graph, warm; f64 min
+ * total and timeout. */
 void cut_wp_put_timing(cut_buf *b, const cut_timing *t)
 {
     cut_wp_put_i32(b, t->warmup);
     cut_wp_put_i32(b, t->min_repeats);
     cut_wp_put_i32(b, t->max_repeats);
     cut_wp_put_i32(b, t->flush_l2);
+    cut_wp_put_i32(b, t->graph);
+    cut_wp_put_i32(b, t->warm);
     cut_wp_put_f64(b, t->min_total_ms);
     cut_wp_put_f64(b, t->timeout_s);
 }
 
 void cut_wp_get_timing(cut_wp_rd *r, cut_timing *tm)
 {
-    int32_t t[4] = {0};
-    for (int i = 0; i < 4; i++)
+    int32_t t[6] = {0};
+    for (int i = 0; i < 6; i++)
         cut_wp_get_i32(r, &t[i]);
     cut_wp_get_f64(r, &tm->min_total_ms);
     cut_wp_get_f64(r, &tm->timeout_s);
@@ -82,6 +84,8 @@ void cut_wp_get_timing(cut_wp_rd *r, cut_timing *tm)
     tm->min_repeats = t[1];
     tm->max_repeats = t[2];
     tm->flush_l2 = t[3];
+    tm->graph = t[4];
+    tm->warm = t[5];
 }
 
 int cut_wp_check_timing(const cut_timing *tm, const char *what, cut_err *e)
@@ -294,6 +298,7 @@ void cut_wp_result_encode(const cut_result *res, const char *algo, cut_buf *b)
     cut_wp_put_f64(b, res->max_ms);
     cut_wp_put_i32(b, res->repeats);
     cut_wp_put_f64(b, res->max_abs_err);
+    cut_wp_put_f64(b, res->warm_ms);
     cut_wp_put_str(b, algo ? algo : "");
 }
 
@@ -306,6 +311,7 @@ void cut_wp_get_result(cut_wp_rd *r, cut_result *res, int32_t *st, int32_t *reps
     cut_wp_get_f64(r, &res->max_ms);
     cut_wp_get_i32(r, reps);
     cut_wp_get_f64(r, &res->max_abs_err);
+    cut_wp_get_f64(r, &res->warm_ms);
     cut_wp_get_str(r, algo, algo_len);
 }
 

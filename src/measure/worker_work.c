@@ -219,12 +219,12 @@ typedef struct work_run {
     CUfunction f;
 } work_run;
 
-static int run_launch(void *arg, char *msg, size_t n, int *sticky)
+static int run_launch(void *arg, CUstream s, char *msg, size_t n, int *sticky)
 {
     work_run *r = arg;
     const cut_call *c = r->c;
     return cut_wk_launch_status(r->cu->cuLaunchKernel(r->f, c->grid[0], c->grid[1], c->grid[2], c->block[0],
-                                                      c->block[1], c->block[2], c->smem, NULL, r->args[r->set], NULL),
+                                                      c->block[1], c->block[2], c->smem, s, r->args[r->set], NULL),
                                 msg, n, sticky);
 }
 
@@ -366,6 +366,12 @@ static int dev_time(void *ctx, cut_result *res, int *fatal)
     return cut_wk_time(r->w, r->l, &arm, res, fatal);
 }
 
+static int dev_warm(void *ctx, cut_result *res, int *fatal)
+{
+    work_run *r = ctx;
+    return r->w->timing.warm ? cut_wk_time_warm(r->w, r->l, res->median_ms, res, fatal) : 0;
+}
+
 static int dev_wall(void *ctx, double *ms, cut_result *res, int *fatal)
 {
     work_run *r = ctx;
@@ -379,7 +385,7 @@ static cut_vf_dev run_dev(work_run *r)
     cut_vf_dev d = {.ctx = r, .arm = dev_arm, .launch = dev_launch, .read = dev_read, .restore = dev_restore,
                     .state_bytes = r->st.total, .state = dev_state, .time = dev_time, .wall = dev_wall,
                     .out_check = r->k->dev_checks ? dev_out_check : NULL,
-                    .in_same = r->k->dev_checks ? dev_in_same : NULL};
+                    .in_same = r->k->dev_checks ? dev_in_same : NULL, .warm = dev_warm};
     cut_wk_peaks(r->w, &d.peak_flops, &d.peak_bytes_s);
     if (!r->w->timing.flush_l2)
         d.peak_bytes_s = 0;

@@ -19,6 +19,9 @@ typedef struct cut_wk_arm {
 /* harness.c: the timing policy's warm-up, then event-timed launches through l, each after arm (NULL: none) and the
  * L2 flush: res's median/min/max/repeats. 0, or -1 with res set. */
 int cut_wk_time(cut_wk *w, const cut_wk_launcher *l, const cut_wk_arm *arm, cut_result *res, int *fatal);
+/* harness.c: the warm back-to-back time per launch of l into res->warm_ms (cold_ms: the cold median, which sizes the
+ * graph). 0, or -1 with res set. */
+int cut_wk_time_warm(cut_wk *w, const cut_wk_launcher *l, double cold_ms, cut_result *res, int *fatal);
 /* harness.c: the fastest of a few synchronised launches by the host's clock, less an empty synchronisation (ms). */
 int cut_wk_wall(cut_wk *w, const cut_wk_launcher *l, double *ms, cut_result *res, int *fatal);
 /* harness.c: the device's peak FLOP/s (SMs x clock x its fastest tensor-core rate) and DRAM bandwidth (measured
