@@ -21,7 +21,7 @@ OWNER = {
     "kspec.h": "ops/kernel", "work.h": "work", "kstate.h": "ops/kernel",
     "op.h": "ops",
     "measure.h": "measure", "emu.h": "measure",
-    "energy.h": "energy", "powercap.h": "energy",
+    "energy.h": "energy", "powercap.h": "energy", "idle.h": "energy",
     "search.h": "strategy", "costmodel.h": "strategy", "mcgs.h": "strategy", "strategy.h": "strategy",
     "tune.h": "pipeline", "gemm_tune.h": "pipeline", "optimize.h": "pipeline", "task.h": "pipeline",
     "record.h": "record", "gemm_record.h": "record",

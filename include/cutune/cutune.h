@@ -19,6 +19,7 @@
 #include "cutune/gemm_tune.h"
 #include "cutune/gpu.h"
 #include "cutune/half.h"
+#include "cutune/idle.h"
 #include "cutune/kspec.h"
 #include "cutune/kstate.h"
 #include "cutune/work.h"

@@ -114,7 +114,8 @@ int cut_powercap_resolve(const cut_powercap_spec *spec, const cut_powercap_devic
 
 typedef struct cut_powercap_session cut_powercap_session;
 
-/* The per-user state folder that holds the restore files and locks: $CUTUNE_STATE_DIR, else
+/* The per-user state folder that holds the restore files and locks (of power caps, and of the compute modes
+ * --idle-other-gpus changes: cutune/idle.h): $CUTUNE_STATE_DIR, else
  * $XDG_STATE_HOME/cutune, else ~/.local/state/cutune; created mode 0700, refused when another user can write it. */
 int cut_powercap_state_dir(char *buf, size_t n, cut_err *e);
 

@@ -13,6 +13,7 @@
  * out (cutune/powercap.h). Kernels are checked against the reference before and after they are measured. */
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/idle_cli.h"
 #include "cutune/emu.h"
 #include "cutune/energy.h"
 #include "cutune/export.h"
@@ -46,12 +47,13 @@ static const char energy_usage[] =
     "  --backend B           cuda (default) or emu (host emulation; energy from whatever NVML is loaded)\n"
     "  --nvml-uuid UUID      with --backend emu: the NVML device to read (default NVML's first)\n"
     "  --optimized OPT_DIR   instead: each kernel cutune optimize tuned in OPT_DIR, its baseline (kernel 1) and best\n"
-    "                        variant (kernel 2) -> kernel_outputs/opt_NAME/ (--opt-kernel NAME: only that one)\n";
+    "                        variant (kernel 2) -> kernel_outputs/opt_NAME/ (--opt-kernel NAME: only that one)\n"
+    CUT_CLI_IDLE_HELP;
 
 typedef struct energy_opts {
     const char *outdir, *results, *caps_arg, *backend, *nvml_uuid;
     const char *optimized, *opt_kernel; /* --optimized OPT_DIR [--opt-kernel NAME] */
-    int allow, detect, case_only, kernel_only, gpu;
+    int allow, detect, case_only, kernel_only, gpu, idle_others;
     cut_energy_plan plan;
 } energy_opts;
 
@@ -72,6 +74,8 @@ static int parse_args(int argc, char **argv, energy_opts *o, int *help, cut_err 
             rc = cut_arg_str(argc, argv, &i, &o->caps_arg, e);
         else if (!strcmp(a, "--allow-power-cap"))
             o->allow = 1;
+        else if (!strcmp(a, "--idle-other-gpus"))
+            o->idle_others = 1;
         else if (!strcmp(a, "--detect"))
             o->detect = 1;
         else if (!strcmp(a, "--test"))
@@ -493,8 +497,9 @@ static cut_runner *make_runner(const energy_opts *o, cut_err *e)
     return cut_runner_emu_new(dir, &tm, e);
 }
 
-/* Everything after the arguments; the cap session is always ended (restoring the limit) before returning. */
-static int energy_main(energy_opts *o, cut_err *e)
+/* Everything after the arguments; the cap session is always ended (restoring the limit) before returning. With
+ * --idle-other-gpus, idle is begun just before the first measurement; the caller ends it. */
+static int energy_main(energy_opts *o, cut_cli_idle *idle, cut_err *e)
 {
     char results_buf[4096], note[512] = "";
     if (!o->results) {
@@ -559,6 +564,8 @@ static int energy_main(energy_opts *o, cut_err *e)
         goto out;
     if (!(x.runner = make_runner(o, e)))
         goto out;
+    if (o->idle_others && cut_cli_idle_begin(idle, o->backend, o->gpu, o->nvml_uuid, e) != 0)
+        goto out;
     if (cut_powercap_begin(o->plan.uuid, state, o->allow, &s, e) != 0)
         goto out;
     fprintf(stderr, "cutune energy: %s (%s), %d cap(s), %d lround(s) of >= %d counter steps per kernel\n", dev.name,
@@ -607,8 +614,9 @@ int cut_cmd_energy(int argc, char **argv)
         fputs(energy_usage, stdout);
         return CUT_EXIT_OK;
     }
-    int code = energy_main(&o, &e);
+    cut_cli_idle idle = {.cmd = "cutune energy"};
+    int code = energy_main(&o, &idle, &e);
     if (code != CUT_EXIT_OK)
         fprintf(stderr, "cutune energy: %s\n", e.msg);
-    return code;
+    return cut_cli_idle_end(&idle, code);
 }

@@ -1,6 +1,7 @@
 /* cutune tune — tunes Conv2D workloads (seed 000/001 phase 1) and samples the representatives. */
 #include "cli/cli.h"
 #include "cli/args.h"
+#include "cli/idle_cli.h"
 #include "cli/tune_cli.h"
 #include "cutune/emu.h"
 #include "cutune/gpu.h"
@@ -56,7 +57,8 @@ static const char usage_text[] =
     "                      (the other trials follow by time); the cost model still learns time; --final stays\n"
     "                      time-based\n"
     "  --energy-steps N    energy/edp: counter steps per energy measurement (default 3)\n"
-    "  --quiet             no progress line\n";
+    "  --quiet             no progress line\n"
+    CUT_CLI_IDLE_HELP;
 
 /* --objective energy|edp: the tuning-time energy plan (one window of min_steps counter steps after a short
  * warm-up: enough to rank the few fastest candidates of a round, not seed 001's final measurement), checked up
@@ -188,11 +190,13 @@ static int final_step(const cut_tune_cfg *cfg, cut_runner *r, const char *outdir
     return rc;
 }
 
-int cut_cmd_tune(int argc, char **argv)
+/* The command once its options are read; idle: --idle-other-gpus, begun here after the options are checked and
+ * ended by cut_cmd_tune on every way out. */
+static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
 {
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
-        prior = 1, energy_steps = 3;
+        prior = 1, energy_steps = 3, idle_others = 0;
     const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL;
     long long seed = 1;
     double timeout = 10;
@@ -216,6 +220,8 @@ int cut_cmd_tune(int argc, char **argv)
             prior = !strcmp(a, "--prior");
         } else if (!strcmp(a, "--no-sample")) {
             no_sample = 1;
+        } else if (!strcmp(a, "--idle-other-gpus")) {
+            idle_others = 1;
         } else if (!strcmp(a, "--workloads")) {
             rc = cut_arg_str(argc, argv, &i, &list_name, &e);
         } else if (!strcmp(a, "--conv")) {
@@ -285,6 +291,10 @@ int cut_cmd_tune(int argc, char **argv)
     if (cut_objective_parse(objective, &obj, &e) != 0 || cut_strategy_kind_parse(strategy, &strat, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
+    }
+    if (idle_others && cut_cli_idle_begin(idle, backend, gpu, NULL, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        return CUT_EXIT_FAIL;
     }
     if (kernel) {
         if (gemm_given || tpl || conv_str || obj != CUT_OBJ_TIME) {
@@ -429,4 +439,10 @@ done:
     free(all);
     cut_conv_list_free(&list);
     return exit_code;
+}
+
+int cut_cmd_tune(int argc, char **argv)
+{
+    cut_cli_idle idle = {.cmd = "cutune tune"};
+    return cut_cli_idle_end(&idle, tune_cmd(argc, argv, &idle));
 }

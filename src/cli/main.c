@@ -1,6 +1,7 @@
 /* cutune — command-line entry: dispatches to one file per subcommand. */
 #include "cli/cli.h"
 #include "cutune/common.h"
+#include "cutune/idle.h"
 #include "cutune/powercap.h"
 
 #include <stdio.h>
@@ -10,7 +11,7 @@ typedef struct subcommand {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *help;
-    int gpu; /* touches a GPU: a crashed capped run's limit is restored first */
+    int gpu; /* touches a GPU: what a crashed run changed (power limit, other GPUs' compute modes) is restored first */
 } subcommand;
 
 static const subcommand commands[] = {
@@ -25,20 +26,25 @@ static const subcommand commands[] = {
     {"clean", cut_cmd_clean, "remove what export generated (kernels/, its build/, metadata; never tuning data)", 0},
 };
 
-/* Before a command that touches a GPU: a power limit a crashed (SIGKILL'd) capped run left is put back from the
- * per-user state folder. Only when a restore file is there is NVML loaded; a failure is a warning (the energy
- * command, which caps, refuses on its own). */
-static void recover_power_caps(void)
+/* Before a command that touches a GPU: a power limit a crashed (SIGKILL'd) capped run left, and the compute modes
+ * a crashed --idle-other-gpus run left on the other GPUs, are put back from the per-user state folder. Only when a
+ * restore file is there is NVML loaded; a failure is a warning (the energy command, which caps, refuses on its own;
+ * --idle-other-gpus recovers the GPUs it idles before it records their modes). */
+static void recover_gpu_settings(void)
 {
-    char dir[4096], note[1024] = "";
+    char dir[4096];
     cut_err e = {{0}};
     if (cut_powercap_state_dir(dir, sizeof dir, &e) != 0)
         return;
-    int rc = cut_powercap_recover(dir, note, sizeof note, &e);
-    if (rc < 0)
-        fprintf(stderr, "cutune: warning: %s\n", e.msg);
-    else if (rc == CUT_POWERCAP_RECOVER_RESTORED && note[0])
-        fprintf(stderr, "cutune: %s\n", note);
+    int (*const recover[2])(const char *, char *, size_t, cut_err *) = {cut_powercap_recover, cut_idle_recover};
+    for (int i = 0; i < 2; i++) {
+        char note[1024] = "";
+        int rc = recover[i](dir, note, sizeof note, &e);
+        if (rc < 0)
+            fprintf(stderr, "cutune: warning: %s\n", e.msg);
+        else if (rc == CUT_POWERCAP_RECOVER_RESTORED && note[0])
+            fprintf(stderr, "cutune: %s\n", note);
+    }
 }
 
 static void usage(FILE *f)
@@ -70,7 +76,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < CUT_ARRAY_LEN(commands); i++)
         if (strcmp(cmd, commands[i].name) == 0) {
             if (commands[i].gpu)
-                recover_power_caps();
+                recover_gpu_settings();
             return commands[i].fn(argc - 1, argv + 1);
         }
     fprintf(stderr, "cutune: unknown command '%s'\n\n", cmd);

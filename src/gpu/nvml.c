@@ -266,6 +266,29 @@ nvmlReturn_t cut_nvml_other_processes(nvmlDevice_t dev, const int *ours, int n, 
     return NVML_SUCCESS;
 }
 
+nvmlReturn_t cut_nvml_compute_mode(nvmlDevice_t dev, int *mode)
+{
+    NVML_FN(nvmlDeviceGetComputeMode);
+    return g_loaded->nvmlDeviceGetComputeMode(dev, mode);
+}
+
+nvmlReturn_t cut_nvml_set_compute_mode(nvmlDevice_t dev, int mode)
+{
+    NVML_FN(nvmlDeviceSetComputeMode);
+    return g_loaded->nvmlDeviceSetComputeMode(dev, mode);
+}
+
+const char *cut_nvml_compute_mode_name(int mode)
+{
+    static const char *const names[NVML_COMPUTEMODE_COUNT] = {
+        [NVML_COMPUTEMODE_DEFAULT] = "DEFAULT",
+        [NVML_COMPUTEMODE_EXCLUSIVE_THREAD] = "EXCLUSIVE_THREAD",
+        [NVML_COMPUTEMODE_PROHIBITED] = "PROHIBITED",
+        [NVML_COMPUTEMODE_EXCLUSIVE_PROCESS] = "EXCLUSIVE_PROCESS",
+    };
+    return mode >= 0 && mode < NVML_COMPUTEMODE_COUNT ? names[mode] : "UNKNOWN";
+}
+
 void cut_nvml_throttle_describe(unsigned long long reasons, char *buf, size_t n)
 {
     static const struct {

@@ -54,6 +54,15 @@ enum {
 enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_CLOCK_VIDEO = 3 };
 /* nvmlTemperatureSensors_t */
 enum { NVML_TEMPERATURE_GPU = 0 };
+/* nvmlComputeMode_t: who may create a CUDA context on a device (EXCLUSIVE_THREAD is deprecated, still reported by
+ * old drivers). PROHIBITED: nobody, which is how --idle-other-gpus keeps other work off the GPUs not measured. */
+enum {
+    NVML_COMPUTEMODE_DEFAULT = 0,
+    NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+    NVML_COMPUTEMODE_PROHIBITED = 2,
+    NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+    NVML_COMPUTEMODE_COUNT = 4,
+};
 
 /* Clock event ("throttle") reason bits, nvmlDeviceGetCurrentClocksEventReasons. */
 #define NVML_CLOCKS_EVENT_REASON_GPU_IDLE 0x0000000000000001ULL
@@ -93,7 +102,9 @@ enum { NVML_TEMPERATURE_GPU = 0 };
     X(0, nvmlDeviceGetTemperature, nvmlReturn_t, (nvmlDevice_t, int, unsigned int *))                                \
     X(0, nvmlDeviceGetCurrentClocksEventReasons, nvmlReturn_t, (nvmlDevice_t, unsigned long long *))                 \
     X(0, nvmlDeviceGetCurrentClocksThrottleReasons, nvmlReturn_t, (nvmlDevice_t, unsigned long long *))              \
-    X(0, nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t, (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))
+    X(0, nvmlDeviceGetComputeRunningProcesses_v3, nvmlReturn_t, (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *)) \
+    X(0, nvmlDeviceGetComputeMode, nvmlReturn_t, (nvmlDevice_t, int *))                                              \
+    X(0, nvmlDeviceSetComputeMode, nvmlReturn_t, (nvmlDevice_t, int))
 
 #define CUT_NVML_FIELD(req, fn, ret, params) ret(*fn) params;
 typedef struct cut_nvml_api {
@@ -165,6 +176,14 @@ nvmlReturn_t cut_nvml_throttle_reasons(nvmlDevice_t dev, unsigned long long *rea
 /* The processes with a compute context on dev other than this one and its children (pids in ours[0..n)): their
  * count into *others. */
 nvmlReturn_t cut_nvml_other_processes(nvmlDevice_t dev, const int *ours, int n, int *others);
+/* The device's compute mode (NVML_COMPUTEMODE_*). */
+nvmlReturn_t cut_nvml_compute_mode(nvmlDevice_t dev, int *mode);
+/* Sets the compute mode (needs root). Callers restore the original mode on every exit path. Only the NVML call: it
+ * may run inside a signal handler. */
+nvmlReturn_t cut_nvml_set_compute_mode(nvmlDevice_t dev, int mode);
+/* "DEFAULT", "EXCLUSIVE_THREAD", "PROHIBITED", "EXCLUSIVE_PROCESS" (nvidia-smi -c takes these names); "UNKNOWN"
+ * for anything else. */
+const char *cut_nvml_compute_mode_name(int mode);
 /* Comma-separated names of the reason bits ("idle", "sw_power_cap", "hw_slowdown", ...; "none" for 0). */
 void cut_nvml_throttle_describe(unsigned long long reasons, char *buf, size_t n);
 

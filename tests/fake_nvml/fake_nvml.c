@@ -6,11 +6,14 @@
  * Configuration (environment):
  *   FAKE_NVML_GPUS   "name:limit:min:max,name:limit:min:max,..." in mW; default "NVIDIA H200:700000:200000:700000".
  *                    GPU i gets UUID "GPU-fa4e0000-0000-4000-8000-00000000000i". Read at nvmlInit_v2.
- *   FAKE_NVML_LOG    file; every call that changes state appends one line "set_limit <gpu index> <mW>".
- *                    Read at nvmlInit_v2.
- *   FAKE_NVML_STATE  file; the current limits ("<index> <mW>" lines) live there instead of in memory, re-read by
- *                    every call, so a second process (after a crash, say) sees what the first left, as with a
- *                    real driver. Absent file = the limits from FAKE_NVML_GPUS. Read at nvmlInit_v2.
+ *   FAKE_NVML_MODES  "m0,m1,...": the compute mode each GPU boots with (0 DEFAULT, 1 EXCLUSIVE_THREAD,
+ *                    2 PROHIBITED, 3 EXCLUSIVE_PROCESS); missing entries are 0. Read at nvmlInit_v2.
+ *   FAKE_NVML_LOG    file; every call that changes state appends one line: "set_limit <gpu index> <mW>" or
+ *                    "set_mode <gpu index> <mode>". Read at nvmlInit_v2.
+ *   FAKE_NVML_STATE  file; the current limits and compute modes ("<index> <mW> <mode>" lines) live there instead of
+ *                    in memory, re-read by every call, so a second process (after a crash, say) sees what the first
+ *                    left, as with a real driver. Absent file = the boot values from FAKE_NVML_GPUS and
+ *                    FAKE_NVML_MODES. Read at nvmlInit_v2.
  *   FAKE_NVML_ENERGY "W[:step_ms[:start_mJ]]", default "300:100:1000000": the total-energy counter (mJ) is
  *                    start_mJ + W x (whole steps of step_ms in CLOCK_MONOTONIC's time) x step_ms, so it advances
  *                    in steps like the H200's ~100 ms granularity and is the same in every process, as a
@@ -18,8 +21,11 @@
  *   FAKE_NVML_PROCS  "pid,pid,...": the processes nvmlDeviceGetComputeRunningProcesses_v3 reports on every GPU.
  *   FAKE_NVML_SET_ERROR  an nvmlReturn_t code that nvmlDeviceSetPowerManagementLimit returns instead of
  *                    succeeding (4 = NVML_ERROR_NO_PERMISSION). Read at every call.
+ *   FAKE_NVML_MODE_SET_ERROR  "CODE" or "CODE:INDEX": an nvmlReturn_t code that nvmlDeviceSetComputeMode returns
+ *                    instead of succeeding, on every GPU or only on GPU INDEX. Read at every call.
  *
- * nvmlDeviceSetPowerManagementLimit may run inside cutune's SIGTERM handler, so it and what it calls use only
+ * nvmlDeviceSetPowerManagementLimit and nvmlDeviceSetComputeMode may run inside cutune's SIGTERM handler, so they
+ * and what they call use only
  * open/read/write/close/rename and hand-written number formatting (no stdio, no malloc). */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +60,7 @@ struct nvmlDevice_st {
     char name[96];
     char uuid[96];
     unsigned int limit_mw, min_mw, max_mw, default_mw;
+    int mode, boot_mode; /* compute mode now, and at boot (FAKE_NVML_MODES) */
 };
 
 static struct nvmlDevice_st g_gpus[FAKE_MAX_GPUS];
@@ -115,8 +122,8 @@ static int get_uint(const char **p, unsigned long long *v)
 
 /* ---- persistent state ---- */
 
-/* Reads "<index> <mW>" lines from FAKE_NVML_STATE into the in-memory limits; a missing file means the limits
- * from FAKE_NVML_GPUS. */
+/* Reads "<index> <mW> <mode>" lines from FAKE_NVML_STATE into the in-memory limits and modes (a line without a
+ * mode leaves it); a missing file means the boot values from FAKE_NVML_GPUS and FAKE_NVML_MODES. */
 static void state_load(void)
 {
     if (!g_state_path[0])
@@ -124,8 +131,10 @@ static void state_load(void)
     int fd = open(g_state_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) /* a removed file is a freshly booted driver: the configured limits */
-            for (unsigned int i = 0; i < g_ngpus; i++)
+            for (unsigned int i = 0; i < g_ngpus; i++) {
                 g_gpus[i].limit_mw = g_gpus[i].default_mw;
+                g_gpus[i].mode = g_gpus[i].boot_mode;
+            }
         return;
     }
     char buf[1024];
@@ -142,9 +151,12 @@ static void state_load(void)
     buf[len] = '\0';
     const char *p = buf;
     while (*p) {
-        unsigned long long idx, mw;
-        if (get_uint(&p, &idx) == 0 && *p == ' ' && (p++, get_uint(&p, &mw) == 0) && idx < g_ngpus)
+        unsigned long long idx, mw, mode;
+        if (get_uint(&p, &idx) == 0 && *p == ' ' && (p++, get_uint(&p, &mw) == 0) && idx < g_ngpus) {
             g_gpus[idx].limit_mw = (unsigned int)mw;
+            if (*p == ' ' && (p++, get_uint(&p, &mode) == 0))
+                g_gpus[idx].mode = (int)mode;
+        }
         while (*p && *p != '\n')
             p++;
         if (*p == '\n')
@@ -152,7 +164,7 @@ static void state_load(void)
     }
 }
 
-/* Writes all limits to FAKE_NVML_STATE through a temporary file and rename, so a reader never sees half a file. */
+/* Writes all limits and modes to FAKE_NVML_STATE through a temporary file and rename, so a reader never sees half a file. */
 static int state_save(void)
 {
     if (!g_state_path[0])
@@ -162,12 +174,14 @@ static int state_save(void)
     t = put_str(t, ".tmp.");
     t = put_uint(t, (unsigned long long)getpid());
     *t = '\0';
-    char buf[FAKE_MAX_GPUS * 32];
+    char buf[FAKE_MAX_GPUS * 48];
     char *p = buf;
     for (unsigned int i = 0; i < g_ngpus; i++) {
         p = put_uint(p, i);
         *p++ = ' ';
         p = put_uint(p, g_gpus[i].limit_mw);
+        *p++ = ' ';
+        p = put_uint(p, (unsigned long long)g_gpus[i].mode);
         *p++ = '\n';
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -182,15 +196,17 @@ static int state_save(void)
     return 0;
 }
 
-static void log_set(unsigned int idx, unsigned int mw)
+/* Appends "<what> <idx> <value>" to FAKE_NVML_LOG. */
+static void log_set(const char *what, unsigned int idx, unsigned int value)
 {
     if (!g_log_path[0])
         return;
     char line[64];
-    char *p = put_str(line, "set_limit ");
+    char *p = put_str(line, what);
+    *p++ = ' ';
     p = put_uint(p, idx);
     *p++ = ' ';
-    p = put_uint(p, mw);
+    p = put_uint(p, value);
     *p++ = '\n';
     /* One write with O_APPEND: lines from several processes never interleave. */
     int fd = open(g_log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -242,6 +258,25 @@ static int parse_gpus(const char *list)
         list += len + (end ? 1 : 0);
     }
     return g_ngpus ? 0 : -1;
+}
+
+/* FAKE_NVML_MODES "m0,m1,...": each GPU's boot compute mode (0..3; missing entries 0). */
+static int parse_modes(const char *list)
+{
+    for (unsigned int i = 0; i < g_ngpus; i++)
+        g_gpus[i].mode = g_gpus[i].boot_mode = 0;
+    for (unsigned int i = 0; list && *list && i < g_ngpus; i++) {
+        unsigned long long m;
+        if (get_uint(&list, &m) != 0 || m > 3 || (*list && *list != ',')) {
+            fprintf(stderr, "fake_nvml: bad FAKE_NVML_MODES '%s' (want modes 0..3, comma-separated)\n",
+                    getenv("FAKE_NVML_MODES"));
+            return -1;
+        }
+        g_gpus[i].mode = g_gpus[i].boot_mode = (int)m;
+        if (*list == ',')
+            list++;
+    }
+    return 0;
 }
 
 static void copy_env(char *dst, size_t n, const char *var)
@@ -299,7 +334,8 @@ FAKE_API nvmlReturn_t nvmlInit_v2(void)
         return FAKE_SUCCESS;
     }
     const char *gpus = getenv("FAKE_NVML_GPUS");
-    if (parse_gpus(gpus && *gpus ? gpus : "NVIDIA H200:700000:200000:700000") != 0)
+    if (parse_gpus(gpus && *gpus ? gpus : "NVIDIA H200:700000:200000:700000") != 0 ||
+        parse_modes(getenv("FAKE_NVML_MODES")) != 0)
         return FAKE_ERROR_UNKNOWN;
     copy_env(g_log_path, sizeof g_log_path, "FAKE_NVML_LOG");
     copy_env(g_state_path, sizeof g_state_path, "FAKE_NVML_STATE");
@@ -475,7 +511,45 @@ FAKE_API nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t dev, unsign
     dev->limit_mw = mw;
     if (state_save() != 0)
         return FAKE_ERROR_UNKNOWN;
-    log_set(dev->index, mw);
+    log_set("set_limit", dev->index, mw);
+    return FAKE_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, int *mode)
+{
+    REQUIRE_DEV(dev);
+    if (!mode)
+        return FAKE_ERROR_INVALID_ARGUMENT;
+    state_load();
+    *mode = dev->mode;
+    return FAKE_SUCCESS;
+}
+
+/* FAKE_NVML_MODE_SET_ERROR "CODE[:INDEX]" for GPU idx: the code, or success (no strtol: signal handlers). */
+static nvmlReturn_t injected_mode_error(unsigned int idx)
+{
+    const char *s = getenv("FAKE_NVML_MODE_SET_ERROR");
+    unsigned long long code, only;
+    if (!s || get_uint(&s, &code) != 0 || code == 0)
+        return FAKE_SUCCESS;
+    if (*s == ':' && (s++, get_uint(&s, &only) == 0) && only != idx)
+        return FAKE_SUCCESS;
+    return (nvmlReturn_t)code;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t dev, int mode)
+{
+    REQUIRE_DEV(dev);
+    nvmlReturn_t inj = injected_mode_error(dev->index);
+    if (inj != FAKE_SUCCESS)
+        return inj;
+    if (mode < 0 || mode > 3)
+        return FAKE_ERROR_INVALID_ARGUMENT;
+    state_load(); /* keep the other GPUs' state as another process may have left it */
+    dev->mode = mode;
+    if (state_save() != 0)
+        return FAKE_ERROR_UNKNOWN;
+    log_set("set_mode", dev->index, (unsigned int)mode);
     return FAKE_SUCCESS;
 }
 
