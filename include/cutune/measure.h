@@ -139,6 +139,14 @@ int cut_runner_run_call(cut_runner *r, const cut_call *c, cut_result *res, cut_w
 int cut_runner_energy_call(cut_runner *r, const cut_call *c, const cut_energy_plan *p, cut_result *res,
                            cut_energy_result *er, cut_err *e);
 
+/* A runner over inner (taken: freed with it) whose times come from the table in file `table` where it knows a call
+ * (by its source, entry, launch and scalar arguments), and which learns the times of the calls it does not know
+ * (one line appended per call). Every call still runs, checked and timed, on inner: only the times of known calls
+ * are replaced. Two searches over one table see identical times for every call they share: `cutune optimize`
+ * uses it when $CUTUNE_REPLAY_TIMES names a table, to show that a search resumed after kills makes the decisions
+ * of an uninterrupted one despite timer noise. NULL with e when the table cannot be read. */
+cut_runner *cut_runner_replay_new(cut_runner *inner, const char *table, cut_err *e);
+
 /* Frees the runner (NULL is a no-op). */
 void cut_runner_free(cut_runner *r);
 

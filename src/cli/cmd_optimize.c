@@ -156,8 +156,29 @@ static int spec_paths(const char *input, char **paths, int *n, cut_err *e)
     return *n ? 0 : cut_err_set(e, "--input: no *.json kernel spec in '%s'", input);
 }
 
+/* With $CUTUNE_REPLAY_TIMES (a table file), every runner times the calls the table knows with its times
+ * (cut_runner_replay_new): a test hook that shows a resumed search making an uninterrupted one's decisions. */
+static int replay_runners(opt_cli *c, cut_runner **r, cut_err *e)
+{
+    const char *table = getenv("CUTUNE_REPLAY_TIMES");
+    for (int i = 0; table && *table && i < c->ngpus; i++) {
+        cut_runner *w = cut_runner_replay_new(r[i], table, e);
+        if (!w)
+            return -1;
+        r[i] = w;
+    }
+    return 0;
+}
+
+static int make_runners_direct(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, cut_err *e);
+
 /* One runner per --gpus entry: GPU workers, or emulators (auto falls back to them without a GPU, saying so). */
 static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, cut_err *e)
+{
+    return make_runners_direct(c, r, gpu_name, gn, e) != 0 ? -1 : replay_runners(c, r, e);
+}
+
+static int make_runners_direct(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, cut_err *e)
 {
     cut_err ge = {{0}};
     const int count = strcmp(c->backend, "emu") ? cut_gpu_init(&ge) : -1;

@@ -223,6 +223,18 @@ int cut_opt_save_state(kopt *ko, cut_err *e)
         cut_opt_hex64(ko->s.g.rng.s[i], hx);
         cJSON_AddItemToArray(rng, cJSON_CreateString(hx));
     }
+    /* the history of moves as this search has it: the global tactic graph it started from, its variants and the
+     * transpositions it linked (the global file records variants only, and other searches' later ones) */
+    cJSON *hist = cJSON_AddArrayToObject(s, "history");
+    for (int i = 0; i < ko->s.nhist; i++) {
+        const cut_mcgs_hist *h = &ko->s.hist[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "move", cut_move_name(h->move));
+        cJSON_AddStringToObject(o, "key", h->key);
+        cJSON_AddNumberToObject(o, "n", h->n);
+        cJSON_AddNumberToObject(o, "sum", h->sum);
+        cJSON_AddItemToArray(hist, o);
+    }
     cJSON *nodes = cJSON_AddArrayToObject(s, "nodes");
     for (int i = 0; i < ko->s.g.nnodes; i++) {
         const cut_node *n = &ko->s.g.nodes[i];
@@ -315,6 +327,18 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
     ko->s.transpositions = inum(s, "transpositions", 0);
     ko->s.g.noise_applied = inum(s, "noise_applied", 0);
     ko->s.threshold = num(s, "prune_threshold", ko->s.threshold);
+    const cJSON *hist = cJSON_GetObjectItemCaseSensitive(s, "history"), *h;
+    if (cJSON_IsArray(hist)) { /* the search's own history replaces what the global tactic graph holds now */
+        ko->s.nhist = 0;
+        cJSON_ArrayForEach(h, hist) {
+            const int m = cut_move_parse(str(h, "move"));
+            cut_mcgs_hist *x = m >= 0 ? cut_mcgs_hist_get(&ko->s, (cut_move)m, str(h, "key")) : NULL;
+            if (x) {
+                x->n = inum(h, "n", 0);
+                x->sum = num(h, "sum", 0);
+            }
+        }
+    }
     const cJSON *rng = cJSON_GetObjectItemCaseSensitive(s, "rng");
     uint64_t any = 0;
     for (int i = 0; i < 4 && cJSON_GetArraySize(rng) == 4; i++)
