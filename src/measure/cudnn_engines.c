@@ -2,7 +2,8 @@
  * cudnn.benchmark: the convolution as an operation graph, the engine configurations cuDNN's heuristics propose
  * (mode A, then the fallback list), each made an execution plan, and every plan that fits the workspace checked and
  * timed by the same protocol as cutune's kernels. The legacy Find call (cudnn_baseline.c) proposes algorithms; this
- * proposes the engines behind them and more. fp32 data, fp32 compute; an engine whose numerical notes say tensor
+ * proposes the engines behind them and more: heuristics mode A, then mode B, then the fallback list, each distinct
+ * plan (by its JSON representation: one engine with other knobs is another plan) once. fp32 data, fp32 compute; an engine whose numerical notes say tensor
  * cores or down-converted inputs (TF32) is skipped, so that the baseline stays fp32 FMA math, as PyTorch with
  * allow_tf32 = False. */
 #include "measure/cudnn_baseline.h"
@@ -38,9 +39,10 @@ typedef struct dg_api {
 
 typedef cudnnBackendDescriptor_t dg_desc;
 
-/* Engine configurations timed at most: the heuristics' first ones are the likely winners. */
-#define DG_MAX_PLANS 16
-#define DG_MAX_CFGS 64
+/* Engine configurations timed at most (distinct plans: an engine with other knobs is another plan): the heuristics'
+ * first ones are the likely winners. */
+#define DG_MAX_PLANS 32
+#define DG_MAX_CFGS 160
 
 static int dg_load(dg_api *a, cut_err *e)
 {
@@ -128,7 +130,8 @@ out:
     return -1;
 }
 
-/* The engine configurations the heuristics propose in mode, appended to cfgs (*n of max). */
+/* The engine configurations the heuristics propose in mode, appended to cfgs (*n of max). A mode this cuDNN does not
+ * support proposes nothing. */
 static void dg_heuristics(const dg_api *a, dg_desc graph, cudnnBackendHeurMode_t mode, dg_desc *cfgs, int *n, int max)
 {
     dg_desc heur = NULL;
@@ -237,6 +240,19 @@ static int dg_plan(const dg_api *a, cudnnHandle_t h, dg_desc cfg, void *const pt
     return 0;
 }
 
+/* What tells one plan from another: the hash of its JSON representation (engine and knobs), or the engine's index
+ * where cuDNN gives none. */
+static uint64_t dg_plan_key(const dg_api *a, dg_desc plan, int64_t engine)
+{
+    char json[8192];
+    int64_t n = 0;
+    if (a->cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+                                    (int64_t)sizeof json, &n, json) == CUDNN_STATUS_SUCCESS &&
+        n > 0 && n <= (int64_t)sizeof json)
+        return cut_fnv1a(0xcbf29ce484222325ULL, json, (size_t)n);
+    return (uint64_t)engine;
+}
+
 static void dg_run_free(const dg_api *a, dg_run *r)
 {
     if (r->pack)
@@ -262,39 +278,49 @@ int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, CUdevice
     int ncfg = 0, rc = -1;
     if (dg_graph(a, h, t->conv, d, e) != 0)
         goto out;
-    dg_heuristics(a, d[DG_GRAPH], CUDNN_HEUR_MODE_A, cfgs, &ncfg, DG_MAX_CFGS);
-    const int from_a = ncfg;
-    dg_heuristics(a, d[DG_GRAPH], CUDNN_HEUR_MODE_FALLBACK, cfgs, &ncfg, DG_MAX_CFGS);
+    static const cudnnBackendHeurMode_t modes[] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK};
+    static const char *const mode_names[] = {"heuristics A", "heuristics B", "fallback"};
+    int from[4] = {0};
+    for (int m = 0; m < 3; m++) {
+        dg_heuristics(a, d[DG_GRAPH], modes[m], cfgs, &ncfg, DG_MAX_CFGS);
+        from[m + 1] = ncfg;
+    }
     s->proposed += ncfg;
     void *const ptrs[3] = {(void *)(uintptr_t)t->in, (void *)(uintptr_t)t->w, (void *)(uintptr_t)t->out};
-    int64_t seen[DG_MAX_CFGS];
+    uint64_t seen[DG_MAX_CFGS];
     int nseen = 0;
     for (int i = 0; i < ncfg && !*fatal && s->timed < DG_MAX_PLANS; i++) {
         int64_t index = -1;
-        int fp32 = 0, dup = 0;
+        int fp32 = 0;
         const int known = dg_engine(a, cfgs[i], &index, &fp32) == 0;
         if (!known || !fp32) {
             s->skipped_tc += known && !fp32;
             continue;
         }
-        /* mode A proposes one configuration per engine, its best knobs; the fallback list repeats engines */
-        for (int j = 0; j < nseen; j++)
-            dup |= seen[j] == index;
-        if (dup)
-            continue;
-        seen[nseen++] = index;
         dg_run r = {.a = a, .h = h, .engine = index};
         if (dg_plan(a, h, cfgs[i], ptrs, ws, ws_bytes, &r) != 0) {
             dg_run_free(a, &r);
             continue;
         }
+        /* the modes propose the same plans again: each distinct one (its JSON, else its engine) is timed once */
+        const uint64_t key = dg_plan_key(a, r.plan, index);
+        int dup = 0;
+        for (int j = 0; j < nseen; j++)
+            dup |= seen[j] == key;
+        if (dup) {
+            dg_run_free(a, &r);
+            continue;
+        }
+        seen[nseen++] = key;
         const cut_wk_launcher l = {dg_launch, &r};
         cut_result res;
         cut_wk_check_and_time(w, &l, &res, fatal);
         s->timed++;
+        int m = 0;
+        while (m < 2 && i >= from[m + 1])
+            m++;
         char name[64];
-        snprintf(name, sizeof name, "engine %lld (%s #%d)", (long long)index, i < from_a ? "heuristics A" : "fallback",
-                 i < from_a ? i : i - from_a);
+        snprintf(name, sizeof name, "engine %lld (%s #%d)", (long long)index, mode_names[m], i - from[m]);
         cut_cudnn_search_add(s, &res, name, *fatal);
         if (!*fatal)
             dg_run_free(a, &r);
