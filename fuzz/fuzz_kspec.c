@@ -7,7 +7,8 @@
  * success means the baseline resolves again with the same launch, every block has 1..1024 threads, every tensor
  * at least one element, the baseline satisfies the restrictions, and each tunable value set resolves or fails with a
  * sentence and is allowed or not (the same answer with or without a buffer for the reason, which is one line and
- * never overruns even a tiny buffer), never a crash. */
+ * never overruns even a tiny buffer), never a crash; with check_sizes, the baseline resolves and is allowed there
+ * too, and each tunable value set resolves there or fails with a sentence. */
 #include "cutune/kspec.h"
 #include "fuzz_common.h"
 
@@ -75,6 +76,9 @@ static void fuzz_spec(const char *s, size_t len)
         CHECK(a.out_elems[i] >= 1);
     CHECK(k->nrestrictions >= 0 && k->nrestrictions <= CUT_KS_MAX_RESTRICTIONS);
     CHECK(allows(k, NULL) == 1); /* a spec whose baseline breaks a restriction is refused */
+    /* check_sizes: the baseline resolves and is allowed there too (else the spec is refused) */
+    CHECK(cut_kspec_resolve_at(k, CUT_KS_CHECK_SIZES, NULL, &a, &e) == (k->has_check_sizes ? 0 : -1));
+    CHECK(cut_kspec_allows_at(k, CUT_KS_CHECK_SIZES, NULL, NULL, 0) == k->has_check_sizes);
     long long vals[CUT_KS_MAX_VARS];
     for (int v = 0; v < CUT_KS_MAX_VALUES; v++) {
         for (int t = 0; t < k->ntunables; t++)
@@ -82,6 +86,8 @@ static void fuzz_spec(const char *s, size_t len)
         if (cut_kspec_resolve(k, vals, &a, &e) != 0)
             one_line(&e);
         allows(k, vals);
+        if (k->has_check_sizes && cut_kspec_resolve_at(k, CUT_KS_CHECK_SIZES, vals, &a, &e) != 0)
+            one_line(&e);
     }
     cut_kspec_free(k);
     free(k);

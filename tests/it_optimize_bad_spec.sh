@@ -30,7 +30,16 @@ expect restriction_name "$(restricted '"BLOCK % VEC == 0", "BLOCKS > 1"')" \
   "restrictions\[1\]: expression 'BLOCKS > 1': unknown name"
 expect restriction_baseline "$(restricted '"BLOCK >= 256 || COLS < 64"')" \
   "restrictions\[0\]: 'BLOCK >= 256 || COLS < 64' is false for the baseline"
-restricted '"ROWS % 4 == 0"' > restricted.json
+# a restriction over sizes holds at the spec's check_sizes too (the suite's softmax_row checks at ROWS=3)
+expect restriction_check_sizes "$(restricted '"ROWS % 4 == 0"')" \
+  "check_sizes: restrictions\[0\]: 'ROWS % 4 == 0' is false for the baseline (ROWS=3;"
+checked() { echo "$good" | sed "s/\"check_sizes\": {\"ROWS\": 3, \"COLS\": 84}/\"check_sizes\": {$1}/"; }
+expect check_sizes_unknown "$(checked '"ROWS": 3, "COL": 84')" \
+  "check_sizes: 'COL' is not a size of the spec (its sizes: ROWS, COLS)"
+expect check_sizes_missing "$(checked '"ROWS": 3')" "check_sizes: lacks COLS"
+expect check_sizes_overflow "$(checked '"ROWS": 3, "COLS": 4000000000')" \
+  "check_sizes: scalars\[0\] 'cols': 'COLS' is 4000000000, which does not fit i32"
+restricted '"ROWS % 4 == 0"' | sed 's/"check_sizes": {"ROWS": 3,/"check_sizes": {"ROWS": 4,/' > restricted.json
 # options
 set +e
 "$BIN" optimize --input softmax_row.cu.nope > o1.log 2>&1; r1=$?

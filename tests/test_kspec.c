@@ -2,7 +2,10 @@
  * comparisons and logic with short-circuits, and its errors), the suite's row-softmax spec loaded and resolved,
  * malformed specs refused with a sentence naming the field (bad JSON, unknown dtype, shape or launch naming an
  * unknown size, missing entry point, args mismatch), and restrictions: each malformed one refused naming it, a
- * baseline that breaks one refused, and cut_kspec_allows on allowed and forbidden tunables. */
+ * baseline that breaks one refused, and cut_kspec_allows on allowed and forbidden tunables; check_sizes (a second
+ * size set): resolved, built and snapshotted, each malformed one (not an object, an unknown or missing size, a value
+ * out of range, an overflow where the spec resolves there, given data that no longer fits) refused naming it, and
+ * restrictions there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -447,6 +450,169 @@ static void test_restrictions(void **state)
     cut_kspec_free(&k);
 }
 
+/* ---- check_sizes: a second size set ---- */
+
+/* The base spec with `check` spliced in after its sizes (", \"check_sizes\": {...}"). */
+static void with_check(const char *check, char *text, size_t n)
+{
+    char to[512];
+    snprintf(to, sizeof to, "\"sizes\": {\"N\": 1000}%s", check);
+    spliced("\"sizes\": {\"N\": 1000}", to, text, n);
+}
+
+/* Refused with a message that contains words. */
+static void check_refused(const char *check, const char *words)
+{
+    char text[4096];
+    with_check(check, text, sizeof text);
+    cut_kspec k;
+    cut_err e = {{0}};
+    const int rc = cut_kspec_parse(text, strlen(text), NULL, &k, &e);
+    cut_kspec_free(&k);
+    if (rc == 0)
+        fail_msg("accepted: %s", check);
+    if (!strstr(e.msg, words))
+        fail_msg("%s:\n  got  '%s'\n  want '%s'", check, e.msg, words);
+    printf("  refused: %s\n", e.msg);
+}
+
+static void test_check_sizes(void **state)
+{
+    (void)state;
+    char text[4096];
+    cut_kspec k, b;
+    cut_err e = {{0}};
+    /* none: nothing at check_sizes */
+    assert_int_equal(cut_kspec_parse(base, strlen(base), NULL, &k, &e), 0);
+    assert_int_equal(k.has_check_sizes, 0);
+    cut_ks_launch l;
+    assert_int_equal(cut_kspec_resolve_at(&k, CUT_KS_CHECK_SIZES, NULL, &l, &e), -1);
+    assert_non_null(strstr(e.msg, "no check_sizes"));
+    assert_int_equal(cut_kspec_allows_at(&k, CUT_KS_CHECK_SIZES, NULL, NULL, 0), 0);
+    cut_kspec_free(&k);
+
+    /* given: its own shapes, launch and scalars; the timed sizes' unchanged */
+    with_check(", \"check_sizes\": {\"N\": 77}", text, sizeof text);
+    if (cut_kspec_parse(text, strlen(text), NULL, &k, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.has_check_sizes, 1);
+    assert_true(k.check_sizes[0] == 77 && k.sizes[0].value == 1000);
+    const long long big[1] = {256};
+    assert_int_equal(cut_kspec_resolve_at(&k, CUT_KS_CHECK_SIZES, big, &l, &e), 0);
+    assert_true(l.grid[0] == 1 && l.block[0] == 256 && l.in_elems[0] == 77 && l.out_elems[0] == 77 &&
+                l.scalars[0] == 77);
+    assert_int_equal(cut_kspec_resolve(&k, big, &l, &e), 0);
+    assert_true(l.grid[0] == 4 && l.in_elems[0] == 1000 && l.scalars[0] == 1000);
+    char at[128];
+    cut_kspec_sizes_text(&k, CUT_KS_CHECK_SIZES, at, sizeof at);
+    assert_string_equal(at, "check_sizes (N=77)");
+    cut_kspec_sizes_text(&k, CUT_KS_SIZES, at, sizeof at);
+    assert_string_equal(at, "sizes (N=1000)");
+    cut_work w;
+    cut_call c;
+    if (cut_kspec_work_at(&k, CUT_KS_CHECK_SIZES, &w, &e) != 0 || cut_kspec_call_at(&k, CUT_KS_CHECK_SIZES, NULL, &c,
+                                                                                      &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_true(w.nbufs == 2 && w.bufs[0].elems == 77 && w.bufs[1].elems == 77);
+    assert_true(w.flops == 0 && w.bytes == 0); /* never timed: no physical floor */
+    int32_t n = 0;
+    memcpy(&n, c.args[2].bytes, 4);
+    assert_true(c.grid[0] == 1 && c.block[0] == 128 && n == 77);
+    cut_kspec_work_free(&w);
+    /* the snapshot keeps it, and --sizes overrides only the timed sizes */
+    assert_int_equal(cut_kspec_set_size(&k, "N", 4096, &e), 0);
+    char *json = NULL;
+    assert_int_equal(cut_kspec_to_json(&k, NULL, &json, &e), 0);
+    if (cut_kspec_parse(json, strlen(json), NULL, &b, &e) != 0)
+        fail_msg("%s\n%s", e.msg, json);
+    assert_true(b.has_check_sizes && b.check_sizes[0] == 77 && b.sizes[0].value == 4096);
+    free(json);
+    cut_kspec_free(&b);
+    cut_kspec_free(&k);
+
+    /* malformed: each names the field */
+    check_refused(", \"check_sizes\": [77]", "check_sizes: must be an object of size name -> integer (N)");
+    check_refused(", \"check_sizes\": {\"M\": 77}", "check_sizes: 'M' is not a size of the spec (its sizes: N)");
+    check_refused(", \"check_sizes\": {\"N\": 77, \"BLOCK\": 64}",
+                  "check_sizes: 'BLOCK' is not a size of the spec (its sizes: N)");
+    check_refused(", \"check_sizes\": {}", "check_sizes: lacks N (give every size of \"sizes\": N)");
+    check_refused(", \"check_sizes\": {\"N\": 77, \"N\": 78}", "check_sizes.N: given twice");
+    check_refused(", \"check_sizes\": {\"N\": 0}", "check_sizes.N: must be an integer from 1 to 1e12");
+    check_refused(", \"check_sizes\": {\"N\": -3}", "check_sizes.N: must be an integer from 1 to 1e12");
+    check_refused(", \"check_sizes\": {\"N\": 7.5}", "check_sizes.N: must be an integer from 1 to 1e12");
+    check_refused(", \"check_sizes\": {\"N\": \"77\"}", "check_sizes.N: must be an integer from 1 to 1e12");
+    check_refused(", \"check_sizes\": {\"N\": 1e13}", "check_sizes.N: must be an integer from 1 to 1e12");
+    /* overflow where the spec resolves at check_sizes: a scalar that no longer fits its dtype, a tensor too large */
+    check_refused(", \"check_sizes\": {\"N\": 3000000000}",
+                  "check_sizes: scalars[0] 'n': 'N' is 3000000000, which does not fit i32");
+    { /* an output of N x N elements: 10^6 at the timed sizes, 4 * 10^10 at check_sizes */
+        cut_kspec t;
+        with_check(", \"check_sizes\": {\"N\": 200000}", text, sizeof text);
+        char *y = strstr(text, "\"shape\": [\"N\"]}]");
+        assert_non_null(y);
+        char rest[4096];
+        snprintf(rest, sizeof rest, "%s", y + strlen("\"shape\": [\"N\"]}]"));
+        snprintf(y, sizeof text - (size_t)(y - text), "\"shape\": [\"N\", \"N\"]}]%s", rest);
+        assert_int_equal(cut_kspec_parse(text, strlen(text), NULL, &t, &e), -1);
+        cut_kspec_free(&t);
+        if (!strstr(e.msg, "check_sizes: outputs[0].shape[1]") || !strstr(e.msg, "1 to 2^34 elements"))
+            fail_msg("%s", e.msg);
+        printf("  refused: %s\n", e.msg);
+    }
+    /* given data holds the timed sizes' bytes: a shape that changes at check_sizes is refused */
+    {
+        char d[4096];
+        spliced("\"init\": \"uniform\"", "\"data\": \"AACAPwAAAEAAAEBAAACAQA==\", \"encoding\": \"base64\"", d,
+                sizeof d);
+        char *sz = strstr(d, "\"N\": 1000}");
+        assert_non_null(sz);
+        char rest[4096];
+        snprintf(rest, sizeof rest, "%s", sz + strlen("\"N\": 1000}"));
+        snprintf(sz, sizeof d - (size_t)(sz - d), "\"N\": 4}, \"check_sizes\": {\"N\": 5}%s", rest);
+        cut_kspec t;
+        assert_int_equal(cut_kspec_parse(d, strlen(d), NULL, &t, &e), -1);
+        cut_kspec_free(&t);
+        assert_string_equal(e.msg, "check_sizes: inputs[0].data: 16 bytes, the shape needs 20 (5 f32 elements)");
+    }
+    /* a spec without sizes has nothing to give check_sizes */
+    rparse(1024, "", &k);
+    cut_kspec_free(&k);
+    {
+        char r[4096];
+        rspec(1024, ", \"check_sizes\": {\"N\": 8}", r, sizeof r);
+        assert_int_equal(cut_kspec_parse(r, strlen(r), NULL, &k, &e), 0); /* N is a size there: fine */
+        assert_true(k.check_sizes[0] == 8);
+        cut_kspec_free(&k);
+    }
+
+    /* restrictions at check_sizes: the baseline must be allowed there; other tunables may not be (allows_at says
+     * why, naming the check sizes' values) */
+    char r[4096];
+    rspec(1024, ", \"check_sizes\": {\"N\": 48}, \"restrictions\": [\"N % BX == 0\"]", r, sizeof r);
+    if (cut_kspec_parse(r, strlen(r), NULL, &k, &e) != 0)
+        fail_msg("%s", e.msg);
+    const long long bx32[3] = {32, 16, 1}, bx8[3] = {8, 16, 1};
+    char why[256];
+    assert_int_equal(cut_kspec_allows(&k, bx32, why, sizeof why), 1);
+    assert_int_equal(cut_kspec_allows_at(&k, CUT_KS_CHECK_SIZES, bx32, why, sizeof why), 0);
+    assert_string_equal(why, "restrictions[0] 'N % BX == 0' is false for N=48, BX=32");
+    assert_int_equal(cut_kspec_allows_at(&k, CUT_KS_CHECK_SIZES, bx8, why, sizeof why), 1);
+    cut_kspec_free(&k);
+    rspec(1024, ", \"check_sizes\": {\"N\": 1000}, \"restrictions\": [\"N % BX == 0\"]", r, sizeof r);
+    assert_int_equal(cut_kspec_parse(r, strlen(r), NULL, &k, &e), -1);
+    cut_kspec_free(&k);
+    assert_string_equal(e.msg, "check_sizes: restrictions[0]: 'N % BX == 0' is false for the baseline (N=1000, BX=16; "
+                               "each tunable's first value)");
+    /* the launch must resolve for the baseline at check_sizes too */
+    rspec(1024, ", \"check_sizes\": {\"N\": 8}", r, sizeof r);
+    char *g = strstr(r, "cdiv(N, BX)");
+    assert_non_null(g);
+    memcpy(g, "N / BX     ", 11);
+    assert_int_equal(cut_kspec_parse(r, strlen(r), NULL, &k, &e), -1);
+    cut_kspec_free(&k);
+    assert_non_null(strstr(e.msg, "check_sizes: launch.grid[0]: 'N / BX     ' is 0 (allowed 1 to 2147483647)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_suite_softmax),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_restrictions),
+        cmocka_unit_test(test_check_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
  *    "source": "..." | "source_path": "softmax_row.cu" (relative to the spec's folder),
  *    "entry": "softmax_row",
  *    "sizes": {"ROWS": 4096, "COLS": 1024},
+ *    "check_sizes": {"ROWS": 1000, "COLS": 77},              optional: a second size set, checked, never timed
  *    "tunables": {"BLOCK": [128, 256, 512]},                 first value: the baseline's
  *    "launch": {"grid": ["ROWS"], "block": ["BLOCK"], "smem": "BLOCK * 4"},   1 to 3 entries; smem optional
  *    "inputs":  [{"name": "x", "dtype": "f32", "shape": ["ROWS", "COLS"], "init": "randn", "seed": 1}],
@@ -25,6 +26,15 @@
  * expression. Restrictions: up to CUT_KS_MAX_RESTRICTIONS expressions over sizes and tunables; a configuration is
  * allowed when every one is non-zero (one whose arithmetic fails there, a division by zero, forbids it). The
  * baseline must be allowed. Kernel Tuner's `restrictions`, in this syntax.
+ * Check sizes: "check_sizes" gives every size of "sizes" another value (an unknown name, a missing one, a value that
+ * is not an integer from 1 to 1e12 is refused, naming it). Every candidate checked and timed at "sizes" is then
+ * checked once more at these sizes on a work of their own (both input sets, references from the baseline or the
+ * reference kernel run at these sizes; the same check protocol with a timing policy of one launch, whose time is
+ * discarded), so a kernel that hard-codes the timed sizes, or handles only multiples of its tile, is rejected
+ * (WRONG_OTHER_DATA, the message naming check_sizes and its values; another failure there keeps its status). The baseline must resolve and satisfy every restriction at these sizes too. A candidate whose
+ * tunables break a restriction at check_sizes (or whose launch does not resolve there) is not checked there and not
+ * rejected for it: its result carries a note saying so (the record's "note", result.json's "note"). An input given
+ * as "data" holds the same bytes at both size sets, so its shape must not change between them.
  * Init: randn, uniform (in [lo, hi), default [-1, 1)), zeros, ones, full (value),
  * arange; or "data": the tensor's bytes (its dtype, little-endian, row-major) as "encoding" "zlib+base64" (the
  * default) or "base64" — both input sets then hold these bytes. Dtypes: f32, f64, f16, bf16, i32, i64, u8. Every error is one sentence naming the field
@@ -105,6 +115,8 @@ typedef struct cut_kspec {
     char ref_entry[CUT_KS_NAME];
     int nsizes;
     cut_ks_var sizes[CUT_KS_MAX_VARS];
+    int has_check_sizes;                     /* "check_sizes" given: */
+    long long check_sizes[CUT_KS_MAX_VARS];  /* the value of sizes[i] in the second size set */
     int ntunables;
     cut_ks_tunable tunables[CUT_KS_MAX_VARS];
     int ngrid, nblock;
@@ -120,6 +132,9 @@ typedef struct cut_kspec {
     char flops[CUT_KS_EXPR], bytes[CUT_KS_EXPR]; /* the op's FLOPs and least memory traffic per launch, over sizes
                                                     ("" when the spec does not say): the physical floor */
 } cut_kspec;
+
+/* The size sets of a spec: "sizes" (checked and timed) and "check_sizes" (checked only; the spec must have them). */
+typedef enum cut_ks_sizeset { CUT_KS_SIZES, CUT_KS_CHECK_SIZES } cut_ks_sizeset;
 
 /* A launch and buffer sizes resolved for one choice of tunables. */
 typedef struct cut_ks_launch {
@@ -146,6 +161,11 @@ int cut_kspec_set_size(cut_kspec *k, const char *name, long long value, cut_err 
 
 /* The launch and buffer sizes for tunable values vals[0..ntunables) (NULL: each tunable's first value). */
 int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);
+/* The same at size set set (CUT_KS_CHECK_SIZES: -1 for a spec without check_sizes). */
+int cut_kspec_resolve_at(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, cut_ks_launch *out,
+                         cut_err *e);
+/* The size set as text for messages: "check_sizes (ROWS=1000, COLS=77)", "sizes (N=4096)". */
+void cut_kspec_sizes_text(const cut_kspec *k, cut_ks_sizeset set, char *buf, size_t n);
 /* The spec's "flops" and "bytes" at its sizes (0 where it gives none). 0, or -1 naming the field. */
 int cut_kspec_work_size(const cut_kspec *k, double *flops, double *bytes, cut_err *e);
 
@@ -154,6 +174,8 @@ int cut_kspec_work_size(const cut_kspec *k, double *flops, double *bytes, cut_er
  * reads: "restrictions[0] 'BX == BY * TY' is false for BX=32, BY=16, TY=1". Every proposal of the optimizer passes
  * this check (cutune/kstate.h). */
 int cut_kspec_allows(const cut_kspec *k, const long long *vals, char *why, size_t why_n);
+/* The same at size set set (CUT_KS_CHECK_SIZES: 0 for a spec without check_sizes, why saying so). */
+int cut_kspec_allows_at(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, char *why, size_t why_n);
 
 /* The spec as one self-contained JSON text, malloc'd into *out: sources inline (never a source_path), the sizes as they
  * are now (cut_kspec_set_size overrides included), given data as "zlib+base64". cut_kspec_parse of it (any base_dir)

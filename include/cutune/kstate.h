@@ -118,10 +118,17 @@ typedef struct cut_prior_src {
  * mixed with a constant: fresh values of the same distribution), outputs without references. The input contents are
  * malloc'd into w's data pointers: free with cut_kspec_work_free. 0, or -1 with a sentence. */
 int cut_kspec_work(const cut_kspec *k, cut_work *w, cut_err *e);
+/* The same at size set set: at CUT_KS_CHECK_SIZES the buffers have the check sizes' shapes (inputs drawn from the
+ * same seeds) and the work counts no FLOPs or bytes (it is never timed, so it has no physical floor); its errors
+ * name check_sizes. */
+int cut_kspec_work_at(const cut_kspec *k, cut_ks_sizeset set, cut_work *w, cut_err *e);
 void cut_kspec_work_free(cut_work *w);
 /* The call for tunable values vals: launch from the spec's expressions, arguments in the spec's order (buffers:
  * inputs then outputs as in cut_kspec_work; scalars converted to their dtype). src and bin are left to the caller. */
 int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_call *c, cut_err *e);
+/* The same at size set set: the launch and scalars the expressions give there (the source does not change: sizes
+ * reach the kernel only through its arguments and launch). */
+int cut_kspec_call_at(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, cut_call *c, cut_err *e);
 
 /* ---- the tunables as a schedule space (kspace.c): `cutune tune --kernel` searches them with any strategy ---- */
 

@@ -126,11 +126,38 @@ cut_task *cut_task_kernel_new(const cut_kspec *k, const cut_tune_cfg *cfg);
 cut_strategy *cut_task_strategy(cut_space *sp, const cut_tune_cfg *cfg, const cut_search_opts *o, uint64_t seed,
                                 cut_err *e);
 
-/* Checks and times n candidates of kernel spec k on r, one call each (cut_runner_run_call): each candidate's tunables, read back
- * from its source, give the call's launch and arguments (a source that does not give them is the candidate's
- * LAUNCH_ERROR). res[i] for c[i]. -1 with e only for the runner's setup errors. */
-int cut_kspec_run_candidates(const cut_kspec *k, cut_runner *r, const cut_candidate *c, int n, cut_result *res,
-                             cut_err *e);
+/* ---- a user kernel's candidates on a runner (kcheck.c) ---- */
+
+/* A kernel spec's second size set on the runners ("check_sizes", cutune/kspec.h): its work at those sizes with
+ * references of its own, on which every candidate checked and timed at the spec's sizes is checked once more. */
+typedef struct cut_kcheck {
+    int on;                           /* the spec has check_sizes and the references there are captured */
+    const cut_work *main;             /* borrowed: the work at the spec's sizes (with its references), which the
+                                         runner gets back after each check */
+    cut_work work;                    /* at check_sizes: inputs owned, outputs pointing at refs */
+    void *refs[CUT_WORK_MAX_BUFS][2]; /* the references at check_sizes, owned */
+} cut_kcheck;
+
+/* For spec k (nothing to do, kc->on 0, when it gives no check_sizes): builds the work at check_sizes and captures
+ * its references on r with ref, the call whose outputs are the references at the spec's sizes (the spec's reference
+ * kernel or the baseline: its entry, source and cubin are used; its launch and arguments are resolved again at
+ * check_sizes); then r gets main (which must outlive kc) back. A capture that fails is an error naming check_sizes.
+ * kc must be zeroed or from an earlier init (freed first); free it with cut_kcheck_free (also on failure). */
+int cut_kcheck_init(cut_kcheck *kc, const cut_kspec *k, cut_runner *r, const cut_call *ref, const cut_work *main,
+                    cut_err *e);
+void cut_kcheck_free(cut_kcheck *kc);
+
+/* Checks and times n candidates of kernel spec k on r (which holds the work at the spec's sizes), one call each
+ * (cut_runner_run_call): each candidate's tunables, read back from its source, give the call's launch and arguments
+ * (a source that does not give them is the candidate's LAUNCH_ERROR). With kc on (NULL: none), every candidate that
+ * passed is then checked at check_sizes through the same protocol under a timing policy of one launch (its time
+ * discarded): wrong there is WRONG_OTHER_DATA, any other failure keeps its status, both with a message that begins "at
+ * check_sizes (N=.., ...): ". A candidate whose tunables break a restriction at check_sizes, or whose launch does
+ * not resolve there, keeps its result, with a note in its error field ("not checked at check_sizes (...): ...")
+ * while its status stays OK. With kc on, r's on_result fires for none of them (the loop records the batch when this
+ * returns: no result is final before its check). res[i] for c[i]. -1 with e only for the runner's setup errors. */
+int cut_kspec_run_candidates(const cut_kspec *k, const cut_kcheck *kc, cut_runner *r, const cut_candidate *c, int n,
+                             cut_result *res, cut_err *e);
 
 /* Tunes task t with runner r under cfg (records_dir, trials, batch, seed, use_nvrtc + copts, limits, progress,
  * kernel_dump_dir, max_seconds, objective, use_prior). Resumes from an existing log (a log with >= cfg->trials

@@ -208,9 +208,12 @@ int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e)
     }
     cJSON *r = cJSON_CreateObject();
     char hx[17];
+    const int note = !strcmp(status, cut_status_name(CUT_ST_OK)) && error[0]; /* not checked at check_sizes */
     cJSON_AddStringToObject(r, "id", j->id);
     cJSON_AddStringToObject(r, "status", status);
-    cJSON_AddStringToObject(r, "error", error);
+    cJSON_AddStringToObject(r, "error", note ? "" : error);
+    if (note)
+        cJSON_AddStringToObject(r, "note", error);
     if (j->ms > 0) {
         cJSON_AddNumberToObject(r, "median_ms", j->ms);
         cJSON_AddNumberToObject(r, "min_ms", res->min_ms);
@@ -260,6 +263,36 @@ static int prepare_runners(kopt *ko, cut_err *e)
     return 0;
 }
 
+/* The references at the spec's check_sizes (none without): captured on the first runner with ref, the call whose
+ * outputs are the references (the baseline's or the spec's reference kernel's), or, ref NULL (a resumed search: they
+ * are not saved, a run at check sizes is small), with that call built again (compiled again: a cache hit). */
+static int check_refs(kopt *ko, const cut_call *ref, cut_err *e)
+{
+    const cut_kspec *k = ko->k;
+    if (!k->has_check_sizes)
+        return 0;
+    if (ref)
+        return cut_kcheck_init(&ko->check, k, ko->runners[0], ref, &ko->work, e);
+    cut_call call; /* its launch and arguments are made at check_sizes: only its code and entry matter */
+    cut_compiled bin;
+    memset(&call, 0, sizeof call);
+    memset(&bin, 0, sizeof bin);
+    char *src = k->ref_source ? cut_kstate_materialise_src(k, NULL, k->ref_source) : cut_kstate_materialise(k, NULL);
+    const char *what = k->ref_source ? "reference kernel" : "baseline";
+    int rc = cut_compile_one(src, k->ref_source ? "reference.cu" : "kernel.cu", &ko->copts, &bin, e);
+    if (rc == 0 && !bin.ok)
+        rc = cut_err_set(e, "the %s does not compile with NVRTC: %.300s", what, bin.log ? bin.log : "");
+    if (rc == 0) {
+        call.src = src;
+        call.bin = &bin;
+        snprintf(call.entry, sizeof call.entry, "%s", k->ref_source ? k->ref_entry : k->entry);
+        rc = cut_kcheck_init(&ko->check, k, ko->runners[0], &call, &ko->work, e);
+    }
+    cut_compiled_free(&bin);
+    free(src);
+    return rc;
+}
+
 int cut_opt_load_refs(kopt *ko, cut_err *e)
 {
     for (int b = 0; b < ko->work.nbufs; b++)
@@ -277,7 +310,7 @@ int cut_opt_load_refs(kopt *ko, cut_err *e)
             }
             ko->refs[b][s] = data;
         }
-    return prepare_runners(ko, e);
+    return prepare_runners(ko, e) != 0 || check_refs(ko, NULL, e) != 0 ? -1 : 0;
 }
 
 static void write_run_result(cJSON *r, const cut_result *res)
@@ -374,7 +407,11 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
             if (cut_write_file_atomic(path, ko->refs[b][s], ko->work.bufs[b].elems * cut_elem_size(ko->work.bufs[b].dtype), e) != 0)
                 goto out;
         }
-    if (prepare_runners(ko, e) != 0 || cut_runner_run_call(r, &call, &res, NULL, e) != 0)
+    /* the baseline checked against them (and at check_sizes against the references there) like every variant */
+    cut_kernel_src ks = {.src = src};
+    const cut_candidate cand = {.ks = &ks, .bin = &bin};
+    if (prepare_runners(ko, e) != 0 || check_refs(ko, &ref, e) != 0 ||
+        cut_kspec_run_candidates(ko->k, &ko->check, r, &cand, 1, &res, e) != 0)
         goto out;
     cut_opt_write_text(dir, "stderr.log", res.error, e);
     cJSON *j = cJSON_CreateObject();

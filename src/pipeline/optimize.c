@@ -127,7 +127,8 @@ static int opt_compiled(cut_task *t, const cut_sched *s, const cut_kernel_src *k
  * when it was built). */
 static int opt_measure(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res, cut_err *e)
 {
-    return cut_kspec_run_candidates(ko_of(t)->k, r, c, n, res, e);
+    const kopt *ko = ko_of(t);
+    return cut_kspec_run_candidates(ko->k, &ko->check, r, c, n, res, e);
 }
 
 /* The journal's open: a search to resume (its state, references, and finished variants the state missed), or the
@@ -231,6 +232,7 @@ void cut_opt_kopt_free(kopt *ko)
                 ko->work.bufs[b].data[s] = NULL;
         }
     cut_kspec_work_free(&ko->work);
+    cut_kcheck_free(&ko->check);
     if (ko->events)
         fclose(ko->events);
     if (ko->trace)

@@ -48,6 +48,7 @@ typedef struct kopt {
     int builds;
     cut_work work;
     void *refs[CUT_WORK_MAX_BUFS][2];
+    cut_kcheck check;   /* the spec's check_sizes: their work and references (captured again on --resume) */
     cut_compile_opts copts;
     FILE *events, *trace;
     int no_disk;     /* cut_opt_state_check: sources are not read */
@@ -110,11 +111,12 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e);
 int cut_opt_after_compile(kopt *ko, int ticket, const cut_compiled *bin, cut_result *res, cut_err *e);
 /* The journal's record: stderr.log and result.json (the variant is finished from then on). */
 int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e);
-/* Resume: reads the baseline's reference outputs (owned by ko->refs, freed by cut_opt_kopt_free) and prepares every
- * runner with them. 0, or -1 with e. */
+/* Resume: reads the baseline's reference outputs (owned by ko->refs, freed by cut_opt_kopt_free), prepares every
+ * runner with them and, with check_sizes, captures the references there again (ko->check). 0, or -1 with e. */
 int cut_opt_load_refs(kopt *ko, cut_err *e);
 /* Builds and runs the baseline: writes baseline/, captures and saves the references (owned by ko->refs), prepares
- * the runners, checks the baseline against them and adds the root node. 0, or -1 with e. */
+ * the runners, captures the references at check_sizes (ko->check, not saved), checks the baseline against them
+ * (at check_sizes too) and adds the root node. 0, or -1 with e. */
 int cut_opt_run_baseline(kopt *ko, cut_err *e);
 
 #endif

@@ -20,6 +20,7 @@ typedef struct kernel_wl {
     int prepared;
     cut_work work;                         /* inputs owned (cut_kspec_work_free); outputs point at refs */
     void *refs[CUT_WORK_MAX_BUFS][2];         /* captured reference outputs, owned */
+    cut_kcheck check;                      /* the spec's check_sizes: their work and references */
 } kernel_wl;
 
 static kernel_wl *wl_of(const cut_task *t) { return t->wl; }
@@ -35,6 +36,7 @@ static void kernel_destroy(cut_task *t)
         }
     if (w->prepared)
         cut_kspec_work_free(&w->work);
+    cut_kcheck_free(&w->check);
 }
 
 static cut_strategy *kernel_strategy(const cut_task *t, const cut_tune_cfg *cfg, int nold, cut_err *e)
@@ -91,7 +93,8 @@ static int reference_call(kernel_wl *w, cut_call *c, char **src, cut_compiled *b
     return 0;
 }
 
-/* The spec's buffers; a capture run of the reference call gives the references; the runner then holds both. */
+/* The spec's buffers; a capture run of the reference call gives the references; the runner then holds both. With
+ * check_sizes, the same reference call captures the references there too (once: the other runners only prepare). */
 static int kernel_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_err *e)
 {
     (void)seed; /* a spec's inputs carry their own seeds */
@@ -123,36 +126,18 @@ static int kernel_prepare(const cut_task *t, cut_runner *r, uint64_t seed, cut_e
     cut_work_outputs_free(&outs);
     if (rc == 0)
         rc = cut_runner_prepare_work(r, &w->work, e);
+    if (rc == 0)
+        rc = cut_kcheck_init(&w->check, w->k, r, &call, &w->work, e);
     cut_compiled_free(&bin);
     free(src);
     return rc;
 }
 
-int cut_kspec_run_candidates(const cut_kspec *k, cut_runner *r, const cut_candidate *c, int n, cut_result *res,
-                             cut_err *e)
-{
-    for (int i = 0; i < n; i++) {
-        long long vals[CUT_KS_MAX_VARS];
-        cut_call call;
-        cut_err why = {{0}};
-        cut_result_reset(&res[i]);
-        if (cut_kstate_tunables(k, c[i].ks->src, vals, &why) != 0 || cut_kspec_call(k, vals, &call, &why) != 0) {
-            res[i].status = CUT_ST_LAUNCH_ERROR;
-            snprintf(res[i].error, sizeof res[i].error, "%s", why.msg);
-            continue;
-        }
-        call.src = c[i].ks->src;
-        call.bin = c[i].bin;
-        if (cut_runner_run_call(r, &call, &res[i], NULL, e) != 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int kernel_measure(const cut_task *t, cut_runner *r, const cut_candidate *c, int n, cut_result *res,
                           cut_err *e)
 {
-    return cut_kspec_run_candidates(wl_of(t)->k, r, c, n, res, e);
+    const kernel_wl *w = wl_of(t);
+    return cut_kspec_run_candidates(w->k, &w->check, r, c, n, res, e);
 }
 
 /* The spec's baseline (each tunable's first value), checked and timed like a candidate. */
@@ -214,8 +199,15 @@ static void kernel_record(const cut_task *t, const cut_trial *tr, cut_buf *b)
     cJSON *sizes = cJSON_AddObjectToObject(wl, "sizes");
     for (int i = 0; i < k->nsizes; i++)
         cJSON_AddNumberToObject(sizes, k->sizes[i].name, (double)k->sizes[i].value);
+    if (k->has_check_sizes) {
+        cJSON *check = cJSON_AddObjectToObject(wl, "check_sizes");
+        for (int i = 0; i < k->nsizes; i++)
+            cJSON_AddNumberToObject(check, k->sizes[i].name, (double)k->check_sizes[i]);
+    }
     cJSON_AddItemToObject(root, "sched", sched_json(k, &tr->sched));
     cut_rec_add_trial(root, tr, 0);
+    if (tr->status == CUT_ST_OK && tr->error[0]) /* passed with a note: not checked at check_sizes, and why */
+        cJSON_AddStringToObject(root, "note", tr->error);
     cut_rec_print(root, b);
 }
 

@@ -79,13 +79,19 @@ static void *fill(const cut_ks_tensor *t, size_t elems, uint64_t seed)
 
 int cut_kspec_work(const cut_kspec *k, cut_work *w, cut_err *e)
 {
+    return cut_kspec_work_at(k, CUT_KS_SIZES, w, e);
+}
+
+int cut_kspec_work_at(const cut_kspec *k, cut_ks_sizeset set, cut_work *w, cut_err *e)
+{
     memset(w, 0, sizeof *w);
     cut_ks_launch l;
-    if (cut_kspec_resolve(k, NULL, &l, e) != 0)
-        return -1;
+    if (cut_kspec_resolve_at(k, set, NULL, &l, e) != 0)
+        return set == CUT_KS_CHECK_SIZES ? cut_err_wrap(e, "check_sizes") : -1;
     w->atol = k->atol;
     w->rtol = k->rtol;
-    if (cut_kspec_work_size(k, &w->flops, &w->bytes, e) != 0)
+    /* the work's FLOPs and bytes are the physical floor of its timed launches: the check sizes are never timed */
+    if (set == CUT_KS_SIZES && cut_kspec_work_size(k, &w->flops, &w->bytes, e) != 0)
         return -1;
     for (int i = 0; i < k->ninputs; i++) {
         cut_work_buf *b = &w->bufs[w->nbufs++];
@@ -143,8 +149,13 @@ static int find_arg(const cut_kspec *k, const char *name)
 
 int cut_kspec_call(const cut_kspec *k, const long long *vals, cut_call *c, cut_err *e)
 {
+    return cut_kspec_call_at(k, CUT_KS_SIZES, vals, c, e);
+}
+
+int cut_kspec_call_at(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, cut_call *c, cut_err *e)
+{
     cut_ks_launch l;
-    if (cut_kspec_resolve(k, vals, &l, e) != 0)
+    if (cut_kspec_resolve_at(k, set, vals, &l, e) != 0)
         return -1;
     memset(c, 0, sizeof *c);
     snprintf(c->entry, sizeof c->entry, "%s", k->entry);

@@ -97,6 +97,11 @@ static void add_vars(cJSON *root, const cut_kspec *k)
     cJSON *sizes = cJSON_AddObjectToObject(root, "sizes");
     for (int i = 0; i < k->nsizes; i++)
         cJSON_AddNumberToObject(sizes, k->sizes[i].name, (double)k->sizes[i].value);
+    if (k->has_check_sizes) {
+        cJSON *check = cJSON_AddObjectToObject(root, "check_sizes");
+        for (int i = 0; i < k->nsizes; i++)
+            cJSON_AddNumberToObject(check, k->sizes[i].name, (double)k->check_sizes[i]);
+    }
     cJSON *tun = cJSON_AddObjectToObject(root, "tunables");
     for (int i = 0; i < k->ntunables; i++) {
         cJSON *a = cJSON_AddArrayToObject(tun, k->tunables[i].name);

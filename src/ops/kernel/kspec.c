@@ -2,6 +2,7 @@
  * resolved for a choice of tunables. */
 #include "cutune/kspec.h"
 #include "cutune/util.h"
+#include "ops/kernel/ksizes.h"
 
 #include <cjson/cJSON.h>
 #include <zlib.h>
@@ -645,13 +646,17 @@ static int check_args(const cut_kspec *k, cut_err *e)
     return 0;
 }
 
-/* The expression variables for tunable values vals (NULL: the baseline's): the sizes, then the tunables. Returns
- * their count. */
-static int spec_vars(const cut_kspec *k, const long long *vals, cut_ks_var *vars)
+/* The expression variables for tunable values vals (NULL: the baseline's): the sizes of set, then the tunables.
+ * Returns their count. */
+static int spec_vars(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, cut_ks_var *vars)
 {
     int nv = 0;
-    for (int i = 0; i < k->nsizes; i++)
-        vars[nv++] = k->sizes[i];
+    for (int i = 0; i < k->nsizes; i++) {
+        vars[nv] = k->sizes[i];
+        if (set == CUT_KS_CHECK_SIZES)
+            vars[nv].value = k->check_sizes[i];
+        nv++;
+    }
     for (int i = 0; i < k->ntunables; i++) {
         snprintf(vars[nv].name, CUT_KS_NAME, "%s", k->tunables[i].name);
         vars[nv++].value = vals ? vals[i] : k->tunables[i].values[0];
@@ -678,7 +683,7 @@ static int get_work_size(const cJSON *root, cut_kspec *k, cut_err *e)
 int cut_kspec_work_size(const cut_kspec *k, double *flops, double *bytes, cut_err *e)
 {
     cut_ks_var vars[CUT_KS_MAX_VARS];
-    const int nv = spec_vars(k, NULL, vars);
+    const int nv = spec_vars(k, CUT_KS_SIZES, NULL, vars);
     const char *keys[2] = {"flops", "bytes"}, *src[2] = {k->flops, k->bytes};
     double *dst[2] = {flops, bytes};
     for (int i = 0; i < 2; i++) {
@@ -758,11 +763,11 @@ static int restriction_holds(const cut_kspec *k, int i, const cut_ks_var *vars, 
     return x != 0;
 }
 
-/* Every restriction well-formed (its names known, its syntax right) and true for the baseline. */
-static int check_restrictions(const cut_kspec *k, cut_err *e)
+/* Every restriction well-formed (its names known, its syntax right) and true for the baseline at size set set. */
+static int check_restrictions(const cut_kspec *k, cut_ks_sizeset set, cut_err *e)
 {
     cut_ks_var vars[CUT_KS_MAX_VARS];
-    const int nv = spec_vars(k, NULL, vars);
+    const int nv = spec_vars(k, set, NULL, vars);
     for (int i = 0; i < k->nrestrictions; i++) {
         const int h = restriction_holds(k, i, vars, nv, e);
         if (h < 0)
@@ -779,8 +784,18 @@ static int check_restrictions(const cut_kspec *k, cut_err *e)
 
 int cut_kspec_allows(const cut_kspec *k, const long long *vals, char *why, size_t why_n)
 {
+    return cut_kspec_allows_at(k, CUT_KS_SIZES, vals, why, why_n);
+}
+
+int cut_kspec_allows_at(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, char *why, size_t why_n)
+{
+    if (set == CUT_KS_CHECK_SIZES && !k->has_check_sizes) {
+        if (why && why_n)
+            snprintf(why, why_n, "the spec has no check_sizes");
+        return 0;
+    }
     cut_ks_var vars[CUT_KS_MAX_VARS];
-    const int nv = spec_vars(k, vals, vars);
+    const int nv = spec_vars(k, set, vals, vars);
     for (int i = 0; i < k->nrestrictions; i++) {
         cut_err e = {{0}};
         const int h = restriction_holds(k, i, vars, nv, &e);
@@ -806,17 +821,25 @@ int cut_kspec_allows(const cut_kspec *k, const long long *vals, char *why, size_
     return 1;
 }
 
-static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e);
+static int resolve(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, cut_ks_launch *out, cut_err *e);
 
 int cut_kspec_resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e)
 {
-    return resolve(k, vals, out, e) == 0 ? 0 : one_line(e);
+    return cut_kspec_resolve_at(k, CUT_KS_SIZES, vals, out, e);
 }
 
-static int resolve(const cut_kspec *k, const long long *vals, cut_ks_launch *out, cut_err *e)
+int cut_kspec_resolve_at(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, cut_ks_launch *out,
+                         cut_err *e)
+{
+    if (set == CUT_KS_CHECK_SIZES && !k->has_check_sizes)
+        return cut_err_set(e, "the spec '%s' has no check_sizes", k->name);
+    return resolve(k, set, vals, out, e) == 0 ? 0 : one_line(e);
+}
+
+static int resolve(const cut_kspec *k, cut_ks_sizeset set, const long long *vals, cut_ks_launch *out, cut_err *e)
 {
     cut_ks_var vars[CUT_KS_MAX_VARS];
-    const int nv = spec_vars(k, vals, vars);
+    const int nv = spec_vars(k, set, vals, vars);
     memset(out, 0, sizeof *out);
     long long x, threads = 1;
     for (int d = 0; d < 3; d++) {
@@ -893,13 +916,19 @@ static int parse_root(const cJSON *root, const char *base_dir, cut_kspec *k, cut
         get_vars(root, k, e) != 0 || get_launch(root, k, e) != 0 ||
         get_tensors(root, "inputs", 1, k->inputs, &k->ninputs, e) != 0 ||
         get_tensors(root, "outputs", 0, k->outputs, &k->noutputs, e) != 0 || get_scalars_args_tol(root, k, e) != 0 ||
-        get_restrictions(root, k, e) != 0 || get_work_size(root, k, e) != 0)
+        get_restrictions(root, k, e) != 0 || get_work_size(root, k, e) != 0 ||
+        cut_ks_get_check_sizes(root, k, e) != 0)
         return -1;
     cut_ks_launch l;
     double fl, by;
     if (check_entry(k, e) != 0 || check_args(k, e) != 0 || cut_kspec_resolve(k, NULL, &l, e) != 0 ||
-        check_restrictions(k, e) != 0 || cut_kspec_work_size(k, &fl, &by, e) != 0 || check_param_types(k, e) != 0)
+        check_restrictions(k, CUT_KS_SIZES, e) != 0 || cut_kspec_work_size(k, &fl, &by, e) != 0 ||
+        check_param_types(k, e) != 0)
         return -1;
+    /* the second size set: the baseline resolves there (shapes, launch, scalars that fit) and is allowed there */
+    if (k->has_check_sizes && (resolve(k, CUT_KS_CHECK_SIZES, NULL, &l, e) != 0 ||
+                               check_restrictions(k, CUT_KS_CHECK_SIZES, e) != 0))
+        return cut_err_wrap(e, "check_sizes");
     return 0;
 }
 
@@ -943,7 +972,7 @@ int cut_kspec_set_size(cut_kspec *k, const char *name, long long value, cut_err 
             const long long old = k->sizes[i].value;
             k->sizes[i].value = value;
             cut_ks_launch l;
-            if (cut_kspec_resolve(k, NULL, &l, e) != 0 || check_restrictions(k, e) != 0) {
+            if (cut_kspec_resolve(k, NULL, &l, e) != 0 || check_restrictions(k, CUT_KS_SIZES, e) != 0) {
                 one_line(e);
                 k->sizes[i].value = old;
                 return cut_err_wrap(e, "size %s=%lld", name, value);
