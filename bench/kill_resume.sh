@@ -133,7 +133,9 @@ same_best = bool(bk) and all(bk.get(f) == bu.get(f) for f in ("best_variant", "s
 same_variants = variants(od) == variants(ud)
 new_times = sum(1 for _ in open(os.path.join(work, "times.txt"))) - known
 result["jobs"]["optimize"] = {"budget": OPT_BUDGET, "kills": killed_n, "final_builds": final_builds,
-                              "uninterrupted_builds": opt_state(ud), "complete": final_builds == OPT_BUDGET,
+                              "uninterrupted_builds": opt_state(ud),
+                              # the whole budget, or as far as the uninterrupted search got before it ran out of moves
+                              "complete": final_builds == opt_state(ud) and opt_state(ud) > 0,
                               "same_best": same_best, "same_variants": same_variants,
                               "times_the_uninterrupted_run_never_measured": new_times,
                               "summary_killed": sk, "summary_uninterrupted": su, "rows": orows}
