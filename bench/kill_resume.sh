@@ -109,7 +109,7 @@ while True:
     t0 = time.time()
     p = subprocess.Popen([binp] + oargs + ["--outdir", od] + (["--resume"] if k else []), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, env=env)
-    wait = rng.uniform(0.1, 0.5) if landed < kills else 1e9
+    wait = rng.uniform(0.1, 0.45) if landed < kills else 1e9
     while p.poll() is None and time.time() - t0 < wait:
         time.sleep(0.02)
     killed = p.poll() is None
@@ -119,7 +119,7 @@ while True:
     k += 1
     orows.append({"kill": killed, "after_s": round(min(wait, time.time() - t0), 3), "builds_before": before,
                   "builds_after": opt_state(od)})
-    if not killed and (landed >= kills or opt_state(od) >= OPT_BUDGET):
+    if not killed: # it ended by itself: the budget is spent, or the search ran out of moves
         break
 killed_n = sum(1 for r in orows if r["kill"])
 final_builds = opt_state(od)

@@ -23,6 +23,7 @@ static cut_timing check_timing(const cut_timing *t)
     c.min_repeats = c.max_repeats = 1;
     c.min_total_ms = 0;
     c.flush_l2 = 0;
+    c.warm = 0;
     return c;
 }
 
