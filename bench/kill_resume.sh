@@ -107,8 +107,9 @@ while True:
     before = opt_state(od)
     landed = sum(1 for r in orows if r["kill"])
     t0 = time.time()
+    errf = open(os.path.join(work, "opt_run.err"), "w+")
     p = subprocess.Popen([binp] + oargs + ["--outdir", od] + (["--resume"] if k else []), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, env=env)
+                         stderr=errf, env=env)
     wait = rng.uniform(0.1, 0.45) if landed < kills else 1e9
     while p.poll() is None and time.time() - t0 < wait:
         time.sleep(0.02)
@@ -117,8 +118,11 @@ while True:
         p.send_signal(signal.SIGKILL)
     p.wait()
     k += 1
+    errf.seek(0)
+    err = errf.read()[-400:]
+    errf.close()
     orows.append({"kill": killed, "after_s": round(min(wait, time.time() - t0), 3), "builds_before": before,
-                  "builds_after": opt_state(od)})
+                  "builds_after": opt_state(od), "rc": p.returncode, "stderr": "" if killed else err})
     if not killed: # it ended by itself: the budget is spent, or the search ran out of moves
         break
 killed_n = sum(1 for r in orows if r["kill"])

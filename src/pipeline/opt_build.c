@@ -185,8 +185,8 @@ int cut_opt_after_compile(kopt *ko, int ticket, const cut_compiled *bin, cut_res
     return 0;
 }
 
-/* Writes the variant's stderr.log and result.json (the variant is finished from then on); the strategy observes it
- * next. */
+/* Writes the variant's stderr.log and its result as result.pending.json; the strategy observes it next, and the
+ * round's state save commits it (cut_opt_commit_round: result.json, the variant finished from then on). */
 int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e)
 {
     vjob *j = cut_opt_vjob(ko, o->sched->k[0]);
@@ -235,7 +235,7 @@ int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e)
         cJSON_AddNumberToObject(r, "spill_stores", o->bin->spill_stores);
     }
     char path[1400];
-    snprintf(path, sizeof path, "%s/result.json", j->dir);
+    snprintf(path, sizeof path, "%s/" CUT_OPT_PENDING, j->dir);
     if (cut_opt_write_text(j->dir, "stderr.log", o->runner >= 0 ? res->error : j->error, e) != 0) {
         cJSON_Delete(r);
         return -1;

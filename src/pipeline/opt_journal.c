@@ -396,6 +396,18 @@ out:
 
 /* Takes in finished variants the state file does not know (killed after result.json, before the state was saved)
  * and removes unfinished variant folders. */
+int cut_opt_commit_round(kopt *ko, cut_err *e)
+{
+    for (int i = 0; i < ko->nvj; i++) {
+        char from[1400], to[1400];
+        snprintf(from, sizeof from, "%s/" CUT_OPT_PENDING, ko->vj[i].dir);
+        snprintf(to, sizeof to, "%s/result.json", ko->vj[i].dir);
+        if (cut_path_exists(from) && rename(from, to) != 0)
+            return cut_err_set(e, "cannot commit %s: %s", from, strerror(errno));
+    }
+    return 0;
+}
+
 int cut_opt_reconcile(kopt *ko, cut_err *e)
 {
     char vdir[1200];
@@ -414,15 +426,20 @@ int cut_opt_reconcile(kopt *ko, cut_err *e)
     int taken = 0, dropped = 0;
     for (int i = 0; i < n; i++) {
         const int id_num = atoi(names[i] + 1);
+        char dir[1300], rpath[1400], cpath[1400], ppath[1400];
+        snprintf(dir, sizeof dir, "%s/%s", vdir, names[i]);
+        snprintf(ppath, sizeof ppath, "%s/" CUT_OPT_PENDING, dir);
         if (cut_mcgs_find_id(&ko->s.g, names[i]) >= 0) {
             ko->s.next_id = id_num > ko->s.next_id ? id_num : ko->s.next_id;
+            snprintf(rpath, sizeof rpath, "%s/result.json", dir);
+            if (!cut_path_exists(rpath) && cut_path_exists(ppath) && rename(ppath, rpath) != 0)
+                return cut_err_set(e, "cannot commit %s: %s", ppath, strerror(errno));
             continue;
         }
-        char dir[1300], rpath[1400], cpath[1400];
-        snprintf(dir, sizeof dir, "%s/%s", vdir, names[i]);
         snprintf(rpath, sizeof rpath, "%s/result.json", dir);
         snprintf(cpath, sizeof cpath, "%s/control.json", dir);
-        cJSON *r = cut_path_exists(rpath) ? cut_rec_read_json_file(rpath, e) : NULL;
+        const int committed = cut_path_exists(rpath), pending = !committed && cut_path_exists(ppath);
+        cJSON *r = committed || pending ? cut_rec_read_json_file(committed ? rpath : ppath, e) : NULL;
         cJSON *c = r ? cut_rec_read_json_file(cpath, e) : NULL;
         int known_transposition = 0;
         for (int k = 0; r && k < ko->s.g.nnodes; k++) /* a transposition leaves no node: look for its edge */
@@ -430,6 +447,17 @@ int cut_opt_reconcile(kopt *ko, cut_err *e)
                 known_transposition |= strcmp(str(c, "parent"), ko->s.g.nodes[k].id) == 0 &&
                                        strcmp(ko->s.g.nodes[k].edges[x].label, str(c, "label")) == 0 &&
                                        ko->s.g.nodes[k].edges[x].child >= 0;
+        if (pending && known_transposition) { /* a committed round's transposition: its rename was interrupted */
+            if (rename(ppath, rpath) != 0) {
+                cJSON_Delete(r);
+                cJSON_Delete(c);
+                return cut_err_set(e, "cannot commit %s: %s", ppath, strerror(errno));
+            }
+        } else if (pending) { /* the interrupted round's: the resumed search makes it again */
+            cJSON_Delete(r);
+            cJSON_Delete(c);
+            r = c = NULL;
+        }
         if (!r || !c) {
             cut_err re;
             if (cut_remove_tree(dir, NULL, &re) != 0 && !ko->o->quiet)

@@ -6,9 +6,11 @@
  *   best -> variants/<id> (or baseline), trace.md, events.jsonl, search_state.json
  *   <outdir>/global_tactic_graph.json (moves and move-to-move transitions over every kernel)
  *
- * Crash safety: a variant is finished when its result.json exists (written atomically, last). The state file is
- * rewritten after every round; --resume loads it, then takes in every finished variant the state does not know yet
- * and deletes unfinished variant folders, so a SIGKILL loses no finished variant and the graph stays consistent.
+ * Crash safety: a variant is finished when its result.json exists. A round's variants are written with their results
+ * pending (result.pending.json); the state file is rewritten after the round, and only then are the results
+ * committed (renamed result.json). --resume loads the state, commits the results of the variants it knows and
+ * deletes the other variant folders: a SIGKILL loses at most the round it interrupted, which the resumed search,
+ * from the same state, makes again, so it makes the decisions of an uninterrupted search.
  * The baseline's outputs are kept as the references (ref_*.bin), so a resumed search does not run the baseline.
  *
  * The search is the MCGS strategy (cutune/mcgs.h) and the loop is the one every task rides on (cutune/task.h:
@@ -168,12 +170,14 @@ static int journal_record(cut_task *t, const cut_task_outcome *o, cut_err *e)
     return take_pending(ko, e) != 0 ? -1 : cut_opt_finish(ko, o, e);
 }
 
-/* After a round: the state file (a SIGKILL from here on loses nothing), the round's variants forgotten. */
+/* After a round: the state file, then the round's results committed (a SIGKILL from here on loses nothing), the
+ * round's variants forgotten. */
 static int journal_round(cut_task *t, cut_err *e)
 {
     kopt *ko = ko_of(t);
+    const int rc = take_pending(ko, e) != 0 || cut_opt_save_state(ko, e) != 0 || cut_opt_commit_round(ko, e) != 0;
     ko->nvj = 0;
-    return take_pending(ko, e) != 0 ? -1 : cut_opt_save_state(ko, e);
+    return rc ? -1 : 0;
 }
 
 static const cut_journal opt_journal = {journal_open, journal_record, journal_round};

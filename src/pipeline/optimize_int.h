@@ -71,6 +71,9 @@ vjob *cut_opt_vjob(kopt *ko, int ticket);
  * the best link. */
 int cut_opt_note(void *ctx, const cut_mcgs_search *s, const cut_mcgs_note *n, cut_err *e);
 
+/* A variant's result until the round that built it is in the state file (then renamed result.json). */
+#define CUT_OPT_PENDING "result.pending.json"
+
 /* ---- opt_journal.c: files under <outdir>/kernels/_<name>/ and the global tactic graph ---- */
 
 /* Writes j to path atomically and deletes j (also on failure). 0, or -1 with e. */
@@ -97,9 +100,14 @@ int cut_opt_save_state(kopt *ko, cut_err *e);
 /* Reads search_state.json into ko's empty graph; each node's kernel.cu is read into its source (owned by the node).
  * 0, or -1 with e. */
 int cut_opt_load_state(kopt *ko, cut_err *e);
-/* After cut_opt_load_state: takes in finished variants the state does not know and removes unfinished variant
- * folders. A variant that cannot be taken in is a warning; returns 0. */
+/* After cut_opt_load_state: commits the results of the variants the state knows (a kill between the state save and
+ * the commit), takes in finished variants the state does not know (folders of an older cutune, which wrote
+ * result.json before the state) and removes unfinished variant folders: a result still pending belongs to the round
+ * the kill interrupted, which the resumed search makes again, variant for variant. A variant that cannot be taken in
+ * is a warning; returns 0. */
 int cut_opt_reconcile(kopt *ko, cut_err *e);
+/* After the state file holds the round: each of the round's pending results becomes its result.json. */
+int cut_opt_commit_round(kopt *ko, cut_err *e);
 
 /* ---- opt_build.c: one variant from ticket to result.json, and the baseline ---- */
 
