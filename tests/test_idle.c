@@ -249,7 +249,7 @@ static void test_end_refused_then_recovered(void **state)
 
 /* Child body: caps GPU 0 at 300 W (a power-cap session) when cap, idles the others, tells the parent, then waits to
  * be signalled. Exit codes 10.. mean a step failed. */
-static void child_idle_and_wait(int ready_fd, int cap)
+static void child_idle_and_wait(int ready_fd, long cap)
 {
     cut_err e = {{0}};
     cut_powercap_session *pc = NULL;
@@ -264,34 +264,12 @@ static void child_idle_and_wait(int ready_fd, int cap)
         pause();
 }
 
-/* Forks a child running child_idle_and_wait, waits until it has idled, sends sig, reaps it. Returns the status. */
+/* A child running child_idle_and_wait, signalled once it has idled: its wait status. */
 static int run_idling_child(int cap, int sig)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const int dfl[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
-        for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
-            signal(dfl[i], SIG_DFL);
-        close(fds[0]);
-        child_idle_and_wait(fds[1], cap);
-    }
-    close(fds[1]);
-    char c = 0;
-    ssize_t k = read(fds[0], &c, 1);
-    close(fds[0]);
-    if (k != 1) {
-        int st = 0;
-        waitpid(pid, &st, 0);
-        fprintf(stderr, "idling child failed: exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    const int status = tu_signal_child(child_idle_and_wait, cap, sig, "idling");
+    if (status == -1)
         fail();
-    }
-    assert_int_equal(kill(pid, sig), 0);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
     return status;
 }
 

@@ -513,36 +513,14 @@ static void child_cap_and_wait(int ready_fd, unsigned int mw)
         pause();
 }
 
-/* Forks a child running child_cap_and_wait, waits until it has capped, sends sig, reaps it. Returns the status. */
+static void child_cap_and_wait_arg(int ready_fd, long mw) { child_cap_and_wait(ready_fd, (unsigned int)mw); }
+
+/* A child running child_cap_and_wait, signalled once it has capped: its wait status. */
 static int run_capped_child(unsigned int mw, int sig)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        /* As in an interactive run: ctest or a non-interactive shell may have left SIGINT ignored, and the
-         * session deliberately leaves ignored signals alone. */
-        const int dfl[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
-        for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
-            signal(dfl[i], SIG_DFL);
-        close(fds[0]);
-        child_cap_and_wait(fds[1], mw);
-    }
-    close(fds[1]);
-    char c = 0;
-    ssize_t k = read(fds[0], &c, 1);
-    close(fds[0]);
-    if (k != 1) {
-        int st = 0;
-        waitpid(pid, &st, 0);
-        fprintf(stderr, "capping child failed: exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    const int status = tu_signal_child(child_cap_and_wait_arg, (long)mw, sig, "capping");
+    if (status == -1)
         fail();
-    }
-    assert_int_equal(kill(pid, sig), 0);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
     return status;
 }
 

@@ -2,9 +2,11 @@
 #ifndef CUTUNE_TESTUTIL_H
 #define CUTUNE_TESTUTIL_H
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A fresh directory for one test: $CUTUNE_TEST_TMP/<name>.<pid> (or /tmp). Caller frees. */
@@ -22,6 +24,42 @@ static inline char *tu_tmpdir(const char *name)
         return NULL;
     }
     return p;
+}
+
+/* Forks a child that runs child(ready_fd, arg) with the default action for every signal that ends a process (as in an
+ * interactive run: ctest or a non-interactive shell may have left SIGINT ignored, and the restore sessions leave
+ * ignored signals alone), waits until it writes one byte to ready_fd, sends it sig and reaps it. Returns its wait
+ * status, or -1 when it died before it was ready (said on stderr with what). child must not return. */
+static inline int tu_signal_child(void (*child)(int ready_fd, long arg), long arg, int sig, const char *what)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        const int dfl[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+        for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
+            signal(dfl[i], SIG_DFL);
+        close(fds[0]);
+        child(fds[1], arg);
+        _exit(99);
+    }
+    close(fds[1]);
+    char c = 0;
+    const ssize_t k = read(fds[0], &c, 1);
+    close(fds[0]);
+    int status = 0;
+    if (k != 1) {
+        waitpid(pid, &status, 0);
+        fprintf(stderr, "%s child failed: exit %d\n", what, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return -1;
+    }
+    if (kill(pid, sig) != 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return status;
 }
 
 /* 1 when the tests should be quick (sanitizer builds): fewer random cases. */
