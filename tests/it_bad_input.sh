@@ -75,6 +75,13 @@ expect2 "spec output dtype against the parameter" "'y' is a buffer of f32, but p
   tune --kernel dt.json $E
 spec ok.json "$SRC" N
 expect2 "--sizes naming an unknown size" "no kernel spec has a size named 'M'" tune --kernel ok.json --sizes M=8 $E
+expect2 "help for an unknown command" "cutune help: unknown command 'nope'" help nope
+# `cutune help CMD` is the command's own help, not the top-level one
+if "$BIN" help tune | head -1 | grep -q '^usage: cutune tune' && "$BIN" help optimize | head -1 | grep -q '^usage: cutune optimize'; then
+  pass=$((pass+1))
+else
+  echo "FAIL: cutune help tune/optimize does not print the command's help"; failn=$((failn+1))
+fi
 if [ "$(md5sum tuningrecords/*)" != "$sum" ]; then echo "FAIL: an existing record was changed"; failn=$((failn+1)); fi
 echo "$pass passed, $failn failed"
 [ $failn -eq 0 ]

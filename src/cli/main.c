@@ -53,7 +53,7 @@ static void usage(FILE *f)
             CUTUNE_VERSION);
     for (size_t i = 0; i < CUT_ARRAY_LEN(commands); i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\n'cutune <command> --help' describes a command's options.\n");
+    fprintf(f, "\n'cutune help <command>' or 'cutune <command> --help' describes a command's options.\n");
 }
 
 int main(int argc, char **argv)
@@ -63,6 +63,18 @@ int main(int argc, char **argv)
         return CUT_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 && argc >= 3) { /* `cutune help tune`: the command's own help */
+        for (size_t i = 0; i < CUT_ARRAY_LEN(commands); i++)
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                char *help_argv[] = {argv[2], "--help", NULL};
+                return commands[i].fn(2, help_argv);
+            }
+        fprintf(stderr, "cutune help: unknown command '%s' (commands:", argv[2]);
+        for (size_t i = 0; i < CUT_ARRAY_LEN(commands); i++)
+            fprintf(stderr, " %s", commands[i].name);
+        fprintf(stderr, ")\n");
+        return CUT_EXIT_USAGE;
+    }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return CUT_EXIT_OK;
