@@ -19,13 +19,14 @@
 #include "cutune/util.h"
 #include "cutune/work.h"
 #include "measure/devcheck.h"
+#include "testutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static char work_dir[1024];
+static const char *work_dir;
 static int have_emu;
 
 static void test_nvrtc_compiles(void **state)
@@ -207,21 +208,9 @@ static void test_emu_compare(void **state)
     }
 }
 
-static int setup(void)
-{
-    const char *base = getenv("CUTUNE_TEST_TMP");
-    if (base && *base) {
-        snprintf(work_dir, sizeof work_dir, "%s/test_devcheck", base);
-        cut_err e;
-        return cut_mkdirs(work_dir, &e) == 0 ? 0 : -1;
-    }
-    snprintf(work_dir, sizeof work_dir, "/tmp/test_devcheck-XXXXXX");
-    return mkdtemp(work_dir) ? 0 : -1;
-}
-
 int main(void)
 {
-    if (setup() != 0)
+    if (!(work_dir = tu_tmpdir("test_devcheck")))
         return 1;
     cut_emu_kernel *k = NULL;
     cut_err e = {{0}};

@@ -347,18 +347,8 @@ static void test_original_never_a_crashed_run(void **state)
 static void test_busy_and_corrupt(void **state)
 {
     (void)state;
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        child_idle_and_wait(fds[1], 0);
-    }
-    close(fds[1]);
-    char ch = 0;
-    assert_int_equal(read(fds[0], &ch, 1), 1);
-    close(fds[0]);
+    const pid_t pid = tu_fork_ready(child_idle_and_wait, 0, "idling");
+    assert_true(pid > 0);
     cut_err e = {{0}};
     cut_idle_session *s = NULL;
     assert_int_equal(cut_idle_begin(UUID0, g_dir, &s, &e), -1);

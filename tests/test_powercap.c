@@ -499,13 +499,13 @@ static void test_session_set_failure_restores(void **state)
 
 /* Child body: begins a session, caps the H200 at mw, tells the parent, then waits to be signalled. Exit codes
  * 10.. mean a step failed (the parent reports them). */
-static void child_cap_and_wait(int ready_fd, unsigned int mw)
+static void child_cap_and_wait(int ready_fd, long mw)
 {
     cut_err e = {{0}};
     cut_powercap_session *s = NULL;
     if (cut_powercap_begin(H200_UUID, g_dir, 1, &s, &e) != 0)
         _exit(10);
-    if (cut_powercap_set(s, mw, &e) != 0)
+    if (cut_powercap_set(s, (unsigned int)mw, &e) != 0)
         _exit(11);
     if (write(ready_fd, "r", 1) != 1)
         _exit(12);
@@ -513,12 +513,10 @@ static void child_cap_and_wait(int ready_fd, unsigned int mw)
         pause();
 }
 
-static void child_cap_and_wait_arg(int ready_fd, long mw) { child_cap_and_wait(ready_fd, (unsigned int)mw); }
-
 /* A child running child_cap_and_wait, signalled once it has capped: its wait status. */
 static int run_capped_child(unsigned int mw, int sig)
 {
-    const int status = tu_signal_child(child_cap_and_wait_arg, (long)mw, sig, "capping");
+    const int status = tu_signal_child(child_cap_and_wait, (long)mw, sig, "capping");
     if (status == -1)
         fail();
     return status;
@@ -694,18 +692,8 @@ static void test_original_never_a_crashed_cap(void **state)
 static void test_one_capped_run_per_gpu(void **state)
 {
     (void)state;
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        child_cap_and_wait(fds[1], 300000);
-    }
-    close(fds[1]);
-    char ch = 0;
-    assert_int_equal(read(fds[0], &ch, 1), 1);
-    close(fds[0]);
+    const pid_t pid = tu_fork_ready(child_cap_and_wait, 300000, "capping");
+    assert_true(pid > 0);
     cut_err e = {{0}};
     cut_powercap_session *s = NULL;
     assert_int_equal(cut_powercap_begin(H200_UUID, g_dir, 1, &s, &e), -1);

@@ -28,9 +28,9 @@ static inline char *tu_tmpdir(const char *name)
 
 /* Forks a child that runs child(ready_fd, arg) with the default action for every signal that ends a process (as in an
  * interactive run: ctest or a non-interactive shell may have left SIGINT ignored, and the restore sessions leave
- * ignored signals alone), waits until it writes one byte to ready_fd, sends it sig and reaps it. Returns its wait
- * status, or -1 when it died before it was ready (said on stderr with what). child must not return. */
-static inline int tu_signal_child(void (*child)(int ready_fd, long arg), long arg, int sig, const char *what)
+ * ignored signals alone) and waits until it writes one byte to ready_fd. Returns its pid, or -1 when it died before
+ * it was ready (said on stderr with what). child must not return. */
+static inline pid_t tu_fork_ready(void (*child)(int ready_fd, long arg), long arg, const char *what)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -51,13 +51,21 @@ static inline int tu_signal_child(void (*child)(int ready_fd, long arg), long ar
     char c = 0;
     const ssize_t k = read(fds[0], &c, 1);
     close(fds[0]);
-    int status = 0;
     if (k != 1) {
+        int status = 0;
         waitpid(pid, &status, 0);
         fprintf(stderr, "%s child failed: exit %d\n", what, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         return -1;
     }
-    if (kill(pid, sig) != 0 || waitpid(pid, &status, 0) != pid)
+    return pid;
+}
+
+/* tu_fork_ready's child, then sig sent to it and the child reaped: its wait status, or -1. */
+static inline int tu_signal_child(void (*child)(int ready_fd, long arg), long arg, int sig, const char *what)
+{
+    const pid_t pid = tu_fork_ready(child, arg, what);
+    int status = 0;
+    if (pid < 0 || kill(pid, sig) != 0 || waitpid(pid, &status, 0) != pid)
         return -1;
     return status;
 }
