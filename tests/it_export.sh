@@ -70,11 +70,29 @@ for f in sorted(glob.glob("tuningresults/*.json")):
         assert "int launch_case%d_k%d(const float *in, const float *w, float *out, cudaStream_t s)" % (case, kid) in cu
         assert "grid(%du, %du, %du), block(%du, %du, %du)" % (grid + block) in cu, base
         assert "smem = %su;" % row["smem_dynamic"] in cu, base
-        assert "%s<<<grid, block, smem, s>>>(in, w, out);" % entry in cu, base
+        ns = "cut_case%d_k%d" % (case, kid)
+        if tpl == "igemm" and sched["splitk"] > 1:  # the workspace is the launcher's (one per stream)
+            assert "%s::%s<<<grid, block, smem, s>>>(in, w, out, ws, " % (ns, entry) in cu, base
+            assert "#define CUT_WS_PARAM 1" in cuh, base
+        else:
+            assert "%s::%s<<<grid, block, smem, s>>>(in, w, out);" % (ns, entry) in cu, base
+        # a header that composes: guard, namespace, no macro left defined
+        guard = "CUTUNE_CASE%d_K%d_CUH" % (case, kid)
+        assert cuh.count("#ifndef %s\n#define %s\n" % (guard, guard)) == 1 and cuh.rstrip().endswith("#endif // " + guard)
+        assert "namespace %s {" % ns in cuh
+        defined = set(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)", cuh, re.M))
+        tail = cuh[cuh.index("} // namespace " + ns):]
+        for m in defined:
+            if m == guard:
+                continue
+            assert "#undef %s\n" % m in tail and '#pragma pop_macro("%s")' % m in tail, (base, m)
 assert seen == len(rows) == 36, (seen, len(rows))
 cm = open("kernels/CMakeLists.txt").read()
 assert "LANGUAGES CUDA CXX" in cm and "set(CMAKE_CUDA_ARCHITECTURES 90 " in cm
-assert cm.count(".cu\n") == 37, "driver.cu and 36 kernels"
+assert cm.count("/kernel") == 36 and "add_library(cutune_kernels STATIC cutune_runtime.cu\n" in cm, "36 kernels"
+assert "add_executable(driver driver.cu)" in cm and "target_link_libraries(driver PRIVATE cutune_kernels)" in cm
+hdr = open("kernels/cutune_kernels.h").read()
+assert hdr.count("int launch_case") == 2 * 36, "each kernel's launcher and its _ws form"
 PY
 
 # Compile the driver and every kernel with nvcc alone, into build/ (the seed's folder, which clean then removes).

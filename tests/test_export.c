@@ -228,16 +228,42 @@ static void test_load_and_write(void **state)
     char *absent = path_in(tmp, "kernels/case10/kernel2.cu");
     assert_false(cut_path_exists(absent));
     free(absent);
-    /* The driver declares and tables every launcher; the CSV has the header and one row per kernel. */
+    /* The one header declares every launcher (C linkage); the driver includes it and tables every launcher; the
+     * CSV has the header and one row per kernel. */
     char *text;
     size_t len;
+    char *hdr = path_in(tmp, "kernels/cutune_kernels.h");
+    assert_int_equal(cut_read_file(hdr, &text, &len, &e), 0);
+    assert_non_null(strstr(text, "#ifndef CUTUNE_KERNELS_H\n#define CUTUNE_KERNELS_H\n"));
+    assert_non_null(strstr(text, "extern \"C\" {"));
+    for (int i = 0; i < set.n; i++) {
+        char want[256];
+        snprintf(want, sizeof want, "int launch_case%d_k%d(const float *in, const float *w, float *out, cudaStream_t s);",
+                 want_case[i], want_id[i]);
+        assert_non_null(strstr(text, want));
+        snprintf(want, sizeof want, "size_t launch_case%d_k%d_workspace_bytes(void);", want_case[i], want_id[i]);
+        assert_non_null(strstr(text, want));
+    }
+    free(text);
+    free(hdr);
     char *drv = path_in(tmp, "kernels/driver.cu");
     assert_int_equal(cut_read_file(drv, &text, &len, &e), 0);
-    assert_non_null(strstr(text, "int launch_case10_k4(const float *in, const float *w, float *out, cudaStream_t s);"));
-    assert_non_null(strstr(text, "{10, 4, 1, launch_case10_k4},"));
+    assert_non_null(strstr(text, "#include \"cutune_kernels.h\""));
+    assert_non_null(strstr(text, "{10, 4, 1, launch_case10_k4, launch_case10_k4_ws, launch_case10_k4_workspace_bytes},"));
     assert_non_null(strstr(text, "{2, 2, 6, 6, 4, 8, 1, 1, 1, 0},"));
     free(text);
     free(drv);
+    /* Each kernel header: guarded, in its namespace, the macros saved before and restored after. */
+    char *cuh = path_in(tmp, "kernels/case10/kernel4.cuh");
+    assert_int_equal(cut_read_file(cuh, &text, &len, &e), 0);
+    assert_non_null(strstr(text, "#ifndef CUTUNE_CASE10_K4_CUH\n#define CUTUNE_CASE10_K4_CUH\n"));
+    assert_non_null(strstr(text, "namespace cut_case10_k4 {"));
+    const char *push = strstr(text, "#pragma push_macro(\"H\")\n#undef H\n"), *def = strstr(text, "#define H ");
+    const char *undef = strstr(def ? def : text, "#undef H\n"), *pop = strstr(text, "#pragma pop_macro(\"H\")\n");
+    assert_true(push && def && undef && pop && push < def && def < undef && undef < pop);
+    assert_true(pop > strstr(text, "} // namespace cut_case10_k4"));
+    free(text);
+    free(cuh);
     char *csv = path_in(tmp, "kernels/kernel_metadata.csv");
     assert_int_equal(cut_read_file(csv, &text, &len, &e), 0);
     assert_int_equal(strncmp(text, CUT_EXPORT_CSV_HEADER "\n", strlen(CUT_EXPORT_CSV_HEADER) + 1), 0);

@@ -1,6 +1,8 @@
 /* cutune export of tuned GEMMs: loading tuningresults/gemm_*.json (mma.sync and wgmma schedules, fp16, NN and NT),
  * refusing bad files, the written project (renamed entries, TMA maps encoded by the launcher, sm_90a), and, where
- * nvcc is installed, that the exported project builds with cmake + nvcc alone. */
+ * nvcc is installed, that the exported project builds with cmake + nvcc alone. Then every op at once: conv kernels
+ * (a split-K one among them) and GEMMs, whose headers compose in one translation unit with each other, with Thrust
+ * and with a caller's macros of the same names, and whose one header declares every launcher for C. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include "cutune/export.h"
 #include "cutune/gemm_record.h"
 #include "cutune/gemm_space.h"
+#include "cutune/record.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -122,7 +125,7 @@ static void test_export_mma_and_wgmma(void **state)
     snprintf(path, sizeof path, "%s/kernels/gemm/gemm_nt_bf16_M_200_N_136_K_72/kernel1.cu", out);
     launcher = read_all(path);
     assert_null(strstr(launcher, "cuTensorMapEncodeTiled"));
-    assert_non_null(strstr(launcher, "launch_typed(cut_gemm2_k1, grid, block, smem, s, A, B, C);"));
+    assert_non_null(strstr(launcher, "launch_typed(cut_gemm2_k1::cut_gemm2_k1, grid, block, smem, s, A, B, C);"));
     free(launcher);
     snprintf(path, sizeof path, "%s/kernels/gemm/CMakeLists.txt", out);
     char *cmk = read_all(path);
@@ -200,11 +203,185 @@ static void test_export_refuses(void **state)
     free(dir);
 }
 
+/* Appends a conv record (case 1 of c, schedule s, median ms) to dir's results file of c. */
+static void add_conv_record(const char *dir, const cut_conv *c, const cut_sched *s, double ms, int trial)
+{
+    char name[512], path[2048];
+    cut_conv_case_name(c, 1, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    cut_record r;
+    memset(&r, 0, sizeof r);
+    r.case_idx = 1;
+    r.conv = *c;
+    snprintf(r.dtype, sizeof r.dtype, "fp32");
+    r.sched = *s;
+    r.status = CUT_ST_OK;
+    r.median_ms = r.min_ms = r.max_ms = ms;
+    r.gflops = cut_conv_gflops(c, ms);
+    r.repeats = 10;
+    r.regs = r.spills = -1;
+    r.trial = trial;
+    snprintf(r.env.backend, sizeof r.env.backend, "cuda");
+    snprintf(r.ts, sizeof r.ts, "2026-12-07T00:00:00Z");
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_record_to_json(&r, &b);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fwrite(b.data, 1, b.len, f);
+    fclose(f);
+    cut_buf_free(&b);
+}
+
+/* A valid conv schedule of template name whose knob (may be NULL) is above 1. */
+static cut_sched conv_sched(const cut_conv *c, const char *name, const char *knob)
+{
+    const int tpl = cut_template_find(name);
+    assert_true(tpl >= 0);
+    const cut_template *t = cut_template_get(tpl);
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    for (uint64_t seed = 1; seed < 5000; seed++) {
+        cut_rng rng;
+        cut_rng_seed(&rng, seed);
+        cut_sched s;
+        if (cut_sched_sample_valid(c, &d, tpl, &rng, &s, 2000) != 0)
+            continue;
+        for (int i = 0; i < t->nknobs; i++)
+            if (!knob || (!strcmp(t->knob_names[i], knob) && s.k[i] > 1))
+                return s;
+    }
+    fail_msg("no %s schedule with %s > 1", name, knob ? knob : "-");
+    return (cut_sched){0};
+}
+
+static int run(const char *cmd, const char *log)
+{
+    int rc = system(cmd);
+    if (rc != 0) {
+        char tail[2048];
+        snprintf(tail, sizeof tail, "tail -40 '%s'", log);
+        (void)system(tail);
+    }
+    return rc;
+}
+
+static void test_export_composes(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir("export_compose");
+    char res[1024], out[1024], path[2048];
+    snprintf(res, sizeof res, "%s/tuningresults", dir);
+    snprintf(out, sizeof out, "%s/exp", dir);
+    cut_err e = {{0}};
+    assert_int_equal(cut_mkdirs(res, &e), 0);
+    const cut_conv c = {1, 12, 12, 32, 64, 3, 3, 1, 1}; /* K = 576: room for split-K */
+    const cut_sched split = conv_sched(&c, "igemm", "splitk"), wino = conv_sched(&c, "winograd", NULL);
+    add_conv_record(res, &c, &split, 0.010, 0);
+    add_conv_record(res, &c, &wino, 0.012, 1);
+    const cut_gemm nn = {256, 192, 128, CUT_GEMM_NN, CUT_DT_FP16};
+    const cut_sched w = valid_sched(&nn, CUT_GEMM_TPL_WGMMA, 1), m = valid_sched(&nn, CUT_GEMM_TPL_MMA, 2);
+    results_path(path, sizeof path, res, &nn);
+    add_record(path, &nn, &w, CUT_ST_OK, 0.010, 0);
+    add_record(path, &nn, &m, CUT_ST_OK, 0.020, 1);
+
+    cut_export_set conv;
+    cut_export_gemm_set gemm;
+    assert_int_equal(cut_export_load_conv(res, 1, &conv, &e), 0);
+    assert_int_equal(conv.n, 2);
+    assert_int_equal(cut_export_gemm_load(res, &gemm, &e), 0);
+    assert_int_equal(gemm.n, 2);
+    /* the split-K kernel needs a workspace: its partial sums and one counter per output tile */
+    size_t floats = 0, counters = 0;
+    assert_int_equal(cut_export_workspace(&conv.k[0], &floats, &counters), 1);
+    assert_true(floats >= 2u * 32 * 144 && counters == (size_t)conv.k[0].ks.grid[0] * conv.k[0].ks.grid[1]);
+    assert_int_equal(cut_export_workspace(&conv.k[1], &floats, &counters), 0);
+    assert_int_equal(cut_export_write_all(&conv, &gemm, out, "90", &e), 0);
+
+    snprintf(path, sizeof path, "%s/kernels/case1/kernel1.cuh", out);
+    char *h = read_all(path);
+    assert_non_null(strstr(h, "#define CUT_WS_PARAM 1")); /* the workspace is the launcher's, not the module's */
+    free(h);
+    snprintf(path, sizeof path, "%s/kernels/case1/kernel1.cu", out);
+    h = read_all(path);
+    assert_non_null(strstr(h, "cut_case1_k1::cut_conv2d_case1_k1<<<grid, block, smem, s>>>(in, w, out, ws, "));
+    assert_non_null(strstr(h, "cutune_stream_workspace(&k_ws_key, s, "));
+    free(h);
+    snprintf(path, sizeof path, "%s/kernels/cutune_kernels.h", out);
+    h = read_all(path);
+    assert_non_null(strstr(h, "int launch_case1_k1_ws(const float *in, const float *w, float *out, void *workspace, "
+                              "cudaStream_t s);"));
+    assert_non_null(strstr(h, "int launch_gemm1_k2(const void *A, const void *B, float *C, cudaStream_t s);"));
+    assert_non_null(strstr(h, "int cutune_release_workspaces(void);"));
+    free(h);
+
+    const char *nvcc = getenv("CUTUNE_NVCC") ? getenv("CUTUNE_NVCC") : "/usr/local/cuda/bin/nvcc";
+    if (access(nvcc, X_OK) != 0 || system("cmake --version >/dev/null 2>&1") != 0) {
+        print_message("nvcc not found at %s: the composition was not compiled\n", nvcc);
+        cut_export_set_free(&conv);
+        cut_export_gemm_set_free(&gemm);
+        free(dir);
+        return;
+    }
+    /* One translation unit: a caller's macros named as the kernels' (NB, H, W, CO, BM), two conv kernels (one twice)
+     * and two GEMMs, the caller's macros checked intact, then removed, then Thrust, which a kernel macro left
+     * behind (H, W, P...) would break. */
+    char *gname = NULL;
+    {
+        char name[128];
+        cut_gemm_name(&nn, name, sizeof name);
+        gname = strdup(name);
+    }
+    char tu[8192];
+    snprintf(tu, sizeof tu,
+             "#define NB 101\n#define H 102\n#define W (103)\n#define CO 104\n#define BM 105\n"
+             "#include \"case1/kernel1.cuh\"\n#include \"case1/kernel2.cuh\"\n#include \"case1/kernel1.cuh\"\n"
+             "#include \"gemm/%s/kernel1.cuh\"\n#include \"gemm/%s/kernel2.cuh\"\n"
+             "static_assert(NB == 101 && H == 102 && W == 103 && CO == 104 && BM == 105, \"caller's macros\");\n"
+             "#undef NB\n#undef H\n#undef W\n#undef CO\n#undef BM\n"
+             "#include <thrust/device_vector.h>\n#include <thrust/reduce.h>\n"
+             "#include \"cutune_kernels.h\"\n"
+             "float sum_of(const thrust::device_vector<float> &v) { return thrust::reduce(v.begin(), v.end()); }\n"
+             "void *entries[] = {(void *)cut_case1_k1::cut_conv2d_case1_k1, (void *)cut_case1_k2::cut_conv2d_case1_k2,\n"
+             "                   (void *)launch_case1_k1, (void *)launch_gemm1_k1};\n",
+             gname, gname);
+    snprintf(path, sizeof path, "%s/kernels/compose.cu", out);
+    assert_int_equal(cut_write_file_atomic(path, tu, strlen(tu), &e), 0);
+    /* the one header from C */
+    static const char c_src[] = "#include \"cutune_kernels.h\"\n"
+                                "int use(const float *i, const float *w, float *o) { return launch_case1_k1(i, w, o, 0) +\n"
+                                "    (int)launch_case1_k1_workspace_bytes(); }\n";
+    snprintf(path, sizeof path, "%s/kernels/use.c", out);
+    assert_int_equal(cut_write_file_atomic(path, c_src, strlen(c_src), &e), 0);
+    char cmd[8192], log[1100];
+    snprintf(log, sizeof log, "%s/compose.log", dir);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/kernels' && '%s' -std=c++17 -gencode arch=compute_90a,code=sm_90a -c compose.cu -o '%s/compose.o' >'%s' 2>&1 && "
+             "cc -std=c11 -Wall -Werror -I/usr/local/cuda/include -c use.c -o '%s/use.o' >>'%s' 2>&1",
+             out, nvcc, dir, log, dir, log);
+    assert_int_equal(run(cmd, log), 0);
+    /* and the whole project: the kernels' library, the conv driver and the GEMM driver */
+    snprintf(cmd, sizeof cmd,
+             "cmake -S '%s/kernels' -B '%s/build' -DCMAKE_CUDA_COMPILER='%s' >'%s' 2>&1 && "
+             "cmake --build '%s/build' -j2 >>'%s' 2>&1",
+             out, out, nvcc, log, out, log);
+    assert_int_equal(run(cmd, log), 0);
+    snprintf(path, sizeof path, "%s/build/driver", out);
+    assert_int_equal(access(path, X_OK), 0);
+    snprintf(path, sizeof path, "%s/build/libcutune_kernels.a", out);
+    assert_int_equal(access(path, F_OK), 0);
+    free(gname);
+    cut_export_set_free(&conv);
+    cut_export_gemm_set_free(&gemm);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_export_mma_and_wgmma),
         cmocka_unit_test(test_export_refuses),
+        cmocka_unit_test(test_export_composes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -541,7 +541,12 @@ static void test_header_rules(void **state)
     assert_true(strstr(h, "#include <cuda_bf16.h>") > ns);
     assert_true(strstr(h, "#define TILE 8") < ns);
     /* every macro defined in code #undef'd at the end, tunables first; the commented one is not a macro */
-    assert_non_null(strstr(h, "#undef TILE\n#undef WIDE\n#undef SQ\n\n#endif // GUARD_H\n"));
+    assert_non_null(strstr(h, "#undef TILE\n#undef WIDE\n#undef SQ\n#pragma pop_macro(\"TILE\")\n"
+                              "#pragma pop_macro(\"WIDE\")\n#pragma pop_macro(\"SQ\")\n\n#endif // GUARD_H\n"));
+    /* a caller's macros of those names are saved before the header defines them */
+    const char *push = strstr(h, "#pragma push_macro(\"TILE\")\n#undef TILE\n");
+    assert_non_null(push);
+    assert_true(push < strstr(h, "#define TILE"));
     assert_null(strstr(h, "#undef NOT_A_MACRO"));
     assert_int_equal(count(h, "void kern_best("), 1);
     free(h);

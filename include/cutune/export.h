@@ -76,8 +76,19 @@ extern const char cut_export_timing_text[];
 extern const char cut_export_cuda_check_text[];
 /* A launcher's opt-in to the kernel's dynamic shared memory above 48 KiB (nothing when it uses none); the launcher
  * has `smem` in scope and returns an int. */
-void cut_export_smem_optin_text(cut_buf *b, const cut_kernel_src *ks);
+/* The launcher's opt-in to more than 48 KiB of dynamic shared memory for the kernel named qualified (with its
+ * namespace); nothing when the kernel needs none. */
+void cut_export_smem_optin_text(cut_buf *b, const cut_kernel_src *ks, const char *qualified);
+/* kernelK.cu: launch_caseN_kK, launch_caseN_kK_ws and launch_caseN_kK_workspace_bytes (cutune_kernels.h). */
 void cut_export_wrapper_text(cut_buf *b, const cut_export_kernel *k);
+/* kernelK.cuh's namespace ("cut_caseN_kK") and include guard ("CUTUNE_CASEN_KK_CUH"). */
+void cut_export_kernel_names(const cut_export_kernel *k, char *ns, size_t nsn, char *guard, size_t gn);
+/* 1 when k needs a workspace (split-K), with its partial-sum floats and tile counters; 0 (both 0) otherwise. */
+int cut_export_workspace(const cut_export_kernel *k, size_t *partial_floats, size_t *counters);
+/* Bytes of k's workspace (0: none). */
+size_t cut_export_workspace_bytes(const cut_export_kernel *k);
+/* kernels/cutune_runtime.cu: the per-stream workspaces. */
+void cut_export_runtime_text(cut_buf *b);
 void cut_export_driver_text(cut_buf *b, const cut_export_set *set);
 void cut_export_cmake_text(cut_buf *b, const cut_export_set *set, const char *arch);
 
@@ -121,6 +132,8 @@ int cut_export_gemm_write(const cut_export_gemm_set *set, const char *kdir, cons
 void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k);
 void cut_export_gemm_driver_text(cut_buf *b, const cut_export_gemm_set *set);
 void cut_export_gemm_cmake_text(cut_buf *b, const cut_export_gemm_set *set, const char *arch);
+/* kernels/cutune_kernels.h: every launcher of the conv and GEMM kernels, for C and C++. */
+void cut_export_api_header_text(cut_buf *b, const cut_export_set *set, const cut_export_gemm_set *gemm);
 
 /* ---- every op at once ---- */
 
@@ -240,6 +253,13 @@ int cut_export_optimized(const char *opt_dir, const char *name_or_null, const ch
  * (lines without comment marks; may be NULL) on top. *out malloc'd. */
 int cut_export_opt_header(const char *src, const char *entry, const char *new_entry, const char *ns,
                           const char *guard, const char *banner, char **out, cut_err *e);
+/* A generated kernel's source as a header that composes with others and with any library in one translation unit:
+ * banner (lines without comment marks; may be NULL), include guard, the source's top-level #include lines, then
+ * every macro the source (or prelude: extra #define lines put before the code, may be NULL) defines saved with
+ * push_macro and undefined, the code in namespace ns, and at the end each macro #undef'd and the caller's popped
+ * back. *out malloc'd. */
+int cut_export_wrap_header(const char *src, const char *ns, const char *guard, const char *banner,
+                           const char *prelude, char **out);
 /* Renames every whole-word use of entry in the code of src (comments and string literals are left alone) to
  * new_entry: exactly one of them must be a definition ("entry(...) {"), and new_entry must not be used yet.
  * *out malloc'd. */

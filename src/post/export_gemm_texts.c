@@ -38,6 +38,7 @@ void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
                    "// schedule: %s\n"
                    "// A is M x K, B is %s, C is M x N fp32, all row-major; A and B in the dtype's storage type.\n"
                    "#include <cuda.h>\n#include <cuda_runtime.h>\n#include <cstring>\n\n"
+                   "#include \"../../cutune_kernels.h\"\n"
                    "#include \"kernel%d.cuh\"\n\n"
                    "%s"
                    "// Returns 0, or the cudaError_t of the launch (a TMA map the driver refuses: "
@@ -59,11 +60,14 @@ void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
                                      "}\n\n",
                    k->gemm_id,
                    k->kernel_id, g[0], g[1], g[2], t[0], t[1], t[2], k->ks.smem_dynamic);
-    cut_export_smem_optin_text(b, &k->ks);
+    char ns[64], qualified[160];
+    snprintf(ns, sizeof ns, "cut_gemm%d_k%d", k->gemm_id, k->kernel_id);
+    snprintf(qualified, sizeof qualified, "%s::%s", ns, k->ks.entry);
+    cut_export_smem_optin_text(b, &k->ks, qualified);
     if (k->ks.ntma == 2) {
         cut_buf_printf(b, "    // The kernel reads A and B through TMA maps, encoded for these pointers on every call (a "
                           "few\n    // microseconds on the host): cutune's worker encodes them the same way.\n"
-                          "    cut_tmap maps[2];\n");
+                          "    %s::cut_tmap maps[2];\n", ns);
         for (int i = 0; i < 2; i++) {
             const cut_tma_desc *d = &k->ks.tma[i];
             cut_buf_printf(b,
@@ -83,11 +87,11 @@ void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
                            d->dims[0], d->dims[1], d->row_bytes, d->box[0], d->box[1], tma_dtype(k, d),
                            d->operand == 0 ? "A" : "B", tma_swizzle(d->swizzle), i, i);
         }
-        cut_buf_printf(b, "    %s<<<grid, block, smem, s>>>(maps[0], maps[1], C);\n", k->ks.entry);
+        cut_buf_printf(b, "    %s<<<grid, block, smem, s>>>(maps[0], maps[1], C);\n", qualified);
     } else {
         /* The element type is the kernel's own (float, or the 16-bit pattern type of the mma template): deduced from
          * the kernel's signature, so the launcher never names it. */
-        cut_buf_printf(b, "    launch_typed(%s, grid, block, smem, s, A, B, C);\n", k->ks.entry);
+        cut_buf_printf(b, "    launch_typed(%s, grid, block, smem, s, A, B, C);\n", qualified);
     }
     cut_buf_printf(b, "    return (int)cudaGetLastError();\n}\n");
 }
@@ -276,9 +280,7 @@ static const char *const gemm_driver_body[] = {
 void cut_export_gemm_driver_text(cut_buf *b, const cut_export_gemm_set *set)
 {
     cut_buf_append(b, gemm_driver_head, strlen(gemm_driver_head));
-    for (int i = 0; i < set->n; i++)
-        cut_buf_printf(b, "int launch_gemm%d_k%d(const void *A, const void *B, float *C, cudaStream_t s);\n",
-                       set->k[i].gemm_id, set->k[i].kernel_id);
+    cut_buf_printf(b, "#include \"../cutune_kernels.h\" // every launcher\n");
     cut_buf_printf(b, "\nstatic const gemm_case gemms[] = {\n");
     for (int i = 0; i < set->n; i++) {
         if (i > 0 && set->k[i].gemm_id == set->k[i - 1].gemm_id)
@@ -324,14 +326,21 @@ void cut_export_gemm_cmake_text(cut_buf *b, const cut_export_gemm_set *set, cons
                    "set(CMAKE_CUDA_STANDARD 17)\n"
                    "set(CMAKE_CUDA_STANDARD_REQUIRED ON)\n"
                    "find_package(CUDAToolkit REQUIRED)\n"
-                   "add_executable(gemm_driver driver.cu\n",
+                   "# Every GEMM's launcher as one library (declared in ../cutune_kernels.h).\n"
+                   "add_library(cutune_gemm_kernels STATIC\n",
                    CUTUNE_VERSION, arch, suffix);
     for (int i = 0; i < set->n; i++) {
         char name[128];
         cut_gemm_name(&set->k[i].gemm, name, sizeof name);
         cut_buf_printf(b, "  %s/kernel%d.cu\n", name, set->k[i].kernel_id);
     }
-    cut_buf_printf(b, ")\nset_target_properties(gemm_driver PROPERTIES CUDA_ARCHITECTURES ${CUTUNE_GEMM_ARCH})\n"
+    cut_buf_printf(b, ")\nset_target_properties(cutune_gemm_kernels PROPERTIES CUDA_ARCHITECTURES ${CUTUNE_GEMM_ARCH}\n"
+                      "                      POSITION_INDEPENDENT_CODE ON)\n"
+                      "target_include_directories(cutune_gemm_kernels PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/..)\n"
+                      "target_compile_definitions(cutune_gemm_kernels PRIVATE NDEBUG)\n"
+                      "target_link_libraries(cutune_gemm_kernels PUBLIC CUDA::cuda_driver)\n"
+                      "add_executable(gemm_driver driver.cu)\n"
+                      "set_target_properties(gemm_driver PROPERTIES CUDA_ARCHITECTURES ${CUTUNE_GEMM_ARCH})\n"
                       "target_compile_definitions(gemm_driver PRIVATE NDEBUG)\n"
-                      "target_link_libraries(gemm_driver PRIVATE CUDA::cuda_driver)\n");
+                      "target_link_libraries(gemm_driver PRIVATE cutune_gemm_kernels)\n");
 }

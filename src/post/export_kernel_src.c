@@ -223,6 +223,86 @@ static void scan_lines(const char *text, cut_buf *kept, cut_buf *hoisted, cut_bu
     }
 }
 
+/* The save half of the macro hygiene: a caller's macros of the names the header defines are pushed and undefined,
+ * so the header's own definitions neither clash with them nor destroy them (macros_restore pops them back). */
+static void macros_save(cut_buf *b, const cut_buf *macros)
+{
+    if (!macros->len)
+        return;
+    cut_buf_printf(b, "// A caller's macros of the names this header defines are saved here and restored at its end.\n");
+    for (const char *m = macros->data; *m;) {
+        while (*m == ' ')
+            m++;
+        const size_t n = strcspn(m, " ");
+        if (n)
+            cut_buf_printf(b, "#pragma push_macro(\"%.*s\")\n#undef %.*s\n", (int)n, m, (int)n, m);
+        m += n;
+    }
+    cut_buf_printf(b, "\n");
+}
+
+/* Every macro of the list #undef'd, then the caller's definitions popped back. */
+static void macros_restore(cut_buf *b, const cut_buf *macros)
+{
+    for (int pass = 0; pass < 2 && macros->len; pass++)
+        for (const char *m = macros->data; *m;) {
+            while (*m == ' ')
+                m++;
+            const size_t n = strcspn(m, " ");
+            if (n)
+                cut_buf_printf(b, pass ? "#pragma pop_macro(\"%.*s\")\n" : "#undef %.*s\n", (int)n, m);
+            m += n;
+        }
+}
+
+int cut_export_wrap_header(const char *src, const char *ns, const char *guard, const char *banner,
+                           const char *prelude, char **out)
+{
+    cut_buf kept, hoisted, macros, b;
+    cut_buf_init(&kept);
+    cut_buf_init(&hoisted);
+    cut_buf_init(&macros);
+    cut_buf_init(&b);
+    if (prelude) {
+        scan_lines(prelude, &kept, &hoisted, &macros);
+        cut_buf_free(&kept);
+        cut_buf_free(&hoisted);
+        cut_buf_init(&kept);
+        cut_buf_init(&hoisted);
+    }
+    scan_lines(src, &kept, &hoisted, &macros);
+    if (banner)
+        for (const char *p = banner; *p;) {
+            const size_t n = strcspn(p, "\n");
+            cut_buf_printf(&b, "// %.*s\n", (int)n, p);
+            p += n + (p[n] == '\n');
+        }
+    cut_buf_printf(&b, "#ifndef %s\n#define %s\n\n", guard, guard);
+    if (hoisted.len) {
+        cut_buf_printf(&b, "// the kernel's #include lines, outside the namespace\n");
+        cut_buf_append(&b, hoisted.data, hoisted.len);
+        cut_buf_printf(&b, "\n");
+    }
+    macros_save(&b, &macros);
+    if (prelude)
+        cut_buf_printf(&b, "%s\n", prelude);
+    cut_buf_printf(&b, "namespace %s {\n\n", ns);
+    if (kept.len)
+        cut_buf_append(&b, kept.data, kept.len);
+    if (!b.len || b.data[b.len - 1] != '\n')
+        cut_buf_append(&b, "\n", 1);
+    cut_buf_printf(&b, "\n} // namespace %s\n\n", ns);
+    cut_buf_printf(&b, "// The kernel's macros end here: none of them leaks out of this header.\n");
+    macros_restore(&b, &macros);
+    cut_buf_printf(&b, "\n#endif // %s\n", guard);
+    cut_buf_append(&b, "", 1);
+    cut_buf_free(&kept);
+    cut_buf_free(&hoisted);
+    cut_buf_free(&macros);
+    *out = b.data;
+    return 0;
+}
+
 int cut_export_opt_header(const char *src, const char *entry, const char *new_entry, const char *ns,
                           const char *guard, const char *banner, char **out, cut_err *e)
 {
@@ -258,11 +338,13 @@ int cut_export_opt_header(const char *src, const char *entry, const char *new_en
             p += n + (p[n] == '\n');
         }
     cut_buf_printf(&b, "#ifndef %s\n#define %s\n\n", guard, guard);
-    cut_buf_append(&b, head.data, strlen(head.data));
-    if (hoisted.len) {
+    if (hoisted.len) { /* unconditional, so before any macro of the source is defined */
         cut_buf_printf(&b, "// the source's #include lines, outside the namespace\n");
         cut_buf_append(&b, hoisted.data, hoisted.len);
+        cut_buf_printf(&b, "\n");
     }
+    macros_save(&b, &macros);
+    cut_buf_append(&b, head.data, strlen(head.data));
     cut_buf_printf(&b, "\nnamespace %s {\n\n", ns);
     if (kept.len)
         cut_buf_append(&b, kept.data, kept.len);
@@ -270,9 +352,7 @@ int cut_export_opt_header(const char *src, const char *entry, const char *new_en
         cut_buf_append(&b, "\n", 1);
     cut_buf_printf(&b, "\n} // namespace %s\n\n", ns);
     cut_buf_printf(&b, "// The tunables and the source's macros end here: none of them leaks into the next header.\n");
-    for (char *save = NULL, *m = macros.data ? strtok_r(macros.data, " ", &save) : NULL; m;
-         m = strtok_r(NULL, " ", &save))
-        cut_buf_printf(&b, "#undef %s\n", m);
+    macros_restore(&b, &macros);
     cut_buf_printf(&b, "\n#endif // %s\n", guard);
     cut_buf_append(&b, "", 1);
     cut_buf_free(&head);

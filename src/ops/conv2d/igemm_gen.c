@@ -28,8 +28,9 @@
  * __device__ workspace, then a per-tile counter (a static __device__ array, zero at module load) tells the last
  * arriving block to add the slices' partials in slice order (deterministic) and write the output once; it resets
  * the counter to 0 for the next launch. No atomics touch the output (outputs are NaN-poisoned before runs), and
- * no block ever waits for another. Caveat: two concurrent launches of the same loaded module would share the
- * counters and the workspace.
+ * no block ever waits for another. Two concurrent launches of the same loaded module would share the counters and
+ * the workspace: tuning launches one at a time, and an exported kernel (CUT_WS_PARAM defined) takes both as
+ * arguments instead, one workspace per stream (src/post/texts.c).
  *
  * What the knobs trade.
  *   BM, BN: the block tile. Larger tiles reuse every loaded element more (global traffic per FMA ~ 1/BM + 1/BN)
@@ -90,13 +91,19 @@ static const char igemm_head[] =
     "\n"
     CUT_EMIT_VEC_SMEM_MACROS
     "\n"
-    "#if SPLITK > 1\n"
+    "#if SPLITK > 1 && defined(CUT_WS_PARAM)\n"
+    "/* exported: the caller's workspace, SPLITK * CO * NG floats of partials then GRID_MN counters (zero) */\n"
+    "#define CUT_WS_ARGS , float *cut_ws, unsigned int *cut_cnt\n"
+    "#elif SPLITK > 1\n"
     "static __device__ float cut_ws[SPLITK * CO * NG];   /* partial C tiles of every slice */\n"
     "static __device__ unsigned int cut_cnt[GRID_MN];    /* slices done per tile; zero between launches */\n"
+    "#define CUT_WS_ARGS\n"
+    "#else\n"
+    "#define CUT_WS_ARGS\n"
     "#endif\n"
     "\n"
     "extern \"C\" __global__ void LAUNCH_BOUNDS\n"
-    "cut_conv2d(const float *__restrict__ in, const float *__restrict__ w, float *__restrict__ out)\n"
+    "cut_conv2d(const float *__restrict__ in, const float *__restrict__ w, float *__restrict__ out CUT_WS_ARGS)\n"
     "{\n"
     "    const int tid = threadIdx.x;\n"
     "    const int warp = tid / 32, lane = tid % 32;\n"
