@@ -24,6 +24,7 @@
 #include "cutune/kstate.h"
 #include "cutune/work.h"
 #include "cutune/log.h"
+#include "cutune/lookup.h"
 #include "cutune/mcgs.h"
 #include "cutune/op.h"
 #include "cutune/measure.h"
