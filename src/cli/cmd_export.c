@@ -11,7 +11,8 @@
 static const char export_usage[] =
     "usage: cutune export [--outdir DIR] [--results DIR] [--arch SM]\n"
     "       cutune export --optimized OPT_DIR [--kernel NAME] [--outdir DIR] [--arch SM]\n"
-    "  --outdir DIR   write DIR/kernels/ (default .): caseN/kernelK.{cuh,cu}, driver.cu, CMakeLists.txt,\n"
+    "  --outdir DIR   write DIR/kernels/ (default .): caseN/kernelK.{cuh,cu}, cutune_kernels.h (every launcher,\n"
+    "                 for C and C++), cutune_runtime.cu, driver.cu, CMakeLists.txt (library cutune_kernels),\n"
     "                 kernel_metadata.csv, and gemm/ for tuned GEMMs; an earlier export there is replaced\n"
     "  --results DIR  the sampled representatives (default DIR/tuningresults, as written by tune/sample)\n"
     "  --arch SM      default CUDA architecture of kernels/CMakeLists.txt (default 90; also sm_90)\n"
@@ -120,6 +121,9 @@ int cut_cmd_export(int argc, char **argv)
         printf("\nbuild: cmake -S %s -B %s/build && cmake --build %s/build -j && %s/build/gemm/gemm_driver\n", kdir,
                outdir, outdir, outdir);
     }
+    printf("in a program: #include \"%s/cutune_kernels.h\" (every launcher) and link the cutune_kernels library of "
+           "%s/CMakeLists.txt\n",
+           kdir, kdir);
     cut_export_set_free(&set);
     cut_export_gemm_set_free(&gemm);
     return CUT_EXIT_OK;
