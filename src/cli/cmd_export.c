@@ -121,9 +121,9 @@ int cut_cmd_export(int argc, char **argv)
         printf("\nbuild: cmake -S %s -B %s/build && cmake --build %s/build -j && %s/build/gemm/gemm_driver\n", kdir,
                outdir, outdir, outdir);
     }
-    printf("in a program: #include \"%s/cutune_kernels.h\" (every launcher) and link the cutune_kernels library of "
-           "%s/CMakeLists.txt\n",
-           kdir, kdir);
+    printf("in a program: #include \"%s/cutune_kernels.h\" (every launcher) and link %s%s%s of %s/CMakeLists.txt\n",
+           kdir, set.n > 0 ? "cutune_kernels" : "", set.n > 0 && gemm.n > 0 ? " and " : "",
+           gemm.n > 0 ? "cutune_gemm_kernels" : "", kdir);
     cut_export_set_free(&set);
     cut_export_gemm_set_free(&gemm);
     return CUT_EXIT_OK;
