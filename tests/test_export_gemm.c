@@ -13,6 +13,7 @@
 #include "cutune/gemm_record.h"
 #include "cutune/gemm_space.h"
 #include "cutune/record.h"
+#include "conv_records.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -203,58 +204,6 @@ static void test_export_refuses(void **state)
     free(dir);
 }
 
-/* Appends a conv record (case 1 of c, schedule s, median ms) to dir's results file of c. */
-static void add_conv_record(const char *dir, const cut_conv *c, const cut_sched *s, double ms, int trial)
-{
-    char name[512], path[2048];
-    cut_conv_case_name(c, 1, name, sizeof name);
-    snprintf(path, sizeof path, "%s/%s.json", dir, name);
-    cut_record r;
-    memset(&r, 0, sizeof r);
-    r.case_idx = 1;
-    r.conv = *c;
-    snprintf(r.dtype, sizeof r.dtype, "fp32");
-    r.sched = *s;
-    r.status = CUT_ST_OK;
-    r.median_ms = r.min_ms = r.max_ms = ms;
-    r.gflops = cut_conv_gflops(c, ms);
-    r.repeats = 10;
-    r.regs = r.spills = -1;
-    r.trial = trial;
-    snprintf(r.env.backend, sizeof r.env.backend, "cuda");
-    snprintf(r.ts, sizeof r.ts, "2026-12-07T00:00:00Z");
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_record_to_json(&r, &b);
-    FILE *f = fopen(path, "a");
-    assert_non_null(f);
-    fwrite(b.data, 1, b.len, f);
-    fclose(f);
-    cut_buf_free(&b);
-}
-
-/* A valid conv schedule of template name whose knob (may be NULL) is above 1. */
-static cut_sched conv_sched(const cut_conv *c, const char *name, const char *knob)
-{
-    const int tpl = cut_template_find(name);
-    assert_true(tpl >= 0);
-    const cut_template *t = cut_template_get(tpl);
-    cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    for (uint64_t seed = 1; seed < 5000; seed++) {
-        cut_rng rng;
-        cut_rng_seed(&rng, seed);
-        cut_sched s;
-        if (cut_sched_sample_valid(c, &d, tpl, &rng, &s, 2000) != 0)
-            continue;
-        for (int i = 0; i < t->nknobs; i++)
-            if (!knob || (!strcmp(t->knob_names[i], knob) && s.k[i] > 1))
-                return s;
-    }
-    fail_msg("no %s schedule with %s > 1", name, knob ? knob : "-");
-    return (cut_sched){0};
-}
-
 static int run(const char *cmd, const char *log)
 {
     int rc = system(cmd);
@@ -276,9 +225,9 @@ static void test_export_composes(void **state)
     cut_err e = {{0}};
     assert_int_equal(cut_mkdirs(res, &e), 0);
     const cut_conv c = {1, 12, 12, 32, 64, 3, 3, 1, 1}; /* K = 576: room for split-K */
-    const cut_sched split = conv_sched(&c, "igemm", "splitk"), wino = conv_sched(&c, "winograd", NULL);
-    add_conv_record(res, &c, &split, 0.010, 0);
-    add_conv_record(res, &c, &wino, 0.012, 1);
+    const cut_sched split = tr_conv_sched(&c, "igemm", "splitk", 1), wino = tr_conv_sched(&c, "winograd", NULL, 1);
+    tr_add_conv(res, 1, &c, &split, 0.010, CUT_ST_OK, "cuda", "", "");
+    tr_add_conv(res, 1, &c, &wino, 0.012, CUT_ST_OK, "cuda", "", "");
     const cut_gemm nn = {256, 192, 128, CUT_GEMM_NN, CUT_DT_FP16};
     const cut_sched w = valid_sched(&nn, CUT_GEMM_TPL_WGMMA, 1), m = valid_sched(&nn, CUT_GEMM_TPL_MMA, 2);
     results_path(path, sizeof path, res, &nn);

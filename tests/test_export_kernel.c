@@ -140,9 +140,17 @@ static void assert_defines(const char *header, const char *control, const char *
         assert_non_null(at);
         snprintf(line, sizeof line, "#define %s %d\n", names[i], atoi(at + strlen(key)));
         assert_int_equal(count(header, line), 1);
+        /* undefined twice: after a caller's macro of the name is saved (before the definition), and at the end,
+         * after the code, before the caller's is restored */
+        char def[96], pop[96];
+        snprintf(def, sizeof def, "#define %s ", names[i]);
+        snprintf(pop, sizeof pop, "#pragma pop_macro(\"%s\")\n", names[i]);
         snprintf(line, sizeof line, "#undef %s\n", names[i]);
-        assert_int_equal(count(header, line), 1);
-        assert_true(strstr(header, line) > strstr(header, "} // namespace")); /* at the end, after the code */
+        assert_int_equal(count(header, line), 2);
+        const char *first = strstr(header, line), *last = strstr(first + 1, line);
+        assert_true(first < strstr(header, def));
+        assert_true(last > strstr(header, "} // namespace")); /* at the end, after the code */
+        assert_true(strstr(header, pop) > last);
     }
     free(c);
 }

@@ -11,6 +11,7 @@
 #include "cutune/gemm_space.h"
 #include "cutune/lookup.h"
 #include "cutune/record.h"
+#include "conv_records.h"
 #include "emu_check.h"
 #include "testutil.h"
 
@@ -24,72 +25,19 @@
 
 static const cut_conv k_conv = {1, 12, 12, 32, 64, 3, 3, 1, 1};
 
-static cut_sched sched_of(const cut_conv *c, const char *tpl_name, const char *knob, uint64_t seed0)
-{
-    const int tpl = cut_template_find(tpl_name);
-    assert_true(tpl >= 0);
-    const cut_template *t = cut_template_get(tpl);
-    cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    for (uint64_t seed = seed0; seed < seed0 + 5000; seed++) {
-        cut_rng rng;
-        cut_rng_seed(&rng, seed);
-        cut_sched s;
-        if (cut_sched_sample_valid(c, &d, tpl, &rng, &s, 2000) != 0)
-            continue;
-        for (int i = 0; i < t->nknobs; i++)
-            if (!knob || (!strcmp(t->knob_names[i], knob) && s.k[i] > 1))
-                return s;
-    }
-    fail_msg("no %s schedule", tpl_name);
-    return (cut_sched){0};
-}
-
-/* Appends a conv record to dir/case<idx>_<shape>.json. */
-static void add_conv(const char *dir, int idx, const cut_conv *c, const cut_sched *s, double ms, cut_status st,
-                     const char *backend, const char *gpu, const char *uuid)
-{
-    char name[512], path[2048];
-    cut_conv_case_name(c, idx, name, sizeof name);
-    snprintf(path, sizeof path, "%s/%s.json", dir, name);
-    cut_record r;
-    memset(&r, 0, sizeof r);
-    r.case_idx = idx;
-    r.conv = *c;
-    snprintf(r.dtype, sizeof r.dtype, "fp32");
-    r.sched = *s;
-    r.status = st;
-    r.median_ms = r.min_ms = r.max_ms = st == CUT_ST_OK ? ms : -1;
-    r.gflops = st == CUT_ST_OK ? cut_conv_gflops(c, ms) : 0;
-    r.repeats = 10;
-    r.regs = r.spills = -1;
-    snprintf(r.env.backend, sizeof r.env.backend, "%s", backend);
-    snprintf(r.env.gpu_name, sizeof r.env.gpu_name, "%s", gpu);
-    snprintf(r.env.gpu_uuid, sizeof r.env.gpu_uuid, "%s", uuid);
-    snprintf(r.ts, sizeof r.ts, "2026-12-07T00:00:00Z");
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_record_to_json(&r, &b);
-    FILE *f = fopen(path, "a");
-    assert_non_null(f);
-    fwrite(b.data, 1, b.len, f);
-    fclose(f);
-    cut_buf_free(&b);
-}
-
 static void test_conv_best_of_this_gpu(void **state)
 {
     (void)state;
     char *dir = tu_tmpdir("lookup_conv");
     cut_err e = {{0}};
-    const cut_sched a = sched_of(&k_conv, "direct", NULL, 1), b = sched_of(&k_conv, "igemm", NULL, 7),
-                    fast = sched_of(&k_conv, "winograd", NULL, 3);
-    add_conv(dir, 1, &k_conv, &a, 0.50, CUT_ST_OK, "cuda", H200, H200_UUID);
-    add_conv(dir, 1, &k_conv, &b, 0.30, CUT_ST_OK, "cuda", H200, H200_UUID);          /* the best here */
-    add_conv(dir, 1, &k_conv, &fast, 0.01, CUT_ST_WRONG_RESULT, "cuda", H200, H200_UUID); /* failed */
-    add_conv(dir, 1, &k_conv, &fast, 0.10, CUT_ST_OK, "cuda", H100, "GPU-9");          /* another GPU */
-    add_conv(dir, 1, &k_conv, &fast, 0.05, CUT_ST_OK, "emu", "", "");                 /* the emulator */
-    add_conv(dir, 1, &k_conv, &a, 0.40, CUT_ST_OK, "cuda", H200, H200_UUID);
+    const cut_sched a = tr_conv_sched(&k_conv, "direct", NULL, 1), b = tr_conv_sched(&k_conv, "igemm", NULL, 7),
+                    fast = tr_conv_sched(&k_conv, "winograd", NULL, 3);
+    tr_add_conv(dir, 1, &k_conv, &a, 0.50, CUT_ST_OK, "cuda", H200, H200_UUID);
+    tr_add_conv(dir, 1, &k_conv, &b, 0.30, CUT_ST_OK, "cuda", H200, H200_UUID);          /* the best here */
+    tr_add_conv(dir, 1, &k_conv, &fast, 0.01, CUT_ST_WRONG_RESULT, "cuda", H200, H200_UUID); /* failed */
+    tr_add_conv(dir, 1, &k_conv, &fast, 0.10, CUT_ST_OK, "cuda", H100, "GPU-9");          /* another GPU */
+    tr_add_conv(dir, 1, &k_conv, &fast, 0.05, CUT_ST_OK, "emu", "", "");                 /* the emulator */
+    tr_add_conv(dir, 1, &k_conv, &a, 0.40, CUT_ST_OK, "cuda", H200, H200_UUID);
 
     cut_lookup_query q = {.records_dir = dir, .gpu = H200};
     cut_lookup_kernel k;
@@ -146,9 +94,9 @@ static void test_conv_refusals(void **state)
     (void)state;
     char *dir = tu_tmpdir("lookup_none");
     cut_err e = {{0}};
-    const cut_sched a = sched_of(&k_conv, "direct", NULL, 1);
-    add_conv(dir, 1, &k_conv, &a, 0.2, CUT_ST_OK, "cuda", H100, "GPU-9");
-    add_conv(dir, 1, &k_conv, &a, 0.1, CUT_ST_TIMEOUT, "cuda", H200, H200_UUID);
+    const cut_sched a = tr_conv_sched(&k_conv, "direct", NULL, 1);
+    tr_add_conv(dir, 1, &k_conv, &a, 0.2, CUT_ST_OK, "cuda", H100, "GPU-9");
+    tr_add_conv(dir, 1, &k_conv, &a, 0.1, CUT_ST_TIMEOUT, "cuda", H200, H200_UUID);
     cut_lookup_query q = {.records_dir = dir, .gpu = H200};
     cut_lookup_kernel k;
     /* recorded only on another GPU (and a failure here): no record for this shape on this GPU */
@@ -184,8 +132,8 @@ static void test_conv_split_k_workspace(void **state)
     (void)state;
     char *dir = tu_tmpdir("lookup_split");
     cut_err e = {{0}};
-    const cut_sched s = sched_of(&k_conv, "igemm", "splitk", 1);
-    add_conv(dir, 4, &k_conv, &s, 0.02, CUT_ST_OK, "cuda", H200, H200_UUID);
+    const cut_sched s = tr_conv_sched(&k_conv, "igemm", "splitk", 1);
+    tr_add_conv(dir, 4, &k_conv, &s, 0.02, CUT_ST_OK, "cuda", H200, H200_UUID);
     cut_lookup_query q = {.records_dir = dir, .gpu = H200};
     cut_lookup_kernel k;
     assert_int_equal(cut_lookup_conv(&q, &k_conv, NULL, &k, &e), CUT_LOOKUP_FOUND);

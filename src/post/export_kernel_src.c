@@ -255,22 +255,24 @@ static void macros_restore(cut_buf *b, const cut_buf *macros)
         }
 }
 
-int cut_export_wrap_header(const char *src, const char *ns, const char *guard, const char *banner,
-                           const char *prelude, char **out)
+/* Only the macros text defines, into macros. */
+static void scan_macros(const char *text, cut_buf *macros)
 {
-    cut_buf kept, hoisted, macros, b;
+    cut_buf kept, hoisted;
     cut_buf_init(&kept);
     cut_buf_init(&hoisted);
-    cut_buf_init(&macros);
+    scan_lines(text, &kept, &hoisted, macros);
+    cut_buf_free(&kept);
+    cut_buf_free(&hoisted);
+}
+
+/* The header around a scanned source: banner, guard, the hoisted #include lines, the macros saved, pre (the
+ * tunables or a prelude: before the namespace, may be NULL), the code in namespace ns, the macros restored. */
+static char *emit_header(const char *banner, const char *guard, const cut_buf *hoisted, const cut_buf *macros,
+                         const char *pre, const char *ns, const cut_buf *kept, const char *what)
+{
+    cut_buf b;
     cut_buf_init(&b);
-    if (prelude) {
-        scan_lines(prelude, &kept, &hoisted, &macros);
-        cut_buf_free(&kept);
-        cut_buf_free(&hoisted);
-        cut_buf_init(&kept);
-        cut_buf_init(&hoisted);
-    }
-    scan_lines(src, &kept, &hoisted, &macros);
     if (banner)
         for (const char *p = banner; *p;) {
             const size_t n = strcspn(p, "\n");
@@ -278,28 +280,41 @@ int cut_export_wrap_header(const char *src, const char *ns, const char *guard, c
             p += n + (p[n] == '\n');
         }
     cut_buf_printf(&b, "#ifndef %s\n#define %s\n\n", guard, guard);
-    if (hoisted.len) {
-        cut_buf_printf(&b, "// the kernel's #include lines, outside the namespace\n");
-        cut_buf_append(&b, hoisted.data, hoisted.len);
+    if (hoisted->len) { /* unconditional, so before any macro of the source is defined */
+        cut_buf_printf(&b, "// the %s's #include lines, outside the namespace\n", what);
+        cut_buf_append(&b, hoisted->data, hoisted->len);
         cut_buf_printf(&b, "\n");
     }
-    macros_save(&b, &macros);
-    if (prelude)
-        cut_buf_printf(&b, "%s\n", prelude);
-    cut_buf_printf(&b, "namespace %s {\n\n", ns);
-    if (kept.len)
-        cut_buf_append(&b, kept.data, kept.len);
+    macros_save(&b, macros);
+    if (pre)
+        cut_buf_printf(&b, "%s%s", pre, pre[0] && pre[strlen(pre) - 1] == '\n' ? "" : "\n");
+    cut_buf_printf(&b, "\nnamespace %s {\n\n", ns);
+    if (kept->len)
+        cut_buf_append(&b, kept->data, kept->len);
     if (!b.len || b.data[b.len - 1] != '\n')
         cut_buf_append(&b, "\n", 1);
     cut_buf_printf(&b, "\n} // namespace %s\n\n", ns);
-    cut_buf_printf(&b, "// The kernel's macros end here: none of them leaks out of this header.\n");
-    macros_restore(&b, &macros);
+    cut_buf_printf(&b, "// The %s's macros end here: none of them leaks out of this header.\n", what);
+    macros_restore(&b, macros);
     cut_buf_printf(&b, "\n#endif // %s\n", guard);
     cut_buf_append(&b, "", 1);
+    return b.data;
+}
+
+int cut_export_wrap_header(const char *src, const char *ns, const char *guard, const char *banner,
+                           const char *prelude, char **out)
+{
+    cut_buf kept, hoisted, macros;
+    cut_buf_init(&kept);
+    cut_buf_init(&hoisted);
+    cut_buf_init(&macros);
+    if (prelude)
+        scan_macros(prelude, &macros);
+    scan_lines(src, &kept, &hoisted, &macros);
+    *out = emit_header(banner, guard, &hoisted, &macros, prelude, ns, &kept, "kernel");
     cut_buf_free(&kept);
     cut_buf_free(&hoisted);
     cut_buf_free(&macros);
-    *out = b.data;
     return 0;
 }
 
@@ -317,49 +332,20 @@ int cut_export_opt_header(const char *src, const char *entry, const char *new_en
     const char *rend = strstr(strstr(renamed, CUT_KST_BEGIN), CUT_KST_END);
     const char *body = strchr(rend, '\n');
     body = body ? body + 1 : rend + strlen(rend);
-    cut_buf head, kept, hoisted, macros, b;
+    cut_buf head, kept, hoisted, macros;
     cut_buf_init(&head);
     cut_buf_init(&kept);
     cut_buf_init(&hoisted);
     cut_buf_init(&macros);
-    cut_buf_init(&b);
     cut_buf_append(&head, renamed, (size_t)(body - renamed));
     cut_buf_append(&head, "", 1);
-    scan_lines(head.data, &kept, &hoisted, &macros); /* the tunables: their macros first */
-    cut_buf_free(&kept);
-    cut_buf_free(&hoisted);
-    cut_buf_init(&kept);
-    cut_buf_init(&hoisted);
+    scan_macros(head.data, &macros); /* the tunables: their macros first */
     scan_lines(body, &kept, &hoisted, &macros);
-    if (banner)
-        for (const char *p = banner; *p;) {
-            const size_t n = strcspn(p, "\n");
-            cut_buf_printf(&b, "// %.*s\n", (int)n, p);
-            p += n + (p[n] == '\n');
-        }
-    cut_buf_printf(&b, "#ifndef %s\n#define %s\n\n", guard, guard);
-    if (hoisted.len) { /* unconditional, so before any macro of the source is defined */
-        cut_buf_printf(&b, "// the source's #include lines, outside the namespace\n");
-        cut_buf_append(&b, hoisted.data, hoisted.len);
-        cut_buf_printf(&b, "\n");
-    }
-    macros_save(&b, &macros);
-    cut_buf_append(&b, head.data, strlen(head.data));
-    cut_buf_printf(&b, "\nnamespace %s {\n\n", ns);
-    if (kept.len)
-        cut_buf_append(&b, kept.data, kept.len);
-    if (!b.len || b.data[b.len - 1] != '\n')
-        cut_buf_append(&b, "\n", 1);
-    cut_buf_printf(&b, "\n} // namespace %s\n\n", ns);
-    cut_buf_printf(&b, "// The tunables and the source's macros end here: none of them leaks into the next header.\n");
-    macros_restore(&b, &macros);
-    cut_buf_printf(&b, "\n#endif // %s\n", guard);
-    cut_buf_append(&b, "", 1);
+    *out = emit_header(banner, guard, &hoisted, &macros, head.data, ns, &kept, "source");
     cut_buf_free(&head);
     cut_buf_free(&kept);
     cut_buf_free(&hoisted);
     cut_buf_free(&macros);
     free(renamed);
-    *out = b.data;
     return 0;
 }
