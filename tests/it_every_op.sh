@@ -26,6 +26,16 @@ done
 grep -q "add_subdirectory(gemm)" kernels/CMakeLists.txt || fail "top CMakeLists does not add the GEMM project"
 [ "$(wc -l < kernels/gemm/gemm_metadata.csv)" -eq 6 ] || fail "gemm_metadata.csv rows"
 [ ! -f kernels/driver.cu ] || fail "a conv driver without conv kernels"
+# seed 001's run scripts for the GEMM too (issue 16): scripts/<gemm name>/, run_layer_<gemm name>.sh, run_all.sh
+G=gemm_nn_fp32_M_64_N_48_K_40
+for k in 1 2 3 4 5; do for p in 1 2 3 4 5; do
+    f=scripts/$G/run_kernel${k}_powercap$p.sh
+    [ -x "$f" ] && bash -n "$f" || fail "$f missing, not executable or not bash"
+    grep -q -- "energy --outdir . --gemm 1 --kernel $k --power-cap-index $p \"\$@\"" "$f" || fail "$f: energy call"
+done; done
+[ -x run_layer_$G.sh ] && grep -q -- '--gemm 1 --power-cap-index "$p"' run_layer_$G.sh || fail "run_layer_$G.sh"
+grep -q "^bash ./run_layer_$G.sh" run_all.sh || fail "run_all.sh does not run the GEMM"
+[ ! -e kernel_metadata.csv ] && grep -q "add_subdirectory(kernels)" CMakeLists.txt || fail "GEMM-only root files"
 
 # a conv case beside it: export takes both ops
 "$BIN" tune --backend emu --conv 1,8,8,8,4,3,3,1,1 --trials 8 --batch 8 --quiet --outdir . > tune_conv.out
@@ -36,6 +46,9 @@ ng=$(wc -l < tuningresults/gemm_nn_fp32_M_64_N_48_K_40.json)
 [ "$ng" -ge 5 ] || fail "the GEMM's representatives shrank to $ng"
 grep -q "^exported $ng GEMM kernel(s)" export2.out || fail "GEMMs left out when conv results are present"
 [ -f kernels/driver.cu ] && [ -f kernels/gemm/driver.cu ] || fail "both drivers expected"
+[ -x scripts/case1/run_kernel1_powercap1.sh ] && [ -x scripts/$G/run_kernel1_powercap1.sh ] || fail "scripts of both ops"
+[ -x run_layer_case1.sh ] && [ "$(grep -c '^bash ./run_layer_' run_all.sh)" = 2 ] || fail "run_all.sh of both ops"
+cmp -s kernel_metadata.csv kernels/kernel_metadata.csv || fail "root kernel_metadata.csv"
 grep -q "add_subdirectory(gemm)" kernels/CMakeLists.txt || fail "conv CMakeLists does not add the GEMM project"
 
 # report
@@ -69,6 +82,20 @@ allrows = list(csv.reader(open(d + "all.csv")))
 assert [r[0] for r in allrows[1:]] == ids, allrows
 PY
 [ ! -f nvml.log ] || ! grep -q set_limit nvml.log || fail "the current cap was changed"
+# one GEMM kernel at cap 5 through its script: powercap5/ gets it, powercap1/ keeps every kernel, all.csv has both
+CUTUNE_STATE_DIR=$PWD/state CUTUNE=$BIN bash scripts/$G/run_kernel2_powercap5.sh --backend emu --test --warmup 0.02 \
+    --allow-power-cap > gs.out 2>&1 || { cat gs.out; fail "GEMM run script"; }
+python3 - <<'PY' || fail "GEMM run script files"
+import csv
+d = "kernel_outputs/gemm_nn_fp32_M_64_N_48_K_40/"
+assert "Power limit: 700.0 W" in open(d + "powercap5/output_kernel2.txt").read()
+assert [r[0] for r in csv.reader(open(d + "powercap5/results.csv"))] == ["id", "2"]
+ng = sum(1 for _ in open("tuningresults/gemm_nn_fp32_M_64_N_48_K_40.json"))
+assert len(list(csv.reader(open(d + "powercap1/results.csv")))) == ng + 1
+allrows = list(csv.reader(open(d + "all.csv")))
+assert len(allrows[0]) == 16 and len(allrows) == ng + 1, allrows[0]
+assert all(r[13] == "" for r in allrows[1:] if r[0] != "2") and [r for r in allrows if r[0] == "2"][0][13] != ""
+PY
 # an optimized user kernel: optimize -> export --optimized -> energy of its baseline and best, fake NVML
 "$BIN" optimize --input "$KERNELS/softmax_row.json" --outdir opt --backend emu --no-llm --budget-builds 4 \
     --sizes ROWS=8,COLS=256 > opt.log 2>&1 || { cat opt.log; fail "optimize"; }

@@ -285,6 +285,103 @@ static void test_all_csv(void **state)
     cut_buf_free(&b);
 }
 
+/* A file's text, "" when it cannot be read. Caller frees. */
+static char *slurp(const char *dir, const char *name)
+{
+    char path[4300], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (cut_read_file(path, &text, &len, NULL) != 0)
+        return strdup("");
+    return text;
+}
+
+static cut_energy_result fake_result(double gflops, double energy_mj, double edp)
+{
+    cut_energy_result r;
+    memset(&r, 0, sizeof r);
+    r.gflops = gflops;
+    r.energy_mj = energy_mj;
+    r.edp = edp;
+    return r;
+}
+
+/* One kernel measured at a time (cutune export's run scripts): each replaces its own results.csv row and
+ * energy.jsonl line, the others stay, rows sorted by id; a failure removes only its row; kernels measured at
+ * another limit are dropped; all.csv is rebuilt from every powercapP/results.csv. */
+static void test_folder_record_merges(void **state)
+{
+    (void)state;
+    char *tmp = tu_tmpdir("energy_merge");
+    assert_non_null(tmp);
+    char dir[4200], out[4300];
+    snprintf(dir, sizeof dir, "%s/case1/powercap3", tmp);
+    cut_err e = {{0}};
+    assert_int_equal(cut_mkdirs(dir, &e), 0);
+    int dropped = -1;
+    cut_energy_result r2 = fake_result(200, 2, 0.5), r1 = fake_result(100, 1, 0.25), r1b = fake_result(150, 1.5, 1);
+    /* kernel 2 first, then kernel 1: both rows, sorted by id */
+    assert_int_equal(cut_energy_folder_record(dir, 2, &r2, "{\"case\":1,\"id\":2,\"power_limit_w\":450.000}\n",
+                                              450, &dropped, &e), 0);
+    assert_int_equal(dropped, 0);
+    assert_int_equal(cut_energy_folder_record(dir, 1, &r1, "{\"case\":1,\"id\":1,\"power_limit_w\":450.000}\n",
+                                              450, &dropped, &e), 0);
+    char *csv = slurp(dir, "results.csv");
+    assert_string_equal(csv, "id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)\n"
+                             "1,100.00,1.000000,0.25000000\n"
+                             "2,200.00,2.000000,0.50000000\n");
+    free(csv);
+    /* kernel 1 again: its row and line replaced, kernel 2's kept */
+    assert_int_equal(cut_energy_folder_record(dir, 1, &r1b, "{\"case\":1,\"id\":1,\"power_limit_w\":450.000,\"x\":1}\n",
+                                              450, &dropped, &e), 0);
+    csv = slurp(dir, "results.csv");
+    assert_string_equal(csv, "id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)\n"
+                             "1,150.00,1.500000,1.00000000\n"
+                             "2,200.00,2.000000,0.50000000\n");
+    free(csv);
+    char *jl = slurp(dir, "energy.jsonl");
+    assert_string_equal(jl, "{\"case\":1,\"id\":2,\"power_limit_w\":450.000}\n"
+                            "{\"case\":1,\"id\":1,\"power_limit_w\":450.000,\"x\":1}\n");
+    free(jl);
+    /* all.csv: cap 3's columns are the third triple, caps 1 and 2 empty */
+    snprintf(out, sizeof out, "%s/case1", tmp);
+    assert_int_equal(cut_energy_all_rebuild(out, &e), 0);
+    char *all = slurp(out, "all.csv");
+    assert_non_null(strstr(all, "\n1,,,,,,,150.00,1.500000,1.00000000\n2,,,,,,,200.00,2.000000,0.50000000\n"));
+    free(all);
+    /* kernel 2 fails: its row goes, kernel 1's stays */
+    assert_int_equal(cut_energy_folder_record(dir, 2, NULL, NULL, 450, &dropped, &e), 0);
+    csv = slurp(dir, "results.csv");
+    assert_string_equal(csv, "id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)\n1,150.00,1.500000,1.00000000\n");
+    free(csv);
+    /* kernel 3 at another limit (the folder's cap changed): kernel 1, measured at 450 W, is dropped with its file */
+    snprintf(out, sizeof out, "%s/output_kernel1.txt", dir);
+    assert_int_equal(cut_write_file_atomic(out, "x\n", 2, &e), 0);
+    assert_int_equal(cut_energy_folder_record(dir, 3, &r2, "{\"case\":1,\"id\":3,\"power_limit_w\":500.000}\n",
+                                              500, &dropped, &e), 0);
+    assert_int_equal(dropped, 1);
+    assert_false(cut_path_exists(out));
+    csv = slurp(dir, "results.csv");
+    assert_string_equal(csv, "id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)\n3,200.00,2.000000,0.50000000\n");
+    free(csv);
+    /* a malformed results.csv is refused, not overwritten */
+    snprintf(out, sizeof out, "%s/results.csv", dir);
+    assert_int_equal(cut_write_file_atomic(out, "id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)\n1,x\n", 43, &e), 0);
+    assert_int_equal(cut_energy_folder_record(dir, 1, &r1, NULL, 500, &dropped, &e), -1);
+    assert_non_null(strstr(e.msg, "results.csv:2"));
+    /* powercaps.csv: rows merged by index */
+    snprintf(out, sizeof out, "%s/powercaps.csv", tmp);
+    int idx[2] = {1, 2};
+    unsigned int mw[2] = {200000, 325000}, mw3 = 450000;
+    assert_int_equal(cut_energy_caps_record(out, idx, mw, 2, &e), 0);
+    int three = 3;
+    assert_int_equal(cut_energy_caps_record(out, &three, &mw3, 1, &e), 0);
+    char *caps = slurp(tmp, "powercaps.csv");
+    assert_string_equal(caps, "powercap,limit_w\n1,200.000\n2,325.000\n3,450.000\n");
+    free(caps);
+    free(tmp);
+}
+
 int main(void)
 {
     const char *fake = getenv("CUTUNE_FAKE_NVML");
@@ -303,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_output_text_has_seed_lines),
         cmocka_unit_test(test_json_line),
         cmocka_unit_test(test_all_csv),
+        cmocka_unit_test(test_folder_record_merges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

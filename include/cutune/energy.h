@@ -96,9 +96,35 @@ typedef struct cut_energy_table {
 } cut_energy_table;
 void cut_energy_table_add(cut_energy_table *t, int id, double perf, double energy_mj, double edp);
 void cut_energy_table_free(cut_energy_table *t);
-/* all.csv from the caps' tables (in cap order): header "id" + the 3 columns once per cap, one row per id of the
- * first table; an id missing from a later cap gets empty fields. */
+/* all.csv from the caps' tables (in cap order): header "id" + the 3 columns once per cap, one row per id of any
+ * table, sorted by id; an id missing from a cap (or a cap with no table rows) gets empty fields there. */
 void cut_energy_all_csv(cut_buf *b, const cut_energy_table *caps, int ncaps);
+/* Sets kernel id's row of t (replacing the one there), keeping t sorted by id when it was. */
+void cut_energy_table_set(cut_energy_table *t, int id, double perf, double energy_mj, double edp);
+/* Removes kernel id's row of t, if it has one. */
+void cut_energy_table_remove(cut_energy_table *t, int id);
+/* results.csv's text: CUT_ENERGY_RESULTS_HEADER, then t's rows in order. */
+void cut_energy_results_csv(cut_buf *b, const cut_energy_table *t);
+/* Parses results.csv's text (NUL-terminated) into t, sorted by id (a repeated id: the last row). The header must be
+ * CUT_ENERGY_RESULTS_HEADER; a row that is not "id,perf,energy,EDP" is refused with a sentence naming name:line.
+ * Caller frees t with cut_energy_table_free, also after an error. */
+int cut_energy_results_parse(const char *text, const char *name, cut_energy_table *t, cut_err *e);
+
+/* Records one kernel's measurement in a powercapP folder dir, keeping every other kernel's: results.csv's row of
+ * id is replaced (r NULL: the kernel failed here, its row is removed), rows sorted by id; json_line (one
+ * cut_energy_json_line, may be NULL) replaces id's line of energy.jsonl. Kernels whose energy.jsonl line says they
+ * were measured at another power limit than limit_w (more than 0.5 W apart: the folder had another cap) lose their
+ * line, their row and their output_kernelK.txt, so that one folder never mixes two limits; *dropped gets how many.
+ * Both files are written atomically. 0, or -1 with e (a malformed results.csv is refused, not overwritten). */
+int cut_energy_folder_record(const char *dir, int id, const cut_energy_result *r, const char *json_line,
+                             double limit_w, int *dropped, cut_err *e);
+/* Rebuilds case_dir/all.csv from every case_dir/powercapP/results.csv present (seed 001 phase 4): the columns of
+ * cap P are the P-th triple (caps up to the highest present; a missing one's fields are empty). Nothing is written
+ * when no results.csv is there. 0, or -1 with e. */
+int cut_energy_all_rebuild(const char *case_dir, cut_err *e);
+/* Merges caps into powercaps.csv at path (CUT_ENERGY_CAPS_HEADER, "P,limit_w" rows sorted by P): index[i] (1-based
+ * folder number) gets mw[i]; the rows of other indices already there stay. Written atomically. 0, or -1 with e. */
+int cut_energy_caps_record(const char *path, const int *index, const unsigned int *mw, int n, cut_err *e);
 
 #ifdef __cplusplus
 }

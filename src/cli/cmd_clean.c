@@ -28,6 +28,8 @@ int cut_cmd_clean(int argc, char **argv)
                    "    kernels/, kernel_outputs/, scripts/  if they hold the " CUT_EXPORT_MARKER " marker file\n"
                    "    build/     if it holds the marker, or is the CMake build of DIR/kernels (CMakeCache.txt)\n"
                    "    kernel_metadata.csv  if its first line is cutune export's header\n"
+                   "    CMakeLists.txt, run_all.sh, run_layer_*.sh  if export wrote them (\"" CUT_EXPORT_ROOT_TAG "\" at\n"
+                   "               the top); build/ also when it is the CMake build of that CMakeLists.txt\n"
                    "  tuningrecords/ and tuningresults/ are never removed.\n");
             return CUT_EXIT_OK;
         } else if (!strcmp(argv[i], "--outdir")) {

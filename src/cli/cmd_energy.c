@@ -1,11 +1,13 @@
 /* cutune energy — seed 001 phase 3 (+ phase 4's CSVs): every representative in tuningresults/, at every power cap,
  * measured for time and energy with NVML's counter (cutune/energy.h), into kernel_outputs/:
  *
- *   kernel_outputs/powercaps.csv                       powercap index -> limit (W)
+ *   kernel_outputs/powercaps.csv                       powercap index -> limit (W) of the last run at each index
  *   kernel_outputs/caseN/powercapP/output_kernelK.txt  seed 001's lines + details
  *   kernel_outputs/caseN/powercapP/results.csv         id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)
  *   kernel_outputs/caseN/powercapP/energy.jsonl        one object per kernel: per-lround numbers, clocks, ...
- *   kernel_outputs/caseN/all.csv                       id + 3 columns per cap
+ *   kernel_outputs/caseN/all.csv                       id + 3 columns per cap, from every powercapP/results.csv
+ * A run updates the rows of the kernels it measures and keeps the others' (cut_energy_folder_record), so that the
+ * run scripts of cutune export (one kernel, one cap: --power-cap-index P) add up to seed 001's files.
  * A tuned GEMM's representatives (tuningresults/gemm_*.json) are measured the same way into
  * kernel_outputs/<gemm name>/ (the GEMM's workload prepared by the runner instead of a conv case's).
  *
@@ -36,13 +38,19 @@ static const char energy_usage[] =
     "  --outdir DIR          where tuningresults/ is and kernel_outputs/ goes (default .)\n"
     "  --results DIR         the representatives (default DIR/tuningresults)\n"
     "  --power-caps SPEC     current (default; nothing is changed), all (the GPU model's 5 caps), or W1,W2,..\n"
-    "  --allow-power-cap     allow changing the power limit (root); restored on exit, error, signal or crash\n"
+    "                        cap I of the list goes to powercapI/ (current: powercap1/)\n"
+    "  --power-cap-index P   only the P-th cap of --power-caps (default all: seed 001's powercapP, 1 = lowest),\n"
+    "                        into powercapP/; other kernels' rows there stay (the run scripts of cutune export)\n"
+    "  --allow-power-cap     allow changing the power limit (root); restored on exit, error, signal or crash.\n"
+    "                        Without it a cap that differs from the limit in force is refused, never measured at\n"
+    "                        the wrong limit: set it yourself first (nvidia-smi -pl W), or use --power-caps current\n"
     "  --detect              print the GPU, its power-limit range and its 5 caps, then exit\n"
     "  --test                1 lround instead of 3 (seed 001's test mode)\n"
     "  --lrounds N           windows per kernel and cap (default 3)\n"
     "  --min-steps N         energy-counter steps each window spans (default 10)\n"
     "  --warmup S            seconds of warm-up per kernel (default 0.3)\n"
-    "  --case N, --kernel K  measure only this case / kernel id\n"
+    "  --case N, --kernel K  measure only this conv case / kernel id\n"
+    "  --gemm G              measure only the G-th tuned GEMM (tuningresults/gemm_*.json by name, as export numbers)\n"
     "  --gpu I               GPU index (default 0)\n"
     "  --backend B           cuda (default) or emu (host emulation; energy from whatever NVML is loaded)\n"
     "  --nvml-uuid UUID      with --backend emu: the NVML device to read (default NVML's first)\n"
@@ -53,7 +61,8 @@ static const char energy_usage[] =
 typedef struct energy_opts {
     const char *outdir, *results, *caps_arg, *backend, *nvml_uuid;
     const char *optimized, *opt_kernel; /* --optimized OPT_DIR [--opt-kernel NAME] */
-    int allow, detect, case_only, kernel_only, gpu, idle_others;
+    int allow, detect, case_only, kernel_only, gemm_only, gpu, idle_others;
+    int cap_index; /* --power-cap-index P, 0: every cap of --power-caps */
     cut_energy_plan plan;
 } energy_opts;
 
@@ -92,6 +101,10 @@ static int parse_args(int argc, char **argv, energy_opts *o, int *help, cut_err 
             o->plan.warmup_s = warm;
         } else if (!strcmp(a, "--case"))
             rc = cut_arg_int(argc, argv, &i, 1, 100000, &o->case_only, e);
+        else if (!strcmp(a, "--gemm"))
+            rc = cut_arg_int(argc, argv, &i, 1, 100000, &o->gemm_only, e);
+        else if (!strcmp(a, "--power-cap-index"))
+            rc = cut_arg_int(argc, argv, &i, 1, CUT_POWERCAP_MAX_LIST, &o->cap_index, e);
         else if (!strcmp(a, "--kernel"))
             rc = cut_arg_int(argc, argv, &i, 1, 100000, &o->kernel_only, e);
         else if (!strcmp(a, "--gpu"))
@@ -111,8 +124,16 @@ static int parse_args(int argc, char **argv, energy_opts *o, int *help, cut_err 
     }
     if (o->opt_kernel && !o->optimized)
         return cut_err_set(e, "--opt-kernel NAME selects a kernel of --optimized OPT_DIR");
-    if (o->optimized && (o->results || o->case_only || o->kernel_only))
-        return cut_err_set(e, "--optimized measures an optimizer's kernels: drop --results, --case and --kernel");
+    if (o->optimized && (o->results || o->case_only || o->kernel_only || o->gemm_only))
+        return cut_err_set(e, "--optimized measures an optimizer's kernels: drop --results, --case, --gemm and "
+                              "--kernel");
+    if (o->case_only && o->gemm_only)
+        return cut_err_set(e, "--case N selects a conv case and --gemm G a GEMM: give one of them");
+    if (o->cap_index && o->caps_arg && !strcmp(o->caps_arg, "current"))
+        return cut_err_set(e, "--power-cap-index picks one cap of --power-caps all (the default) or of a list of "
+                              "watts; --power-caps current measures at the limit in force, into powercap1");
+    if (!o->caps_arg)
+        o->caps_arg = o->cap_index ? "all" : "current";
     if (strcmp(o->backend, "cuda") && strcmp(o->backend, "emu"))
         return cut_err_set(e, "unknown backend '%s' (cuda or emu)", o->backend);
     return 0;
@@ -158,18 +179,15 @@ static int write_buf(const char *path, const cut_buf *b, cut_err *e)
     return cut_write_file_atomic(path, b->data ? b->data : "", b->len, e);
 }
 
-static int write_caps_csv(const char *odir, const cut_powercap_list *caps, cut_err *e)
+/* powercaps.csv: this run's caps at their folder numbers (first_index + i), the other rows there kept. */
+static int write_caps_csv(const char *odir, const cut_powercap_list *caps, int first_index, cut_err *e)
 {
     char path[4200];
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_buf_printf(&b, "%s\n", CUT_ENERGY_CAPS_HEADER);
+    int index[CUT_POWERCAP_MAX_LIST];
     for (int i = 0; i < caps->n; i++)
-        cut_buf_printf(&b, "%d,%.3f\n", i + 1, caps->mw[i] / 1e3);
+        index[i] = first_index + i;
     snprintf(path, sizeof path, "%s/powercaps.csv", odir);
-    int rc = write_buf(path, &b, e);
-    cut_buf_free(&b);
-    return rc;
+    return cut_energy_caps_record(path, index, caps->mw, caps->n, e);
 }
 
 /* One kernel to measure: its id in its results file and its source (owned by the loaded export set). */
@@ -192,34 +210,8 @@ typedef struct case_run {
     cut_kernel_src *srcs;       /* an optimized kernel's sources (baseline, best), owned */
     int n;
     cut_compiled *bins;         /* [n], cuda only */
-    cut_energy_table tables[CUT_POWERCAP_MAX_LIST];
     int failures;
 } case_run;
-
-static int write_results_csv(const char *cdir, const cut_energy_table *t, cut_err *e)
-{
-    char path[4300];
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_buf_printf(&b, "%s\n", CUT_ENERGY_RESULTS_HEADER);
-    for (int i = 0; i < t->n; i++)
-        cut_buf_printf(&b, "%d,%.2f,%.6f,%.8f\n", t->id[i], t->v[i][0], t->v[i][1], t->v[i][2]);
-    snprintf(path, sizeof path, "%s/results.csv", cdir);
-    int rc = write_buf(path, &b, e);
-    cut_buf_free(&b);
-    return rc;
-}
-
-static int append_line(const char *path, const cut_buf *b, cut_err *e)
-{
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return cut_err_set(e, "cannot append to %s", path);
-    int bad = fwrite(b->data, 1, b->len, f) != b->len;
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    return bad ? cut_err_set(e, "writing %s failed", path) : 0;
-}
 
 /* ---- measuring ---- */
 
@@ -227,13 +219,15 @@ typedef struct energy_ctx {
     energy_opts *o;
     cut_runner *runner;
     char odir[4096]; /* kernel_outputs */
+    int first_index; /* the folder number of the run's first cap: powercap<first_index + p> */
     double limit_w;  /* cap in force */
     double idle_w;
 } energy_ctx;
 
-/* One kernel at the cap in force: output_kernelK.txt, energy.jsonl, and its results.csv row. A kernel that fails
- * is written down (output file with the reason) and counted; a meter that fails stops the run (-1). */
-static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char *cdir, cut_err *e)
+/* One kernel at the cap in force: output_kernelK.txt, and its line of energy.jsonl and row of results.csv (the
+ * other kernels' stay). A kernel that fails is written down (output file with the reason, no row) and counted; a
+ * meter that fails stops the run (-1). */
+static int measure_kernel(energy_ctx *x, case_run *cr, int i, const char *cdir, cut_err *e)
 {
     const run_kernel *k = &cr->k[i];
     cut_candidate cand = {.ks = k->ks, .bin = cr->bins ? &cr->bins[i] : NULL};
@@ -248,7 +242,7 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
     char path[4400];
     cut_buf b;
     cut_buf_init(&b);
-    int rc = 0;
+    int rc = 0, dropped = 0;
     snprintf(path, sizeof path, "%s/output_kernel%d.txt", cdir, k->kernel_id);
     if (res.status != CUT_ST_OK) {
         cr->failures++;
@@ -256,27 +250,29 @@ static int measure_kernel(energy_ctx *x, case_run *cr, int i, int p, const char 
         fprintf(stderr, "cutune energy: %s kernel %d: %s: %s\n", cr->label, k->kernel_id,
                 cut_status_name(res.status), res.error);
         rc = write_buf(path, &b, e);
+        if (rc == 0)
+            rc = cut_energy_folder_record(cdir, k->kernel_id, NULL, NULL, x->limit_w, &dropped, e);
     } else {
         cut_energy_output_text(&b, &er, x->limit_w, x->idle_w);
         rc = write_buf(path, &b, e);
-        cut_energy_table_add(&cr->tables[p], k->kernel_id, er.gflops, er.energy_mj, er.edp);
         b.len = 0;
         cut_energy_json_line(&b, cr->case_idx, k->kernel_id, x->limit_w, x->idle_w, &er);
-        snprintf(path, sizeof path, "%s/energy.jsonl", cdir);
+        cut_buf_append(&b, "", 1); /* NUL-terminated for the folder's merge */
         if (rc == 0)
-            rc = append_line(path, &b, e);
-        if (rc == 0)
-            rc = write_results_csv(cdir, &cr->tables[p], e);
+            rc = cut_energy_folder_record(cdir, k->kernel_id, &er, b.data, x->limit_w, &dropped, e);
         printf("%s kernel %2d @ %.0f W: %9.4f ms %10.4f mJ %8.1f W %9.1f GFLOP/s  CV %.2f%%  %.2f s\n",
                cr->label, k->kernel_id, x->limit_w, er.time_ms, er.energy_mj, er.power_w, er.gflops,
                100 * er.cv_energy, er.seconds);
         fflush(stdout);
     }
+    if (dropped)
+        fprintf(stderr, "cutune energy: %s: dropped %d kernel(s) measured there at another power limit than %.1f W\n",
+                cdir, dropped, x->limit_w);
     cut_buf_free(&b);
     return rc;
 }
 
-/* One case at the cap in force (index p): its kernels, then its results.csv for this cap. */
+/* One case at the cap in force (the run's p-th): its kernels into its powercap folder, then its all.csv. */
 static int measure_case_at_cap(energy_ctx *x, case_run *cr, int p, cut_err *e)
 {
     int prc = cr->task ? cr->task->prepare(cr->task, x->runner, 7, e)
@@ -284,28 +280,15 @@ static int measure_case_at_cap(energy_ctx *x, case_run *cr, int p, cut_err *e)
                             : cut_runner_prepare_conv(x->runner, &cr->conv, 7, e);
     if (prc != 0)
         return cut_err_wrap(e, "%s", cr->label);
-    char cdir[4200], jl[4300];
-    snprintf(cdir, sizeof cdir, "%s/%s/powercap%d", x->odir, cr->label, p + 1);
+    char cdir[4200];
+    snprintf(cdir, sizeof cdir, "%s/%s/powercap%d", x->odir, cr->label, x->first_index + p);
     if (cut_mkdirs(cdir, e) != 0)
         return -1;
-    snprintf(jl, sizeof jl, "%s/energy.jsonl", cdir);
-    remove(jl); /* this run's lines only */
     for (int i = 0; i < cr->n; i++)
-        if (measure_kernel(x, cr, i, p, cdir, e) != 0)
+        if (measure_kernel(x, cr, i, cdir, e) != 0)
             return -1;
-    return 0;
-}
-
-static int write_all_csv(const energy_ctx *x, const case_run *cr, int ncaps, cut_err *e)
-{
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_energy_all_csv(&b, cr->tables, ncaps);
-    char path[4300];
-    snprintf(path, sizeof path, "%s/%s/all.csv", x->odir, cr->label);
-    int rc = write_buf(path, &b, e);
-    cut_buf_free(&b);
-    return rc;
+    snprintf(cdir, sizeof cdir, "%s/%s", x->odir, cr->label);
+    return cut_energy_all_rebuild(cdir, e);
 }
 
 /* The NVRTC options of the measured GPU (cuda: use_nvrtc set), for the representatives and an optimized kernel's
@@ -349,8 +332,6 @@ static void case_run_free(case_run *cr)
     for (int i = 0; cr->bins && i < cr->n; i++)
         cut_compiled_free(&cr->bins[i]);
     free(cr->bins);
-    for (int p = 0; p < CUT_POWERCAP_MAX_LIST; p++)
-        cut_energy_table_free(&cr->tables[p]);
     for (int i = 0; cr->k && i < cr->n; i++)
         free(cr->k[i].call);
     for (int i = 0; cr->srcs && i < cr->n; i++)
@@ -378,7 +359,7 @@ static int group_cases(const energy_opts *o, const cut_export_set *set, const cu
 {
     case_run *runs = cut_xcalloc((size_t)(set->n + gset->n + 1), sizeof *runs);
     int nruns = 0, last = -1;
-    for (int i = 0; i < set->n; i++) {
+    for (int i = 0; !o->gemm_only && i < set->n; i++) {
         const cut_export_kernel *k = &set->k[i];
         if ((o->case_only && k->case_idx != o->case_only) || (o->kernel_only && k->kernel_id != o->kernel_only))
             continue;
@@ -394,7 +375,7 @@ static int group_cases(const energy_opts *o, const cut_export_set *set, const cu
     last = -1;
     for (int i = 0; !o->case_only && i < gset->n; i++) {
         const cut_export_gemm_kernel *k = &gset->k[i];
-        if (o->kernel_only && k->kernel_id != o->kernel_only)
+        if ((o->gemm_only && k->gemm_id != o->gemm_only) || (o->kernel_only && k->kernel_id != o->kernel_only))
             continue;
         int is_new = k->gemm_id != last;
         add_kernel(runs, &nruns, is_new, k->kernel_id, &k->ks);
@@ -409,7 +390,8 @@ static int group_cases(const energy_opts *o, const cut_export_set *set, const cu
     }
     *runs_out = runs;
     if (nruns == 0)
-        return cut_err_set(e, "no kernel in the results matches --case %d --kernel %d", o->case_only, o->kernel_only);
+        return cut_err_set(e, "no kernel in the results matches --%s %d --kernel %d", o->gemm_only ? "gemm" : "case",
+                           o->gemm_only ? o->gemm_only : o->case_only, o->kernel_only);
     return nruns;
 }
 
@@ -451,7 +433,8 @@ static int group_optimized(const energy_opts *o, const cut_export_opt_set *oset,
     return nruns;
 }
 
-/* Cap by cap (one change each), every case's kernels; then all.csv per case. Returns kernels measured, or -1. */
+/* Cap by cap (one change each), every case's kernels (each case's all.csv rebuilt after each cap). Returns kernels
+ * measured, or -1. */
 static int run_all(energy_ctx *x, const cut_export_set *set, const cut_export_gemm_set *gset,
                    const cut_export_opt_set *oset, cut_powercap_session *s, const cut_powercap_list *caps, int *failures,
                    cut_err *e)
@@ -473,8 +456,6 @@ static int run_all(energy_ctx *x, const cut_export_set *set, const cut_export_ge
             rc = measure_case_at_cap(x, &runs[c], p, e);
     }
     for (int c = 0; c < CUT_MAX(nruns, 0); c++) {
-        if (rc == 0)
-            rc = write_all_csv(x, &runs[c], caps->n, e);
         done += runs[c].n;
         *failures += runs[c].failures;
         case_run_free(&runs[c]);
@@ -528,12 +509,25 @@ static int energy_main(energy_opts *o, cut_cli_idle *idle, cut_err *e)
         return CUT_EXIT_FAIL;
     if (cut_powercap_resolve(&spec, &dev, &caps, e) != 0)
         return CUT_EXIT_USAGE;
+    int first_index = 1; /* powercap<first_index + i> holds cap i of the run */
+    if (o->cap_index) {  /* the P-th cap only, into powercapP */
+        if (o->cap_index > caps.n)
+            return cut_err_set(e, "--power-cap-index %d: --power-caps %s has %d cap(s)", o->cap_index, o->caps_arg,
+                               caps.n),
+                   CUT_EXIT_USAGE;
+        caps.mw[0] = caps.mw[o->cap_index - 1];
+        caps.n = 1;
+        first_index = o->cap_index;
+    }
     for (int i = 0; !o->allow && i < caps.n; i++)
         if (caps.mw[i] != dev.current_mw)
             return cut_err_set(e,
-                               "--power-caps %s would change %s's power limit from %.1f W to %.1f W: add "
-                               "--allow-power-cap (needs root), or measure at --power-caps current",
-                               o->caps_arg, dev.name, dev.current_mw / 1e3, caps.mw[i] / 1e3),
+                               "power cap %d of --power-caps %s (%.1f W) differs from %s's power limit in force "
+                               "(%.1f W), and nothing was measured: add --allow-power-cap to set it (needs root; "
+                               "restored after), set it yourself first (nvidia-smi -pl %g), or measure at "
+                               "--power-caps current",
+                               first_index + i, o->caps_arg, caps.mw[i] / 1e3, dev.name, dev.current_mw / 1e3,
+                               caps.mw[i] / 1e3),
                    CUT_EXIT_USAGE;
 
     cut_export_set set;
@@ -556,11 +550,11 @@ static int energy_main(energy_opts *o, cut_cli_idle *idle, cut_err *e)
         cut_export_opt_set_free(&oset);
         return CUT_EXIT_USAGE;
     }
-    energy_ctx x = {.o = o};
+    energy_ctx x = {.o = o, .first_index = first_index};
     snprintf(x.odir, sizeof x.odir, "%s/kernel_outputs", o->outdir);
     int code = CUT_EXIT_FAIL, failures = 0;
     cut_powercap_session *s = NULL;
-    if ((!cut_export_dir_marked(x.odir) && cut_export_reset_dir(x.odir, e) != 0) || write_caps_csv(x.odir, &caps, e) != 0)
+    if ((!cut_export_dir_marked(x.odir) && cut_export_reset_dir(x.odir, e) != 0) || write_caps_csv(x.odir, &caps, first_index, e) != 0)
         goto out;
     if (!(x.runner = make_runner(o, e)))
         goto out;
@@ -602,7 +596,7 @@ out:
 
 int cut_cmd_energy(int argc, char **argv)
 {
-    energy_opts o = {.outdir = ".", .caps_arg = "current", .backend = "cuda"};
+    energy_opts o = {.outdir = ".", .backend = "cuda"};
     cut_energy_plan_default(&o.plan);
     cut_err e = {{0}};
     int help = 0;

@@ -272,6 +272,7 @@ static int is_kernels_build(const char *build_dir, const char *kernels_real)
 typedef struct clean_ctx {
     const char *outdir;
     char *kernels_real; /* realpath of a marked outdir/kernels, or NULL; owned */
+    char *root_real;    /* realpath of outdir when its CMakeLists.txt is export's, or NULL; owned */
     cut_clean_report report;
     void *ctx;
     int removed;
@@ -379,6 +380,33 @@ static int consider_marked_dir(clean_ctx *c, const char *name, cut_err *e)
     return 0;
 }
 
+/* Export's root files: CMakeLists.txt, run_all.sh and every run_layer_*.sh, each only when cutune wrote it. */
+static int clean_root_files(clean_ctx *c, cut_err *e)
+{
+    static const char why[] = "not written by cutune export (no \"" CUT_EXPORT_ROOT_TAG "\" line at its top)";
+    int rc = 0;
+    char names[2 + 256][256];
+    int n = 0;
+    snprintf(names[n++], sizeof names[0], "CMakeLists.txt");
+    snprintf(names[n++], sizeof names[0], "run_all.sh");
+    DIR *d = opendir(c->outdir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) && n < (int)CUT_ARRAY_LEN(names)) {
+        size_t len = strlen(de->d_name);
+        if (!strncmp(de->d_name, "run_layer_", 10) && len > 13 && len < sizeof names[0] &&
+            !strcmp(de->d_name + len - 3, ".sh"))
+            snprintf(names[n++], sizeof names[0], "%s", de->d_name);
+    }
+    if (d)
+        closedir(d);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", c->outdir, names[i]);
+        rc = consider(c, names[i], cut_export_root_file_ours(path) ? NULL : why, e);
+    }
+    return rc;
+}
+
 int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e)
 {
     struct stat st;
@@ -393,10 +421,16 @@ int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e
     /* Decided before kernels/ goes: build/ qualifies through the exported project it was configured from. */
     if (cut_export_dir_marked(kdir))
         c.kernels_real = realpath(kdir, NULL);
-    const char *build_why = cut_export_dir_marked(bdir) || is_kernels_build(bdir, c.kernels_real)
+    char root_cmake[4096];
+    if (cut_path_join(root_cmake, sizeof root_cmake, outdir, "CMakeLists.txt", e) != 0)
+        return -1;
+    if (c.kernels_real && cut_export_root_file_ours(root_cmake)) /* seed 001's cmake -S . -B build */
+        c.root_real = realpath(outdir, NULL);
+    const char *build_why = cut_export_dir_marked(bdir) || is_kernels_build(bdir, c.kernels_real) ||
+                                    is_kernels_build(bdir, c.root_real)
                                 ? NULL
                                 : "not the build folder of an exported kernels/ (no " CUT_EXPORT_MARKER
-                                  ", and its CMakeCache.txt does not name this kernels/ folder)";
+                                  ", and its CMakeCache.txt names neither this kernels/ folder nor its project root)";
     int rc = consider(&c, "build", build_why, e);
     /* export --optimized's projects: their own marker, inside a kernels/ that may have none (and is no link) */
     if (rc == 0 && lstat(kdir, &st) == 0 && S_ISDIR(st.st_mode))
@@ -412,6 +446,9 @@ int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e
                       first_line_is(csv, CUT_EXPORT_CSV_HEADER) ? NULL
                                                                 : "its first line is not cutune export's CSV header",
                       e);
+    if (rc == 0)
+        rc = clean_root_files(&c, e);
     free(c.kernels_real);
+    free(c.root_real);
     return rc == 0 ? c.removed : -1;
 }
