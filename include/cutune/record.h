@@ -82,6 +82,12 @@ int cut_records_dir_list(const char *dir, const char *suffix, char ***names, int
 /* The same for GEMM logs: only gemm_*.json. */
 int cut_gemm_records_dir_list(const char *dir, char ***names, int *n, cut_err *e);
 void cut_records_names_free(char **names, int n);
+/* The case number of a shape tuned on its own (tune --conv, list 'custom') among the case files (caseN_<shape>.json)
+ * of the folders dirs[0..ndirs) (tuningrecords/, tuningresults/): the number of a file of the same shape there (the
+ * smallest, if several), so a re-run resumes its log; else one more than the largest case number there, so several
+ * shapes share one folder (and `cutune export`, which needs one shape per case number). 1 when there is none;
+ * missing folders and other files are ignored. */
+int cut_conv_custom_case(const char *const *dirs, int ndirs, const cut_conv *c);
 
 /* Append-only log. open: creates the file (and its directory) or repairs it by truncating an incomplete last
  * line, never rewriting complete lines. */

@@ -19,7 +19,8 @@ static const char usage_text[] =
     "  --workloads NAME    seed001 (default), resnet18, yolov3, or a path to a list file\n"
     "  --case I            tune only case I (1-based, as in caseI_*.json)\n"
     "  --specify_pz I      the seeds' form: 0-based index of the case\n"
-    "  --conv N,H,W,CO,CI,KH,KW,S,P   a custom shape (case 1 of list 'custom')\n"
+    "  --conv N,H,W,CO,CI,KH,KW,S,P   a custom shape (list 'custom'): in DIR it keeps the case number of its\n"
+    "                      files there (a re-run resumes), or takes the next free one, so shapes share a folder\n"
     "  --gemm WORDS        a GEMM in seed 004's form, e.g. --gemm M=1024 N=2048 K=3072 t=2000 (MN=, MNK= set\n"
     "                      several sizes; t= is the trial count; O= is accepted and ignored)\n"
     "  --m N --n N --k N   the same GEMM sizes as long flags\n"
@@ -370,6 +371,15 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         return CUT_EXIT_USAGE;
     }
     snprintf(cache, sizeof cache, "%s/.cutune_cache", outdir);
+    /* A custom shape is numbered in its folder: the number its files have there, or the next free one. */
+    int custom_case = 0;
+    if (conv_str) {
+        const char *dirs[2] = {rec_dir, res_dir};
+        custom_case = cut_conv_custom_case(dirs, 2, &list.cases[0]);
+        char shape[160];
+        cut_conv_name(&list.cases[0], shape, sizeof shape);
+        fprintf(stderr, "cutune: --conv %s is case %d of %s\n", shape, custom_case, rec_dir);
+    }
 
     /* Backend. */
     cut_timing tm;
@@ -404,8 +414,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     }
 
     for (int i = 0; i < nsel; i++) {
-        int idx = cases[i];
-        const cut_conv *c = &list.cases[idx - 1];
+        const cut_conv *c = &list.cases[cases[i] - 1];
+        const int idx = custom_case ? custom_case : cases[i];
         char name[512];
         cut_conv_case_name(c, idx, name, sizeof name);
         cfg.case_pos = i + 1;

@@ -575,6 +575,29 @@ int cut_gemm_records_dir_list(const char *dir, char ***names, int *n, cut_err *e
     return dir_list(dir, ".json", 1, names, n, e);
 }
 
+int cut_conv_custom_case(const char *const *dirs, int ndirs, const cut_conv *c)
+{
+    int same = 0, max = 0;
+    for (int d = 0; d < ndirs; d++) {
+        char **names = NULL;
+        int n = 0;
+        cut_err ignore = {{0}};
+        if (cut_records_dir_list(dirs[d], ".json", &names, &n, &ignore) != 0)
+            continue; /* a folder not made yet holds no case */
+        for (int i = 0; i < n; i++) {
+            int idx;
+            cut_conv fc;
+            if (cut_conv_parse_case_name(names[i], &idx, &fc, &ignore) != 0)
+                continue;
+            max = CUT_MAX(max, idx);
+            if (!memcmp(&fc, c, sizeof fc) && (same == 0 || idx < same))
+                same = idx;
+        }
+        cut_records_names_free(names, n);
+    }
+    return same ? same : max + 1;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * The append-only log */
 
