@@ -46,17 +46,18 @@ cut_strategy *cut_task_strategy(cut_space *sp, const cut_tune_cfg *cfg, const cu
     }
 }
 
-void cut_tune_progress(const cut_tune_cfg *cfg, const char *label, int done, int total, int failed,
+void cut_tune_progress(const cut_tune_cfg *cfg, cut_progress *p, const char *label, int done, int total, int failed,
                        double best_gflops, double rate, int final)
 {
     if (!cfg->progress)
         return;
-    static double last;
     double now = cut_now_s();
     int tty = cut_log_tty();
-    if (!final && !tty && now - last < 10.0)
+    if (!tty && (final ? p->printed && p->last_done == done : now - p->last_s < 10.0))
         return;
-    last = now;
+    p->last_s = now;
+    p->last_done = done;
+    p->printed = 1;
     double eta = rate > 0 ? (total - done) / rate : 0;
     char best[48];
     if (best_gflops < 0) /* the work's FLOPs are unknown (a user kernel): its best time, -best_gflops ms */
@@ -508,6 +509,7 @@ static int rounds(loop_run *x, int done, double t0, cut_err *e)
     const int in_rounds = x->t->in_rounds;
     int batch = cfg->batch > 0 ? CUT_MIN(cfg->batch, 256) : x->t->batch > 0 ? x->t->batch : 16;
     int rc = 0, exhausted = 0, out_of_time = 0, seq = 0;
+    cut_progress prog = {.last_s = t0};
     cut_sched *buf = cut_xcalloc((size_t)batch, sizeof *buf);
     cut_job **jobs = cut_xcalloc((size_t)batch, sizeof *jobs);
     cut_cstream *cs = cut_cstream_new(cfg->use_nvrtc ? &cfg->copts : NULL, e);
@@ -546,14 +548,14 @@ static int rounds(loop_run *x, int done, double t0, cut_err *e)
         done += spent;
         x->st->trials_new += ran;
         double el = cut_now_s() - t0;
-        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
+        cut_tune_progress(cfg, &prog, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
                           el > 0 ? x->st->trials_new / el : 0, 0);
     }
-    if (rc == 0 && done < cfg->trials && cfg->progress)
-        cut_log(CUT_LOG_INFO, "\n%s: stopped after %d trials: %s\n", x->t->what, done,
-                out_of_time ? "time budget spent" : "the schedule space is exhausted");
+    if (rc == 0 && done < cfg->trials && cfg->progress) /* on a terminal, after the line rewritten in place */
+        cut_log(CUT_LOG_INFO, "%s%s: stopped after %d trials: %s\n", cut_log_tty() && prog.printed ? "\n" : "",
+                x->t->what, done, out_of_time ? "time budget spent" : "the schedule space is exhausted");
     if (rc == 0)
-        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
+        cut_tune_progress(cfg, &prog, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
                           x->st->trials_new / (cut_now_s() - t0 + 1e-9), 1);
     for (int i = 0; i < x->nr; i++)
         x->r[i]->stop_at = 0; /* what follows the search (--final) is not the search's budget */
