@@ -60,6 +60,8 @@ static const char usage_text[] =
     "                      time-based\n"
     "  --energy-steps N    energy/edp: counter steps per energy measurement (default 3)\n"
     "  --quiet             no progress line\n"
+    "  --emu-force         with --backend emu, tune a shape the emulator would take long on (by default a shape\n"
+    "                      estimated at over 1 s a trial is refused, with the estimate)\n"
     CUT_CLI_IDLE_HELP;
 
 /* --objective energy|edp: the tuning-time energy plan (one window of min_steps counter steps after a short
@@ -136,6 +138,37 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
     return CUT_EXIT_OK;
 }
 
+/* A duration for people: "42 s", "3.5 min", "2.1 h", "4.0 days". */
+static void say_seconds(double s, char *buf, size_t n)
+{
+    if (s < 10)
+        snprintf(buf, n, "%.1f s", s);
+    else if (s < 120)
+        snprintf(buf, n, "%.0f s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.1f min", s / 60);
+    else if (s < 172800)
+        snprintf(buf, n, "%.1f h", s / 3600);
+    else
+        snprintf(buf, n, "%.1f days", s / 86400);
+}
+
+int cut_cli_emu_cost_check(const char *what, double flops, int trials, int force, cut_err *e)
+{
+    const double per = cut_emu_trial_seconds(flops);
+    if (force || per <= CUT_EMU_MAX_TRIAL_S)
+        return 0;
+    char one[32], all[32];
+    say_seconds(per, one, sizeof one);
+    say_seconds(per * trials, all, sizeof all);
+    return cut_err_set(e, "%s is too large to emulate: %.3g GFLOP a launch, so at least %s a trial on the host "
+                          "emulator (%d launches at <= %.0f GFLOP/s) and at least %s for %d trials. Tune it on a GPU "
+                          "(--backend cuda), emulate a smaller shape (under %.0f MFLOP a launch), or pass --emu-force "
+                          "to run it anyway",
+                       what, flops / 1e9, one, CUT_EMU_LAUNCHES_PER_TRIAL, CUT_EMU_GFLOPS, all, trials,
+                       CUT_EMU_MAX_TRIAL_S * CUT_EMU_GFLOPS * 1e3 / CUT_EMU_LAUNCHES_PER_TRIAL);
+}
+
 /* The line for one case. */
 static void print_case(const char *name, const cut_tune_cfg *cfg, const cut_tune_stats *st)
 {
@@ -198,7 +231,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
 {
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
-        prior = 1, energy_steps = 3, idle_others = 0;
+        prior = 1, energy_steps = 3, idle_others = 0, emu_force = 0;
     const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL;
     long long seed = 1;
     double timeout = 10;
@@ -224,6 +257,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             no_sample = 1;
         } else if (!strcmp(a, "--idle-other-gpus")) {
             idle_others = 1;
+        } else if (!strcmp(a, "--emu-force")) {
+            emu_force = 1;
         } else if (!strcmp(a, "--workloads")) {
             rc = cut_arg_str(argc, argv, &i, &list_name, &e);
         } else if (!strcmp(a, "--conv")) {
@@ -319,7 +354,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
                                 .conv_str = conv_str, .tpl = tpl, .backend = backend, .outdir = outdir,
                                 .cache_dir = cache_dir, .gpu = gpu, .batch = batch, .seed = (uint64_t)seed,
                                 .timeout = timeout, .budget = budget, .quiet = quiet, .no_sample = no_sample,
-                                .objective = obj, .strategy = strat, .final_k = final_k > 0 ? final_k : 0};
+                                .objective = obj, .strategy = strat, .final_k = final_k > 0 ? final_k : 0,
+                                .emu_force = emu_force};
         return cut_cli_tune_gemm(&go);
     }
     if (trials < 0)
@@ -359,6 +395,20 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             all[i] = i + 1;
         nsel = list.count;
         cases = all;
+    }
+
+    /* Under emulation, a shape that would take minutes a trial is refused before anything runs. */
+    for (int i = 0; !strcmp(backend, "emu") && i < nsel; i++) {
+        char what[256];
+        const cut_conv *c = &list.cases[cases[i] - 1];
+        cut_conv_name(c, what + snprintf(what, sizeof what, "case %d (", cases[i]), sizeof what - 16);
+        snprintf(what + strlen(what), sizeof what - strlen(what), ")");
+        if (cut_cli_emu_cost_check(what, cut_conv_flops(c), trials, emu_force, &e) != 0) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            free(all);
+            cut_conv_list_free(&list);
+            return CUT_EXIT_USAGE;
+        }
     }
 
     /* Output folders: checked before any work, so a bad path fails at once. */

@@ -112,7 +112,10 @@ int cut_cli_tune_gemm(const cut_cli_gemm_opts *o)
     cut_tune_cfg cfg;
     if (usage_errors(o, &e) != 0 || parse_tpl(o->tpl, &mask, &e) != 0 ||
         setup_cfg(o, rec_dir, res_dir, cache, sizeof rec_dir, &cfg, &e) != 0 ||
-        check_templates(&o->g, &cfg.limits, mask, o->backend, &e) != 0) {
+        check_templates(&o->g, &cfg.limits, mask, o->backend, &e) != 0 ||
+        (!strcmp(o->backend, "emu") && (cut_gemm_name(&o->g, name, sizeof name),
+                                        cut_cli_emu_cost_check(name, cut_gemm_flops(&o->g), cfg.trials, o->emu_force,
+                                                               &e)) != 0)) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }

@@ -627,6 +627,11 @@ void cut_runner_emu_set_launch_hook(cut_runner *r, void (*hook)(void *ctx, int o
     er->launch_ctx = ctx;
 }
 
+double cut_emu_trial_seconds(double flops)
+{
+    return flops > 0 ? CUT_EMU_LAUNCHES_PER_TRIAL * flops / (CUT_EMU_GFLOPS * 1e9) : 0;
+}
+
 /* Allocates the runner; caller frees with cut_runner_free. */
 cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_err *e)
 {
