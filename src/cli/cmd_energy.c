@@ -493,7 +493,8 @@ static cut_runner *make_runner(const energy_opts *o, cut_err *e)
     if (!strcmp(o->backend, "cuda"))
         return cut_runner_gpu_new(o->gpu, cut_cli_worker_exe(self, sizeof self), &tm, e);
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/.cutune_emu", o->outdir);
+    if (cut_cli_cache_dir("emu", dir, sizeof dir, e) != 0)
+        return NULL;
     return cut_runner_emu_new(dir, &tm, e);
 }
 

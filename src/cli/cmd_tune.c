@@ -37,7 +37,9 @@ static const char usage_text[] =
     "  --batch B           candidates per round (default 64 on a GPU, 16 under emulation)\n"
     "  --seed S            random seed (default 1)\n"
     "  --timeout S         seconds before a hanging candidate is killed (default 10)\n"
-    "  --cache-dir DIR     NVRTC cubin cache (default DIR/.cutune_cache)\n"
+    "  --cache-dir DIR     NVRTC cubin cache (default: cutune's cache folder, $COMPILE_CACHE_DIR or\n"
+    "                      $XDG_CACHE_HOME/cutune or ~/.cache/cutune, which also keeps the emulator's kernels under\n"
+    "                      emu/; cutune clean --cache removes it)\n"
     "  --no-sample         do not write tuningresults/ at the end\n"
     "  --time-budget S     stop a case after S seconds even if fewer trials ran (the log says how many): no\n"
     "                      candidate starts after that, so it overshoots by about one candidate's time\n"
@@ -87,8 +89,8 @@ static int energy_setup(cut_tune_cfg *cfg, const char *backend, int gpu, int ste
     return 0;
 }
 
-int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const char *outdir, const cut_timing *tm,
-                         cut_tune_cfg *cfg, cut_runner **out)
+int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
+                         cut_runner **out)
 {
     cut_err e = {{0}};
     *out = NULL;
@@ -123,8 +125,11 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
         fprintf(stderr, "cutune: tuning on GPU %d: %s (sm_%d%d, %d SMs)\n", gpu, info.name, info.sm_major,
                 info.sm_minor, info.sm_count);
     } else if (!strcmp(backend, "emu")) {
-        char emu_dir[1024];
-        snprintf(emu_dir, sizeof emu_dir, "%s/.cutune_emu", outdir);
+        char emu_dir[4200];
+        if (cut_cli_cache_dir("emu", emu_dir, sizeof emu_dir, &e) != 0) {
+            fprintf(stderr, "cutune tune: the emulator's cache: %s\n", e.msg);
+            return CUT_EXIT_FAIL;
+        }
         *out = cut_runner_emu_new(emu_dir, tm, &e);
         if (!*out) {
             fprintf(stderr, "cutune tune: %s\n", e.msg);
@@ -412,7 +417,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     }
 
     /* Output folders: checked before any work, so a bad path fails at once. */
-    char rec_dir[1024], res_dir[1024], cache[1024];
+    char rec_dir[1024], res_dir[1024], cache[4200];
     if (cut_path_join(rec_dir, sizeof rec_dir, outdir, "tuningrecords", &e) != 0 ||
         cut_path_join(res_dir, sizeof res_dir, outdir, "tuningresults", &e) != 0 ||
         cut_check_writable_dir(rec_dir, &e) != 0 || cut_check_writable_dir(res_dir, &e) != 0) {
@@ -421,7 +426,12 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         cut_conv_list_free(&list);
         return CUT_EXIT_USAGE;
     }
-    snprintf(cache, sizeof cache, "%s/.cutune_cache", outdir);
+    if (!cache_dir && cut_cli_cache_dir(NULL, cache, sizeof cache, &e) != 0) {
+        fprintf(stderr, "cutune tune: the compile cache: %s\n", e.msg);
+        free(all);
+        cut_conv_list_free(&list);
+        return CUT_EXIT_FAIL;
+    }
     /* A custom shape is numbered in its folder: the number its files have there, or the next free one. */
     int custom_case = 0;
     if (conv_str) {
@@ -454,7 +464,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     cfg.strategy = strat;
     cut_devlimits_sm90(&cfg.limits);
     cut_runner *runner = NULL;
-    int exit_code = cut_cli_tune_backend(backend, gpu, cache_dir ? cache_dir : cache, outdir, &tm, &cfg, &runner);
+    int exit_code = cut_cli_tune_backend(backend, gpu, cache_dir ? cache_dir : cache, &tm, &cfg, &runner);
     if (exit_code != CUT_EXIT_OK)
         goto done;
 
