@@ -576,16 +576,36 @@ static int resume(loop_run *x, const cut_trial *old, int nold, int extra)
     return nold + extra;
 }
 
+/* Resume only counts trials measured where this run measures: a log of another backend or GPU is refused (its times
+ * are not comparable with this run's), nothing in it changed. */
+static int check_same_place(const loop_run *x, const char *path, const cut_trial *old, int nold, cut_err *e)
+{
+    const cut_measure_env *now = x->r[0]->env(x->r[0]);
+    for (int i = 0; i < nold; i++) {
+        if (cut_env_same_place(&old[i].env, now))
+            continue;
+        char was[256], is[256];
+        cut_env_describe(&old[i].env, was, sizeof was);
+        cut_env_describe(now, is, sizeof is);
+        return cut_err_set(e, "%s holds trials measured on %s (trial %d is the first), and this run measures on %s: "
+                              "resuming would count them as done and mix their times in one log. Use another "
+                              "--outdir, or move the log away to start %s afresh (nothing was changed)",
+                           path, was, old[i].trial, is, x->t->what);
+    }
+    return 0;
+}
+
 /* The record log's side of the start: the log opened for appending first (locked; a last line a kill tore is cut,
- * a whole last record whose newline was lost is kept), then loaded and fed to the strategy. */
+ * a whole last record whose newline was lost is kept), then loaded, checked to come from where this run measures,
+ * and fed to the strategy. */
 static int open_log(loop_run *x, const char *path, int *done, cut_err *e)
 {
     cut_trial *old = NULL;
     int nold = 0, extra = 0;
     if (cut_reclog_open(path, &x->log, e) != 0 || x->t->load(x->t, path, &old, &nold, &extra, e) != 0)
         return -1;
-    int rc = 0;
-    if (!(x->strat = x->t->strategy(x->t, x->cfg, nold, e)))
+    int rc = check_same_place(x, path, old, nold, e);
+    if (rc == 0 && !(x->strat = x->t->strategy(x->t, x->cfg, nold, e)))
         rc = -1;
     for (int i = 0; rc == 0 && i < x->nr; i++)
         if (x->t->check_runner && x->t->check_runner(x->t, x->r[i], e) != 0)

@@ -575,6 +575,24 @@ int cut_gemm_records_dir_list(const char *dir, char ***names, int *n, cut_err *e
     return dir_list(dir, ".json", 1, names, n, e);
 }
 
+int cut_env_same_place(const cut_measure_env *a, const cut_measure_env *b)
+{
+    if (strcmp(a->backend, b->backend) != 0)
+        return 0;
+    if (a->gpu_uuid[0] && b->gpu_uuid[0])
+        return strcmp(a->gpu_uuid, b->gpu_uuid) == 0;
+    return strcmp(a->gpu_name, b->gpu_name) == 0;
+}
+
+void cut_env_describe(const cut_measure_env *env, char *buf, size_t n)
+{
+    if (!strcmp(env->backend, "emu"))
+        snprintf(buf, n, "the host emulator (backend emu, '%s')", env->gpu_name);
+    else
+        snprintf(buf, n, "backend %s, GPU '%s'%s%s%s", env->backend[0] ? env->backend : "?", env->gpu_name,
+                 env->gpu_uuid[0] ? " (" : "", env->gpu_uuid, env->gpu_uuid[0] ? ")" : "");
+}
+
 int cut_conv_custom_case(const char *const *dirs, int ndirs, const cut_conv *c)
 {
     int same = 0, max = 0;
