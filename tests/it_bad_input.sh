@@ -84,6 +84,18 @@ if head -1 help_tune.txt | grep -q '^usage: cutune tune' && head -1 help_opt.txt
 else
   echo "FAIL: cutune help tune/optimize does not print the command's help"; failn=$((failn+1))
 fi
+# an unknown option: every command refuses it in one line naming it and pointing at its help (issue 16; optimize
+# printed its whole usage, devices too), nothing on stdout, and the help it points at exists
+for c in tune optimize export energy sample report clean baseline devices; do
+  expect2 "$c with an unknown option" "^cutune $c: unknown option '--bogus' \(see cutune help $c\)$" $c --bogus
+  if [ -s out.txt ]; then echo "FAIL: $c --bogus wrote to stdout"; cat out.txt; failn=$((failn+1)); fi
+  "$BIN" help $c > help_$c.txt 2>&1 && head -1 help_$c.txt | grep -q "^usage: cutune $c" \
+    || { echo "FAIL: cutune help $c"; cat help_$c.txt; failn=$((failn+1)); }
+done
+expect2 "optimize with an unknown option after good ones" "unknown option '--budget'" \
+  optimize --input x.json --budget 5
+expect2 "optimize without --input" "input is required" optimize --outdir o
+
 # a shape too large to emulate is refused up front (issue 16), naming it, the estimate per trial and in all, and what
 # to do; nothing is written for it. --emu-force runs it (here for at most a second).
 t0=$(date +%s)

@@ -109,7 +109,7 @@ int cut_cmd_baseline(int argc, char **argv)
             gemm_given = 1;
             rc = 0;
         } else if (rc == 0) {
-            rc = cut_err_set(&e, "unknown option '%s' (see cutune baseline --help)", a);
+            rc = cut_err_set(&e, "unknown option '%s' (see cutune help baseline)", a);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune baseline: %s\n", e.msg);

@@ -40,7 +40,7 @@ int cut_cmd_clean(int argc, char **argv)
         } else if (!strcmp(argv[i], "--outdir")) {
             rc = cut_arg_str(argc, argv, &i, &outdir, &e);
         } else {
-            rc = cut_err_set(&e, "unknown option '%s' (see cutune clean --help)", argv[i]);
+            rc = cut_err_set(&e, "unknown option '%s' (see cutune help clean)", argv[i]);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune clean: %s\n", e.msg);

@@ -105,7 +105,7 @@ static int parse_args(int argc, char **argv, energy_opts *o, int *help, cut_err 
         else if (!strcmp(a, "--opt-kernel"))
             rc = cut_arg_str(argc, argv, &i, &o->opt_kernel, e);
         else
-            rc = cut_err_set(e, "unknown option '%s' (see cutune energy --help)", a);
+            rc = cut_err_set(e, "unknown option '%s' (see cutune help energy)", a);
         if (rc != 0)
             return -1;
     }

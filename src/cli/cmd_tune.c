@@ -321,7 +321,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             gemm_given = 1;
             rc = 0;
         } else if (rc == 0) {
-            rc = cut_err_set(&e, "unknown option '%s' (see cutune tune --help)", a);
+            rc = cut_err_set(&e, "unknown option '%s' (see cutune help tune)", a);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune tune: %s\n", e.msg);
