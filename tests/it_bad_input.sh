@@ -77,10 +77,42 @@ spec ok.json "$SRC" N
 expect2 "--sizes naming an unknown size" "no kernel spec has a size named 'M'" tune --kernel ok.json --sizes M=8 $E
 expect2 "help for an unknown command" "cutune help: unknown command 'nope'" help nope
 # `cutune help CMD` is the command's own help, not the top-level one
-if "$BIN" help tune | head -1 | grep -q '^usage: cutune tune' && "$BIN" help optimize | head -1 | grep -q '^usage: cutune optimize'; then
+# (each help to a file first: under pipefail, `| head -1` can kill a help longer than a pipe write with SIGPIPE)
+"$BIN" help tune > help_tune.txt; "$BIN" help optimize > help_opt.txt
+if head -1 help_tune.txt | grep -q '^usage: cutune tune' && head -1 help_opt.txt | grep -q '^usage: cutune optimize'; then
   pass=$((pass+1))
 else
   echo "FAIL: cutune help tune/optimize does not print the command's help"; failn=$((failn+1))
+fi
+# an unknown option: every command refuses it in one line naming it and pointing at its help (issue 16; optimize
+# printed its whole usage, devices too), nothing on stdout, and the help it points at exists
+for c in tune optimize export energy sample report clean baseline devices; do
+  expect2 "$c with an unknown option" "^cutune $c: unknown option '--bogus' \(see cutune help $c\)$" $c --bogus
+  if [ -s out.txt ]; then echo "FAIL: $c --bogus wrote to stdout"; cat out.txt; failn=$((failn+1)); fi
+  "$BIN" help $c > help_$c.txt 2>&1 && head -1 help_$c.txt | grep -q "^usage: cutune $c" \
+    || { echo "FAIL: cutune help $c"; cat help_$c.txt; failn=$((failn+1)); }
+done
+expect2 "optimize with an unknown option after good ones" "unknown option '--budget'" \
+  optimize --input x.json --budget 5
+expect2 "optimize without --input" "input is required" optimize --outdir o
+
+# a shape too large to emulate is refused up front (issue 16), naming it, the estimate per trial and in all, and what
+# to do; nothing is written for it. --emu-force runs it (here for at most a second).
+t0=$(date +%s)
+expect2 "seed-001 case 1 under emulation" \
+  "case 1 \(conv2d_N_1_H_272_W_272_CO_64_CI_32_KH_3_KW_3_strides_1_padding_1\) is too large to emulate: 2.73 GFLOP a launch, so at least [0-9.]+ s a trial .* at least [0-9.]+ min for 1000 trials.*--backend cuda.*smaller shape.*--emu-force" \
+  tune $E --conv 1,272,272,64,32,3,3,1,1
+expect2 "seed001 --test under emulation" "case 1 \(conv2d_N_1_H_272.*too large to emulate.*for 100 trials" \
+  tune $E --workloads seed001 --test
+expect2 "a large GEMM under emulation" "gemm_nn_fp32_M_1024_N_1024_K_1024 is too large to emulate" \
+  tune $E --gemm M=1024 N=1024 K=1024 t=10
+if [ $(( $(date +%s) - t0 )) -gt 20 ]; then echo "FAIL: the refusals took $(( $(date +%s) - t0 )) s"; failn=$((failn+1)); fi
+if ls tuningrecords | grep -q "H_272\|gemm_"; then echo "FAIL: a refused shape left a file: $(ls tuningrecords)"; failn=$((failn+1)); fi
+if "$BIN" tune --backend emu --conv 1,64,64,128,64,3,3,1,1 --trials 5 --emu-force --time-budget 1 --no-sample \
+    --outdir forced > forced.out 2> forced.err && ! grep -q "too large" forced.err; then
+  pass=$((pass+1))
+else
+  echo "FAIL: --emu-force did not run the shape"; cat forced.err; failn=$((failn+1))
 fi
 if [ "$(md5sum tuningrecords/*)" != "$sum" ]; then echo "FAIL: an existing record was changed"; failn=$((failn+1)); fi
 echo "$pass passed, $failn failed"

@@ -21,10 +21,15 @@ with open("base.jsonl", "w") as f:
         r = dict(rows[1]); r["cudnn_ms"] = ms; r["cudnn_algo"] = "IMPLICIT_PRECOMP_GEMM"
         f.write(json.dumps(r) + "\n")
 PY
-# Energy outputs in the energy phase's format: 2 caps for case 1, cap 1 only for case 2.
+# Energy outputs in the energy phase's format: 5 caps for case 1 (the fifth series is the one gnuplot's default
+# palette draws in yellow), cap 1 only for case 2.
 H='id,perf(GFLOP/s),energy(mJ),EDP(ms*mJ)'
 mkdir -p kernel_outputs/case1/powercap1 kernel_outputs/case1/powercap2 kernel_outputs/case2/powercap1
-printf 'powercap,limit_w\n1,700.000\n2,400.000\n' >kernel_outputs/powercaps.csv
+printf 'powercap,limit_w\n1,700.000\n2,400.000\n3,350.000\n4,300.000\n5,250.000\n' >kernel_outputs/powercaps.csv
+for p in 3 4 5; do
+  mkdir -p kernel_outputs/case1/powercap$p
+  printf '%s\n1,%d.0,1.%d0000,0.0300\n' "$H" $((15000 - 1000 * p)) $p >kernel_outputs/case1/powercap$p/results.csv
+done
 printf '%s\n1,20155.3,2.18450,0.0312\n2,18000.0,2.00000,0.0400\n3,15000.0,2.50000,0.0600\n4,19000.0,2.18450,0.0312\n' \
   "$H" >kernel_outputs/case1/powercap1/results.csv
 printf '%s\n1,15000.0,1.80000,0.0320\n2,14000.0,1.70000,0.0400\n' "$H" >kernel_outputs/case1/powercap2/results.csv
@@ -71,6 +76,29 @@ for p in $want_plots; do
   grep -q "set terminal svg" "report/$p.gp" || fail "$p.gp has no svg terminal"
 done
 [ ! -e report/case3_energy.gp ] || fail "case 3 has no energy outputs but got an energy plot"
+# Readable plots (issue 16): the key below the plot (outside right squeezed the plot to ~60% of its width), and every
+# line type a series can use is a colour of at least 3:1 against white (gnuplot's default type 5 is yellow, 1.3:1);
+# case 1's energy plot draws its fifth cap with type 5.
+python3 - $want_plots <<'PY' || fail "plot scripts: key or colours"
+import re, sys
+def contrast(h):
+    c = [int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    c = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in c]
+    return 1.05 / (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2] + 0.05)
+for p in sys.argv[1:]:
+    gp = open("report/%s.gp" % p).read()
+    assert "set key below" in gp and "key outside" not in gp and "key right" not in gp, p
+    types = dict((int(n), h) for n, h in re.findall(r"set linetype (\d+) lc rgb '(#[0-9A-Fa-f]{6})'", gp))
+    assert sorted(types) == list(range(1, 9)), (p, types)
+    assert "set linetype cycle 8" in gp, p
+    for n, h in types.items():
+        assert contrast(h) >= 3.0, (p, n, h, contrast(h))
+    assert "yellow" not in gp.lower() and not re.search(r"#(F0E442|FFFF00|DDCC77)", gp, re.I), p
+    used = [int(x) for x in re.findall(r"\blc (\d+)", gp)]
+    assert all(u in types for u in used), (p, used)
+    if p == "case1_energy":
+        assert 5 in used and "title 'cap 5 (250 W)'" in gp, used
+PY
 if command -v gnuplot >/dev/null; then
   for p in $want_plots; do
     magic=$(head -c 8 "report/$p.png" | od -An -tx1 | tr -d ' \n')

@@ -142,9 +142,12 @@ static void test_progress_through_handler(void **state)
     cfg.progress = 1;
     captured c = {0};
     cut_log_handler prev = cut_log_set_handler(capture, &c);
-    cut_tune_progress(&cfg, "case 1/2", 10, 100, 1, 123.45, 2.5, 1);
+    cut_progress p = {0};
+    cut_tune_progress(&cfg, &p, "case 1/2", 10, 100, 1, 123.45, 2.5, 1);
+    cut_tune_progress(&cfg, &p, "case 1/2", 10, 100, 1, 123.45, 2.6, 1); /* the same count again: not twice */
+    cut_tune_progress(&cfg, &p, "case 1/2", 12, 100, 1, 123.45, 2.5, 0); /* within 10 s of the last: not yet */
     cfg.progress = 0;
-    cut_tune_progress(&cfg, "case 1/2", 20, 100, 1, 123.45, 2.5, 1); /* progress off: nothing */
+    cut_tune_progress(&cfg, &p, "case 1/2", 20, 100, 1, 123.45, 2.5, 1); /* progress off: nothing */
     cut_log_set_handler(prev.fn, prev.ctx);
     assert_int_equal(c.n, 1);
     assert_int_equal(c.level[0], CUT_LOG_INFO);

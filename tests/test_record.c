@@ -689,6 +689,35 @@ static void test_gemm_version1_loads(void **state)
     cut_buf_free(&b);
 }
 
+/* Resume counts only trials of the same backend and GPU (issue 16): the UUID decides where both know it, else the
+ * name. */
+static void test_env_same_place(void **state)
+{
+    (void)state;
+    cut_measure_env a = {.backend = "cuda", .gpu_name = "NVIDIA H100 80GB HBM3", .gpu_uuid = "GPU-aaaa"};
+    cut_measure_env b = a;
+    assert_true(cut_env_same_place(&a, &b));
+    b.sm_clock_mhz = 1980; /* clocks, driver, power limit: the same GPU still */
+    b.power_limit_w = 500;
+    assert_true(cut_env_same_place(&a, &b));
+    snprintf(b.gpu_uuid, sizeof b.gpu_uuid, "GPU-bbbb"); /* another card of the same model */
+    assert_false(cut_env_same_place(&a, &b));
+    b.gpu_uuid[0] = '\0'; /* a line without the UUID: the name decides */
+    assert_true(cut_env_same_place(&a, &b));
+    snprintf(b.gpu_name, sizeof b.gpu_name, "NVIDIA H200");
+    assert_false(cut_env_same_place(&a, &b));
+    cut_measure_env emu = {.backend = "emu", .gpu_name = "host-emulation"}, emu2 = emu;
+    assert_true(cut_env_same_place(&emu, &emu2));
+    b = a;
+    snprintf(b.backend, sizeof b.backend, "emu"); /* the emulator is never the GPU */
+    assert_false(cut_env_same_place(&a, &b));
+    char d[256];
+    cut_env_describe(&a, d, sizeof d);
+    assert_string_equal(d, "backend cuda, GPU 'NVIDIA H100 80GB HBM3' (GPU-aaaa)");
+    cut_env_describe(&emu, d, sizeof d);
+    assert_string_equal(d, "the host emulator (backend emu, 'host-emulation')");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -702,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_reclog_repair),
         cmocka_unit_test(test_case_csv),
         cmocka_unit_test(test_energy_fields),
+        cmocka_unit_test(test_env_same_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

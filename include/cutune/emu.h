@@ -45,6 +45,19 @@ int cut_emu_launch_argv(cut_emu_kernel *k, const unsigned grid[3], const unsigne
 void cut_emu_set_globals(cut_emu_kernel *k, void *const *base, const size_t *bytes, int n);
 void cut_emu_kernel_free(cut_emu_kernel *k);
 
+/* What a trial of generated code costs on the host emulator, estimated from the work's FLOPs per launch: a trial is
+ * CUT_EMU_LAUNCHES_PER_TRIAL launches (one checked on input set 0, at least 3 timed, one checked on set 1) at
+ * CUT_EMU_GFLOPS. The rate was calibrated once (issue 16) on the 2-core CI host, a 1x32x32x32x32 3x3 conv, 16
+ * candidates: the fastest ran at 2.5 GFLOP/s, the median at 0.45, the slowest at 0.19 (direct-conv FLOPs, whatever the
+ * algorithm). 2 GFLOP/s is near the fastest, so the estimate is a lower bound: most candidates take 2-10x longer
+ * (plus ~0.2 s of host compile each). A shape whose estimate is over CUT_EMU_MAX_TRIAL_S (e.g. seed 001's case 1,
+ * 1x272x272x64x32 3x3: 2.7 GFLOP, >= 6.8 s a trial) is refused by `cutune tune` unless forced. */
+#define CUT_EMU_GFLOPS 2.0
+#define CUT_EMU_LAUNCHES_PER_TRIAL 5
+#define CUT_EMU_MAX_TRIAL_S 1.0
+/* The estimated seconds of one emulated trial of a work of flops FLOP per launch (a lower bound, see above). */
+double cut_emu_trial_seconds(double flops);
+
 /* The emulation runner: validates against the CPU reference and times wall-clock on the CPU.
  * work_dir holds the host build products (NULL: a fresh directory under $TMPDIR). */
 cut_runner *cut_runner_emu_new(const char *work_dir, const cut_timing *t, cut_err *e);

@@ -172,6 +172,13 @@ typedef void (*cut_clean_report)(void *ctx, const char *path, int removed, const
  * Symbolic links are never followed. report (may be NULL) is called for every candidate that exists. Returns the
  * number of paths removed, or -1. */
 int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e);
+/* Removes cutune's cache folders: the per-user one (cut_default_cache_path: $XDG_CACHE_HOME/cutune or
+ * ~/.cache/cutune, with the NVRTC cubins and the emulator's host-compiled kernels under emu/) and the per-folder
+ * caches earlier versions kept in outdir (.cutune_emu/, .cutune_cache/). Each only when it is a real folder (a
+ * symbolic link is reported and kept, its target untouched), owned by this user, and has cutune's name; removal never
+ * follows a link. A folder named by $COMPILE_CACHE_DIR is the user's and is reported, not removed. report (may be
+ * NULL) is called for every one that exists. Returns the number of folders removed, or -1. */
+int cut_clean_cache(const char *outdir, cut_clean_report report, void *ctx, cut_err *e);
 
 /* ---- seed 001's run scripts and root files (src/post/export_scripts.c) ----
  *

@@ -40,6 +40,8 @@ typedef struct cut_result {
                            relative Frobenius error, a GEMM's: that error) */
     double warm_ms;     /* with the timing policy's warm: the time per launch back to back, L2 warm (a CUDA graph of
                            many launches replayed); -1: not measured. median_ms is always the cold single launch. */
+    int not_run;        /* 1: never started, the runner's stop_at had passed (a time budget spent): no result at all,
+                           nothing to record */
 } cut_result;
 
 /* A result before measuring: status OK, no error, times -1 (not measured), no repeats. */
@@ -111,6 +113,10 @@ struct cut_runner {
      * the thread that called run() (the tuning loop records each trial the moment it is measured). */
     void (*on_result)(void *ctx, const cut_result *res);
     void *on_result_ctx;
+    /* Optional: > 0, a cut_now_s() time after which run() starts no further call: each call left gets not_run = 1
+     * (and is reported to on_result like any result), so a time budget is honoured within a batch, overshooting by
+     * at most the call running when it passes (and, under emulation, the host compile of the calls in hand). */
+    double stop_at;
 };
 
 /* ---- runner helpers (src/measure/runner.c): every op's way onto the one interface ---- */

@@ -111,7 +111,7 @@ struct cut_task {
 /* Frees the task (NULL is a no-op). */
 void cut_task_free(cut_task *t);
 
-/* The conv case case_idx (1-based) of c; label "case pos/total" from cfg. Caller frees with cut_task_free. */
+/* The conv case case_idx (1-based) of c; label "case idx (pos/total)" from cfg. Caller frees with cut_task_free. */
 cut_task *cut_task_conv_new(const cut_conv *c, int case_idx, const cut_tune_cfg *cfg);
 /* The GEMM g over the templates of tpl_mask (bit i: registry index i; 0: every template that applies). */
 cut_task *cut_task_gemm_new(const cut_gemm *g, int tpl_mask);

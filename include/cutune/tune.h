@@ -30,9 +30,9 @@ typedef struct cut_tune_cfg {
     cut_devlimits limits;
     int progress;            /* 1: the progress line, through the log (log.h) */
     cut_strategy_kind strategy; /* --strategy: evolve (0, the default), random or exhaustive (cutune/strategy.h) */
-    int case_pos, case_total;/* for the progress line: "case i/n" */
+    int case_pos, case_total;/* for the progress line: "case 7 (i/n)", the i-th of n cases this run tunes */
     const char *kernel_dump_dir; /* NULL: none; else failed candidates' source + log are written here */
-    double max_seconds;      /* > 0: stop proposing new batches after this long (the log says how many ran) */
+    double max_seconds;      /* > 0: no candidate starts after this long, also within a batch (the log says how many ran) */
     int use_prior;           /* 1: the cost model also learns from the nearest other workloads' logs in records_dir,
                               * prior_dirs and the shipped priors of the runner's GPU (see cut_prior_select) */
     const char *const *prior_dirs; /* nprior_dirs extra folders of prior logs (--prior-dir), or NULL */

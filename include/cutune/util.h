@@ -19,6 +19,8 @@ int cut_private_dir(const char *path, cut_err *e);
 /* The per-user cache folder, $XDG_CACHE_HOME/cutune (else $HOME/.cache/cutune), created mode 0700 and checked by
  * cut_private_dir, into buf. 0, or -1 with e. */
 int cut_default_cache_dir(char *buf, size_t n, cut_err *e);
+/* Its path only (nothing created or checked), into buf. 0, or -1 with e (neither variable is an absolute path). */
+int cut_default_cache_path(char *buf, size_t n, cut_err *e);
 /* Checks that dir exists (or can be created) and that a file can be created in it. */
 int cut_check_writable_dir(const char *dir, cut_err *e);
 /* Reads a whole regular file of at most max bytes (a device, a FIFO or a folder is refused: /dev/zero would never

@@ -50,6 +50,26 @@ int cut_cli_workloads(const char *conv_str, const char *list_name, cut_conv_list
     return 0;
 }
 
+int cut_cli_cache_dir(const char *sub, char *buf, size_t n, cut_err *e)
+{
+    const char *env = getenv("COMPILE_CACHE_DIR");
+    char root[4096];
+    if (env && *env) {
+        if (snprintf(root, sizeof root, "%s", env) >= (int)sizeof root)
+            return cut_err_set(e, "COMPILE_CACHE_DIR is too long");
+        if (cut_mkdirs(root, e) != 0 || cut_private_dir(root, e) != 0)
+            return cut_err_wrap(e, "COMPILE_CACHE_DIR");
+    } else if (cut_default_cache_dir(root, sizeof root, e) != 0) {
+        return -1;
+    }
+    int len = sub ? snprintf(buf, n, "%s/%s", root, sub) : snprintf(buf, n, "%s", root);
+    if (len < 0 || (size_t)len >= n)
+        return cut_err_set(e, "cache folder path too long: %s", root);
+    if (sub && (cut_mkdirs(buf, e) != 0 || cut_private_dir(buf, e) != 0))
+        return -1;
+    return 0;
+}
+
 int cut_cli_energy_uuid(const char *backend, int gpu, const char *nvml_uuid, char *uuid, size_t n, cut_err *e)
 {
     if (!strcmp(backend, "cuda")) {

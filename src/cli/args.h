@@ -15,6 +15,12 @@ int cut_arg_int(int argc, char **argv, int *i, int lo, int hi, int *out, cut_err
  * list. Errors name the option. Caller frees with cut_conv_list_free. */
 int cut_cli_workloads(const char *conv_str, const char *list_name, cut_conv_list *list, cut_err *e);
 
+/* cutune's cache folder, where NVRTC cubins and (under sub "emu") the emulator's host-compiled kernels are kept:
+ * $COMPILE_CACHE_DIR when set (seed 002's name), else the per-user cut_default_cache_dir ($XDG_CACHE_HOME/cutune,
+ * else ~/.cache/cutune), never the working folder; with sub (NULL: none) appended. Created and checked to be a
+ * private folder of ours (it holds code that is loaded). 0, or -1 with e naming the folder. */
+int cut_cli_cache_dir(const char *sub, char *buf, size_t n, cut_err *e);
+
 /* The UUID of the GPU whose NVML energy counter measures kernels of backend ("cuda": CUDA device gpu's UUID;
  * "emu": nvml_uuid when set, else NVML's first device, since the emulator runs on the CPU). Shared by cutune
  * energy and tune --objective. */

@@ -109,7 +109,7 @@ int cut_cmd_baseline(int argc, char **argv)
             gemm_given = 1;
             rc = 0;
         } else if (rc == 0) {
-            rc = cut_err_set(&e, "unknown option '%s' (see cutune baseline --help)", a);
+            rc = cut_err_set(&e, "unknown option '%s' (see cutune help baseline)", a);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune baseline: %s\n", e.msg);
@@ -157,13 +157,17 @@ int cut_cmd_baseline(int argc, char **argv)
         code = CUT_EXIT_USAGE;
         goto done;
     }
-    char rec_dir[1024];
+    char rec_dir[1024], res_dir[1024];
     snprintf(rec_dir, sizeof rec_dir, "%s/tuningrecords", outdir);
+    snprintf(res_dir, sizeof res_dir, "%s/tuningresults", outdir);
+    const char *dirs[2] = {rec_dir, res_dir};
     for (int i = 0; i < list.count; i++) {
         if (case_sel && i + 1 != case_sel)
             continue;
-        if (run_case(r, &info, rec_dir, &list.cases[i], i + 1, json, &e) != 0) {
-            fprintf(stderr, "cutune baseline: case %d: %s\n", i + 1, e.msg);
+        /* a custom shape has the case number tune gave it in this folder */
+        const int idx = conv_str ? cut_conv_custom_case(dirs, 2, &list.cases[i]) : i + 1;
+        if (run_case(r, &info, rec_dir, &list.cases[i], idx, json, &e) != 0) {
+            fprintf(stderr, "cutune baseline: case %d: %s\n", idx, e.msg);
             code = CUT_EXIT_FAIL;
         }
     }

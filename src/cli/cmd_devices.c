@@ -117,8 +117,7 @@ int cut_cmd_devices(int argc, char **argv)
             usage(stdout);
             return CUT_EXIT_OK;
         } else {
-            fprintf(stderr, "cutune devices: unknown option '%s'\n\n", argv[i]);
-            usage(stderr);
+            fprintf(stderr, "cutune devices: unknown option '%s' (see cutune help devices)\n", argv[i]);
             return CUT_EXIT_USAGE;
         }
     }

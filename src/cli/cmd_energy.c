@@ -118,7 +118,7 @@ static int parse_args(int argc, char **argv, energy_opts *o, int *help, cut_err 
         else if (!strcmp(a, "--opt-kernel"))
             rc = cut_arg_str(argc, argv, &i, &o->opt_kernel, e);
         else
-            rc = cut_err_set(e, "unknown option '%s' (see cutune energy --help)", a);
+            rc = cut_err_set(e, "unknown option '%s' (see cutune help energy)", a);
         if (rc != 0)
             return -1;
     }
@@ -474,7 +474,8 @@ static cut_runner *make_runner(const energy_opts *o, cut_err *e)
     if (!strcmp(o->backend, "cuda"))
         return cut_runner_gpu_new(o->gpu, cut_cli_worker_exe(self, sizeof self), &tm, e);
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/.cutune_emu", o->outdir);
+    if (cut_cli_cache_dir("emu", dir, sizeof dir, e) != 0)
+        return NULL;
     return cut_runner_emu_new(dir, &tm, e);
 }
 

@@ -64,7 +64,7 @@ int cut_cmd_export(int argc, char **argv)
         } else if (!strcmp(argv[i], "--kernel")) {
             rc = cut_arg_str(argc, argv, &i, &kernel, &e);
         } else {
-            rc = cut_err_set(&e, "unknown option '%s' (see cutune export --help)", argv[i]);
+            rc = cut_err_set(&e, "unknown option '%s' (see cutune help export)", argv[i]);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune export: %s\n", e.msg);

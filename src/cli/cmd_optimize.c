@@ -113,7 +113,7 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
         else if (!strcmp(a, "--quiet"))
             c->o.quiet = 1;
         else
-            return cut_err_set(e, "unknown option '%s'", a);
+            return cut_err_set(e, "unknown option '%s' (see cutune help optimize)", a);
         if (rc)
             return -1;
     }
@@ -263,14 +263,15 @@ static void add_summary(cJSON *arr, const cut_opt_summary *s)
 
 int cut_cmd_optimize(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(usage_text, stdout);
-        return CUT_EXIT_OK;
-    }
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage_text, stdout);
+            return CUT_EXIT_OK;
+        }
     opt_cli c;
     cut_err e = {{0}};
-    if (parse_cli(argc, argv, &c, &e) != 0) {
-        fprintf(stderr, "cutune optimize: %s\n%s", e.msg, usage_text);
+    if (parse_cli(argc, argv, &c, &e) != 0) { /* one line, as every command says it: the usage is a command away */
+        fprintf(stderr, "cutune optimize: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
     char *paths[MAX_SPECS];

@@ -58,7 +58,7 @@ static int parse_args(int argc, char **argv, report_args *a, cut_err *e)
         else if (!strcmp(argv[i], "--optimized"))
             rc = cut_arg_str(argc, argv, &i, &a->optimized, e);
         else
-            rc = cut_err_set(e, "unknown option '%s' (see cutune report --help)", argv[i]);
+            rc = cut_err_set(e, "unknown option '%s' (see cutune help report)", argv[i]);
         if (rc != 0)
             return -1;
     }

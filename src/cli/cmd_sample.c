@@ -37,7 +37,7 @@ int cut_cmd_sample(int argc, char **argv)
         } else if (!strcmp(argv[i], "--out")) {
             rc = cut_arg_str(argc, argv, &i, &out, &e);
         } else {
-            rc = cut_err_set(&e, "unknown option '%s' (see cutune sample --help)", argv[i]);
+            rc = cut_err_set(&e, "unknown option '%s' (see cutune help sample)", argv[i]);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune sample: %s\n", e.msg);

@@ -19,7 +19,8 @@ static const char usage_text[] =
     "  --workloads NAME    seed001 (default), resnet18, yolov3, or a path to a list file\n"
     "  --case I            tune only case I (1-based, as in caseI_*.json)\n"
     "  --specify_pz I      the seeds' form: 0-based index of the case\n"
-    "  --conv N,H,W,CO,CI,KH,KW,S,P   a custom shape (case 1 of list 'custom')\n"
+    "  --conv N,H,W,CO,CI,KH,KW,S,P   a custom shape (list 'custom'): in DIR it keeps the case number of its\n"
+    "                      files there (a re-run resumes), or takes the next free one, so shapes share a folder\n"
     "  --gemm WORDS        a GEMM in seed 004's form, e.g. --gemm M=1024 N=2048 K=3072 t=2000 (MN=, MNK= set\n"
     "                      several sizes; t= is the trial count; O= is accepted and ignored)\n"
     "  --m N --n N --k N   the same GEMM sizes as long flags\n"
@@ -36,9 +37,12 @@ static const char usage_text[] =
     "  --batch B           candidates per round (default 64 on a GPU, 16 under emulation)\n"
     "  --seed S            random seed (default 1)\n"
     "  --timeout S         seconds before a hanging candidate is killed (default 10)\n"
-    "  --cache-dir DIR     NVRTC cubin cache (default DIR/.cutune_cache)\n"
+    "  --cache-dir DIR     NVRTC cubin cache (default: cutune's cache folder, $COMPILE_CACHE_DIR or\n"
+    "                      $XDG_CACHE_HOME/cutune or ~/.cache/cutune, which also keeps the emulator's kernels under\n"
+    "                      emu/; cutune clean --cache removes it)\n"
     "  --no-sample         do not write tuningresults/ at the end\n"
-    "  --time-budget S     stop a case after S seconds even if fewer trials ran (the log says how many)\n"
+    "  --time-budget S     stop a case after S seconds even if fewer trials ran (the log says how many): no\n"
+    "                      candidate starts after that, so it overshoots by about one candidate's time\n"
     "  --final K           re-time the K best kernels of each tuned case with longer timing, interleaved with\n"
     "                      cuDNN over 2 rounds; one JSON line per case appended to DIR/final.jsonl\n"
     "                      (default 3 on a GPU, 0 under emulation; at most 8); with --gemm (default 0) against\n"
@@ -58,6 +62,8 @@ static const char usage_text[] =
     "                      time-based\n"
     "  --energy-steps N    energy/edp: counter steps per energy measurement (default 3)\n"
     "  --quiet             no progress line\n"
+    "  --emu-force         with --backend emu, tune a shape the emulator would take long on (by default a shape\n"
+    "                      estimated at over 1 s a trial is refused, with the estimate)\n"
     CUT_CLI_IDLE_HELP;
 
 /* --objective energy|edp: the tuning-time energy plan (one window of min_steps counter steps after a short
@@ -83,8 +89,8 @@ static int energy_setup(cut_tune_cfg *cfg, const char *backend, int gpu, int ste
     return 0;
 }
 
-int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const char *outdir, const cut_timing *tm,
-                         cut_tune_cfg *cfg, cut_runner **out)
+int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
+                         cut_runner **out)
 {
     cut_err e = {{0}};
     *out = NULL;
@@ -119,8 +125,11 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
         fprintf(stderr, "cutune: tuning on GPU %d: %s (sm_%d%d, %d SMs)\n", gpu, info.name, info.sm_major,
                 info.sm_minor, info.sm_count);
     } else if (!strcmp(backend, "emu")) {
-        char emu_dir[1024];
-        snprintf(emu_dir, sizeof emu_dir, "%s/.cutune_emu", outdir);
+        char emu_dir[4200];
+        if (cut_cli_cache_dir("emu", emu_dir, sizeof emu_dir, &e) != 0) {
+            fprintf(stderr, "cutune tune: the emulator's cache: %s\n", e.msg);
+            return CUT_EXIT_FAIL;
+        }
         *out = cut_runner_emu_new(emu_dir, tm, &e);
         if (!*out) {
             fprintf(stderr, "cutune tune: %s\n", e.msg);
@@ -132,6 +141,37 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
         return CUT_EXIT_USAGE;
     }
     return CUT_EXIT_OK;
+}
+
+/* A duration for people: "42 s", "3.5 min", "2.1 h", "4.0 days". */
+static void say_seconds(double s, char *buf, size_t n)
+{
+    if (s < 10)
+        snprintf(buf, n, "%.1f s", s);
+    else if (s < 120)
+        snprintf(buf, n, "%.0f s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.1f min", s / 60);
+    else if (s < 172800)
+        snprintf(buf, n, "%.1f h", s / 3600);
+    else
+        snprintf(buf, n, "%.1f days", s / 86400);
+}
+
+int cut_cli_emu_cost_check(const char *what, double flops, int trials, int force, cut_err *e)
+{
+    const double per = cut_emu_trial_seconds(flops);
+    if (force || per <= CUT_EMU_MAX_TRIAL_S)
+        return 0;
+    char one[32], all[32];
+    say_seconds(per, one, sizeof one);
+    say_seconds(per * trials, all, sizeof all);
+    return cut_err_set(e, "%s is too large to emulate: %.3g GFLOP a launch, so at least %s a trial on the host "
+                          "emulator (%d launches at <= %.0f GFLOP/s) and at least %s for %d trials. Tune it on a GPU "
+                          "(--backend cuda), emulate a smaller shape (under %.0f MFLOP a launch), or pass --emu-force "
+                          "to run it anyway",
+                       what, flops / 1e9, one, CUT_EMU_LAUNCHES_PER_TRIAL, CUT_EMU_GFLOPS, all, trials,
+                       CUT_EMU_MAX_TRIAL_S * CUT_EMU_GFLOPS * 1e3 / CUT_EMU_LAUNCHES_PER_TRIAL);
 }
 
 /* The line for one case. */
@@ -196,7 +236,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
 {
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
-        prior = 1, energy_steps = 3, idle_others = 0;
+        prior = 1, energy_steps = 3, idle_others = 0, emu_force = 0;
     const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL;
     long long seed = 1;
     double timeout = 10;
@@ -222,6 +262,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             no_sample = 1;
         } else if (!strcmp(a, "--idle-other-gpus")) {
             idle_others = 1;
+        } else if (!strcmp(a, "--emu-force")) {
+            emu_force = 1;
         } else if (!strcmp(a, "--workloads")) {
             rc = cut_arg_str(argc, argv, &i, &list_name, &e);
         } else if (!strcmp(a, "--conv")) {
@@ -279,7 +321,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             gemm_given = 1;
             rc = 0;
         } else if (rc == 0) {
-            rc = cut_err_set(&e, "unknown option '%s' (see cutune tune --help)", a);
+            rc = cut_err_set(&e, "unknown option '%s' (see cutune help tune)", a);
         }
         if (rc != 0) {
             fprintf(stderr, "cutune tune: %s\n", e.msg);
@@ -317,7 +359,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
                                 .conv_str = conv_str, .tpl = tpl, .backend = backend, .outdir = outdir,
                                 .cache_dir = cache_dir, .gpu = gpu, .batch = batch, .seed = (uint64_t)seed,
                                 .timeout = timeout, .budget = budget, .quiet = quiet, .no_sample = no_sample,
-                                .objective = obj, .strategy = strat, .final_k = final_k > 0 ? final_k : 0};
+                                .objective = obj, .strategy = strat, .final_k = final_k > 0 ? final_k : 0,
+                                .emu_force = emu_force};
         return cut_cli_tune_gemm(&go);
     }
     if (trials < 0)
@@ -359,8 +402,22 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         cases = all;
     }
 
+    /* Under emulation, a shape that would take minutes a trial is refused before anything runs. */
+    for (int i = 0; !strcmp(backend, "emu") && i < nsel; i++) {
+        char what[256];
+        const cut_conv *c = &list.cases[cases[i] - 1];
+        cut_conv_name(c, what + snprintf(what, sizeof what, "case %d (", cases[i]), sizeof what - 16);
+        snprintf(what + strlen(what), sizeof what - strlen(what), ")");
+        if (cut_cli_emu_cost_check(what, cut_conv_flops(c), trials, emu_force, &e) != 0) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            free(all);
+            cut_conv_list_free(&list);
+            return CUT_EXIT_USAGE;
+        }
+    }
+
     /* Output folders: checked before any work, so a bad path fails at once. */
-    char rec_dir[1024], res_dir[1024], cache[1024];
+    char rec_dir[1024], res_dir[1024], cache[4200];
     if (cut_path_join(rec_dir, sizeof rec_dir, outdir, "tuningrecords", &e) != 0 ||
         cut_path_join(res_dir, sizeof res_dir, outdir, "tuningresults", &e) != 0 ||
         cut_check_writable_dir(rec_dir, &e) != 0 || cut_check_writable_dir(res_dir, &e) != 0) {
@@ -369,7 +426,21 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         cut_conv_list_free(&list);
         return CUT_EXIT_USAGE;
     }
-    snprintf(cache, sizeof cache, "%s/.cutune_cache", outdir);
+    if (!cache_dir && cut_cli_cache_dir(NULL, cache, sizeof cache, &e) != 0) {
+        fprintf(stderr, "cutune tune: the compile cache: %s\n", e.msg);
+        free(all);
+        cut_conv_list_free(&list);
+        return CUT_EXIT_FAIL;
+    }
+    /* A custom shape is numbered in its folder: the number its files have there, or the next free one. */
+    int custom_case = 0;
+    if (conv_str) {
+        const char *dirs[2] = {rec_dir, res_dir};
+        custom_case = cut_conv_custom_case(dirs, 2, &list.cases[0]);
+        char shape[160];
+        cut_conv_name(&list.cases[0], shape, sizeof shape);
+        fprintf(stderr, "cutune: --conv %s is case %d of %s\n", shape, custom_case, rec_dir);
+    }
 
     /* Backend. */
     cut_timing tm;
@@ -393,7 +464,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     cfg.strategy = strat;
     cut_devlimits_sm90(&cfg.limits);
     cut_runner *runner = NULL;
-    int exit_code = cut_cli_tune_backend(backend, gpu, cache_dir ? cache_dir : cache, outdir, &tm, &cfg, &runner);
+    int exit_code = cut_cli_tune_backend(backend, gpu, cache_dir ? cache_dir : cache, &tm, &cfg, &runner);
     if (exit_code != CUT_EXIT_OK)
         goto done;
 
@@ -404,8 +475,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     }
 
     for (int i = 0; i < nsel; i++) {
-        int idx = cases[i];
-        const cut_conv *c = &list.cases[idx - 1];
+        const cut_conv *c = &list.cases[cases[i] - 1];
+        const int idx = custom_case ? custom_case : cases[i];
         char name[512];
         cut_conv_case_name(c, idx, name, sizeof name);
         cfg.case_pos = i + 1;

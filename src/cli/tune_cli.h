@@ -10,10 +10,16 @@
 #include "cutune/tune.h"
 
 /* Opens the runner of --backend (cuda: GPU gpu, NVRTC with cache_dir, cfg->limits and copts from the GPU; emu:
- * the host emulator under outdir/.cutune_emu) and says which on stderr. No GPU with cuda: a sentence pointing at
- * --backend emu. Returns the exit code (CUT_EXIT_OK with *out set; the caller frees it with cut_runner_free). */
-int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const char *outdir, const cut_timing *tm,
-                         cut_tune_cfg *cfg, cut_runner **out);
+ * the host emulator, its compiled kernels under cut_cli_cache_dir("emu")) and says which on stderr. No GPU with
+ * cuda: a sentence pointing at --backend emu. Returns the exit code (CUT_EXIT_OK with *out set; the caller frees it
+ * with cut_runner_free). */
+int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
+                         cut_runner **out);
+
+/* Under --backend emu: 0 when a trial of the work `what` (flops FLOP per launch) is estimated to take at most
+ * CUT_EMU_MAX_TRIAL_S on the emulator (cut_emu_trial_seconds), or force (--emu-force) is given; else -1 with a
+ * sentence naming it, the estimate per trial and for the run's trials, and what to do instead. */
+int cut_cli_emu_cost_check(const char *what, double flops, int trials, int force, cut_err *e);
 
 /* Everything `cutune tune` read that a GEMM run uses. */
 typedef struct cut_cli_gemm_opts {
@@ -32,6 +38,7 @@ typedef struct cut_cli_gemm_opts {
     cut_objective objective;
     cut_strategy_kind strategy;
     int final_k;        /* --final: re-time the K best against the best vendor kernel (on a GPU; default 0) */
+    int emu_force;      /* --emu-force: emulate a GEMM however long it takes */
 } cut_cli_gemm_opts;
 
 /* tune --final K for any task t tuned into cfg->records_dir with runner r (still prepared for it): the K fastest of

@@ -90,7 +90,8 @@ static int setup_cfg(const cut_cli_gemm_opts *o, char *rec_dir, char *res_dir, c
         cut_path_join(res_dir, n, o->outdir, "tuningresults", e) != 0 || cut_check_writable_dir(rec_dir, e) != 0 ||
         cut_check_writable_dir(res_dir, e) != 0)
         return -1;
-    snprintf(cache, n, "%s/.cutune_cache", o->outdir);
+    if (!o->cache_dir && cut_cli_cache_dir(NULL, cache, n, e) != 0)
+        return cut_err_wrap(e, "the compile cache");
     memset(cfg, 0, sizeof *cfg);
     cfg->records_dir = rec_dir;
     cfg->trials = o->gemm_trials > 0 ? o->gemm_trials : o->trials > 0 ? o->trials : o->test ? 100 : 1000;
@@ -112,7 +113,10 @@ int cut_cli_tune_gemm(const cut_cli_gemm_opts *o)
     cut_tune_cfg cfg;
     if (usage_errors(o, &e) != 0 || parse_tpl(o->tpl, &mask, &e) != 0 ||
         setup_cfg(o, rec_dir, res_dir, cache, sizeof rec_dir, &cfg, &e) != 0 ||
-        check_templates(&o->g, &cfg.limits, mask, o->backend, &e) != 0) {
+        check_templates(&o->g, &cfg.limits, mask, o->backend, &e) != 0 ||
+        (!strcmp(o->backend, "emu") && (cut_gemm_name(&o->g, name, sizeof name),
+                                        cut_cli_emu_cost_check(name, cut_gemm_flops(&o->g), cfg.trials, o->emu_force,
+                                                               &e)) != 0)) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
@@ -124,7 +128,7 @@ int cut_cli_tune_gemm(const cut_cli_gemm_opts *o)
     tm.timeout_s = o->timeout;
     tm.min_total_ms = 10; /* as conv: 10 ms of timed launches rank well during the search */
     cut_runner *r = NULL;
-    int code = cut_cli_tune_backend(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, o->outdir, &tm, &cfg, &r);
+    int code = cut_cli_tune_backend(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, &tm, &cfg, &r);
     if (code == CUT_EXIT_OK && check_templates(&o->g, &cfg.limits, mask, o->backend, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg); /* the GPU's limits rule out what sm_90 allowed */
         code = CUT_EXIT_USAGE;

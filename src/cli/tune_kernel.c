@@ -19,10 +19,13 @@ static int kernel_runner(const cut_cli_kernel_opts *o, const char *cache, const 
                          cut_runner **r)
 {
     if (strcmp(o->backend, "emu") != 0)
-        return cut_cli_tune_backend(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, o->outdir, tm, cfg, r);
-    char so_dir[1200];
+        return cut_cli_tune_backend(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, tm, cfg, r);
+    char so_dir[4200];
     cut_err e = {{0}};
-    snprintf(so_dir, sizeof so_dir, "%s/.cutune_emu/kernels", o->outdir);
+    if (cut_cli_cache_dir("emu", so_dir, sizeof so_dir, &e) != 0) {
+        fprintf(stderr, "cutune tune: the emulator's cache: %s\n", e.msg);
+        return CUT_EXIT_FAIL;
+    }
     cfg->copts.cache_dir = o->cache_dir ? o->cache_dir : cache; /* the reference run compiles with NVRTC */
     if (!(*r = cut_runner_emu_worker_new(NULL, so_dir, tm, &e))) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
@@ -75,7 +78,7 @@ int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
     cut_err e = {{0}};
     cut_kspec k;
     memset(&k, 0, sizeof k);
-    char rec_dir[1024], cache[1024];
+    char rec_dir[1024], cache[4200];
     if (cut_kspec_load(o->spec, &k, &e) != 0 || cut_cli_sizes_known(o->sizes, &k, 1, &e) != 0 ||
         cut_cli_apply_sizes(o->sizes, &k, &e) != 0 || cut_path_join(rec_dir, sizeof rec_dir, o->outdir, "tuningrecords", &e) != 0 ||
         cut_check_writable_dir(rec_dir, &e) != 0) {
@@ -83,7 +86,11 @@ int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
         cut_kspec_free(&k);
         return CUT_EXIT_USAGE;
     }
-    snprintf(cache, sizeof cache, "%s/.cutune_cache", o->outdir);
+    if (!o->cache_dir && cut_cli_cache_dir(NULL, cache, sizeof cache, &e) != 0) {
+        fprintf(stderr, "cutune tune: the compile cache: %s\n", e.msg);
+        cut_kspec_free(&k);
+        return CUT_EXIT_FAIL;
+    }
     cut_tune_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.records_dir = rec_dir;

@@ -124,7 +124,7 @@ int cut_private_dir(const char *path, cut_err *e)
     return 0;
 }
 
-int cut_default_cache_dir(char *buf, size_t n, cut_err *e)
+int cut_default_cache_path(char *buf, size_t n, cut_err *e)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int len;
@@ -136,6 +136,13 @@ int cut_default_cache_dir(char *buf, size_t n, cut_err *e)
         return cut_err_set(e, "no cache folder: neither XDG_CACHE_HOME nor HOME is an absolute path");
     if (len < 0 || (size_t)len >= n)
         return cut_err_set(e, "cache folder path too long");
+    return 0;
+}
+
+int cut_default_cache_dir(char *buf, size_t n, cut_err *e)
+{
+    if (cut_default_cache_path(buf, n, e) != 0)
+        return -1;
     if (cut_mkdirs(buf, e) != 0)
         return -1;
     (void)chmod(buf, 0700); /* ours: only we read and write it */

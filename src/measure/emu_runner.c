@@ -481,11 +481,14 @@ typedef struct compile_job {
     const int *skip;          /* [n]: 1 where the call cannot run here at all */
     cut_emu_kernel **kernels; /* [n]: NULL where skipped or failed */
     cut_err *errs;            /* [n] */
+    double stop_at;           /* the runner's: no compile starts after it (its call will not run) */
 } compile_job;
 
 static void compile_one(void *arg, long i)
 {
     compile_job *j = arg;
+    if (j->stop_at > 0 && cut_now_s() >= j->stop_at)
+        return; /* kernels[i] stays NULL; the call is marked not run before it would be */
     if (!j->skip[i] &&
         cut_emu_compile_call(j->calls[i].src, j->calls[i].entry, j->work_dir, &j->kernels[i], &j->errs[i]) != 0)
         j->kernels[i] = NULL;
@@ -555,14 +558,20 @@ static int emu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_op
     for (int b = 0; b < n && rc == 0; b += EMU_BATCH) {
         const int m = CUT_MIN(EMU_BATCH, n - b);
         memset(kernels, 0, sizeof kernels);
+        const int late = r->stop_at > 0 && cut_now_s() >= r->stop_at; /* nothing of this part is compiled */
         for (int i = 0; i < m; i++) {
             cut_result_reset(&res[b + i]);
-            skip[i] = call_refused(er, &calls[b + i], &res[b + i]) != 0;
+            res[b + i].not_run = late;
+            skip[i] = late || call_refused(er, &calls[b + i], &res[b + i]) != 0;
         }
         compile_job j = {.work_dir = er->work_dir, .calls = calls + b, .skip = skip, .kernels = kernels,
-                         .errs = errs};
+                         .errs = errs, .stop_at = r->stop_at};
         cut_parallel_for(m, 1e9, compile_one, &j); /* a host compile is ~1e9 operations: always worth a thread */
         for (int i = 0; i < m; i++) {
+            if (!skip[i] && rc == 0 && r->stop_at > 0 && cut_now_s() >= r->stop_at) {
+                res[b + i].not_run = 1; /* the time budget is spent: this call is not started */
+                skip[i] = 1;
+            }
             if (skip[i] || rc != 0) {
                 cut_emu_kernel_free(kernels[i]);
             } else {
@@ -616,6 +625,11 @@ void cut_runner_emu_set_launch_hook(cut_runner *r, void (*hook)(void *ctx, int o
     emu_runner *er = r->impl;
     er->launch_hook = hook;
     er->launch_ctx = ctx;
+}
+
+double cut_emu_trial_seconds(double flops)
+{
+    return flops > 0 ? CUT_EMU_LAUNCHES_PER_TRIAL * flops / (CUT_EMU_GFLOPS * 1e9) : 0;
 }
 
 /* Allocates the runner; caller frees with cut_runner_free. */

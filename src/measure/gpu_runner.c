@@ -415,8 +415,12 @@ static int gpu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_op
     if (o && o->energy && !cut_work_has_refs(&g->work))
         return cut_err_set(e, "GPU runner: an energy run needs a work with references");
     for (int i = 0; i < n; i++) {
-        if (run_one(r, &calls[i], o, &res[i], e) != 0)
+        if (r->stop_at > 0 && cut_now_s() >= r->stop_at) {
+            cut_result_reset(&res[i]);
+            res[i].not_run = 1; /* the time budget is spent: this call is not started */
+        } else if (run_one(r, &calls[i], o, &res[i], e) != 0) {
             return -1;
+        }
         if (r->on_result)
             r->on_result(r->on_result_ctx, &res[i]);
     }

@@ -136,6 +136,7 @@ static int r_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts
 {
     replay *p = r->impl;
     p->inner->timing = r->timing;
+    p->inner->stop_at = r->stop_at;
     p->inner->on_result = on_inner_result;
     p->inner->on_result_ctx = p;
     p->calls = calls;

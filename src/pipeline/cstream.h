@@ -56,11 +56,18 @@ int cut_tune_measure_jobs_with(const struct cut_task *t, cut_job **jobs, int n, 
  * done locks what it shares); jobs whose runner does not report results one by one are not reported. */
 int cut_tune_measure_jobs_each(const struct cut_task *t, cut_job **jobs, int n, int use_nvrtc, cut_runner **r, int nr,
                                void (*done)(void *ctx, int i), void *ctx, cut_err *e);
+/* What the progress lines of one case printed so far (zero it, or set last_s to the case's start). */
+typedef struct cut_progress {
+    double last_s; /* cut_now_s() of the last line printed */
+    int last_done; /* its trial count */
+    int printed;   /* 1 once a line is printed */
+} cut_progress;
 /* The progress line, an info message of the log ("<label> | trials 10/100 | failed 1 | best ... GFLOP/s | ..."; a
  * negative best_gflops is shown as "best <-best_gflops> ms", for work whose FLOPs are unknown): rewritten in place
- * where cut_log_tty() (the default handler on a terminal), else a line at most every 10 s and at the end (final). */
-void cut_tune_progress(const struct cut_tune_cfg *cfg, const char *label, int done, int total, int failed,
-                       double best_gflops, double rate, int final);
+ * where cut_log_tty() (the default handler on a terminal), else a line at most every 10 s after p->last_s, and at the
+ * end (final) unless the last line printed already said as many trials (a log never gets one line twice). */
+void cut_tune_progress(const struct cut_tune_cfg *cfg, cut_progress *p, const char *label, int done, int total,
+                       int failed, double best_gflops, double rate, int final);
 /* Writes dir/<stem>_trial<trial>.cu: a failed candidate's source, status and NVRTC log (dir NULL: nothing). */
 void cut_tune_dump_failure(const char *dir, const char *stem, int trial, const cut_kernel_src *ks,
                            const cut_compiled *bin, const cut_result *res);

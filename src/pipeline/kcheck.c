@@ -130,7 +130,7 @@ static int check_all(const cut_kspec *k, const cut_kcheck *kc, cut_runner *r, co
     int rc = cut_runner_prepare_work(r, &kc->work, e);
     r->timing = check_timing(&saved);
     for (int i = 0; rc == 0 && i < n; i++) {
-        if (res[i].status != CUT_ST_OK)
+        if (res[i].status != CUT_ST_OK || res[i].not_run)
             continue;
         char why[sizeof res[i].error - 64];
         cut_err ce = {{0}};
@@ -183,7 +183,7 @@ int cut_kspec_run_candidates(const cut_kspec *k, const cut_kcheck *kc, cut_runne
         call.src = c[i].ks->src;
         call.bin = c[i].bin;
         rc = cut_runner_run_call(r, &call, &res[i], NULL, e);
-        passed += rc == 0 && res[i].status == CUT_ST_OK;
+        passed += rc == 0 && res[i].status == CUT_ST_OK && !res[i].not_run;
     }
     if (rc == 0 && check && passed > 0)
         rc = check_all(k, kc, r, c, n, vals, res, e);

@@ -46,17 +46,18 @@ cut_strategy *cut_task_strategy(cut_space *sp, const cut_tune_cfg *cfg, const cu
     }
 }
 
-void cut_tune_progress(const cut_tune_cfg *cfg, const char *label, int done, int total, int failed,
+void cut_tune_progress(const cut_tune_cfg *cfg, cut_progress *p, const char *label, int done, int total, int failed,
                        double best_gflops, double rate, int final)
 {
     if (!cfg->progress)
         return;
-    static double last;
     double now = cut_now_s();
     int tty = cut_log_tty();
-    if (!final && !tty && now - last < 10.0)
+    if (!tty && (final ? p->printed && p->last_done == done : now - p->last_s < 10.0))
         return;
-    last = now;
+    p->last_s = now;
+    p->last_done = done;
+    p->printed = 1;
     double eta = rate > 0 ? (total - done) / rate : 0;
     char best[48];
     if (best_gflops < 0) /* the work's FLOPs are unknown (a user kernel): its best time, -best_gflops ms */
@@ -114,7 +115,7 @@ static int order_by_time(cut_job **jobs, int n, int *order)
 {
     int m = 0;
     for (int i = 0; i < n; i++) {
-        if (jobs[i]->res.status != CUT_ST_OK)
+        if (jobs[i]->res.status != CUT_ST_OK || jobs[i]->res.not_run)
             continue;
         int j = m++;
         for (; j > 0 && jobs[order[j - 1]]->res.median_ms > jobs[i]->res.median_ms; j--)
@@ -132,6 +133,8 @@ static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
 {
     int *order = cut_xcalloc((size_t)n, sizeof *order);
     int m = order_by_time(jobs, n, order), top = cfg->energy_top > 0 ? cfg->energy_top : 2, rc = 0;
+    const double stop_at = r->stop_at;
+    r->stop_at = 0; /* the energy of trials already measured is part of them, budget or not */
     for (int k = 0; k < CUT_MIN(top, m) && rc == 0; k++) {
         int i = order[k];
         cut_candidate cand = {&jobs[i]->ks, cfg->use_nvrtc ? &jobs[i]->bin : NULL};
@@ -148,6 +151,7 @@ static int measure_energy(cut_job **jobs, int n, const cut_tune_cfg *cfg, cut_ru
                             " recorded without energy\n",
                     first_trial + i, cut_status_name(res.status), res.error);
     }
+    r->stop_at = stop_at;
     free(order);
     return rc;
 }
@@ -332,6 +336,10 @@ static void commit_ready(commit_run *c)
     int wrote = 0;
     while (c->rc == 0 && c->next < c->n && c->ready[c->next]) {
         cut_job *jb = c->jobs[c->next];
+        if (jb->res.not_run) { /* the time budget ran out before it: nothing to record */
+            c->next++;
+            continue;
+        }
         cut_trial tr;
         const cut_energy_result none = {0};
         if ((c->rc = record_job(c->x, jb, c->trial, c->env, &none, &tr, &c->e)) != 0)
@@ -364,7 +372,8 @@ static void trace_measured(const cut_job *jb)
 static void commit_done(void *ctx, int i)
 {
     commit_run *c = ctx;
-    trace_measured(c->jobs[i]);
+    if (!c->jobs[i]->res.not_run)
+        trace_measured(c->jobs[i]);
     pthread_mutex_lock(&c->mu);
     c->ready[i] = 1;
     commit_ready(c);
@@ -386,7 +395,7 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
         c.ready[i] = jobs[i]->res.status != CUT_ST_OK; /* codegen failed: final already */
     int rc = cut_tune_measure_jobs_each(x->t, jobs, n, cfg->use_nvrtc, x->r, x->nr, early ? commit_done : NULL, &c, e);
     for (int i = 0; i < n && rc == 0; i++)
-        if (!c.ready[i] && jobs[i]->runner >= 0)
+        if (!c.ready[i] && jobs[i]->runner >= 0 && !jobs[i]->res.not_run)
             trace_measured(jobs[i]);
     if (rc == 0 && early) { /* what the runners did not report one by one */
         for (int i = 0; i < n; i++)
@@ -406,6 +415,8 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
         cut_job *jb = jobs[i];
         const cut_compiled *bin = cfg->use_nvrtc ? &jb->bin : NULL;
         cut_trial tr;
+        if (jb->res.not_run)
+            continue; /* never started: not recorded, not observed, no budget spent */
         if (c.written[i])
             fill_trial(&tr, trial, jb, bin, env, &er[i]);
         else if ((rc = record_job(x, jb, trial, env, &er[i], &tr, e)) != 0)
@@ -498,14 +509,19 @@ static int rounds(loop_run *x, int done, double t0, cut_err *e)
     const int in_rounds = x->t->in_rounds;
     int batch = cfg->batch > 0 ? CUT_MIN(cfg->batch, 256) : x->t->batch > 0 ? x->t->batch : 16;
     int rc = 0, exhausted = 0, out_of_time = 0, seq = 0;
+    cut_progress prog = {.last_s = t0};
     cut_sched *buf = cut_xcalloc((size_t)batch, sizeof *buf);
     cut_job **jobs = cut_xcalloc((size_t)batch, sizeof *jobs);
     cut_cstream *cs = cut_cstream_new(cfg->use_nvrtc ? &cfg->copts : NULL, e);
     if (!cs)
         rc = -1;
+    /* The time budget holds within a batch too: the runners start no candidate once it is spent. */
+    for (int i = 0; i < x->nr; i++)
+        x->r[i]->stop_at = cfg->max_seconds > 0 ? t0 + cfg->max_seconds : 0;
     while (rc == 0) {
         int inflight = cut_cstream_inflight(cs), remaining = cfg->trials - done - inflight;
-        out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 > cfg->max_seconds;
+        if ((out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 >= cfg->max_seconds))
+            break; /* what is still compiling or queued is dropped (cut_cstream_free) */
         int depth = in_rounds ? 1 : done < WARMUP_TRIALS ? CUT_MAX(batch / 4, 1) : 2 * batch;
         if (remaining > 0 && inflight < depth && !exhausted && !out_of_time)
             exhausted = refill(x, cs, CUT_MIN(batch, remaining), buf, &seq) == 0;
@@ -514,28 +530,35 @@ static int rounds(loop_run *x, int done, double t0, cut_err *e)
         int n = cut_cstream_take(cs, jobs, batch, in_rounds ? inflight : CUT_MIN(8, inflight));
         if (in_rounds)
             sort_by_seq(jobs, n);
-        int spent = 0;
+        int *cost = cut_xcalloc((size_t)(n > 0 ? n : 1), sizeof *cost); /* asked before they are recorded */
         for (int i = 0; i < n; i++)
-            spent += counts(x, jobs[i]);
+            cost[i] = counts(x, jobs[i]);
         rc = after_compile(x, jobs, n, e);
         if (rc == 0)
             rc = measure_record(x, jobs, n, done, e);
-        for (int i = 0; i < n; i++)
+        int spent = 0, ran = 0; /* a job the time budget kept from starting is neither */
+        for (int i = 0; i < n; i++) {
+            spent += !jobs[i]->res.not_run && cost[i];
+            ran += !jobs[i]->res.not_run;
             cut_job_free(jobs[i]);
+        }
+        free(cost);
         if (rc != 0)
             break;
         done += spent;
-        x->st->trials_new += n;
+        x->st->trials_new += ran;
         double el = cut_now_s() - t0;
-        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
+        cut_tune_progress(cfg, &prog, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
                           el > 0 ? x->st->trials_new / el : 0, 0);
     }
-    if (rc == 0 && done < cfg->trials && cfg->progress)
-        cut_log(CUT_LOG_INFO, "\n%s: stopped after %d trials: %s\n", x->t->what, done,
-                out_of_time ? "time budget spent" : "the schedule space is exhausted");
+    if (rc == 0 && done < cfg->trials && cfg->progress) /* on a terminal, after the line rewritten in place */
+        cut_log(CUT_LOG_INFO, "%s%s: stopped after %d trials: %s\n", cut_log_tty() && prog.printed ? "\n" : "",
+                x->t->what, done, out_of_time ? "time budget spent" : "the schedule space is exhausted");
     if (rc == 0)
-        cut_tune_progress(cfg, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
+        cut_tune_progress(cfg, &prog, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
                           x->st->trials_new / (cut_now_s() - t0 + 1e-9), 1);
+    for (int i = 0; i < x->nr; i++)
+        x->r[i]->stop_at = 0; /* what follows the search (--final) is not the search's budget */
     cut_cstream_free(cs);
     free(buf);
     free(jobs);
@@ -553,16 +576,36 @@ static int resume(loop_run *x, const cut_trial *old, int nold, int extra)
     return nold + extra;
 }
 
+/* Resume only counts trials measured where this run measures: a log of another backend or GPU is refused (its times
+ * are not comparable with this run's), nothing in it changed. */
+static int check_same_place(const loop_run *x, const char *path, const cut_trial *old, int nold, cut_err *e)
+{
+    const cut_measure_env *now = x->r[0]->env(x->r[0]);
+    for (int i = 0; i < nold; i++) {
+        if (cut_env_same_place(&old[i].env, now))
+            continue;
+        char was[256], is[256];
+        cut_env_describe(&old[i].env, was, sizeof was);
+        cut_env_describe(now, is, sizeof is);
+        return cut_err_set(e, "%s holds trials measured on %s (trial %d is the first), and this run measures on %s: "
+                              "resuming would count them as done and mix their times in one log. Use another "
+                              "--outdir, or move the log away to start %s afresh (nothing was changed)",
+                           path, was, old[i].trial, is, x->t->what);
+    }
+    return 0;
+}
+
 /* The record log's side of the start: the log opened for appending first (locked; a last line a kill tore is cut,
- * a whole last record whose newline was lost is kept), then loaded and fed to the strategy. */
+ * a whole last record whose newline was lost is kept), then loaded, checked to come from where this run measures,
+ * and fed to the strategy. */
 static int open_log(loop_run *x, const char *path, int *done, cut_err *e)
 {
     cut_trial *old = NULL;
     int nold = 0, extra = 0;
     if (cut_reclog_open(path, &x->log, e) != 0 || x->t->load(x->t, path, &old, &nold, &extra, e) != 0)
         return -1;
-    int rc = 0;
-    if (!(x->strat = x->t->strategy(x->t, x->cfg, nold, e)))
+    int rc = check_same_place(x, path, old, nold, e);
+    if (rc == 0 && !(x->strat = x->t->strategy(x->t, x->cfg, nold, e)))
         rc = -1;
     for (int i = 0; rc == 0 && i < x->nr; i++)
         if (x->t->check_runner && x->t->check_runner(x->t, x->r[i], e) != 0)

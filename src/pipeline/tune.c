@@ -198,7 +198,11 @@ cut_task *cut_task_conv_new(const cut_conv *c, int case_idx, const cut_tune_cfg 
     t->op = "conv2d";
     t->wl = w;
     cut_conv_case_name(c, case_idx, t->name, sizeof t->name);
-    snprintf(t->label, sizeof t->label, "case %d/%d", cfg ? cfg->case_pos : case_idx, cfg ? cfg->case_total : case_idx);
+    /* the case tuned, and where it is in this run's selection ("case 7 (2/2)" under --test) */
+    if (cfg && cfg->case_total > 0)
+        snprintf(t->label, sizeof t->label, "case %d (%d/%d)", case_idx, cfg->case_pos, cfg->case_total);
+    else
+        snprintf(t->label, sizeof t->label, "case %d", case_idx);
     snprintf(t->what, sizeof t->what, "case %d", case_idx);
     snprintf(t->stem, sizeof t->stem, "case%d", case_idx);
     t->flops = cut_conv_flops(c);

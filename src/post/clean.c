@@ -452,3 +452,62 @@ int cut_clean(const char *outdir, cut_clean_report report, void *ctx, cut_err *e
     free(c.root_real);
     return rc == 0 ? c.removed : -1;
 }
+
+/* ---- clean --cache ------------------------------------------------------------------------------------------ */
+
+/* Removes the cache folder path when it is cutune's: a real folder (a symbolic link is kept, never followed), ours,
+ * named name_must (the last component cutune gives it). Reports it when it exists. Returns 1 removed, 0 kept or
+ * absent, -1 on an error. */
+static int clean_cache_dir(const char *path, const char *name_must, cut_clean_report report, void *ctx, cut_err *e)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char why[160] = "";
+    if (S_ISLNK(st.st_mode))
+        snprintf(why, sizeof why, "a symbolic link, not cutune's folder (neither it nor its target is touched)");
+    else if (!S_ISDIR(st.st_mode))
+        snprintf(why, sizeof why, "not a folder");
+    else if (st.st_uid != geteuid())
+        snprintf(why, sizeof why, "belongs to uid %ld, not to you", (long)st.st_uid);
+    else if (strcmp(base, name_must) != 0)
+        snprintf(why, sizeof why, "not named '%s'", name_must);
+    if (why[0]) {
+        if (report)
+            report(ctx, path, 0, why);
+        return 0;
+    }
+    long n = 0;
+    if (cut_remove_tree(path, &n, e) != 0)
+        return -1;
+    if (report) {
+        char what[64];
+        snprintf(what, sizeof what, "cutune's cache, %ld entr%s", n, n == 1 ? "y" : "ies");
+        report(ctx, path, 1, what);
+    }
+    return 1;
+}
+
+int cut_clean_cache(const char *outdir, cut_clean_report report, void *ctx, cut_err *e)
+{
+    char root[4096], old[4200];
+    int removed = 0, rc = 0;
+    if (cut_default_cache_path(root, sizeof root, e) != 0)
+        return -1;
+    if ((rc = clean_cache_dir(root, "cutune", report, ctx, e)) < 0)
+        return -1;
+    removed += rc;
+    static const char *const legacy[] = {".cutune_emu", ".cutune_cache"}; /* earlier versions' per-folder caches */
+    for (size_t i = 0; i < sizeof legacy / sizeof *legacy; i++) {
+        if (cut_path_join(old, sizeof old, outdir, legacy[i], e) != 0 ||
+            (rc = clean_cache_dir(old, legacy[i], report, ctx, e)) < 0)
+            return -1;
+        removed += rc;
+    }
+    const char *env = getenv("COMPILE_CACHE_DIR");
+    if (env && *env && report)
+        report(ctx, env, 0, "the folder COMPILE_CACHE_DIR names is yours: cutune does not remove it");
+    return removed;
+}

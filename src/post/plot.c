@@ -1,7 +1,10 @@
 /* cutune — report: the plots' data files and gnuplot scripts (text only; gnuplot.c runs them).
  *
  * Every script draws once to the PNG terminal and replots to SVG, reading base.dat and writing base.png and
- * base.svg in the folder it runs in. */
+ * base.svg in the folder it runs in. The key goes below the plot, so the plot keeps the whole width (outside right,
+ * long titles squeezed it to ~60%), and the line types are a palette every series of which reads on white: the
+ * Okabe-Ito colours (safe for colour-blind readers) without their yellow and light ones, then Paul Tol's dark wine,
+ * indigo and green, each at least 3:1 against white (gnuplot's default type 5 is yellow, 1.3:1). */
 #include "post/report_int.h"
 
 #include <ctype.h>
@@ -11,15 +14,23 @@
 
 #define TIMES_BINS 20
 
+/* Line types 1..8 (a ninth cycles back to 1): blue, vermillion, bluish green, reddish purple, black, wine, indigo,
+ * green. */
+static const char *const k_palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                        "#000000", "#882255", "#332288", "#117733"};
+
 static void gp_begin(cut_buf *b, const cut_report_case *c, const char *base, const char *png_term, const char *what)
 {
     cut_buf_printf(b,
                    "# cutune report: %s of case %d. Render in this folder with `gnuplot %s.gp` (writes %s.png, "
                    "%s.svg).\n"
                    "set terminal %s size 1000,650\nset termoption noenhanced\nset output '%s.png'\n"
-                   "set title \"case %d: %s\\n%s\"\nset grid\nset key outside right top\nset datafile missing '?'\n"
+                   "set title \"case %d: %s\\n%s\"\nset grid\nset key below horizontal\nset datafile missing '?'\n"
                    "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n",
                    what, c->case_idx, base, base, base, png_term, base, c->case_idx, what, c->name);
+    for (size_t i = 0; i < sizeof k_palette / sizeof *k_palette; i++)
+        cut_buf_printf(b, "set linetype %zu lc rgb '%s' lw 1 pt 7\n", i + 1, k_palette[i]);
+    cut_buf_printf(b, "set linetype cycle %zu\n", sizeof k_palette / sizeof *k_palette);
 }
 
 static void gp_end(cut_buf *b, const char *base)

@@ -575,6 +575,47 @@ int cut_gemm_records_dir_list(const char *dir, char ***names, int *n, cut_err *e
     return dir_list(dir, ".json", 1, names, n, e);
 }
 
+int cut_env_same_place(const cut_measure_env *a, const cut_measure_env *b)
+{
+    if (strcmp(a->backend, b->backend) != 0)
+        return 0;
+    if (a->gpu_uuid[0] && b->gpu_uuid[0])
+        return strcmp(a->gpu_uuid, b->gpu_uuid) == 0;
+    return strcmp(a->gpu_name, b->gpu_name) == 0;
+}
+
+void cut_env_describe(const cut_measure_env *env, char *buf, size_t n)
+{
+    if (!strcmp(env->backend, "emu"))
+        snprintf(buf, n, "the host emulator (backend emu, '%s')", env->gpu_name);
+    else
+        snprintf(buf, n, "backend %s, GPU '%s'%s%s%s", env->backend[0] ? env->backend : "?", env->gpu_name,
+                 env->gpu_uuid[0] ? " (" : "", env->gpu_uuid, env->gpu_uuid[0] ? ")" : "");
+}
+
+int cut_conv_custom_case(const char *const *dirs, int ndirs, const cut_conv *c)
+{
+    int same = 0, max = 0;
+    for (int d = 0; d < ndirs; d++) {
+        char **names = NULL;
+        int n = 0;
+        cut_err ignore = {{0}};
+        if (cut_records_dir_list(dirs[d], ".json", &names, &n, &ignore) != 0)
+            continue; /* a folder not made yet holds no case */
+        for (int i = 0; i < n; i++) {
+            int idx;
+            cut_conv fc;
+            if (cut_conv_parse_case_name(names[i], &idx, &fc, &ignore) != 0)
+                continue;
+            max = CUT_MAX(max, idx);
+            if (!memcmp(&fc, c, sizeof fc) && (same == 0 || idx < same))
+                same = idx;
+        }
+        cut_records_names_free(names, n);
+    }
+    return same ? same : max + 1;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * The append-only log */
 
