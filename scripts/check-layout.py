@@ -25,7 +25,7 @@ OWNER = {
     "search.h": "strategy", "costmodel.h": "strategy", "mcgs.h": "strategy", "strategy.h": "strategy",
     "tune.h": "pipeline", "gemm_tune.h": "pipeline", "optimize.h": "pipeline", "task.h": "pipeline",
     "record.h": "record", "gemm_record.h": "record",
-    "export.h": "post", "report.h": "post",
+    "export.h": "post", "report.h": "post", "lookup.h": "post",
     "cutune.h": None,  # the umbrella header: includes everything, owned by no folder
 }
 MAX_LINES = int(os.environ.get("CUTUNE_MAX_C_LINES", "1000"))
