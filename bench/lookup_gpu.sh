@@ -56,11 +56,48 @@ cat "$OUT/streams.txt"
 echo "exit $?" >> "$OUT/streams_shared.txt"
 cat "$OUT/streams_shared.txt"
 
-echo "== 3. PyTorch extension"
-cp -r examples/torch "$W/torch"
-(cd "$W/torch" && CUTUNE_EXPORT="$W/proj/kernels" CUTUNE_CASE=1 CUTUNE_KERNEL=1 \
-   python3 setup.py build_ext --inplace --build-temp "$W/torch/tmp") > "$OUT/torch_build.txt" 2>&1 \
-   || tail -30 "$OUT/torch_build.txt"
-(cd "$W/torch" && python3 check.py --shape "$SHAPE") > "$OUT/torch.json" 2>&1
-echo "exit $?" >> "$OUT/torch.json"
-cat "$OUT/torch.json"
+echo "== 3. PyTorch extension: the split-K kernel 1 and the fastest exported kernel"
+fastest=$(python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(min(r, key=lambda x: float(x["tuned_ms"]))["kernel_id"])' "$W/proj/kernels/kernel_metadata.csv")
+for k in 1 $fastest; do
+  rm -rf "$W/torch" && cp -r examples/torch "$W/torch"
+  (cd "$W/torch" && CUTUNE_EXPORT="$W/proj/kernels" CUTUNE_CASE=1 CUTUNE_KERNEL=$k \
+     python3 setup.py build_ext --inplace --build-temp "$W/torch/tmp") > "$OUT/torch_build_k$k.txt" 2>&1 \
+     || tail -30 "$OUT/torch_build_k$k.txt"
+  (cd "$W/torch" && python3 check.py --shape "$SHAPE") > "$OUT/torch_k$k.json" 2>&1
+  echo "exit $?" >> "$OUT/torch_k$k.json"
+  cat "$OUT/torch_k$k.json"
+done
+
+# One summary, and everything in one archive (the device returns few files).
+python3 - "$OUT" "$SHAPE" "$TRIALS" <<'PY2' > "$OUT/summary.json"
+import glob, json, os, re, sys
+out, shape, trials = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rd = lambda f: open(os.path.join(out, f)).read() if os.path.exists(os.path.join(out, f)) else ""
+gpu = rd("gpu.csv").splitlines()[-1].split(", ") if rd("gpu.csv") else []
+ex = rd("example.txt")
+m = re.search(r"looked up: (.*), ([0-9.]+) ms .* the best of (\d+) valid records", ex)
+t = re.search(r"timed: median ([0-9.]+) ms", ex)
+streams = [l for l in rd("streams.txt").splitlines() if "concurrent launches" in l]
+shared = [l for l in rd("streams_shared.txt").splitlines() if "concurrent launches" in l]
+torch = {}
+for f in sorted(glob.glob(os.path.join(out, "torch_k*.json"))):
+    line = open(f).read().splitlines()[0]
+    try:
+        torch[os.path.basename(f)[:-5]] = json.loads(line)
+    except ValueError:
+        torch[os.path.basename(f)[:-5]] = line
+print(json.dumps({
+    "command": "bench/lookup_gpu.sh BINDIR OUTDIR (LOOKUP_SHAPE=%s LOOKUP_TRIALS=%d)" % (shape, trials),
+    "gpu": gpu[0] if gpu else None, "driver": gpu[1] if len(gpu) > 1 else None,
+    "power_limit": gpu[2] if len(gpu) > 2 else None, "sm_clock_mhz_idle": gpu[3] if len(gpu) > 3 else None,
+    "sm_clock_mhz_max": gpu[4] if len(gpu) > 4 else None,
+    "example": {"exit": int(re.search(r"exit (\d+)", ex).group(1)) if "exit" in ex else None,
+                "looked_up": m.group(1) if m else None, "recorded_ms": float(m.group(2)) if m else None,
+                "valid_records": int(m.group(3)) if m else None, "launched_ms": float(t.group(1)) if t else None,
+                "correct": "correct" in ex},
+    "export_picked": rd("export_pick.txt").splitlines(),
+    "streams_per_stream_workspace": streams, "streams_shared_workspace_control": shared,
+    "torch": torch}, indent=1))
+PY2
+cat "$OUT/summary.json"
+tar czf "$OUT/../lookup_all.tgz" -C "$OUT" . && echo "archive: lookup_all.tgz"
