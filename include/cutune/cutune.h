@@ -26,6 +26,7 @@
 #include "cutune/log.h"
 #include "cutune/lookup.h"
 #include "cutune/mcgs.h"
+#include "cutune/ncu.h"
 #include "cutune/op.h"
 #include "cutune/measure.h"
 #include "cutune/optimize.h"
