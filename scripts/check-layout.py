@@ -23,7 +23,7 @@ OWNER = {
     "measure.h": "measure", "emu.h": "measure",
     "energy.h": "energy", "powercap.h": "energy", "idle.h": "energy",
     "search.h": "strategy", "costmodel.h": "strategy", "mcgs.h": "strategy", "strategy.h": "strategy",
-    "ncu.h": "strategy",
+    "ncu.h": "strategy", "llm.h": "strategy",
     "tune.h": "pipeline", "gemm_tune.h": "pipeline", "optimize.h": "pipeline", "task.h": "pipeline",
     "record.h": "record", "gemm_record.h": "record",
     "export.h": "post", "report.h": "post", "lookup.h": "post",

@@ -27,6 +27,7 @@
 #include "cutune/lookup.h"
 #include "cutune/mcgs.h"
 #include "cutune/ncu.h"
+#include "cutune/llm.h"
 #include "cutune/op.h"
 #include "cutune/measure.h"
 #include "cutune/optimize.h"
