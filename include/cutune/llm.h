@@ -41,6 +41,44 @@ void cut_llm_pick_free(cut_llm_pick *p);
  * (a sentence) and *p empty. */
 int cut_llm_reply_parse(const char *text, cut_llm_pick *p, cut_err *e);
 
+/* ---- the client (src/strategy/llm_client.c): one OpenAI-compatible endpoint over libcurl ----
+ *
+ * libcurl (libcurl.so.4) is loaded when a client is made, so cutune runs without it unless it asks a model. Each
+ * request is a POST of JSON to {base}/chat/completions (or {base}/responses) with "Authorization: Bearer $KEY".
+ * A 429, a 5xx or a transport error (timeout, refused connection) is retried up to max_retries times after a backoff
+ * that doubles from backoff_s, or after the server's Retry-After (seconds, at most 60); any other status is an error
+ * at once. A reply body over CUT_LLM_MAX_REPLY is cut off and refused. The key is read from $OPENAI_API_KEY (else
+ * $CUTUNE_LLM_API_KEY) and never written anywhere: errors go through cut_redact. */
+
+typedef struct cut_llm_cfg {
+    const char *base_url; /* NULL: $OPENAI_BASE_URL, else https://api.openai.com/v1 */
+    const char *model;    /* required */
+    int responses_api;    /* 1: the Responses API; 0: Chat Completions */
+    double timeout_s;     /* per request; <= 0: 120 */
+    int max_retries;      /* < 0: 4 */
+    double backoff_s;     /* <= 0: 1 */
+    long max_requests;    /* the run's request budget, retries included; <= 0: unlimited */
+} cut_llm_cfg;
+
+typedef struct cut_llm_usage {
+    long requests;          /* HTTP requests sent, retries included */
+    long retries;
+    long prompt_tokens, completion_tokens; /* as the server reported them (0 when it did not) */
+} cut_llm_usage;
+
+typedef struct cut_llm_client cut_llm_client;
+
+/* A client for cfg; -1 cases (NULL with a sentence): no model, no API key in the environment, libcurl missing. */
+cut_llm_client *cut_llm_client_new(const cut_llm_cfg *cfg, cut_err *e);
+void cut_llm_client_free(cut_llm_client *c);
+/* The endpoint the client posts to ("http://127.0.0.1:8080/v1/chat/completions"). */
+const char *cut_llm_client_url(const cut_llm_client *c);
+/* Asks once (system and user messages), with the retries above: the reply's text (cut_llm_body_text) malloc'd into
+ * *text. Counts into c's usage (cut_llm_client_usage). -1 with a sentence: the budget spent, a status that is not
+ * retried, retries exhausted, a body that is not an API reply. */
+int cut_llm_ask(cut_llm_client *c, const char *system, const char *user, char **text, cut_err *e);
+cut_llm_usage cut_llm_client_usage(const cut_llm_client *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""A scripted OpenAI-compatible server for cutune's LLM tests, on loopback only.
+
+usage: llm_server.py SCRIPT PORT_FILE LOG
+SCRIPT is a JSON list of replies; request i gets reply i (the last one repeats). A reply is an object:
+  status       HTTP status (default 200)
+  body         the body as a string (default: a Chat Completions reply carrying "text")
+  text         the assistant's text of the default body
+  bytes        a body of this many 'x' bytes instead (a huge reply)
+  delay_s      sleep before answering (a slow server)
+  retry_after  a Retry-After header value
+The server writes its port to PORT_FILE once it listens, and appends one JSON line per request to LOG: path, the
+Authorization header and the request body."""
+import http.server
+import json
+import socketserver
+import sys
+import time
+
+script = json.load(open(sys.argv[1]))
+port_file, log_path = sys.argv[2], sys.argv[3]
+count = [0]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(n).decode("utf-8", "replace")
+        with open(log_path, "a") as f:
+            f.write(json.dumps({"path": self.path, "auth": self.headers.get("Authorization"), "body": body}) + "\n")
+        r = script[min(count[0], len(script) - 1)]
+        count[0] += 1
+        time.sleep(r.get("delay_s", 0))
+        if "bytes" in r:
+            out = b"x" * r["bytes"]
+        elif "body" in r:
+            out = r["body"].encode()
+        else:
+            out = json.dumps({"choices": [{"message": {"role": "assistant", "content": r.get("text", "")}}],
+                              "usage": {"prompt_tokens": 11, "completion_tokens": 5}}).encode()
+        try:
+            self.send_response(r.get("status", 200))
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            if "retry_after" in r:
+                self.send_header("Retry-After", str(r["retry_after"]))
+            self.end_headers()
+            self.wfile.write(out)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout, a size limit)
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+srv = Server(("127.0.0.1", 0), Handler)
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+import os  # noqa: E402
+
+os.rename(port_file + ".tmp", port_file)
+srv.serve_forever()

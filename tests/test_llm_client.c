@@ -1,0 +1,238 @@
+/* cutune's OpenAI-compatible client (cutune/llm.h) against a scripted server on loopback (tests/llm_server.py): a
+ * good reply and its usage, the request it sent, 429 with Retry-After then success, 5xx retried with backoff and
+ * given up, a reply slower than the timeout, a 10 MB reply, malformed JSON, an error body that echoes the key
+ * (redacted), the request budget, the Responses API; and the key never in an error. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cutune/llm.h"
+#include "cutune/util.h"
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KEY "sk-test-cutune-0123456789abcdef"
+
+typedef struct server {
+    pid_t pid;
+    char url[128], log[1024];
+} server;
+
+/* Starts llm_server.py with the replies in script (JSON); fills s. */
+static void server_start(const char *script, server *s)
+{
+    char *dir = tu_tmpdir("llm_server");
+    char spath[1024], port[1024];
+    snprintf(spath, sizeof spath, "%s/script.json", dir);
+    snprintf(port, sizeof port, "%s/port", dir);
+    snprintf(s->log, sizeof s->log, "%s/requests.jsonl", dir);
+    cut_err e = {{0}};
+    assert_int_equal(cut_write_file_atomic(spath, script, strlen(script), &e), 0);
+    const char *fixtures = getenv("CUTUNE_FIXTURES");
+    assert_non_null(fixtures);
+    char py[1024];
+    snprintf(py, sizeof py, "%s/../llm_server.py", fixtures);
+    s->pid = fork();
+    assert_true(s->pid >= 0);
+    if (s->pid == 0) {
+        execlp("python3", "python3", py, spath, port, s->log, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && access(port, F_OK) != 0; i++)
+        usleep(20000);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(cut_read_file(port, &text, &len, &e), 0);
+    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/v1", atoi(text));
+    free(text);
+    free(dir);
+}
+
+static void server_stop(server *s)
+{
+    kill(s->pid, SIGTERM);
+    waitpid(s->pid, NULL, 0);
+}
+
+static cut_llm_client *client(const server *s, int responses, double timeout, int retries, long budget)
+{
+    cut_llm_cfg cfg = {.base_url = s->url, .model = "test-model", .responses_api = responses, .timeout_s = timeout,
+                       .max_retries = retries, .backoff_s = 0.05, .max_requests = budget};
+    cut_err e = {{0}};
+    cut_llm_client *c = cut_llm_client_new(&cfg, &e);
+    if (!c)
+        fail_msg("client: %s", e.msg);
+    return c;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    setenv("OPENAI_API_KEY", KEY, 1);
+    unsetenv("OPENAI_BASE_URL");
+    return 0;
+}
+
+static void test_good_and_request(void **state)
+{
+    (void)state;
+    server s;
+    server_start("[{\"text\": \"MOVE: change_block_sizes\"}]", &s);
+    cut_llm_client *c = client(&s, 0, 10, 0, 0);
+    char *text = NULL;
+    cut_err e = {{0}};
+    assert_int_equal(cut_llm_ask(c, "be brief", "the kernel", &text, &e), 0);
+    assert_string_equal(text, "MOVE: change_block_sizes");
+    free(text);
+    const cut_llm_usage u = cut_llm_client_usage(c);
+    assert_int_equal(u.requests, 1);
+    assert_int_equal(u.retries, 0);
+    assert_int_equal(u.prompt_tokens, 11);
+    assert_int_equal(u.completion_tokens, 5);
+    /* what was sent: the Chat Completions path, the key as a bearer token, the model and both messages */
+    char *log = NULL;
+    size_t len;
+    assert_int_equal(cut_read_file(s.log, &log, &len, &e), 0);
+    assert_non_null(strstr(log, "\"path\": \"/v1/chat/completions\""));
+    assert_non_null(strstr(log, "\"auth\": \"Bearer " KEY "\""));
+    assert_non_null(strstr(log, "\\\"model\\\":\\\"test-model\\\""));
+    assert_non_null(strstr(log, "\\\"role\\\":\\\"system\\\",\\\"content\\\":\\\"be brief\\\""));
+    assert_non_null(strstr(log, "\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"the kernel\\\""));
+    free(log);
+    cut_llm_client_free(c);
+    server_stop(&s);
+}
+
+static void test_retries(void **state)
+{
+    (void)state;
+    server s;
+    /* 429 with Retry-After 1, then 503, then success */
+    server_start("[{\"status\": 429, \"body\": \"{}\", \"retry_after\": 1}, {\"status\": 503, \"body\": \"busy\"},"
+                 " {\"text\": \"ok\"}]",
+                 &s);
+    cut_llm_client *c = client(&s, 0, 10, 4, 0);
+    char *text = NULL;
+    cut_err e = {{0}};
+    const double t0 = now();
+    assert_int_equal(cut_llm_ask(c, "s", "u", &text, &e), 0);
+    assert_true(now() - t0 >= 0.95); /* Retry-After honoured */
+    assert_string_equal(text, "ok");
+    free(text);
+    assert_int_equal(cut_llm_client_usage(c).requests, 3);
+    assert_int_equal(cut_llm_client_usage(c).retries, 2);
+    /* every further reply is the last: give up after max_retries + 1 attempts on a 500 */
+    cut_llm_client_free(c);
+    server_stop(&s);
+    server_start("[{\"status\": 500, \"body\": \"oops\"}]", &s);
+    c = client(&s, 0, 10, 2, 0);
+    assert_int_equal(cut_llm_ask(c, "s", "u", &text, &e), -1);
+    assert_null(text);
+    assert_non_null(strstr(e.msg, "gave up after 3 attempts"));
+    assert_non_null(strstr(e.msg, "HTTP 500"));
+    assert_int_equal(cut_llm_client_usage(c).requests, 3);
+    /* the budget: no request beyond it */
+    cut_llm_client_free(c);
+    c = client(&s, 0, 10, 5, 2);
+    assert_int_equal(cut_llm_ask(c, "s", "u", &text, &e), -1);
+    assert_non_null(strstr(e.msg, "budget (2) is spent"));
+    assert_int_equal(cut_llm_client_usage(c).requests, 2);
+    cut_llm_client_free(c);
+    server_stop(&s);
+}
+
+static void test_bad_replies(void **state)
+{
+    (void)state;
+    server s;
+    server_start("[{\"delay_s\": 3, \"text\": \"late\"}, {\"bytes\": 10485760}, {\"body\": \"{not json\"},"
+                 " {\"status\": 400, \"body\": \"{\\\"error\\\": {\\\"message\\\": \\\"bad key " KEY "\\\"}}\"},"
+                 " {\"body\": \"{\\\"choices\\\": []}\"}]",
+                 &s);
+    cut_llm_client *c = client(&s, 0, 1, 0, 0);
+    char *text = NULL;
+    cut_err e = {{0}};
+    const double t0 = now();
+    assert_int_equal(cut_llm_ask(c, "s", "u", &text, &e), -1); /* slower than the 1 s timeout */
+    assert_true(now() - t0 < 2.9);
+    assert_non_null(strstr(e.msg, "imeout"));
+    assert_int_equal(cut_llm_ask(c, "s", "u", &text, &e), -1); /* 10 MB */
+    assert_non_null(strstr(e.msg, "passed"));
+    assert_int_equal(cut_llm_ask(c, "s", "u", &text, &e), -1);
+    assert_non_null(strstr(e.msg, "not JSON"));
+    assert_int_equal(cut_llm_ask(c, "s", "u", &text, &e), -1); /* 400, not retried, the echoed key redacted */
+    assert_non_null(strstr(e.msg, "HTTP 400"));
+    assert_non_null(strstr(e.msg, CUT_REDACTED));
+    assert_null(strstr(e.msg, KEY));
+    assert_int_equal(cut_llm_ask(c, "s", "u", &text, &e), -1);
+    assert_non_null(strstr(e.msg, "no text"));
+    assert_null(text);
+    cut_llm_client_free(c);
+    server_stop(&s);
+}
+
+static void test_responses_api_and_setup(void **state)
+{
+    (void)state;
+    server s;
+    server_start("[{\"body\": \"{\\\"output_text\\\": \\\"MOVE: cache_policy_cg\\\", \\\"usage\\\": "
+                 "{\\\"input_tokens\\\": 3, \\\"output_tokens\\\": 4}}\"}]",
+                 &s);
+    cut_llm_client *c = client(&s, 1, 10, 0, 0);
+    assert_non_null(strstr(cut_llm_client_url(c), "/v1/responses"));
+    char *text = NULL;
+    cut_err e = {{0}};
+    assert_int_equal(cut_llm_ask(c, "sys", "usr", &text, &e), 0);
+    assert_string_equal(text, "MOVE: cache_policy_cg");
+    free(text);
+    assert_int_equal(cut_llm_client_usage(c).completion_tokens, 4);
+    char *log = NULL;
+    size_t len;
+    assert_int_equal(cut_read_file(s.log, &log, &len, &e), 0);
+    assert_non_null(strstr(log, "\\\"instructions\\\":\\\"sys\\\",\\\"input\\\":\\\"usr\\\""));
+    free(log);
+    cut_llm_client_free(c);
+    server_stop(&s);
+    /* no key, no model: refused up front */
+    unsetenv("OPENAI_API_KEY");
+    cut_llm_cfg cfg = {.model = "m"};
+    assert_null(cut_llm_client_new(&cfg, &e));
+    assert_non_null(strstr(e.msg, "no API key: set OPENAI_API_KEY"));
+    setenv("OPENAI_API_KEY", KEY, 1);
+    cfg.model = NULL;
+    assert_null(cut_llm_client_new(&cfg, &e));
+    assert_non_null(strstr(e.msg, "no LLM model"));
+    /* nothing refused above said the key */
+    assert_null(strstr(e.msg, KEY));
+}
+
+int main(void)
+{
+    if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0) {
+        printf("python3 is missing: skipping the LLM client tests\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_and_request),
+        cmocka_unit_test(test_retries),
+        cmocka_unit_test(test_bad_replies),
+        cmocka_unit_test(test_responses_api_and_setup),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
