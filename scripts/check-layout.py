@@ -18,7 +18,7 @@ OWNER = {
     "codegen.h": "codegen",
     "workload.h": "ops/conv2d", "space.h": "ops/conv2d",
     "gemm.h": "ops/gemm", "gemm_space.h": "ops/gemm",
-    "kspec.h": "ops/kernel", "work.h": "work", "kstate.h": "ops/kernel",
+    "kspec.h": "ops/kernel", "work.h": "work", "kstate.h": "ops/kernel", "llm_gen.h": "ops/kernel",
     "op.h": "ops",
     "measure.h": "measure", "emu.h": "measure",
     "energy.h": "energy", "powercap.h": "energy", "idle.h": "energy",

@@ -9,6 +9,9 @@ SCRIPT is a JSON list of replies; request i gets reply i (the last one repeats).
   bytes        a body of this many 'x' bytes instead (a huge reply)
   delay_s      sleep before answering (a slow server)
   retry_after  a Retry-After header value
+  make         a reply computed from the request's kernel.cu (the ```cuda block of the prompt): "diff" a unified
+               diff that adds a comment line after the first line, "source" the whole source with that line,
+               "stale" a diff against lines the source does not have; with "move" (the MOVE line's name)
 The server writes its port to PORT_FILE once it listens, and appends one JSON line per request to LOG: path, the
 Authorization header and the request body."""
 import http.server
@@ -20,6 +23,27 @@ import time
 script = json.load(open(sys.argv[1]))
 port_file, log_path = sys.argv[2], sys.argv[3]
 count = [0]
+
+
+def made(r, body):
+    """A Chat Completions reply whose text changes the prompt's kernel.cu as r["make"] says."""
+    import difflib
+    req = json.loads(body)
+    user = req["messages"][-1]["content"] if "messages" in req else req.get("input", "")
+    src = user.split("kernel.cu:\n```cuda\n", 1)[1].split("```\n", 1)[0]
+    lines = src.splitlines(keepends=True)
+    new = lines[:1] + ["// proposed by the scripted model\n"] + lines[1:]
+    move = "MOVE: " + r.get("move", "cache_policy_cg") + "\n"
+    if r["make"] == "diff":
+        diff = "".join(difflib.unified_diff(lines, new, "a/kernel.cu", "b/kernel.cu"))
+        text = move + "Here is the change.\n```diff\n" + diff + "```\n"
+    elif r["make"] == "source":
+        text = move + "```cuda\n" + "".join(new) + "```\n"
+    else:
+        text = move + "```diff\n--- a/kernel.cu\n+++ b/kernel.cu\n@@ -1,2 +1,2 @@\n-no such line\n+other\n" \
+                      " nor this\n```\n"
+    return json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}],
+                       "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": len(text) // 4}}).encode()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -34,7 +58,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         r = script[min(count[0], len(script) - 1)]
         count[0] += 1
         time.sleep(r.get("delay_s", 0))
-        if "bytes" in r:
+        if "make" in r:
+            out = made(r, body)
+        elif "bytes" in r:
             out = b"x" * r["bytes"]
         elif "body" in r:
             out = r["body"].encode()

@@ -28,6 +28,7 @@
 #include "cutune/mcgs.h"
 #include "cutune/ncu.h"
 #include "cutune/llm.h"
+#include "cutune/llm_gen.h"
 #include "cutune/op.h"
 #include "cutune/measure.h"
 #include "cutune/optimize.h"

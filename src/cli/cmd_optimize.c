@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cutune/emu.h"
 #include "cutune/gpu.h"
+#include "cutune/llm_gen.h"
 #include "cutune/measure.h"
 #include "cutune/optimize.h"
 #include "cutune/util.h"
@@ -27,7 +28,14 @@ static const char usage_text[] =
     "  --budget-builds N    variants built per kernel (50)\n"
     "  --min-pred-gain G    prune moves whose predicted gain is below G (0.02)\n"
     "  --ncu-every N        Nsight Compute priors every N visits (0: off; priors are a later issue)\n"
-    "  --no-llm             rule-based moves only (the LLM generator is a later issue: rules are used either way)\n"
+    "  --llm-model M        the model proposing rewrites beside the rules (gpt-5-mini), over an OpenAI-compatible\n"
+    "                       API at $OPENAI_BASE_URL (https://api.openai.com/v1) with $OPENAI_API_KEY; without a key\n"
+    "                       the run says so and uses the rules alone\n"
+    "  --llm-api A          chat (Chat Completions, the default) or responses (the Responses API)\n"
+    "  --llm-budget N       at most N requests per run, retries included (200)\n"
+    "  --llm-per-expansion N  LLM proposals asked per expansion (1)\n"
+    "  --llm-timeout S      per request (120)\n"
+    "  --no-llm             rule-based moves only\n"
     "  --resume             continue D/kernels/_NAME/search_state.json without re-running the baseline\n"
     "  --seed S             seed of the root's Dirichlet noise (1)\n"
     "  --backend B          cuda, emu (host emulation: CPU times) or auto (cuda when a GPU is found) (auto)\n"
@@ -35,10 +43,14 @@ static const char usage_text[] =
     "  --timeout S          per variant: a hung kernel is killed after S seconds (10)\n"
     "  --quiet              no per-variant lines\n"
     "Environment: COMPILE_CACHE_DIR (default $XDG_CACHE_HOME/cutune, else ~/.cache/cutune; a folder another user\n"
-    "can write is refused).\n";
+    "can write is refused); OPENAI_API_KEY, OPENAI_BASE_URL. The LLM's replies are cached in D/llm_cache/ (a rerun\n"
+    "or --resume asks nothing twice) and every request is a line of D/llm_events.jsonl; the key is written nowhere.\n";
 
 typedef struct opt_cli {
     const char *input, *backend, *sizes;
+    const char *llm_model, *llm_api;
+    int no_llm, llm_budget, llm_per_expansion;
+    double llm_timeout;
     cut_opt_opts o;
     int gpus[16], ngpus;
     double timeout_s;
@@ -79,6 +91,11 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
     cut_opt_opts_default(&c->o);
     c->backend = "auto";
     c->timeout_s = 10;
+    c->llm_model = "gpt-5-mini";
+    c->llm_api = "chat";
+    c->llm_budget = 200;
+    c->llm_per_expansion = 1;
+    c->llm_timeout = 120;
     c->gpus[0] = 0;
     c->ngpus = 1;
     int ncu = 0;
@@ -98,7 +115,17 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
         else if (!strcmp(a, "--ncu-every"))
             rc = cut_arg_int(argc, argv, &i, 0, 1000000, &ncu, e);
         else if (!strcmp(a, "--no-llm"))
-            continue;
+            c->no_llm = 1;
+        else if (!strcmp(a, "--llm-model"))
+            rc = cut_arg_str(argc, argv, &i, &c->llm_model, e);
+        else if (!strcmp(a, "--llm-api"))
+            rc = cut_arg_str(argc, argv, &i, &c->llm_api, e);
+        else if (!strcmp(a, "--llm-budget"))
+            rc = cut_arg_int(argc, argv, &i, 1, 1000000, &c->llm_budget, e);
+        else if (!strcmp(a, "--llm-per-expansion"))
+            rc = cut_arg_int(argc, argv, &i, 1, 16, &c->llm_per_expansion, e);
+        else if (!strcmp(a, "--llm-timeout"))
+            rc = cut_arg_str(argc, argv, &i, &v, e) || parse_double(a, v, 0.1, 3600, &c->llm_timeout, e);
         else if (!strcmp(a, "--resume"))
             c->o.resume = 1;
         else if (!strcmp(a, "--seed")) {
@@ -121,8 +148,39 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
         return cut_err_set(e, "--input is required (a kernel spec or a folder of them)");
     if (ncu > 0)
         return cut_err_set(e, "--ncu-every %d: Nsight Compute priors are not built yet (a later issue); use 0", ncu);
+    if (strcmp(c->llm_api, "chat") && strcmp(c->llm_api, "responses"))
+        return cut_err_set(e, "--llm-api: '%s' is not chat or responses", c->llm_api);
     if (strcmp(c->backend, "auto") && strcmp(c->backend, "cuda") && strcmp(c->backend, "emu"))
         return cut_err_set(e, "--backend: '%s' is not cuda, emu or auto", c->backend);
+    return 0;
+}
+
+/* The LLM generator around the rules when a key is set (said once otherwise). *gen (the rules) is taken over. */
+static int make_llm_gen(const opt_cli *c, cut_cand_gen **gen, cut_err *e)
+{
+    const char *key = getenv("OPENAI_API_KEY");
+    if (!key || !key[0])
+        key = getenv("CUTUNE_LLM_API_KEY");
+    if (!key || !key[0]) {
+        fprintf(stderr, "cutune optimize: no OPENAI_API_KEY: rule-based moves only (--no-llm says so)\n");
+        return 0;
+    }
+    char cache[1200], events[1200];
+    const char *out = c->o.outdir ? c->o.outdir : "out";
+    snprintf(cache, sizeof cache, "%s/llm_cache", out);
+    snprintf(events, sizeof events, "%s/llm_events.jsonl", out);
+    if (cut_mkdirs(out, e) != 0)
+        return -1;
+    cut_llm_gen_cfg cfg = {.api = {.model = c->llm_model, .responses_api = !strcmp(c->llm_api, "responses"),
+                                   .timeout_s = c->llm_timeout, .max_retries = 4, .backoff_s = 1,
+                                   .max_requests = c->llm_budget},
+                           .per_expansion = c->llm_per_expansion, .cache_dir = cache, .events_path = events,
+                           .rules = *gen};
+    *gen = cut_llm_gen_new(&cfg, e);
+    if (!*gen)
+        return -1;
+    fprintf(stderr, "cutune optimize: LLM %s proposes beside the rules (%d per expansion, at most %d requests)\n",
+            c->llm_model, c->llm_per_expansion, c->llm_budget);
     return 0;
 }
 
@@ -312,6 +370,10 @@ int cut_cmd_optimize(int argc, char **argv)
     c.o.compile_cache = cache && *cache ? cache : NULL;
     c.o.gpus = c.gpus;
     gen = cut_rules_gen_new();
+    if (!c.no_llm && make_llm_gen(&c, &gen, &e) != 0) {
+        fprintf(stderr, "cutune optimize: %s\n", e.msg);
+        goto out;
+    }
     summary = cJSON_CreateObject();
     cJSON_AddStringToObject(summary, "gpu", gpu_name);
     cJSON_AddStringToObject(summary, "backend", runners[0]->env(runners[0])->backend);
@@ -347,6 +409,17 @@ int cut_cmd_optimize(int argc, char **argv)
         printf("geomean speedup over %d kernel%s: %.2fx\n", done, done == 1 ? "" : "s", exp(log_sum / done));
     }
     char path[2048];
+    if (gen && !strcmp(gen->name, "llm")) {
+        const cut_llm_usage u = cut_llm_gen_usage(gen);
+        cJSON *llm = cJSON_AddObjectToObject(summary, "llm");
+        cJSON_AddStringToObject(llm, "model", c.llm_model);
+        cJSON_AddNumberToObject(llm, "requests", (double)u.requests);
+        cJSON_AddNumberToObject(llm, "retries", (double)u.retries);
+        cJSON_AddNumberToObject(llm, "prompt_tokens", (double)u.prompt_tokens);
+        cJSON_AddNumberToObject(llm, "completion_tokens", (double)u.completion_tokens);
+        printf("LLM %s: %ld requests (%ld retries), %ld prompt and %ld completion tokens\n", c.llm_model, u.requests,
+               u.retries, u.prompt_tokens, u.completion_tokens);
+    }
     snprintf(path, sizeof path, "%s/summary.json", c.o.outdir);
     char *text = cJSON_Print(summary);
     if (text && cut_write_file_atomic(path, text, strlen(text), &e) != 0)

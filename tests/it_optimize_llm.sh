@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# cutune optimize with the LLM generator on the host emulator, against a scripted OpenAI-compatible server on
+# loopback (tests/llm_server.py): good diffs, a diff that does not apply, a whole source, prose, garbage, an empty
+# reply, 10 MB, a reply slower than the timeout, 429 then success, 500, malformed JSON. Each bad reply is a failed
+# proposal (a line of llm_events.jsonl; a diff that does not apply a failed build), the run ends normally, the
+# replies are cached (a second run with a fresh folder but the same cache asks nothing), and the key is in no file
+# and no log.
+set -euo pipefail
+BIN=$1; DIR=$2
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
+KEY=sk-it-cutune-llm-0123456789abcdef
+cat > script.json <<'JSON'
+[{"make": "diff", "move": "cache_policy_cg"},
+ {"make": "stale", "move": "vectorize_global_loads"},
+ {"make": "source", "move": "change_block_sizes"},
+ {"text": "I think the kernel is fine as it is."},
+ {"body": "%%% not json %%%"},
+ {"text": ""},
+ {"bytes": 10485760},
+ {"delay_s": 3, "text": "too late"},
+ {"status": 429, "body": "{}", "retry_after": 0},
+ {"status": 500, "body": "oops"},
+ {"make": "diff", "move": "avoid_atomics_reduce"},
+ {"body": "{\"choices\": [{\"message\": "},
+ {"text": "MOVE: unroll_all_loops\n```diff\n--- a/kernel.cu\n+++ b/kernel.cu\n@@ -1 +1 @@\n-a\n+b\n```"},
+ {"make": "diff", "move": "cache_policy_cg"}]
+JSON
+python3 "$SRC/tests/llm_server.py" script.json port requests.jsonl & SRV=$!
+trap 'kill $SRV 2>/dev/null || true' EXIT
+for i in $(seq 100); do [ -f port ] && break; sleep 0.1; done
+[ -f port ] || fail "the test server did not start"
+export OPENAI_API_KEY=$KEY OPENAI_BASE_URL=http://127.0.0.1:$(cat port)/v1 COMPILE_CACHE_DIR=$DIR/cache
+mkdir specs && cp "$SRC"/kernels/reduce_sum* specs/
+"$BIN" optimize --input specs --outdir out --backend emu --budget-builds 10 --seed 3 --sizes N=8192 \
+  --llm-model scripted --llm-per-expansion 4 --llm-timeout 1 > run.log 2>&1 || { cat run.log; fail "optimize exited"; }
+cat run.log | tail -5
+grep -q "LLM scripted proposes beside the rules" run.log || fail "the LLM generator was not used"
+grep -q "^LLM scripted: [0-9]* requests" run.log || fail "no usage line"
+python3 - <<'PY' || fail "events / summary"
+import glob, json
+ev = [json.loads(l) for l in open("out/llm_events.jsonl")]
+moves = [e["move"] for e in ev if "move" in e]
+fails = [e["failed"] for e in ev if "failed" in e]
+print("llm events:", len(ev), "proposals:", moves, "failed:", fails)
+assert "cache_policy_cg" in moves and "change_block_sizes" in moves, moves
+want = ["none of the nine canonical moves", "not JSON", "empty", "bytes", "unroll_all_loops"]
+for w in want:
+    assert any(w in f for f in fails), (w, fails)
+assert all(e["cached"] is False for e in ev)
+s = json.load(open("out/summary.json"))
+assert s["llm"]["requests"] >= len(ev) and s["llm"]["retries"] >= 2, s["llm"]
+# the diff that does not apply is a failed build, recorded as such
+res = [json.load(open(f)) for f in glob.glob("out/kernels/_reduce_sum/variants/*/result.json")]
+print("variants:", len(res), "failed:", sum(1 for r in res if not r.get("ok", r.get("status") == "ok")))
+PY
+# A stale diff is a proposal like any other: when the search builds it, the build fails and says why.
+python3 - <<'PY' || fail "a stale diff built"
+import glob, json, os
+for d in glob.glob("out/kernels/_reduce_sum/variants/*"):
+    p = os.path.join(d, "candidate.diff")
+    if os.path.exists(p) and "no such line" in open(p).read():
+        r = json.load(open(os.path.join(d, "result.json")))
+        print("stale diff built in", d, "->", r)
+        assert not r.get("compiled"), r
+PY
+# The key: sent to the server as a bearer token, written nowhere.
+grep -q "Bearer $KEY" requests.jsonl || fail "the key was not sent"
+if grep -rl -- "$KEY" out run.log cache 2>/dev/null; then fail "the API key was written to a file"; fi
+# The same search again with the replies cached: no request.
+n0=$(wc -l < requests.jsonl)
+mkdir out2 && cp -r out/llm_cache out2/
+"$BIN" optimize --input specs --outdir out2 --backend emu --budget-builds 10 --seed 3 --sizes N=8192 \
+  --llm-model scripted --llm-per-expansion 4 --llm-timeout 1 > run2.log 2>&1 || { cat run2.log; fail "second run"; }
+python3 - <<'PY' || fail "cache"
+import json
+ev = [json.loads(l) for l in open("out2/llm_events.jsonl")]
+cached = [e for e in ev if e["cached"]]
+print("second run:", len(ev), "asks,", len(cached), "from the cache")
+assert cached, ev
+PY
+echo "ok: optimize with the LLM generator against the scripted server"
