@@ -108,4 +108,44 @@ rc=0; "$BIN" report --optimized nowhere > none.out 2> none.err || rc=$?
 if "$BIN" optimize --input specs/reduce_sum.json --outdir out --backend emu --budget-builds 12 --sizes N=8192 \
   > again.log 2>&1; then fail "a second run overwrote the search"; fi
 grep -q "pass --resume" again.log || { cat again.log; fail "no --resume hint"; }
+# kernel.sass: each compiled variant's cubin disassembled where cuobjdump or nvdisasm exists, else result.json says
+# why. The run above used whatever this machine has; a second one finds a stand-in cuobjdump on PATH that proves the
+# cubin reached it (or the real one in /usr/local/cuda/bin, which comes first).
+python3 - out <<'PY' || fail "sass of the first run"
+import glob, json, os, sys
+for r in glob.glob(f"{sys.argv[1]}/kernels/*/*/result.json") + glob.glob(f"{sys.argv[1]}/kernels/*/variants/*/result.json"):
+    j = json.load(open(r))
+    if "sass" not in j:
+        continue
+    d = os.path.dirname(r)
+    if j["sass"] == "kernel.sass":
+        assert os.path.getsize(f"{d}/kernel.sass") > 0, d
+    else:
+        assert j["sass"].startswith("neither cuobjdump nor nvdisasm") and not os.path.exists(f"{d}/kernel.sass"), j
+PY
+mkdir -p fakebin
+cat > fakebin/cuobjdump <<'SH'
+#!/bin/sh
+[ "$1" = "-sass" ] && [ -s "$2" ] || exit 3
+printf 'stand-in cuobjdump: magic %s\n\tFunction : stand-in\n' "$(head -c 4 "$2" | od -An -c | tr -d ' ')"
+SH
+chmod +x fakebin/cuobjdump
+PATH=$PWD/fakebin:$PATH CUDA_HOME=/nonexistent "$BIN" optimize --input specs/reduce_sum.json --outdir sass \
+  --backend emu --no-llm --budget-builds 3 --sizes N=8192 > sass.log 2>&1 || { cat sass.log; fail "sass run"; }
+python3 - sass <<'PY' || fail "kernel.sass"
+import glob, json, os, sys
+kd = f"{sys.argv[1]}/kernels/_reduce_sum"
+dirs = [f"{kd}/baseline"] + sorted(glob.glob(f"{kd}/variants/*"))
+n = 0
+for d in dirs:
+    j = json.load(open(f"{d}/result.json"))
+    if "sass" not in j:  # not compiled (a patch that failed, an invalid variant)
+        continue
+    assert j["sass"] == "kernel.sass", (d, j["sass"])
+    text = open(f"{d}/kernel.sass").read()
+    assert "Function" in text and ("magic 177ELF" in text or "stand-in" not in text), text
+    n += 1
+assert n >= 2, n
+print("kernel.sass in", n, "folders")
+PY
 echo "1 passed, 0 failed"

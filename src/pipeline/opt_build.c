@@ -7,6 +7,70 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* ---- SASS ---- */
+
+/* The first of cuobjdump or nvdisasm found: in $CUDA_HOME/bin, /usr/local/cuda/bin, else on PATH (a name). */
+static const char *sass_tool(char *buf, size_t n, int *is_nvdisasm)
+{
+    static const char *const tools[] = {"cuobjdump", "nvdisasm"};
+    const char *home = getenv("CUDA_HOME");
+    for (int t = 0; t < 2; t++) {
+        const char *dirs[] = {home && home[0] ? home : NULL, "/usr/local/cuda"};
+        for (int d = 0; d < 2; d++) {
+            if (!dirs[d])
+                continue;
+            snprintf(buf, n, "%s/bin/%s", dirs[d], tools[t]);
+            if (access(buf, X_OK) == 0) {
+                *is_nvdisasm = t;
+                return buf;
+            }
+        }
+        const char *path = getenv("PATH");
+        for (const char *p = path; p && *p;) {
+            const size_t len = strcspn(p, ":");
+            snprintf(buf, n, "%.*s/%s", (int)len, p, tools[t]);
+            if (len && access(buf, X_OK) == 0) {
+                *is_nvdisasm = t;
+                return buf;
+            }
+            p += len + (p[len] == ':');
+        }
+    }
+    return NULL;
+}
+
+void cut_opt_write_sass(const char *dir, const char *scratch, const cut_compiled *bin, char *why, size_t n)
+{
+    char tool[1200], cubin[1200], out[1400], err[1200];
+    int nvdisasm = 0;
+    why[0] = '\0';
+    if (!bin || !bin->cubin || !bin->cubin_size) {
+        snprintf(why, n, "no cubin to disassemble");
+        return;
+    }
+    if (!sass_tool(tool, sizeof tool, &nvdisasm)) {
+        snprintf(why, n, "neither cuobjdump nor nvdisasm was found ($CUDA_HOME/bin, /usr/local/cuda/bin, PATH)");
+        return;
+    }
+    snprintf(cubin, sizeof cubin, "%s/sass_%d.cubin", scratch, (int)getpid());
+    snprintf(out, sizeof out, "%s/kernel.sass", dir);
+    snprintf(err, sizeof err, "%s/sass_%d.err", scratch, (int)getpid());
+    cut_err e = {{0}};
+    if (cut_write_file_atomic(cubin, bin->cubin, bin->cubin_size, &e) != 0) {
+        snprintf(why, n, "%s", e.msg);
+        return;
+    }
+    char *argv[] = {tool, nvdisasm ? "-g" : "-sass", cubin, NULL};
+    const int rc = cut_run_tool(argv, out, err, &e);
+    if (rc != 0) {
+        snprintf(why, n, "%s %s", tool, rc < 0 ? e.msg : "failed");
+        remove(out);
+    }
+    remove(cubin);
+    remove(err);
+}
 
 /* ---- one variant ---- */
 
@@ -174,6 +238,7 @@ int cut_opt_after_compile(kopt *ko, int ticket, const cut_compiled *bin, cut_res
     const uint64_t ptx = cut_kstate_ptx_key(bin->ptx, &j->launch);
     if (cut_opt_write_text(j->dir, "kernel.ptx", bin->ptx, e) != 0)
         return -1;
+    cut_opt_write_sass(j->dir, ko->scratch, bin, j->sass, sizeof j->sass);
     const int same_as = cut_mcgs_ticket_ptx(&ko->s, ticket, ptx);
     if (same_as >= 0) {
         j->runnable = 0;
@@ -233,6 +298,7 @@ int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e)
     if (o->bin && o->bin->ok) {
         cJSON_AddNumberToObject(r, "regs", o->bin->regs);
         cJSON_AddNumberToObject(r, "spill_stores", o->bin->spill_stores);
+        cJSON_AddStringToObject(r, "sass", j->sass[0] ? j->sass : "kernel.sass");
     }
     char path[1400];
     snprintf(path, sizeof path, "%s/" CUT_OPT_PENDING, j->dir);
@@ -370,6 +436,8 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
         goto out;
     }
     cut_opt_write_text(dir, "kernel.ptx", bin.ptx, e);
+    char sass[200];
+    cut_opt_write_sass(dir, ko->scratch, &bin, sass, sizeof sass);
     call.src = src;
     call.bin = &bin;
     cJSON *c = cJSON_CreateObject();
@@ -424,6 +492,7 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
     cJSON_AddStringToObject(j, "ptx_hash", hx);
     /* what every variant is checked against */
     cJSON_AddStringToObject(j, "references", ko->k->ref_source ? ko->k->ref_entry : "baseline");
+    cJSON_AddStringToObject(j, "sass", sass[0] ? sass : "kernel.sass");
     snprintf(path, sizeof path, "%s/result.json", dir);
     if (cut_opt_write_json(path, j, e) != 0)
         goto out;

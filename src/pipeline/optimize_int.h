@@ -30,11 +30,17 @@ typedef struct vjob {
                            * transposition); empty: the runner's status */
     char error[512];
     double ms;         /* measured median, -1 none */
+    char sass[200];    /* why the variant has no kernel.sass ("" when it has one) */
 } vjob;
 
 /* The optimizer of one kernel: options, runners, generator, the MCGS search with its move space, the budget spent,
  * references and the open logs. Made by cut_optimize_kernel (or cut_opt_state_check), freed by cut_opt_kopt_free.
  * One thread drives it; only the loop's measurement starts threads, each on its own runner. */
+/* Writes dir/kernel.sass, the cubin of bin disassembled by cuobjdump -sass ($CUDA_HOME/bin, /usr/local/cuda/bin,
+ * else PATH; nvdisasm when there is no cuobjdump), through a temporary cubin in scratch. why gets "" or the reason
+ * there is none (no tool, the tool failed): a variant's result says it, the search goes on either way. */
+void cut_opt_write_sass(const char *dir, const char *scratch, const cut_compiled *bin, char *why, size_t n);
+
 typedef struct kopt {
     const cut_opt_opts *o;
     const cut_kspec *k;
