@@ -16,10 +16,6 @@
         }                                                                                                              \
     } while (0)
 
-static inline int conv_eq(const cut_conv *a, const cut_conv *b)
-{
-    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
-           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
-}
+static inline int conv_eq(const cut_conv *a, const cut_conv *b) { return cut_conv_equal(a, b); }
 
 #endif

@@ -203,6 +203,8 @@ typedef struct cut_export_run_opts {
 /* 1 if path is a regular file cutune export wrote at the root: its first line (the second after "#!") starts with
  * CUT_EXPORT_ROOT_TAG, or its first line is CUT_EXPORT_CSV_HEADER. */
 int cut_export_root_file_ours(const char *path);
+/* 1 when name is a per-workload run script's name, run_layer_<label>.sh (the label non-empty). */
+int cut_export_is_layer_script(const char *name);
 /* Refuses, writing nothing, when DIR/scripts exists without the marker or a root file the export would write
  * (CMakeLists.txt, run_all.sh, kernel_metadata.csv, run_layer_<W>.sh) exists and is not cutune's. */
 int cut_export_check_root(const cut_export_set *set, const cut_export_gemm_set *gemm, const char *outdir,

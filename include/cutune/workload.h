@@ -33,6 +33,8 @@ size_t cut_conv_out_elems(const cut_conv *c);
 /* Rejects zero/negative sizes, stride 0, negative padding, a kernel larger than the padded input, output size <= 0,
  * tensors of 2^31 or more elements; the sentence names the field and its value. */
 int cut_conv_validate(const cut_conv *c, cut_err *e);
+/* 1 when a and b are the same workload (every one of the nine parameters equal). */
+int cut_conv_equal(const cut_conv *a, const cut_conv *b);
 /* Parses "N,H,W,CO,CI,KH,KW,stride,pad" (also with [ ] and spaces). Validates. */
 int cut_conv_parse(const char *s, cut_conv *c, cut_err *e);
 /* "conv2d_N_1_H_272_W_272_CO_64_CI_32_KH_3_KW_3_strides_1_padding_1" */

@@ -392,9 +392,7 @@ static int clean_root_files(clean_ctx *c, cut_err *e)
     DIR *d = opendir(c->outdir);
     struct dirent *de;
     while (d && (de = readdir(d)) && n < (int)CUT_ARRAY_LEN(names)) {
-        size_t len = strlen(de->d_name);
-        if (!strncmp(de->d_name, "run_layer_", 10) && len > 13 && len < sizeof names[0] &&
-            !strcmp(de->d_name + len - 3, ".sh"))
+        if (cut_export_is_layer_script(de->d_name) && strlen(de->d_name) < sizeof names[0])
             snprintf(names[n++], sizeof names[0], "%s", de->d_name);
     }
     if (d)

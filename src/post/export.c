@@ -52,12 +52,6 @@ void cut_export_csv_row(cut_buf *b, const cut_export_kernel *k)
 
 /* ---- loading ------------------------------------------------------------------------------------------------ */
 
-static int conv_equal(const cut_conv *a, const cut_conv *b)
-{
-    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
-           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
-}
-
 /* 1-based line number of byte offset off in text (messages name lines as an editor shows them). */
 static int line_of(const char *text, size_t off)
 {
@@ -83,7 +77,7 @@ static int load_record(const char *path, int line, int case_idx, const cut_conv 
 {
     char shape[256], desc[512];
     cut_conv_name(file_conv, shape, sizeof shape);
-    if (!conv_equal(&r->conv, file_conv) || r->case_idx != case_idx)
+    if (!cut_conv_equal(&r->conv, file_conv) || r->case_idx != case_idx)
         return cut_err_set(e, "%s line %d: its workload (case %d) is not the file name's case %d %s", path, line,
                            r->case_idx, case_idx, shape);
     if (r->status != CUT_ST_OK || !isfinite(r->median_ms) || !(r->median_ms > 0))

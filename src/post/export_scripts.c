@@ -232,6 +232,12 @@ static int write_workload(const char *outdir, const char *label, const char *sel
     return rc;
 }
 
+int cut_export_is_layer_script(const char *name)
+{
+    const size_t len = strlen(name);
+    return len > 13 && !strncmp(name, "run_layer_", 10) && !strcmp(name + len - 3, ".sh");
+}
+
 /* Removes outdir's run_layer_*.sh files that an earlier export wrote (a re-export writes the current ones). */
 static void remove_old_layers(const char *outdir)
 {
@@ -240,8 +246,7 @@ static void remove_old_layers(const char *outdir)
         return;
     struct dirent *de;
     while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (strncmp(de->d_name, "run_layer_", 10) != 0 || len < 14 || strcmp(de->d_name + len - 3, ".sh") != 0)
+        if (!cut_export_is_layer_script(de->d_name))
             continue;
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", outdir, de->d_name);

@@ -19,12 +19,6 @@ void cut_lookup_kernel_free(cut_lookup_kernel *k)
     memset(k, 0, sizeof *k);
 }
 
-static int conv_equal(const cut_conv *a, const cut_conv *b)
-{
-    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
-           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
-}
-
 static int gemm_equal(const cut_gemm *a, const cut_gemm *b)
 {
     return a->m == b->m && a->n == b->n && a->k == b->k && a->layout == b->layout && a->dtype == b->dtype;
@@ -119,7 +113,7 @@ int cut_lookup_conv(const cut_lookup_query *q, const cut_conv *c, const char *en
     for (int i = 0; rc == 0 && i < n; i++) {
         int idx;
         cut_conv fc;
-        if (cut_conv_parse_case_name(names[i], &idx, &fc, &why) != 0 || !conv_equal(&fc, c))
+        if (cut_conv_parse_case_name(names[i], &idx, &fc, &why) != 0 || !cut_conv_equal(&fc, c))
             continue; /* another workload, or not a conv log */
         char path[4096];
         cut_record *recs = NULL;
@@ -130,7 +124,7 @@ int cut_lookup_conv(const cut_lookup_query *q, const cut_conv *c, const char *en
         } else {
             for (int j = 0; j < nr; j++) {
                 const cut_record *r = &recs[j];
-                if (!conv_equal(&r->conv, c) || strcmp(r->dtype, "fp32") != 0 ||
+                if (!cut_conv_equal(&r->conv, c) || strcmp(r->dtype, "fp32") != 0 ||
                     !record_counts(q, r->status, r->median_ms, &r->env, &t))
                     continue;
                 if (!have || r->median_ms < best.median_ms) {

@@ -75,6 +75,12 @@ static int64_t elems4(int64_t a, int64_t b, int64_t cc, int64_t d)
     return p;
 }
 
+int cut_conv_equal(const cut_conv *a, const cut_conv *b)
+{
+    return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
+           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
+}
+
 int cut_conv_validate(const cut_conv *c, cut_err *e)
 {
     int v[9];
