@@ -43,13 +43,15 @@ restricted '"ROWS % 4 == 0"' | sed 's/"check_sizes": {"ROWS": 3,/"check_sizes": 
 # options
 set +e
 "$BIN" optimize --input softmax_row.cu.nope > o1.log 2>&1; r1=$?
-"$BIN" optimize --input "$SRC/kernels" --ncu-every 5 > o2.log 2>&1; r2=$?
+"$BIN" optimize --input "$SRC/kernels" --ncu-every -1 > o2.log 2>&1; r2=$?
+"$BIN" optimize --input "$SRC/kernels" --profile-run > o6.log 2>&1; r6=$?
 "$BIN" optimize --input "$SRC/kernels" --gpus 0,x > o3.log 2>&1; r3=$?
 "$BIN" optimize --input "$SRC/kernels" --budget-builds 0 > o4.log 2>&1; r4=$?
 "$BIN" optimize --input "$SRC/kernels" --sizes ROWS=0 --backend emu > o5.log 2>&1; r5=$?
 set -e
 [ $r1 -eq 2 ] && grep -q "does not exist" o1.log || fail "missing input"
-[ $r2 -eq 2 ] && grep -q "ncu-every" o2.log || fail "--ncu-every"
+[ $r2 -eq 2 ] && grep -q "ncu-every" o2.log || fail "--ncu-every -1"
+[ $r6 -eq 2 ] && grep -q -- "--profile-run goes with --worker" o6.log || { cat o6.log; fail "--profile-run alone"; }
 [ $r3 -eq 2 ] && grep -q -- "--gpus" o3.log || fail "--gpus"
 [ $r4 -eq 2 ] && grep -q -- "--budget-builds" o4.log || fail "--budget-builds"
 [ $r5 -eq 2 ] && grep -q "ROWS" o5.log || { cat o5.log; fail "--sizes ROWS=0"; }

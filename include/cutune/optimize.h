@@ -9,6 +9,7 @@
 #include "cutune/kstate.h"
 #include "cutune/work.h"
 #include "cutune/mcgs.h"
+#include "cutune/measure.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,14 @@ typedef struct cut_opt_opts {
     int quiet;
     const cut_prior_src *priors; /* NULL: the generator's predicted gains alone */
     const int *gpus;             /* the device of each runner, recorded per variant (NULL: the runner's index) */
+    /* Nsight Compute priors: every ncu_every builds (0: never) the incumbent is profiled by running
+     * `<ncu_tool> ... <self_exe> optimize --worker <variant>/control.json --profile-run --backend <backend>
+     * --gpus <gpu>` (opt_ncu.c) */
+    int ncu_every;
+    const char *ncu_tool;        /* the profiler (NULL: no profiles) */
+    const char *self_exe;        /* the cutune CLI */
+    const char *backend;         /* the worker's --backend: "cuda" or "emu" */
+    double ncu_timeout_s;        /* one profile, the profiled program included (0: 300) */
 } cut_opt_opts;
 void cut_opt_opts_default(cut_opt_opts *o);
 
@@ -43,6 +52,7 @@ typedef struct cut_opt_summary {
     char name[CUT_KS_NAME];
     double baseline_ms, best_ms, speedup;
     int builds;             /* variants built so far (all sessions) */
+    int builds_to_best;     /* builds made when the best was found (0: the baseline is the best) */
     int measured, failed, transpositions;
     char best_id[32];
     int nbest_moves;
@@ -55,6 +65,15 @@ typedef struct cut_opt_summary {
  * (summary filled), -1 with e for errors that stop this kernel (spec, baseline failing its own check, disk). */
 int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **runners, int nrunners,
                         cut_cand_gen *gen, cut_opt_summary *out, cut_err *e);
+
+/* Seed 002's worker: runs the variant of control (a variants/<id>/control.json or baseline/control.json of a search
+ * folder, beside its kernel.cu, below the search's spec.json) on r, which stands for GPU gpu: compiled with NVRTC,
+ * checked against the search's references and timed as the search measures a variant, res written to
+ * runner_result.json in its folder. profile_only: one launch on fresh inputs, nothing checked, timed or written (for
+ * a profiler wrapping the process). 0 with res filled (its status may be a failure), or -1 with a sentence (no spec,
+ * a source whose tunables break the spec, a runner that cannot be set up, a disk error). */
+int cut_opt_worker(const cut_opt_opts *o, const char *control, cut_runner *r, int gpu, int profile_only,
+                   cut_result *res, cut_err *e);
 
 /* Parses a search_state.json text into a graph (sources not read) and checks it is consistent: every edge's child a
  * node, every node's parent a node, the best node present. 0, or -1 with a sentence. Exposed for the fuzzer. */

@@ -37,6 +37,12 @@ int cut_path_join(char *buf, size_t n, const char *a, const char *b, cut_err *e)
 /* Runs argv (PATH lookup) with stdin from /dev/null, stdout to out_path (NULL: /dev/null) and stderr to err_path (the
  * same path: one file for both). Returns the exit status, or -1 with e when it could not run or died of a signal. */
 int cut_run_tool(char **argv, const char *out_path, const char *err_path, cut_err *e);
+/* The same, killed with its process group (its children too) after timeout_s seconds (<= 0: no limit): then -1 with
+ * a sentence saying so. err_path NULL: /dev/null. */
+int cut_run_tool_timeout(char **argv, const char *out_path, const char *err_path, double timeout_s, cut_err *e);
+/* A CUDA tool by name: $CUDA_HOME/bin/NAME, /usr/local/cuda/bin/NAME, else the first on PATH. buf, or NULL when
+ * none is executable. */
+const char *cut_find_cuda_tool(const char *name, char *buf, size_t n);
 
 /* Growable string buffer. init/free pair; free of a zeroed buffer is a no-op. */
 typedef struct cut_buf {

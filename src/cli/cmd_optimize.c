@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_SPECS 64
 #define MAX_SIZES 16
@@ -27,7 +28,10 @@ static const char usage_text[] =
     "  --gpus 0,1           one measurement worker per GPU, variants measured in parallel (0)\n"
     "  --budget-builds N    variants built per kernel (50)\n"
     "  --min-pred-gain G    prune moves whose predicted gain is below G (0.02)\n"
-    "  --ncu-every N        Nsight Compute priors every N visits (0: off; priors are a later issue)\n"
+    "  --ncu-every N        profile the incumbent with Nsight Compute every N builds (and the baseline first); its\n"
+    "                       metrics weight the moves the search tries and go into the LLM's prompt (0: off). ncu is\n"
+    "                       $CUTUNE_NCU, else in $CUDA_HOME/bin, /usr/local/cuda/bin or PATH; clocks are left alone\n"
+    "  --ncu-timeout S      one profile, the profiled run included (300)\n"
     "  --llm-model M        the model proposing rewrites beside the rules (gpt-5-mini), over an OpenAI-compatible\n"
     "                       API at $OPENAI_BASE_URL (https://api.openai.com/v1) with $OPENAI_API_KEY; without a key\n"
     "                       the run says so and uses the rules alone\n"
@@ -42,6 +46,10 @@ static const char usage_text[] =
     "  --sizes N=V,...      override spec sizes (e.g. a small problem for emulation)\n"
     "  --timeout S          per variant: a hung kernel is killed after S seconds (10)\n"
     "  --quiet              no per-variant lines\n"
+    "  --worker FILE        seed 002's worker: run the variant of FILE (variants/<id>/control.json or\n"
+    "                       baseline/control.json of a search folder) on the first of --gpus: compiled, checked\n"
+    "                       against the search's references and timed as the search does, into runner_result.json\n"
+    "  --profile-run        with --worker: launch the variant once and check nothing (what ncu wraps)\n"
     "Environment: COMPILE_CACHE_DIR (default $XDG_CACHE_HOME/cutune, else ~/.cache/cutune; a folder another user\n"
     "can write is refused); OPENAI_API_KEY, OPENAI_BASE_URL. The LLM's replies are cached in D/llm_cache/ (a rerun\n"
     "or --resume asks nothing twice) and every request is a line of D/llm_events.jsonl; the key is written nowhere.\n";
@@ -49,6 +57,8 @@ static const char usage_text[] =
 typedef struct opt_cli {
     const char *input, *backend, *sizes;
     const char *llm_model, *llm_api;
+    const char *worker;   /* --worker FILE: run one variant */
+    int profile_run;
     int no_llm, llm_budget, llm_per_expansion;
     double llm_timeout;
     cut_opt_opts o;
@@ -98,7 +108,6 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
     c->llm_timeout = 120;
     c->gpus[0] = 0;
     c->ngpus = 1;
-    int ncu = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int rc = 0, iv = 0;
@@ -113,7 +122,13 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
         else if (!strcmp(a, "--min-pred-gain"))
             rc = cut_arg_str(argc, argv, &i, &v, e) || parse_double(a, v, -1.0, 10.0, &c->o.min_pred_gain, e);
         else if (!strcmp(a, "--ncu-every"))
-            rc = cut_arg_int(argc, argv, &i, 0, 1000000, &ncu, e);
+            rc = cut_arg_int(argc, argv, &i, 0, 1000000, &c->o.ncu_every, e);
+        else if (!strcmp(a, "--ncu-timeout"))
+            rc = cut_arg_str(argc, argv, &i, &v, e) || parse_double(a, v, 1, 86400, &c->o.ncu_timeout_s, e);
+        else if (!strcmp(a, "--worker"))
+            rc = cut_arg_str(argc, argv, &i, &c->worker, e);
+        else if (!strcmp(a, "--profile-run"))
+            c->profile_run = 1;
         else if (!strcmp(a, "--no-llm"))
             c->no_llm = 1;
         else if (!strcmp(a, "--llm-model"))
@@ -144,10 +159,12 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
         if (rc)
             return -1;
     }
-    if (!c->input)
+    if (!c->input && !c->worker)
         return cut_err_set(e, "--input is required (a kernel spec or a folder of them)");
-    if (ncu > 0)
-        return cut_err_set(e, "--ncu-every %d: Nsight Compute priors are not built yet (a later issue); use 0", ncu);
+    if (c->input && c->worker)
+        return cut_err_set(e, "--worker runs one variant: it takes no --input");
+    if (c->profile_run && !c->worker)
+        return cut_err_set(e, "--profile-run goes with --worker");
     if (strcmp(c->llm_api, "chat") && strcmp(c->llm_api, "responses"))
         return cut_err_set(e, "--llm-api: '%s' is not chat or responses", c->llm_api);
     if (strcmp(c->backend, "auto") && strcmp(c->backend, "cuda") && strcmp(c->backend, "emu"))
@@ -309,6 +326,7 @@ static void add_summary(cJSON *arr, const cut_opt_summary *s)
     cJSON_AddNumberToObject(k, "best_ms", s->best_ms);
     cJSON_AddNumberToObject(k, "speedup", s->speedup);
     cJSON_AddNumberToObject(k, "builds", s->builds);
+    cJSON_AddNumberToObject(k, "builds_to_best", s->builds_to_best);
     cJSON_AddStringToObject(k, "best_variant", s->best_id);
     cJSON *m = cJSON_AddArrayToObject(k, "best_moves");
     for (int i = 0; i < s->nbest_moves; i++)
@@ -317,6 +335,52 @@ static void add_summary(cJSON *arr, const cut_opt_summary *s)
     cJSON_AddNumberToObject(k, "failed", s->failed);
     cJSON_AddNumberToObject(k, "transpositions", s->transpositions);
     cJSON_AddItemToArray(arr, k);
+}
+
+/* The profiler for --ncu-every: $CUTUNE_NCU, else ncu among the CUDA tools; none is said once (no profile priors). */
+static void find_ncu(opt_cli *c, char *buf, size_t n)
+{
+    if (c->o.ncu_every <= 0)
+        return;
+    const char *env = getenv("CUTUNE_NCU");
+    if (env && *env)
+        snprintf(buf, n, "%s", env);
+    if ((env && *env) ? access(buf, X_OK) == 0 : cut_find_cuda_tool("ncu", buf, n) != NULL) {
+        c->o.ncu_tool = buf;
+        return;
+    }
+    fprintf(stderr, "cutune optimize: --ncu-every %d: %s; going on without profile priors\n", c->o.ncu_every,
+            env && *env ? "$CUTUNE_NCU is not an executable" : "no ncu in $CUDA_HOME/bin, /usr/local/cuda/bin or PATH");
+}
+
+/* --worker: the variant of one control file on the first of --gpus; runner_result.json unless --profile-run. */
+static int run_worker(opt_cli *c)
+{
+    cut_runner *r[16] = {0};
+    char gpu_name[128] = "";
+    cut_err e = {{0}};
+    cut_result res;
+    const char *cache = getenv("COMPILE_CACHE_DIR");
+    c->o.compile_cache = cache && *cache ? cache : NULL;
+    c->ngpus = 1;
+    int code = CUT_EXIT_FAIL;
+    if (c->o.compile_cache && cut_private_dir(c->o.compile_cache, &e) != 0)
+        fprintf(stderr, "cutune optimize --worker: COMPILE_CACHE_DIR: %s\n", e.msg);
+    else if (make_runners(c, r, gpu_name, sizeof gpu_name, &e) != 0 ||
+             cut_opt_worker(&c->o, c->worker, r[0], c->gpus[0], c->profile_run, &res, &e) != 0)
+        fprintf(stderr, "cutune optimize --worker %s: %s\n", c->worker, e.msg);
+    else {
+        if (!c->o.quiet || res.status != CUT_ST_OK)
+            fprintf(c->profile_run ? stderr : stdout, "%s: %s%s%s", c->worker, cut_status_name(res.status),
+                    res.error[0] ? ": " : "", res.error);
+        if (!c->profile_run && res.status == CUT_ST_OK && !c->o.quiet)
+            printf(", %.4f ms (%s)", res.median_ms, gpu_name);
+        if (!c->o.quiet || res.status != CUT_ST_OK)
+            fputc('\n', c->profile_run ? stderr : stdout);
+        code = res.status == CUT_ST_OK ? CUT_EXIT_OK : CUT_EXIT_FAIL;
+    }
+    cut_runner_free(r[0]);
+    return code;
 }
 
 int cut_cmd_optimize(int argc, char **argv)
@@ -332,6 +396,8 @@ int cut_cmd_optimize(int argc, char **argv)
         fprintf(stderr, "cutune optimize: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
+    if (c.worker)
+        return run_worker(&c);
     char *paths[MAX_SPECS];
     int np = 0, bad = 0;
     if (spec_paths(c.input, paths, &np, &e) != 0) {
@@ -369,6 +435,10 @@ int cut_cmd_optimize(int argc, char **argv)
     const char *cache = getenv("COMPILE_CACHE_DIR");
     c.o.compile_cache = cache && *cache ? cache : NULL;
     c.o.gpus = c.gpus;
+    char ncu[PATH_MAX], self[PATH_MAX];
+    find_ncu(&c, ncu, sizeof ncu);
+    c.o.self_exe = cut_cli_worker_exe(self, sizeof self);
+    c.o.backend = runners[0]->env(runners[0])->backend;
     gen = cut_rules_gen_new();
     if (!c.no_llm && make_llm_gen(&c, &gen, &e) != 0) {
         fprintf(stderr, "cutune optimize: %s\n", e.msg);

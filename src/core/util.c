@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 
 static void oom(size_t n)
 {
@@ -342,24 +344,73 @@ extern char **environ;
 
 int cut_run_tool(char **argv, const char *out_path, const char *err_path, cut_err *e)
 {
+    return cut_run_tool_timeout(argv, out_path, err_path, 0, e);
+}
+
+int cut_run_tool_timeout(char **argv, const char *out_path, const char *err_path, double timeout_s, cut_err *e)
+{
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out_path && strcmp(out_path, err_path) == 0)
+    if (out_path && err_path && strcmp(out_path, err_path) == 0)
         posix_spawn_file_actions_adddup2(&fa, 1, 2);
     else
-        posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_addopen(&fa, 2, err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
+    /* a group of its own when it may be killed: the tool's children (a profiled program) go with it */
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    if (timeout_s > 0) {
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&at, 0);
+    }
     pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     if (rc != 0)
         return cut_err_set(e, "cannot run '%s': %s (is it installed?)", argv[0], strerror(rc));
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
+    const double deadline = timeout_s > 0 ? cut_now_s() + timeout_s : 0;
+    for (;;) {
+        const pid_t w = waitpid(pid, &st, timeout_s > 0 ? WNOHANG : 0);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
             return cut_err_set(e, "waitpid(%s): %s", argv[0], strerror(errno));
+        if (w == 0 && cut_now_s() > deadline) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            return cut_err_set(e, "'%s' did not finish in %g s and was killed", argv[0], timeout_s);
+        }
+        if (w == 0)
+            nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+    }
     if (!WIFEXITED(st))
         return cut_err_set(e, "'%s' died of signal %d", argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : -1);
     return WEXITSTATUS(st);
+}
+
+const char *cut_find_cuda_tool(const char *name, char *buf, size_t n)
+{
+    const char *home = getenv("CUDA_HOME");
+    const char *dirs[] = {home && home[0] ? home : NULL, "/usr/local/cuda"};
+    for (int d = 0; d < 2; d++) {
+        if (!dirs[d])
+            continue;
+        snprintf(buf, n, "%s/bin/%s", dirs[d], name);
+        if (access(buf, X_OK) == 0)
+            return buf;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path; p && *p;) {
+        const size_t len = strcspn(p, ":");
+        snprintf(buf, n, "%.*s/%s", (int)len, p, name);
+        if (len && access(buf, X_OK) == 0)
+            return buf;
+        p += len + (p[len] == ':');
+    }
+    return NULL;
 }

@@ -11,34 +11,14 @@
 
 /* ---- SASS ---- */
 
-/* The first of cuobjdump or nvdisasm found: in $CUDA_HOME/bin, /usr/local/cuda/bin, else on PATH (a name). */
+/* The first of cuobjdump or nvdisasm found (cut_find_cuda_tool). */
 static const char *sass_tool(char *buf, size_t n, int *is_nvdisasm)
 {
-    static const char *const tools[] = {"cuobjdump", "nvdisasm"};
-    const char *home = getenv("CUDA_HOME");
-    for (int t = 0; t < 2; t++) {
-        const char *dirs[] = {home && home[0] ? home : NULL, "/usr/local/cuda"};
-        for (int d = 0; d < 2; d++) {
-            if (!dirs[d])
-                continue;
-            snprintf(buf, n, "%s/bin/%s", dirs[d], tools[t]);
-            if (access(buf, X_OK) == 0) {
-                *is_nvdisasm = t;
-                return buf;
-            }
-        }
-        const char *path = getenv("PATH");
-        for (const char *p = path; p && *p;) {
-            const size_t len = strcspn(p, ":");
-            snprintf(buf, n, "%.*s/%s", (int)len, p, tools[t]);
-            if (len && access(buf, X_OK) == 0) {
-                *is_nvdisasm = t;
-                return buf;
-            }
-            p += len + (p[len] == ':');
-        }
-    }
-    return NULL;
+    *is_nvdisasm = 0;
+    if (cut_find_cuda_tool("cuobjdump", buf, n))
+        return buf;
+    *is_nvdisasm = 1;
+    return cut_find_cuda_tool("nvdisasm", buf, n);
 }
 
 void cut_opt_write_sass(const char *dir, const char *scratch, const cut_compiled *bin, char *why, size_t n)

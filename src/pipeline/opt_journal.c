@@ -210,6 +210,7 @@ int cut_opt_save_state(kopt *ko, cut_err *e)
     cJSON_AddStringToObject(s, "kernel", ko->k->name);
     cJSON_AddNumberToObject(s, "baseline_ms", ko->s.baseline_ms);
     cJSON_AddNumberToObject(s, "builds", ko->builds);
+    cJSON_AddNumberToObject(s, "builds_to_best", ko->builds_to_best);
     cJSON_AddNumberToObject(s, "next_id", ko->s.next_id);
     cJSON_AddNumberToObject(s, "measured", ko->s.measured);
     cJSON_AddNumberToObject(s, "failed", ko->s.failed);
@@ -321,6 +322,7 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
     }
     ko->s.baseline_ms = num(s, "baseline_ms", -1);
     ko->builds = inum(s, "builds", 0);
+    ko->builds_to_best = inum(s, "builds_to_best", 0); /* 0 in an older state file */
     ko->s.next_id = inum(s, "next_id", 0);
     ko->s.measured = inum(s, "measured", 0);
     ko->s.failed = inum(s, "failed", 0);
@@ -619,6 +621,7 @@ int cut_opt_note(void *ctx, const cut_mcgs_search *s, const cut_mcgs_note *n, cu
     cut_err err = {{0}};
     switch (n->kind) {
     case CUT_MCGS_NOTE_BEST:
+        ko->builds_to_best = ko->builds;
         if (cut_opt_update_best_link(ko, &err) != 0) {
             *e = err;
             return cut_opt_stash(ko, &err);

@@ -73,11 +73,18 @@ static int ms_propose(const cut_move_space *ms, const char *src, cut_proposal *o
     return np < 0 ? cut_err_wrap(e, "candidate generator '%s'", ko->gen->name) : np;
 }
 
-static int ms_weights(const cut_move_space *ms, const char *src, double *weight, cut_err *e)
+/* The profile's weights (cut_opt_ncu_weights) times the caller's prior source's, each 1 where it has none. */
+static int ms_weights(const cut_move_space *ms, int node, const char *src, double *weight, cut_err *e)
 {
     const kopt *ko = ms->impl;
     const cut_prior_src *ps = ko->o->priors;
-    return ps->weights(ps->ctx, ko->k, src, weight, e);
+    cut_opt_ncu_weights(ko, node, weight);
+    double w[CUT_MV_COUNT];
+    if (ps && ps->weights(ps->ctx, ko->k, src, w, e) != 0)
+        return -1;
+    for (int m = 0; ps && m < CUT_MV_COUNT; m++)
+        weight[m] *= w[m];
+    return 0;
 }
 
 /* The state key the diff leads to from src (patched, tunables read, launch resolved), or 0 when any step fails (the
@@ -160,6 +167,7 @@ static int journal_open(cut_task *t, const cut_tune_cfg *cfg, cut_strategy *s, c
         else if (!ko->o->quiet)
             printf("  baseline %.4f ms\n", ko->s.baseline_ms);
     }
+    cut_opt_ncu_start(ko); /* before the first expansion: the baseline's profile steers the root's moves */
     *done = ko->builds;
     return take_pending(ko, e);
 }
@@ -177,7 +185,9 @@ static int journal_round(cut_task *t, cut_err *e)
     kopt *ko = ko_of(t);
     const int rc = take_pending(ko, e) != 0 || cut_opt_save_state(ko, e) != 0 || cut_opt_commit_round(ko, e) != 0;
     ko->nvj = 0;
-    return rc ? -1 : 0;
+    if (rc == 0)
+        cut_opt_ncu_round(ko);
+    return rc || take_pending(ko, e) != 0 ? -1 : 0;
 }
 
 static const cut_journal opt_journal = {journal_open, journal_record, journal_round};
@@ -213,6 +223,7 @@ static void summarise(const kopt *ko, cut_opt_summary *s)
     s->best_ms = b->ms;
     s->speedup = b->speedup;
     s->builds = ko->builds;
+    s->builds_to_best = ko->builds_to_best;
     s->measured = ko->s.measured;
     s->failed = ko->s.failed;
     s->transpositions = ko->s.transpositions;
@@ -237,6 +248,7 @@ void cut_opt_kopt_free(kopt *ko)
         }
     cut_kspec_work_free(&ko->work);
     cut_kcheck_free(&ko->check);
+    cut_opt_ncu_free(ko);
     if (ko->events)
         fclose(ko->events);
     if (ko->trace)
@@ -253,7 +265,7 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
     ko.runners = runners;
     ko.nr = nrunners;
     ko.gen = gen;
-    ko.ms = (cut_move_space){.impl = &ko, .propose = ms_propose, .weights = o->priors ? ms_weights : NULL,
+    ko.ms = (cut_move_space){.impl = &ko, .propose = ms_propose, .weights = o->priors || o->ncu_every > 0 ? ms_weights : NULL,
                              .key = ms_key};
     cut_mcgs_search_init(&ko.s, &ko.ms, o->seed, o->min_pred_gain, cut_opt_note, &ko);
     cut_compile_opts_default(&ko.copts);

@@ -41,6 +41,8 @@ typedef struct vjob {
  * there is none (no tool, the tool failed): a variant's result says it, the search goes on either way. */
 void cut_opt_write_sass(const char *dir, const char *scratch, const cut_compiled *bin, char *why, size_t n);
 
+typedef struct opt_profile opt_profile; /* opt_ncu.c */
+
 typedef struct kopt {
     const cut_opt_opts *o;
     const cut_kspec *k;
@@ -52,6 +54,7 @@ typedef struct kopt {
     cut_mcgs_search s;
     cut_move_space ms;
     int builds;
+    int builds_to_best; /* builds when the best was found (with several runners: by the end of its round) */
     cut_work work;
     void *refs[CUT_WORK_MAX_BUFS][2];
     cut_kcheck check;   /* the spec's check_sizes: their work and references (captured again on --resume) */
@@ -61,6 +64,10 @@ typedef struct kopt {
     int have_state;  /* a search_state.json to resume */
     vjob *vj;        /* this round's variants */
     int nvj, vjcap;
+    opt_profile *prof; /* Nsight Compute profiles of nodes (opt_ncu.c) */
+    int nprof, profcap;
+    int ncu_off;       /* a profile failed: no more this search */
+    int ncu_last;      /* builds when the incumbent was last considered for a profile; -1: never */
     cut_err pending; /* an error met where none can be returned (a note, a build's disk error): ends the run */
     int has_pending;
 } kopt;
@@ -79,6 +86,19 @@ int cut_opt_note(void *ctx, const cut_mcgs_search *s, const cut_mcgs_note *n, cu
 
 /* A variant's result until the round that built it is in the state file (then renamed result.json). */
 #define CUT_OPT_PENDING "result.pending.json"
+
+/* ---- opt_ncu.c: Nsight Compute priors ---- */
+
+/* After the baseline run or a resume: profiles on disk read back, the incumbent profiled when due. */
+void cut_opt_ncu_start(kopt *ko);
+/* After a round: the incumbent profiled when --ncu-every builds passed since it was last considered. */
+void cut_opt_ncu_round(kopt *ko);
+/* Move weights for expanding node (its profile's, else its nearest profiled ancestor's): 1, or 0 with every weight 1
+ * when no profile stands for it. */
+int cut_opt_ncu_weights(const kopt *ko, int node, double *weight);
+/* The summary of the profile standing for node, one paragraph for the LLM's prompt (nothing without one). */
+void cut_opt_profile_context(const kopt *ko, int node, cut_buf *b);
+void cut_opt_ncu_free(kopt *ko);
 
 /* ---- opt_journal.c: files under <outdir>/kernels/_<name>/ and the global tactic graph ---- */
 

@@ -116,7 +116,7 @@ int cut_mcgs_expand(cut_mcgs_search *s, int n, cut_err *e)
     for (int m = 0; m < CUT_MV_COUNT; m++)
         weight[m] = 1.0;
     cut_err pe = {{0}};
-    if (s->ms->weights && s->ms->weights(s->ms, s->src[n], weight, &pe) != 0) {
+    if (s->ms->weights && s->ms->weights(s->ms, n, s->src[n], weight, &pe) != 0) {
         cut_err ignore; /* a note hook's failure to write the trace does not stop the search */
         tell(s, (cut_mcgs_note){.kind = CUT_MCGS_NOTE_NO_PRIORS, .node = n, .msg = pe.msg}, &ignore);
         for (int m = 0; m < CUT_MV_COUNT; m++)
