@@ -2,9 +2,10 @@
 # cutune optimize with the LLM generator on the host emulator, against a scripted OpenAI-compatible server on
 # loopback (tests/llm_server.py): good diffs, a diff that does not apply, a whole source, prose, garbage, an empty
 # reply, 10 MB, a reply slower than the timeout, 429 then success, 500, malformed JSON. Each bad reply is a failed
-# proposal (a line of llm_events.jsonl; a diff that does not apply a failed build), the run ends normally, the
-# replies are cached (a second run with a fresh folder but the same cache asks nothing), and the key is in no file
-# and no log.
+# proposal (a line of llm_events.jsonl; a diff that does not apply a failed build), the run ends normally, a state's
+# prompt carries what the search knows of it (its parent's time among it), the replies are cached (a second run with
+# a fresh folder, the same cache and the same times asks nothing it asked before), and the key is in no file and no
+# log.
 set -euo pipefail
 BIN=$1; DIR=$2
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,11 +29,13 @@ cat > script.json <<'JSON'
  {"text": "MOVE: unroll_all_loops\n```diff\n--- a/kernel.cu\n+++ b/kernel.cu\n@@ -1 +1 @@\n-a\n+b\n```"},
  {"make": "diff", "move": "cache_policy_cg"}]
 JSON
-python3 "$SRC/tests/llm_server.py" script.json port requests.jsonl & SRV=$!
+python3 "$SRC/tests/llm_server.py" script.json port requests.jsonl prompts.jsonl & SRV=$!
 trap 'kill $SRV 2>/dev/null || true' EXIT
 for i in $(seq 100); do [ -f port ] && break; sleep 0.1; done
 [ -f port ] || fail "the test server did not start"
-export OPENAI_API_KEY=$KEY OPENAI_BASE_URL=http://127.0.0.1:$(cat port)/v1 COMPILE_CACHE_DIR=$DIR/cache
+# one table of times for every run: the prompts carry measured times, so only the same times ask the same prompts
+export OPENAI_API_KEY=$KEY OPENAI_BASE_URL=http://127.0.0.1:$(cat port)/v1 COMPILE_CACHE_DIR=$DIR/cache \
+  CUTUNE_REPLAY_TIMES=$DIR/times.txt
 mkdir specs && cp "$SRC"/kernels/reduce_sum* specs/
 "$BIN" optimize --input specs --outdir out --backend emu --budget-builds 10 --seed 3 --sizes N=8192 \
   --llm-model scripted --llm-per-expansion 4 --llm-timeout 1 > run.log 2>&1 || { cat run.log; fail "optimize exited"; }
@@ -65,6 +68,28 @@ for d in glob.glob("out/kernels/_reduce_sum/variants/*"):
         r = json.load(open(os.path.join(d, "result.json")))
         print("stale diff built in", d, "->", r)
         assert not r.get("compiled"), r
+PY
+# The search's context: in the prompt of a state other than the baseline, before the instruction, with the state's
+# parent and its time as the state file has them.
+python3 - <<'PY' || fail "context in the prompts"
+import json, re
+st = json.load(open("out/kernels/_reduce_sum/search_state.json"))
+nodes = {n["id"]: n for n in st["nodes"]}
+users = [json.loads(l)["user"] for l in open("prompts.jsonl")]
+seen = 0
+for u in users:
+    state = re.search(r"^State (\S+): ", u, re.M)
+    parent = re.search(r"^Parent (\S+): (\S+) ms", u, re.M)
+    if not state or state.group(1) == "baseline":
+        continue
+    assert u.index("Search so far:\n") < u.index("This is proposal"), u
+    assert parent and nodes[state.group(1)]["parent"] == parent.group(1), u
+    assert parent.group(2) == "%.4g" % nodes[parent.group(1)]["ms"], (parent.group(2), nodes[parent.group(1)]["ms"])
+    if not seen:
+        print(u[u.index("Search so far:"):])
+    seen += 1
+assert seen, "no prompt for a state other than the baseline"
+print(seen, "prompts with a non-root state's context")
 PY
 # The key: sent to the server as a bearer token, written nowhere.
 grep -q "Bearer $KEY" requests.jsonl || fail "the key was not sent"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A scripted OpenAI-compatible server for cutune's LLM tests, on loopback only.
 
-usage: llm_server.py SCRIPT PORT_FILE LOG
+usage: llm_server.py SCRIPT PORT_FILE LOG [PROMPTS]
 SCRIPT is a JSON list of replies; request i gets reply i (the last one repeats). A reply is an object:
   status       HTTP status (default 200)
   body         the body as a string (default: a Chat Completions reply carrying "text")
@@ -13,7 +13,8 @@ SCRIPT is a JSON list of replies; request i gets reply i (the last one repeats).
                diff that adds a comment line after the first line, "source" the whole source with that line,
                "stale" a diff against lines the source does not have; with "move" (the MOVE line's name)
 The server writes its port to PORT_FILE once it listens, and appends one JSON line per request to LOG: path, the
-Authorization header and the request body."""
+Authorization header and the request body; with PROMPTS, also one JSON line per request to PROMPTS: its number
+("n", from 0) and its system and user messages ("system", "user")."""
 import http.server
 import json
 import socketserver
@@ -22,14 +23,23 @@ import time
 
 script = json.load(open(sys.argv[1]))
 port_file, log_path = sys.argv[2], sys.argv[3]
+prompts_path = sys.argv[4] if len(sys.argv) > 4 else None
 count = [0]
+
+
+def messages(body):
+    """The (system, user) messages of a Chat Completions or Responses request body ("" for what is missing)."""
+    req = json.loads(body)
+    if "messages" in req:
+        by_role = {m.get("role"): m.get("content", "") for m in req["messages"]}
+        return by_role.get("system", ""), by_role.get("user", "")
+    return req.get("instructions", ""), req.get("input", "")
 
 
 def made(r, body):
     """A Chat Completions reply whose text changes the prompt's kernel.cu as r["make"] says."""
     import difflib
-    req = json.loads(body)
-    user = req["messages"][-1]["content"] if "messages" in req else req.get("input", "")
+    user = messages(body)[1]
     src = user.split("kernel.cu:\n```cuda\n", 1)[1].split("```\n", 1)[0]
     lines = src.splitlines(keepends=True)
     new = lines[:1] + ["// proposed by the scripted model\n"] + lines[1:]
@@ -56,6 +66,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(log_path, "a") as f:
             f.write(json.dumps({"path": self.path, "auth": self.headers.get("Authorization"), "body": body}) + "\n")
         r = script[min(count[0], len(script) - 1)]
+        if prompts_path:
+            system, user = messages(body)
+            with open(prompts_path, "a") as f:
+                f.write(json.dumps({"n": count[0], "system": system, "user": user}) + "\n")
         count[0] += 1
         time.sleep(r.get("delay_s", 0))
         if "make" in r:

@@ -74,12 +74,14 @@ void cut_opt_write_sass(const char *dir, const char *scratch, const cut_compiled
 
 /* ---- one variant ---- */
 
-/* The diff of the edge labelled label out of node n, regenerated (generators are deterministic for a state). NULL if
- * it is gone. */
+/* The diff of the edge labelled label out of node n, regenerated (the rules are deterministic for a state and ignore
+ * the context; an LLM asked without it is asked another prompt, so the state file should keep diffs). NULL if it is
+ * gone. */
 static char *edge_diff(kopt *ko, int n, const char *label, cut_err *e)
 {
     cut_proposal *p = cut_xcalloc(CUT_MCGS_MAX_PROPOSALS, sizeof *p);
-    const int np = cut_cand_gen_propose(ko->gen, ko->k, ko->s.src[n], ko->scratch, p, CUT_MCGS_MAX_PROPOSALS, e);
+    const int np =
+        cut_cand_gen_propose(ko->gen, ko->k, ko->s.src[n], NULL, ko->scratch, p, CUT_MCGS_MAX_PROPOSALS, e);
     char *diff = NULL;
     for (int i = 0; i < np; i++) {
         if (!diff && strcmp(p[i].label, label) == 0) {

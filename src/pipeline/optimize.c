@@ -66,10 +66,15 @@ vjob *cut_opt_vjob(kopt *ko, int ticket)
 
 /* ---- the kernel spec's moves, as the strategy sees them ---- */
 
-static int ms_propose(const cut_move_space *ms, const char *src, cut_proposal *out, int cap, cut_err *e)
+/* The generator's proposals for node's state, told what the search knows around it (cut_opt_context). */
+static int ms_propose(const cut_move_space *ms, int node, const char *src, cut_proposal *out, int cap, cut_err *e)
 {
     const kopt *ko = ms->impl;
-    const int np = cut_cand_gen_propose(ko->gen, ko->k, src, ko->scratch, out, cap, e);
+    cut_buf ctx;
+    cut_buf_init(&ctx);
+    cut_opt_context(ko, node, &ctx);
+    const int np = cut_cand_gen_propose(ko->gen, ko->k, src, ctx.data, ko->scratch, out, cap, e);
+    cut_buf_free(&ctx);
     return np < 0 ? cut_err_wrap(e, "candidate generator '%s'", ko->gen->name) : np;
 }
 

@@ -33,11 +33,13 @@ static const char k_system[] =
     "tunable's value there to change the launch; the launch follows the spec's expressions). The result must stay "
     "correct for the IO contract. Answer with a line 'MOVE: <move name>', then the change as a unified diff against "
     "kernel.cu (--- a/kernel.cu, +++ b/kernel.cu) in a ```diff block. If a diff is impossible, give the whole new "
-    "kernel.cu in a ```cuda block instead.";
+    "kernel.cu in a ```cuda block instead. When the prompt says what the search has tried (times, moves and their "
+    "results), build on what helped and do not repeat a move that was tried from this state or failed.";
 
-/* The user message: the spec's contract and the state's source, the rules' proposals, which one of n this is. */
-static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const cut_proposal *rules, int nrules, int i,
-                        int n)
+/* The user message: the spec's contract and the state's source, what the search knows of it (context, when there
+ * is any), the rules' proposals, which one of n this is. */
+static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const char *context,
+                        const cut_proposal *rules, int nrules, int i, int n)
 {
     cut_buf_printf(b, "Kernel '%s', entry %s.\nSizes:", k->name, k->entry);
     for (int s = 0; s < k->nsizes; s++)
@@ -76,6 +78,8 @@ static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const c
         cut_buf_printf(b, "%s%s", r ? ", " : "\nRestrictions: ", k->restrictions[r]);
     cut_buf_printf(b, "\nTolerance: atol %g, rtol %g.\n\nkernel.cu:\n```cuda\n%s%s```\n", k->atol, k->rtol, src,
                    src[0] && src[strlen(src) - 1] == '\n' ? "" : "\n");
+    if (context && context[0])
+        cut_buf_printf(b, "\nSearch so far:\n%s%s", context, context[strlen(context) - 1] == '\n' ? "" : "\n");
     if (nrules > 0) {
         cut_buf_printf(b, "\nRule-based rewrites already proposed for this state (propose something else):\n");
         for (int r = 0; r < nrules; r++)
@@ -143,13 +147,13 @@ static int reply_for(llm_gen *g, const char *user, uint64_t hash, int *cached, c
     return 0;
 }
 
-static int propose(void *ctx, const cut_kspec *k, const char *src, const char *work_dir, cut_proposal *out, int max,
-                   cut_err *e)
+static int propose(void *ctx, const cut_kspec *k, const char *src, const char *context, const char *work_dir,
+                   cut_proposal *out, int max, cut_err *e)
 {
     llm_gen *g = ctx;
     int n = 0;
     if (g->rules) {
-        n = g->rules->propose(g->rules->ctx, k, src, work_dir, out, max, e);
+        n = g->rules->propose(g->rules->ctx, k, src, context, work_dir, out, max, e);
         if (n < 0)
             return -1;
     }
@@ -157,7 +161,7 @@ static int propose(void *ctx, const cut_kspec *k, const char *src, const char *w
     for (int i = 0; i < g->per_expansion && n < max; i++) {
         cut_buf user;
         cut_buf_init(&user);
-        user_prompt(&user, k, src, out, nrules, i, g->per_expansion);
+        user_prompt(&user, k, src, context, out, nrules, i, g->per_expansion);
         uint64_t h = cut_fnv1a(CUT_FNV_INIT, g->model, strlen(g->model));
         h = cut_fnv1a(h, k_system, sizeof k_system - 1);
         h = cut_fnv1a(h, user.data, user.len);
