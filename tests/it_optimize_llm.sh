@@ -106,4 +106,44 @@ cached = [e for e in ev if e["cached"]]
 print("second run:", len(ev), "asks,", len(cached), "from the cache")
 assert cached, ev
 PY
+# Edge diffs survive a kill: the state file keeps every unbuilt edge's diff, so the resumed search builds the edges
+# made before the kill from it (the reply's very diff) and asks the model only about states it expands afterwards.
+K3=out3/kernels/_reduce_sum
+ARGS3=(optimize --input specs --outdir out3 --backend emu --budget-builds 12 --seed 3 --sizes N=8192
+       --llm-model scripted --llm-per-expansion 4 --llm-timeout 1)
+"$BIN" "${ARGS3[@]}" > run3.log 2>&1 & pid=$!
+for _ in $(seq 1200); do
+  b=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["builds"])' $K3/search_state.json 2>/dev/null \
+      || echo 0)
+  [ "$b" -ge 3 ] && break
+  sleep 0.05
+done
+kill -9 $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+cp $K3/search_state.json state_at_kill.json
+asked=$(wc -l < prompts.jsonl)
+"$BIN" "${ARGS3[@]}" --resume > run4.log 2>&1 || { cat run4.log; fail "resume with the LLM exited"; }
+python3 - "$asked" <<'PY' || fail "edge diffs across a kill"
+import glob, json, os, re, sys
+K = "out3/kernels/_reduce_sum"
+kill = json.load(open("state_at_kill.json"))
+assert kill["builds"] < 12, "the run ended before the kill"
+expanded = {n["id"] for n in kill["nodes"] if n["edges_ready"]}
+saved = {(n["id"], e["label"]): e["diff"] for n in kill["nodes"] for e in n["edges"] if e["child"] is None}
+assert saved and all(d for d in saved.values()), "an unbuilt edge without its diff"
+after = [json.loads(l)["user"] for l in open("prompts.jsonl")][int(sys.argv[1]):]
+for u in after:
+    m = re.search(r"^State (\S+): ", u, re.M)
+    assert m and m.group(1) not in expanded, "asked again about a state expanded before the kill: %s" % u[-600:]
+rebuilt = llm = 0
+for d in glob.glob(K + "/variants/*"):
+    c = json.load(open(d + "/control.json"))
+    if (c["parent"], c["label"]) in saved:
+        assert open(d + "/candidate.diff").read() == saved[(c["parent"], c["label"])], d
+        rebuilt += 1
+        llm += c["label"].startswith("llm ")
+assert json.load(open(K + "/search_state.json"))["builds"] == 12
+assert rebuilt, "no edge made before the kill was built after it"
+print("after the kill:", len(after), "prompts, all for new states;", rebuilt, "edges made before it built from their "
+      "saved diffs,", llm, "of them the model's")
+PY
 echo "ok: optimize with the LLM generator against the scripted server"

@@ -795,13 +795,17 @@ static void test_cand_gen_filter(void **state)
     cut_kspec_free(&k);
 }
 
-/* The state file's parser: a consistent graph is accepted, a foreign or broken one refused with a sentence. */
+/* The state file's parser: a consistent graph is accepted (an unbuilt edge's diff, or none: an older file; one that
+ * is not a string is none), a foreign or broken one refused with a sentence. */
 static void test_state_check(void **state)
 {
     (void)state;
     const char *ok = "{\"format\": 1, \"best\": \"v0001\", \"rng\": [\"0\", \"0\", \"0\", \"0\"], \"nodes\": ["
                      "{\"id\": \"baseline\", \"status\": \"ok\", \"edges_ready\": true, \"edges\": ["
                      "{\"move\": \"cache_policy_cg\", \"label\": \"cg\", \"child\": \"v0001\"},"
+                     "{\"move\": \"pad_tail_and_mask\", \"label\": \"pad\", \"child\": null, \"diff\": "
+                     "\"--- a/kernel.cu\\n+++ b/kernel.cu\\n@@ -1 +1 @@\\n-a\\n+b\\n\"},"
+                     "{\"move\": \"pad_tail_and_mask\", \"label\": \"pad2\", \"child\": null, \"diff\": 7},"
                      "{\"move\": \"no_such_move\", \"label\": \"x\", \"child\": \"v0404\"}]},"
                      "{\"id\": \"v0001\", \"parent\": \"baseline\", \"status\": \"ok\", \"edges\": []}]}";
     cut_err e = {{0}};

@@ -69,7 +69,8 @@ typedef struct cut_edge {
     double pred_gain; /* after history (cut_mcgs_pred_gain) */
     double rule_gain; /* the generator's own estimate */
     uint64_t key;     /* state key of the child it leads to (cut_kstate_key), 0 if unknown */
-    char *diff;       /* the proposal's diff (owned), kept for the build; NULL after a resume (regenerated then) */
+    char *diff;       /* the proposal's diff (owned), kept for the build (and in the optimizer's state file while
+                       * the edge is not built); NULL only when resumed from a state file that kept none */
     int pruned;       /* pred_gain < --min-pred-gain: never expanded */
     int visits;
 } cut_edge;
