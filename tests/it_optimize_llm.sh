@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # cutune optimize with the LLM generator on the host emulator, against a scripted OpenAI-compatible server on
-# loopback (tests/llm_server.py): good diffs, a diff that does not apply, a whole source, prose, garbage, an empty
+# loopback (tests/llm_server.py): good diffs (one stating its gain), a diff that does not apply, a whole source,
+# prose, garbage, an empty
 # reply, 10 MB, a reply slower than the timeout, 429 then success, 500, malformed JSON. Each bad reply is a failed
-# proposal (a line of llm_events.jsonl; a diff that does not apply a failed build), the run ends normally, a state's
+# proposal (a line of llm_events.jsonl; a diff that does not apply a failed build), a stated gain is the edge's
+# predicted gain (the model's own estimate, "rule_gain" in the state file), the run ends normally, a state's
 # prompt carries what the search knows of it (its parent's time among it), the replies are cached (a second run with
 # a fresh folder, the same cache and the same times asks nothing it asked before), and the key is in no file and no
 # log.
@@ -15,6 +17,7 @@ command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 KEY=sk-it-cutune-llm-0123456789abcdef
 cat > script.json <<'JSON'
 [{"make": "diff", "move": "cache_policy_cg"},
+ {"make": "diff", "move": "pad_tail_and_mask", "gain": 0.37},
  {"make": "stale", "move": "vectorize_global_loads"},
  {"make": "source", "move": "change_block_sizes"},
  {"text": "I think the kernel is fine as it is."},
@@ -27,7 +30,7 @@ cat > script.json <<'JSON'
  {"make": "diff", "move": "avoid_atomics_reduce"},
  {"body": "{\"choices\": [{\"message\": "},
  {"text": "MOVE: unroll_all_loops\n```diff\n--- a/kernel.cu\n+++ b/kernel.cu\n@@ -1 +1 @@\n-a\n+b\n```"},
- {"make": "diff", "move": "cache_policy_cg"}]
+ {"make": "diff", "move": "cache_policy_cg", "gain": "0.6"}]
 JSON
 python3 "$SRC/tests/llm_server.py" script.json port requests.jsonl prompts.jsonl & SRV=$!
 trap 'kill $SRV 2>/dev/null || true' EXIT
@@ -53,6 +56,12 @@ want = ["none of the nine canonical moves", "not JSON", "empty", "bytes", "unrol
 for w in want:
     assert any(w in f for f in fails), (w, fails)
 assert all(e["cached"] is False for e in ev)
+# the stated gain: the proposal's predicted gain in its event and as the edge's own estimate in the state file
+gains = {e["move"]: e["pred_gain"] for e in ev if "move" in e and e["move"] != "cache_policy_cg"}
+assert gains.get("pad_tail_and_mask") == 0.37 and gains.get("change_block_sizes") == 0.10, gains
+st = json.load(open("out/kernels/_reduce_sum/search_state.json"))
+edges = [e for n in st["nodes"] for e in n["edges"] if e["label"].startswith("llm scripted: pad_tail_and_mask")]
+assert edges and all(e["rule_gain"] == 0.37 for e in edges), edges
 s = json.load(open("out/summary.json"))
 assert s["llm"]["requests"] >= len(ev) and s["llm"]["retries"] >= 2, s["llm"]
 # the diff that does not apply is a failed build, recorded as such

@@ -12,7 +12,8 @@ SCRIPT is a JSON list of replies; request i gets reply i (the last one repeats).
   make         a reply computed from the request's kernel.cu (the ```cuda block of the prompt): "diff" a unified
                diff that adds a comment line naming the request after the first line (so no two replies make one
                state), "source" the whole source with that line,
-               "stale" a diff against lines the source does not have; with "move" (the MOVE line's name)
+               "stale" a diff against lines the source does not have; with "move" (the MOVE line's name) and
+               "gain" (a GAIN after it on the MOVE line, as given: a number or any text)
 The server writes its port to PORT_FILE once it listens, and appends one JSON line per request to LOG: path, the
 Authorization header and the request body; with PROMPTS, also one JSON line per request to PROMPTS: its number
 ("n", from 0) and its system and user messages ("system", "user")."""
@@ -44,7 +45,7 @@ def made(r, body, n):
     src = user.split("kernel.cu:\n```cuda\n", 1)[1].split("```\n", 1)[0]
     lines = src.splitlines(keepends=True)
     new = lines[:1] + ["// proposed by the scripted model (request %d)\n" % n] + lines[1:]
-    move = "MOVE: " + r.get("move", "cache_policy_cg") + "\n"
+    move = "MOVE: " + r.get("move", "cache_policy_cg") + (" GAIN: %s" % r["gain"] if "gain" in r else "") + "\n"
     if r["make"] == "diff":
         diff = "".join(difflib.unified_diff(lines, new, "a/kernel.cu", "b/kernel.cu"))
         text = move + "Here is the change.\n```diff\n" + diff + "```\n"
