@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 17 on a GPU, in one call of the device:
 #  priors  the optimizer's suite (kernels/) with Nsight Compute priors (--ncu-every 5) and without (--ncu-every 0),
-#          rules only, BUDGET builds per kernel, for each seed of SEEDS; each run with a compile cache of its own (so
-#          the wall times compare), the order 0 then 5 within a seed. Kept per run: summary.json (speedups,
+#          rules only, BUDGET builds per kernel, for each seed of SEEDS, the order 0 then 5 within a seed. All runs
+#          share one compile cache (CACHE): a run finds the variants an earlier one compiled, so wall times do not
+#          compare; the profiles' own seconds are in the result. Kept per run: summary.json (speedups,
 #          builds_to_best), the profile events, every profile.json and trace.md, the log.
 #  llm     the LLM generator's wiring on the GPU: no model can be reached from the device, so the scripted
 #          OpenAI-compatible server of the tests (tests/llm_server.py, loopback) answers, with good diffs, a whole
@@ -10,7 +11,8 @@
 #          into the prompts. Kept: summary.json, llm_events.jsonl, the requests the server received (the key
 #          replaced by its length), and whether the key is in any file the run wrote.
 # Writes OUT/ncu_priors.json (both parts, with the GPU, driver, clocks and the exact commands) and OUT/runs.tgz.
-# usage: bench/ncu_priors.sh OUT   Env: SEEDS ("1 2"), BUDGET (50), PARTS ("priors llm"), NCU_EVERY (5)
+# usage: bench/ncu_priors.sh OUT   Env: SEEDS ("1 2"), BUDGET (50), PARTS ("priors llm"), NCU_EVERY (5),
+# CACHE (/tmp/cutune_ncu_bench_cache)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/device_env.sh
@@ -19,6 +21,7 @@ OUT=$1; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 SEEDS=${SEEDS:-1 2}; BUDGET=${BUDGET:-50}; PARTS=${PARTS:-priors llm}; EVERY=${NCU_EVERY:-5}
 CUT=$(cd "$(dirname "$CUTUNE_BIN")" && pwd)/$(basename "$CUTUNE_BIN")
 WORK=$OUT/work; mkdir -p "$WORK"
+CACHE=${CACHE:-/tmp/cutune_ncu_bench_cache}; mkdir -p "$CACHE"; chmod 700 "$CACHE"
 "$CUT" devices --json > "$OUT/devices.json"
 (command -v ncu && ncu --version) > "$OUT/ncu_version.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv > "$OUT/nvidia_smi.csv" 2>&1
@@ -30,7 +33,7 @@ if [[ " $PARTS " == *" priors "* ]]; then
       name=s${seed}_ncu${every}
       cmd="cutune optimize --input kernels --outdir $name --gpus 0 --budget-builds $BUDGET --no-llm --seed $seed --ncu-every $every"
       t0=$(date +%s.%N)
-      COMPILE_CACHE_DIR=$WORK/$name.cache "$CUT" optimize --input "$SRC/kernels" --outdir "$WORK/$name" --gpus 0 \
+      COMPILE_CACHE_DIR=$CACHE "$CUT" optimize --input "$SRC/kernels" --outdir "$WORK/$name" --gpus 0 \
         --budget-builds "$BUDGET" --no-llm --seed "$seed" --ncu-every "$every" > "$WORK/$name.log" 2>&1
       rc=$?
       t1=$(date +%s.%N)
@@ -59,7 +62,7 @@ JSON
   mkdir -p "$L/specs" && cp "$SRC"/kernels/softmax_row.* "$SRC"/kernels/reduce_sum* "$L/specs/"
   cmd="cutune optimize --input specs --outdir llm --gpus 0 --budget-builds 16 --seed 1 --ncu-every $EVERY --llm-model scripted --llm-per-expansion 2 --llm-timeout 5"
   t0=$(date +%s.%N)
-  (cd "$L" && OPENAI_API_KEY=$KEY OPENAI_BASE_URL=http://127.0.0.1:$(cat port)/v1 COMPILE_CACHE_DIR=$L/cache \
+  (cd "$L" && OPENAI_API_KEY=$KEY OPENAI_BASE_URL=http://127.0.0.1:$(cat port)/v1 COMPILE_CACHE_DIR=$CACHE \
      "$CUT" optimize --input specs --outdir out --gpus 0 --budget-builds 16 --seed 1 --ncu-every "$EVERY" \
      --llm-model scripted --llm-per-expansion 2 --llm-timeout 5 > run.log 2>&1)
   rc=$?

@@ -5,7 +5,8 @@
  *   - a refused body or reply has a sentence and leaves nothing allocated (text NULL; pick empty);
  *   - a body's text is NUL-terminated; token counts are -1 or >= 0;
  *   - a pick has a canonical move and exactly one of diff and source; a diff starts with "--- ", has a "+++ " line
- *     and an "@@" hunk and ends with a newline; a source has a __global__ and no fence line. */
+ *     and an "@@" hunk and ends with a newline; a source has a __global__ and no fence line;
+ *   - a pick's gain is within [CUT_LLM_MIN_GAIN, CUT_LLM_MAX_GAIN] (NaN fails the comparison). */
 #include "cutune/llm.h"
 #include "fuzz_common.h"
 
@@ -23,6 +24,7 @@ static void check_reply(const char *text)
         return;
     }
     CHECK((unsigned)p.move < CUT_MV_COUNT);
+    CHECK(p.gain >= CUT_LLM_MIN_GAIN && p.gain <= CUT_LLM_MAX_GAIN);
     CHECK((p.diff == NULL) != (p.source == NULL));
     if (p.diff) {
         const size_t n = strlen(p.diff);

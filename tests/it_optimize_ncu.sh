@@ -119,4 +119,25 @@ else:
     print(mode, "->", off[0]["why"][:160])
 PY
 done
+# 4. the profile in the LLM's prompt: the scripted server of it_optimize_llm answers, every prompt carries the
+#    summary of the profile standing for its state (the state's own, or its nearest profiled ancestor's)
+python3 "$SRC/tests/llm_server.py" <(echo '[{"make": "diff", "move": "cache_policy_cg"}]') port requests.jsonl \
+  prompts.jsonl & SRV=$!
+trap 'kill $SRV 2>/dev/null || true' EXIT
+for i in $(seq 100); do [ -f port ] && break; sleep 0.1; done
+[ -f port ] || fail "the test server did not start"
+OPENAI_API_KEY=sk-it-ncu OPENAI_BASE_URL=http://127.0.0.1:$(cat port)/v1 \
+  "$BIN" optimize --input specs --backend emu --budget-builds 6 --seed 5 --sizes N=8192 --outdir out_llm \
+  --ncu-every 3 --llm-model scripted > llm.log 2>&1 || { cat llm.log; fail "optimize with the LLM exited $?"; }
+python3 - prompts.jsonl out_llm <<'PY' || { cat llm.log; fail "the profile in the prompt"; }
+import json, sys
+prompts = [json.loads(l)["user"] for l in open(sys.argv[1])]
+assert prompts, "no prompt"
+kd = f"{sys.argv[2]}/kernels/_reduce_sum"
+summary = json.load(open(f"{kd}/baseline/profile.json"))["summary"]
+assert prompts[0].count("Profile of this state: " + summary) == 1, prompts[0][-2000:]
+for p in prompts[1:]:
+    assert "Nsight Compute profile of reduce_sum" in p and ("Profile of this state" in p or "above this state" in p), p[-1500:]
+print(len(prompts), "prompts, each with a profile summary")
+PY
 echo "ok"

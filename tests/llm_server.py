@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A scripted OpenAI-compatible server for cutune's LLM tests, on loopback only.
 
-usage: llm_server.py SCRIPT PORT_FILE LOG
+usage: llm_server.py SCRIPT PORT_FILE LOG [PROMPTS]
 SCRIPT is a JSON list of replies; request i gets reply i (the last one repeats). A reply is an object:
   status       HTTP status (default 200)
   body         the body as a string (default: a Chat Completions reply carrying "text")
@@ -10,10 +10,13 @@ SCRIPT is a JSON list of replies; request i gets reply i (the last one repeats).
   delay_s      sleep before answering (a slow server)
   retry_after  a Retry-After header value
   make         a reply computed from the request's kernel.cu (the ```cuda block of the prompt): "diff" a unified
-               diff that adds a comment line after the first line, "source" the whole source with that line,
-               "stale" a diff against lines the source does not have; with "move" (the MOVE line's name)
+               diff that adds a comment line naming the request after the first line (so no two replies make one
+               state), "source" the whole source with that line,
+               "stale" a diff against lines the source does not have; with "move" (the MOVE line's name) and
+               "gain" (a GAIN after it on the MOVE line, as given: a number or any text)
 The server writes its port to PORT_FILE once it listens, and appends one JSON line per request to LOG: path, the
-Authorization header and the request body."""
+Authorization header and the request body; with PROMPTS, also one JSON line per request to PROMPTS: its number
+("n", from 0) and its system and user messages ("system", "user")."""
 import http.server
 import json
 import socketserver
@@ -22,18 +25,27 @@ import time
 
 script = json.load(open(sys.argv[1]))
 port_file, log_path = sys.argv[2], sys.argv[3]
+prompts_path = sys.argv[4] if len(sys.argv) > 4 else None
 count = [0]
 
 
-def made(r, body):
-    """A Chat Completions reply whose text changes the prompt's kernel.cu as r["make"] says."""
-    import difflib
+def messages(body):
+    """The (system, user) messages of a Chat Completions or Responses request body ("" for what is missing)."""
     req = json.loads(body)
-    user = req["messages"][-1]["content"] if "messages" in req else req.get("input", "")
+    if "messages" in req:
+        by_role = {m.get("role"): m.get("content", "") for m in req["messages"]}
+        return by_role.get("system", ""), by_role.get("user", "")
+    return req.get("instructions", ""), req.get("input", "")
+
+
+def made(r, body, n):
+    """A Chat Completions reply to request n whose text changes the prompt's kernel.cu as r["make"] says."""
+    import difflib
+    user = messages(body)[1]
     src = user.split("kernel.cu:\n```cuda\n", 1)[1].split("```\n", 1)[0]
     lines = src.splitlines(keepends=True)
-    new = lines[:1] + ["// proposed by the scripted model\n"] + lines[1:]
-    move = "MOVE: " + r.get("move", "cache_policy_cg") + "\n"
+    new = lines[:1] + ["// proposed by the scripted model (request %d)\n" % n] + lines[1:]
+    move = "MOVE: " + r.get("move", "cache_policy_cg") + (" GAIN: %s" % r["gain"] if "gain" in r else "") + "\n"
     if r["make"] == "diff":
         diff = "".join(difflib.unified_diff(lines, new, "a/kernel.cu", "b/kernel.cu"))
         text = move + "Here is the change.\n```diff\n" + diff + "```\n"
@@ -55,11 +67,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(n).decode("utf-8", "replace")
         with open(log_path, "a") as f:
             f.write(json.dumps({"path": self.path, "auth": self.headers.get("Authorization"), "body": body}) + "\n")
-        r = script[min(count[0], len(script) - 1)]
+        n = count[0]
         count[0] += 1
+        r = script[min(n, len(script) - 1)]
+        if prompts_path:
+            system, user = messages(body)
+            with open(prompts_path, "a") as f:
+                f.write(json.dumps({"n": n, "system": system, "user": user}) + "\n")
         time.sleep(r.get("delay_s", 0))
         if "make" in r:
-            out = made(r, body)
+            out = made(r, body, n)
         elif "bytes" in r:
             out = b"x" * r["bytes"]
         elif "body" in r:

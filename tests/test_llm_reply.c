@@ -104,6 +104,64 @@ static void test_picks(void **state)
                 CUT_MV_AVOID_ATOMICS, "--- a/kernel.cu\n+++ b/kernel.cu\n@@ -1 +1 @@\n-a\n+b\n", NULL);
 }
 
+/* The gain a reply with this head (a MOVE line, maybe a GAIN) states, the diff after it. */
+static double gain_of(const char *head)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s\n```diff\n%s```\n", head, k_diff);
+    cut_llm_pick p;
+    cut_err e = {{0}};
+    if (cut_llm_reply_parse(text, &p, &e) != 0)
+        fail_msg("refused: %s\n--- reply:\n%s", e.msg, text);
+    assert_int_equal(p.move, CUT_MV_BLOCK_SIZES);
+    const double g = p.gain;
+    cut_llm_pick_free(&p);
+    return g;
+}
+
+static void test_gains(void **state)
+{
+    (void)state;
+    const double d = CUT_LLM_DEFAULT_GAIN;
+    struct {
+        const char *head;
+        double gain;
+    } cases[] = {
+        {"MOVE: change_block_sizes", d},                     /* none stated */
+        {"MOVE: change_block_sizes GAIN: 0.15", 0.15},       /* the prompt's form */
+        {"**MOVE:** `change_block_sizes` **GAIN:** 0.3", 0.3}, /* Markdown */
+        {"MOVE: change_block_sizes (gain: 15%)", 0.15},      /* a percentage */
+        {"MOVE: change_block_sizes\nGAIN: 0.2", 0.2},        /* on a line of its own */
+        {"GAIN: 0.25\nMOVE: change_block_sizes", 0.25},      /* before the move */
+        {"MOVE: change_block_sizes GAIN: 0.4\nGAIN: 0.2", 0.4}, /* the MOVE line's first */
+        {"MOVE: change_block_sizes GAIN: 7", 1.0},           /* clamped */
+        {"MOVE: change_block_sizes GAIN: 0", 0.01},
+        {"MOVE: change_block_sizes GAIN: 0.001", 0.01},
+        {"MOVE: change_block_sizes GAIN: -0.3", d},          /* not a gain */
+        {"MOVE: change_block_sizes GAIN: nan", d},
+        {"MOVE: change_block_sizes GAIN: inf", d},
+        {"MOVE: change_block_sizes GAIN: 1e999", d},
+        {"MOVE: change_block_sizes GAIN: a lot", d},
+        {"MOVE: change_block_sizes GAIN:\n0.5", d},          /* no number on its line */
+        {"MOVE: change_block_sizes\nThe gain: 0.5 at best.", d}, /* prose, not a GAIN line */
+        {"MOVE: change_block_sizes again: 0.5", d},          /* not the word gain */
+    };
+    for (size_t i = 0; i < CUT_ARRAY_LEN(cases); i++) {
+        const double g = gain_of(cases[i].head);
+        if (g != cases[i].gain)
+            fail_msg("'%s': gain %g, expected %g", cases[i].head, g, cases[i].gain);
+    }
+    /* a diff that adds a line "gain: 0.9" (a label in the code) states nothing */
+    cut_llm_pick p;
+    cut_err e = {{0}};
+    assert_int_equal(cut_llm_reply_parse("MOVE: change_block_sizes\n```diff\n--- a/kernel.cu\n+++ b/kernel.cu\n"
+                                         "@@ -1 +1,2 @@\n a\n+gain: 0.9\n```\n",
+                                         &p, &e),
+                     0);
+    assert_true(p.gain == d);
+    cut_llm_pick_free(&p);
+}
+
 static void expect_refusal(const char *text, const char *needle)
 {
     cut_llm_pick p;
@@ -140,6 +198,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bodies),
         cmocka_unit_test(test_picks),
+        cmocka_unit_test(test_gains),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

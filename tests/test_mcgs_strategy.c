@@ -41,9 +41,10 @@ static uint64_t key_of(const char *src)
     return cut_fnv1a(CUT_FNV_INIT, buf, strlen(buf)) | 1;
 }
 
-static int f_propose(const cut_move_space *ms, const char *src, cut_proposal *out, int cap, cut_err *e)
+static int f_propose(const cut_move_space *ms, int node, const char *src, cut_proposal *out, int cap, cut_err *e)
 {
     const fake_ms *f = ms->impl;
+    (void)node;
     if (f->fail)
         return cut_err_set(e, "generator broken");
     int n = 0;

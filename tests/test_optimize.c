@@ -388,7 +388,7 @@ static void test_rules_on_suite(void **state)
         cut_cand_gen *g = cut_rules_gen_new();
         cut_proposal p[96];
         cut_err e = {{0}};
-        const int np = g->propose(g->ctx, &k, src, dir, p, 96, &e);
+        const int np = g->propose(g->ctx, &k, src, NULL, dir, p, 96, &e);
         if (np < 1)
             fail_msg("%s: %d proposals (%s)", suite[i], np, e.msg);
         for (int j = 0; j < np; j++) {
@@ -558,11 +558,11 @@ typedef struct breaking_gen {
 } breaking_gen;
 
 /* The rules' proposals plus one that breaks the kernel (y = 3x instead of 2x) at a good predicted gain. */
-static int breaking_propose(void *ctx, const cut_kspec *k, const char *src, const char *work_dir, cut_proposal *out,
-                            int max, cut_err *e)
+static int breaking_propose(void *ctx, const cut_kspec *k, const char *src, const char *context,
+                            const char *work_dir, cut_proposal *out, int max, cut_err *e)
 {
     breaking_gen *b = ctx;
-    int n = b->rules->propose(b->rules->ctx, k, src, work_dir, out, max - 1, e);
+    int n = b->rules->propose(b->rules->ctx, k, src, context, work_dir, out, max - 1, e);
     const char *at = strstr(src, "2.0f * x[i]");
     if (n < 0 || !at)
         return n;
@@ -616,7 +616,7 @@ static int patched_proposals(const cut_kspec *k, const char *src, const char *di
     cut_cand_gen *g = cut_rules_gen_new();
     cut_proposal p[RMAX];
     cut_err e = {{0}};
-    const int np = g->propose(g->ctx, k, src, dir, p, RMAX, &e);
+    const int np = g->propose(g->ctx, k, src, NULL, dir, p, RMAX, &e);
     if (np < 1)
         fail_msg("%d proposals (%s)", np, e.msg);
     for (int j = 0; j < np; j++) {
@@ -707,9 +707,10 @@ typedef struct fixed_gen {
     int n;
 } fixed_gen;
 
-static int fixed_propose(void *ctx, const cut_kspec *k, const char *src, const char *work_dir, cut_proposal *out,
-                         int max, cut_err *e)
+static int fixed_propose(void *ctx, const cut_kspec *k, const char *src, const char *context,
+                         const char *work_dir, cut_proposal *out, int max, cut_err *e)
 {
+    (void)context;
     const fixed_gen *f = ctx;
     int n = 0;
     for (; n < f->n && n < max; n++) {
@@ -744,7 +745,7 @@ static void test_cand_gen_filter(void **state)
     cut_cand_gen g = {"fixed", &f, fixed_propose, NULL};
     cut_proposal p[RMAX];
     cut_err e = {{0}};
-    int n = cut_cand_gen_propose(&g, &k, base, dir, p, RMAX, &e);
+    int n = cut_cand_gen_propose(&g, &k, base, NULL, dir, p, RMAX, &e);
     assert_int_equal(n, 3); /* a and d break it */
     assert_string_equal(p[0].label, "fixed 1");
     assert_string_equal(p[1].label, "fixed 2");
@@ -766,20 +767,25 @@ static void test_cand_gen_filter(void **state)
     f.want[0] = a;
     f.n = 1;
     cut_cand_gen bad = {"fixed", &f, fixed_propose, NULL};
-    assert_int_equal(cut_cand_gen_propose(&bad, &k, base, "/nonexistent/dir", p, RMAX, &e), -1);
-    /* the rules: nothing dropped */
+    assert_int_equal(cut_cand_gen_propose(&bad, &k, base, NULL, "/nonexistent/dir", p, RMAX, &e), -1);
+    /* the rules: nothing dropped; the search's context changes nothing (their diffs can be made again) */
     cut_cand_gen *rules = cut_rules_gen_new();
-    const int direct = rules->propose(rules->ctx, &k, base, dir, p, RMAX, &e);
-    for (int i = 0; i < direct; i++)
+    const int direct = rules->propose(rules->ctx, &k, base, NULL, dir, p, RMAX, &e);
+    cut_proposal q[RMAX];
+    assert_int_equal(cut_cand_gen_propose(rules, &k, base, "State v0003: 0.1 ms, 2.00x the baseline (0.2 ms).\n",
+                                          dir, q, RMAX, &e),
+                     direct);
+    for (int i = 0; i < direct; i++) {
+        assert_string_equal(p[i].label, q[i].label);
+        assert_string_equal(p[i].diff, q[i].diff);
         cut_proposal_free(&p[i]);
-    assert_int_equal(cut_cand_gen_propose(rules, &k, base, dir, p, RMAX, &e), direct);
-    for (int i = 0; i < direct; i++)
-        cut_proposal_free(&p[i]);
+        cut_proposal_free(&q[i]);
+    }
     cut_cand_gen_free(rules);
     /* without restrictions every proposal is kept */
     f = (fixed_gen){{a, b, NULL, c, d}, 5};
     k.nrestrictions = 0;
-    n = cut_cand_gen_propose(&g, &k, base, dir, p, RMAX, &e);
+    n = cut_cand_gen_propose(&g, &k, base, NULL, dir, p, RMAX, &e);
     assert_int_equal(n, 5);
     for (int i = 0; i < n; i++)
         cut_proposal_free(&p[i]);
@@ -789,13 +795,17 @@ static void test_cand_gen_filter(void **state)
     cut_kspec_free(&k);
 }
 
-/* The state file's parser: a consistent graph is accepted, a foreign or broken one refused with a sentence. */
+/* The state file's parser: a consistent graph is accepted (an unbuilt edge's diff, or none: an older file; one that
+ * is not a string is none), a foreign or broken one refused with a sentence. */
 static void test_state_check(void **state)
 {
     (void)state;
     const char *ok = "{\"format\": 1, \"best\": \"v0001\", \"rng\": [\"0\", \"0\", \"0\", \"0\"], \"nodes\": ["
                      "{\"id\": \"baseline\", \"status\": \"ok\", \"edges_ready\": true, \"edges\": ["
                      "{\"move\": \"cache_policy_cg\", \"label\": \"cg\", \"child\": \"v0001\"},"
+                     "{\"move\": \"pad_tail_and_mask\", \"label\": \"pad\", \"child\": null, \"diff\": "
+                     "\"--- a/kernel.cu\\n+++ b/kernel.cu\\n@@ -1 +1 @@\\n-a\\n+b\\n\"},"
+                     "{\"move\": \"pad_tail_and_mask\", \"label\": \"pad2\", \"child\": null, \"diff\": 7},"
                      "{\"move\": \"no_such_move\", \"label\": \"x\", \"child\": \"v0404\"}]},"
                      "{\"id\": \"v0001\", \"parent\": \"baseline\", \"status\": \"ok\", \"edges\": []}]}";
     cut_err e = {{0}};

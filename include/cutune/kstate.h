@@ -74,9 +74,11 @@ typedef struct cut_cand_gen {
     const char *name; /* "rules", "llm" */
     void *ctx;
     /* Proposes up to max candidates for the state src of spec k: out[0..n), n returned (0: nothing applies), -1 on
-     * an error of the generator itself (e). work_dir: scratch space. */
-    int (*propose)(void *ctx, const cut_kspec *k, const char *src, const char *work_dir, cut_proposal *out, int max,
-                   cut_err *e);
+     * an error of the generator itself (e). context: what the search knows of the state, as text for a model (its
+     * time and its parent's, the path to it, the moves tried; NULL or "": none); a generator may ignore it (the
+     * rules do: their proposals depend on the state alone). work_dir: scratch space. */
+    int (*propose)(void *ctx, const cut_kspec *k, const char *src, const char *context, const char *work_dir,
+                   cut_proposal *out, int max, cut_err *e);
     void (*destroy)(void *ctx);
 } cut_cand_gen;
 
@@ -84,8 +86,8 @@ typedef struct cut_cand_gen {
  * break a restriction of k is dropped (freed; the rest keep their order). A diff that does not apply or whose
  * tunables cannot be read is kept: the build records why. Returns the count left in out[0..n), or -1 with e (the
  * generator's own error; nothing left to free). */
-int cut_cand_gen_propose(const cut_cand_gen *g, const cut_kspec *k, const char *src, const char *work_dir,
-                         cut_proposal *out, int max, cut_err *e);
+int cut_cand_gen_propose(const cut_cand_gen *g, const cut_kspec *k, const char *src, const char *context,
+                         const char *work_dir, cut_proposal *out, int max, cut_err *e);
 
 /* The rule generator: every rule of the nine moves that applies to the state (rules.c lists what each recognises).
  * Its proposals never break a restriction of the spec: a tunable change that would is proposed together with the

@@ -4,6 +4,9 @@
  * Responses API (output_text, or the output_text parts of output[].content[]). Its text is then read robustly:
  *   - the move: a line "MOVE: <name>" (any case, Markdown emphasis and backticks allowed), else the first of the nine
  *     canonical move names (cutune/mcgs.h) that the text mentions;
+ *   - the gain the model expects: "GAIN: <x>" after the move's name on the MOVE line, else on a line of its own (x a
+ *     relative speedup, 0.15 for 15% faster; "15%" reads the same), clamped to [CUT_LLM_MIN_GAIN, CUT_LLM_MAX_GAIN];
+ *     CUT_LLM_DEFAULT_GAIN when there is none or it is not a finite number >= 0;
  *   - the change: the first unified diff (in a ```diff fence, or bare "--- "/"+++ "/"@@" lines), and, as the seed's
  *     fallback, the first fenced block of CUDA source with a __global__ function when there is no diff;
  *   - several diffs: the first; prose before, between and after is ignored.
@@ -23,6 +26,11 @@ extern "C" {
 
 /* Replies above this many bytes are refused unread (a model that loops, or a hostile server). */
 #define CUT_LLM_MAX_REPLY (1u << 20)
+/* A reply's predicted gain: a rule's typical one when the model states none; what it states kept within bounds, so
+ * one boastful reply does not take over the priors and a stated 0 still leaves the move a chance. */
+#define CUT_LLM_DEFAULT_GAIN 0.10
+#define CUT_LLM_MIN_GAIN 0.01
+#define CUT_LLM_MAX_GAIN 1.0
 
 /* The text of an API response body (Chat Completions or Responses), malloc'd into *text. Also the usage it reports
  * (tokens; -1 when absent). -1 with a sentence for: not JSON, an API error object ("error": {"message": ...}), no
@@ -32,6 +40,7 @@ int cut_llm_body_text(const char *body, size_t len, char **text, long *prompt_to
 
 typedef struct cut_llm_pick {
     cut_move move;  /* the move named */
+    double gain;    /* the relative gain the model expects (GAIN), or CUT_LLM_DEFAULT_GAIN */
     char *diff;     /* the unified diff (malloc'd), or NULL */
     char *source;   /* a whole new source (malloc'd) when there is no diff, or NULL */
 } cut_llm_pick;

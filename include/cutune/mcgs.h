@@ -69,7 +69,8 @@ typedef struct cut_edge {
     double pred_gain; /* after history (cut_mcgs_pred_gain) */
     double rule_gain; /* the generator's own estimate */
     uint64_t key;     /* state key of the child it leads to (cut_kstate_key), 0 if unknown */
-    char *diff;       /* the proposal's diff (owned), kept for the build; NULL after a resume (regenerated then) */
+    char *diff;       /* the proposal's diff (owned), kept for the build (and in the optimizer's state file while
+                       * the edge is not built); NULL only when resumed from a state file that kept none */
     int pruned;       /* pred_gain < --min-pred-gain: never expanded */
     int visits;
 } cut_edge;
@@ -150,8 +151,9 @@ double cut_mcgs_pred_gain(double rule_gain, double observed_sum, int observed_n)
 typedef struct cut_move_space cut_move_space;
 struct cut_move_space {
     void *impl;
-    /* The proposals of state src into out[0..cap): their count, or -1 with e (the generator failed: a setup error). */
-    int (*propose)(const cut_move_space *ms, const char *src, cut_proposal *out, int cap, cut_err *e);
+    /* The proposals of state src, node node of the search (its graph tells the generator what was tried around it),
+     * into out[0..cap): their count, or -1 with e (the generator failed: a setup error). */
+    int (*propose)(const cut_move_space *ms, int node, const char *src, cut_proposal *out, int cap, cut_err *e);
     /* Optional: factors per move (weight[CUT_MV_COUNT], 1 neutral) from profiling node, the state src; -1 with e
      * when they cannot be had (the search goes on neutral and says so through its notes). */
     int (*weights)(const cut_move_space *ms, int node, const char *src, double *weight, cut_err *e);

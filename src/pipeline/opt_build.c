@@ -54,12 +54,15 @@ void cut_opt_write_sass(const char *dir, const char *scratch, const cut_compiled
 
 /* ---- one variant ---- */
 
-/* The diff of the edge labelled label out of node n, regenerated (generators are deterministic for a state). NULL if
- * it is gone. */
+/* The diff of the edge labelled label out of node n, regenerated: only for an edge resumed from a state file of an
+ * older cutune, which kept no diffs. The rules are deterministic for a state (they ignore the context); an LLM is
+ * asked again, without the context that was not kept, and its new reply may not propose the move (the build then
+ * fails with why). NULL if it is gone. */
 static char *edge_diff(kopt *ko, int n, const char *label, cut_err *e)
 {
     cut_proposal *p = cut_xcalloc(CUT_MCGS_MAX_PROPOSALS, sizeof *p);
-    const int np = cut_cand_gen_propose(ko->gen, ko->k, ko->s.src[n], ko->scratch, p, CUT_MCGS_MAX_PROPOSALS, e);
+    const int np =
+        cut_cand_gen_propose(ko->gen, ko->k, ko->s.src[n], NULL, ko->scratch, p, CUT_MCGS_MAX_PROPOSALS, e);
     char *diff = NULL;
     for (int i = 0; i < np; i++) {
         if (!diff && strcmp(p[i].label, label) == 0) {
@@ -120,7 +123,7 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
     if (cut_mkdirs(j->dir, &de) != 0)
         return cut_opt_stash(ko, &de);
     cut_err why = {{0}};
-    /* the edge keeps its diff; after a resume it is regenerated (generators are deterministic for a state) */
+    /* the edge keeps its diff, in the state file too; only an older state file's edges need it made again */
     char *diff = ed->diff ? cut_xstrdup(ed->diff) : edge_diff(ko, parent, ed->label, &why);
     char *src = NULL;
     cut_call call;

@@ -274,6 +274,11 @@ int cut_opt_save_state(kopt *ko, cut_err *e)
                 cJSON_AddStringToObject(x, "child", ko->s.g.nodes[ed->child].id);
             else
                 cJSON_AddNullToObject(x, "child");
+            /* an edge not built yet keeps its diff (a pruned one too: relaxing the threshold reopens it): a
+             * generator asked again after a resume need not propose it again (an LLM's prompt carries the
+             * search's context, which has moved on) */
+            if (ed->child < 0 && ed->diff)
+                cJSON_AddStringToObject(x, "diff", ed->diff);
             cJSON_AddItemToArray(edges, x);
         }
         cJSON_AddItemToArray(nodes, o);
@@ -385,6 +390,9 @@ static int state_from_json(kopt *ko, const cJSON *s, const char *path, cut_err *
             ed->visits = inum(x, "visits", 0);
             const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "child"));
             ed->child = cid ? cut_mcgs_find_id(&ko->s.g, cid) : -1;
+            const char *diff = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "diff"));
+            if (ed->child < 0 && diff) /* absent in an older state file: the build makes it again (edge_diff) */
+                ed->diff = cut_xstrdup(diff);
         }
         i++;
     }

@@ -66,10 +66,15 @@ vjob *cut_opt_vjob(kopt *ko, int ticket)
 
 /* ---- the kernel spec's moves, as the strategy sees them ---- */
 
-static int ms_propose(const cut_move_space *ms, const char *src, cut_proposal *out, int cap, cut_err *e)
+/* The generator's proposals for node's state, told what the search knows around it (cut_opt_context). */
+static int ms_propose(const cut_move_space *ms, int node, const char *src, cut_proposal *out, int cap, cut_err *e)
 {
     const kopt *ko = ms->impl;
-    const int np = cut_cand_gen_propose(ko->gen, ko->k, src, ko->scratch, out, cap, e);
+    cut_buf ctx;
+    cut_buf_init(&ctx);
+    cut_opt_context(ko, node, &ctx);
+    const int np = cut_cand_gen_propose(ko->gen, ko->k, src, ctx.data, ko->scratch, out, cap, e);
+    cut_buf_free(&ctx);
     return np < 0 ? cut_err_wrap(e, "candidate generator '%s'", ko->gen->name) : np;
 }
 
@@ -265,8 +270,8 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
     ko.runners = runners;
     ko.nr = nrunners;
     ko.gen = gen;
-    ko.ms = (cut_move_space){.impl = &ko, .propose = ms_propose, .weights = o->priors || o->ncu_every > 0 ? ms_weights : NULL,
-                             .key = ms_key};
+    ko.ms = (cut_move_space){.impl = &ko, .propose = ms_propose, .key = ms_key,
+                             .weights = o->priors || o->ncu_every > 0 ? ms_weights : NULL};
     cut_mcgs_search_init(&ko.s, &ko.ms, o->seed, o->min_pred_gain, cut_opt_note, &ko);
     cut_compile_opts_default(&ko.copts);
     ko.copts.sm_major = o->sm_major;

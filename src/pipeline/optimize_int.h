@@ -1,4 +1,4 @@
-/* cutune — the optimizer's internals, shared by its three files (internal): the task of the one loop (optimize.c), the journal
+/* cutune — the optimizer's internals, shared by its files (internal): the task of the one loop (optimize.c), the journal
  * (opt_journal.c: search_state.json, events.jsonl, trace.md, the best link, global_tactic_graph.json) and the variants
  * and baseline (opt_build.c: materialise, patch, the compile's outputs, result.json). */
 #ifndef CUTUNE_PIPELINE_OPTIMIZE_INT_H
@@ -134,6 +134,13 @@ int cut_opt_load_state(kopt *ko, cut_err *e);
 int cut_opt_reconcile(kopt *ko, cut_err *e);
 /* After the state file holds the round: each of the round's pending results becomes its result.json. */
 int cut_opt_commit_round(kopt *ko, cut_err *e);
+
+/* ---- opt_context.c: what the search knows of a state, for the candidate generator ---- */
+
+/* Appends to b the search's view of node: its time and speedup, its parent's, the path of moves from the baseline,
+ * the moves tried from it and from its parent with what came of each (the most recent, capped), each move's tries
+ * and mean gain so far, then the profile summary (cut_opt_profile_context). A few KB at most, whatever the graph. */
+void cut_opt_context(const kopt *ko, int node, cut_buf *b);
 
 /* ---- opt_build.c: one variant from ticket to result.json, and the baseline ---- */
 

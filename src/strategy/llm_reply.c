@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,24 +98,34 @@ void cut_llm_pick_free(cut_llm_pick *p)
 
 static int ident_char(int c) { return isalnum(c) || c == '_'; }
 
-/* The move of a "MOVE: name" line (Markdown allowed around it): its index, -2 for a line naming an unknown move
- * (name copied into unknown), -1 when there is no such line. */
+/* The value of a "word: value" at the start of line (Markdown around both allowed, any case), or NULL. */
+static const char *keyed(const char *line, const char *word)
+{
+    const char *p = line;
+    while (*p == ' ' || *p == '\t' || *p == '*' || *p == '#' || *p == '-' || *p == '>')
+        p++;
+    const size_t n = strlen(word);
+    if (strncasecmp(p, word, n) != 0 || ident_char((unsigned char)p[n]))
+        return NULL;
+    p += n;
+    while (*p == '*' || *p == ' ')
+        p++;
+    if (*p != ':')
+        return NULL;
+    p++;
+    while (*p == ' ' || *p == '*' || *p == '`' || *p == '"' || *p == '\'')
+        p++;
+    return p;
+}
+
+/* The move of a "MOVE: name" line: its index, -2 for a line naming an unknown move (name copied into unknown), -1
+ * when there is no such line. */
 static int move_line(const char *text, char *unknown, size_t n)
 {
     for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-        const char *p = line;
-        while (*p == ' ' || *p == '\t' || *p == '*' || *p == '#' || *p == '-' || *p == '>')
-            p++;
-        if (strncasecmp(p, "move", 4) != 0)
+        const char *p = keyed(line, "move");
+        if (!p)
             continue;
-        p += 4;
-        while (*p == '*' || *p == ' ')
-            p++;
-        if (*p != ':')
-            continue;
-        p++;
-        while (*p == ' ' || *p == '*' || *p == '`' || *p == '"' || *p == '\'')
-            p++;
         size_t len = 0;
         while (ident_char((unsigned char)p[len]))
             len++;
@@ -129,6 +140,48 @@ static int move_line(const char *text, char *unknown, size_t n)
         return -2;
     }
     return -1;
+}
+
+/* A "GAIN: x" at p as a gain: x a number ("15%": 0.15) clamped to [CUT_LLM_MIN_GAIN, CUT_LLM_MAX_GAIN]; -1 when p
+ * holds none, or one that is not a finite number >= 0. */
+static double gain_at(const char *p)
+{
+    p = keyed(p, "gain");
+    if (!p || isspace((unsigned char)*p)) /* strtod would read the next line's number */
+        return -1;
+    char *end;
+    double g = strtod(p, &end);
+    if (end == p || !isfinite(g) || g < 0)
+        return -1;
+    if (*end == '%')
+        g /= 100;
+    return g < CUT_LLM_MIN_GAIN ? CUT_LLM_MIN_GAIN : g > CUT_LLM_MAX_GAIN ? CUT_LLM_MAX_GAIN : g;
+}
+
+/* The first whole word w (any case) of the line at line, or NULL. */
+static const char *word_in_line(const char *line, const char *w)
+{
+    const size_t n = strlen(w);
+    for (const char *q = line; *q && *q != '\n'; q++)
+        if ((q == line || !ident_char((unsigned char)q[-1])) && strncasecmp(q, w, n) == 0 &&
+            !ident_char((unsigned char)q[n]))
+            return q;
+    return NULL;
+}
+
+/* The gain the reply states: on the MOVE line after the name, else on a line of its own; CUT_LLM_DEFAULT_GAIN when
+ * neither states a usable one. */
+static double stated_gain(const char *text)
+{
+    double on_move = -1, own = -1;
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *g = keyed(line, "move") ? word_in_line(line, "gain") : NULL;
+        if (g && on_move < 0)
+            on_move = gain_at(g);
+        else if (!g && own < 0)
+            own = gain_at(line);
+    }
+    return on_move >= 0 ? on_move : own >= 0 ? own : CUT_LLM_DEFAULT_GAIN;
 }
 
 /* The first canonical move name mentioned as a whole word, or -1. */
@@ -295,5 +348,6 @@ int cut_llm_reply_parse(const char *text, cut_llm_pick *p, cut_err *e)
         return cut_err_set(e, "the reply has neither a unified diff nor a fenced CUDA source with a __global__ "
                               "function");
     p->move = (cut_move)move;
+    p->gain = stated_gain(text);
     return 0;
 }

@@ -107,7 +107,7 @@ static void hist_add(cut_mcgs_search *s, cut_move m, const char *label, double g
 int cut_mcgs_expand(cut_mcgs_search *s, int n, cut_err *e)
 {
     cut_proposal *p = cut_xcalloc(CUT_MCGS_MAX_PROPOSALS, sizeof *p);
-    const int np = s->ms->propose(s->ms, s->src[n], p, CUT_MCGS_MAX_PROPOSALS, e);
+    const int np = s->ms->propose(s->ms, n, s->src[n], p, CUT_MCGS_MAX_PROPOSALS, e);
     if (np < 0) {
         free(p);
         return -1;

@@ -216,10 +216,10 @@ int cut_patch_apply(const char *src, const char *diff, const char *work_dir, cha
 
 /* ---- generators ---- */
 
-int cut_cand_gen_propose(const cut_cand_gen *g, const cut_kspec *k, const char *src, const char *work_dir,
-                         cut_proposal *out, int max, cut_err *e)
+int cut_cand_gen_propose(const cut_cand_gen *g, const cut_kspec *k, const char *src, const char *context,
+                         const char *work_dir, cut_proposal *out, int max, cut_err *e)
 {
-    const int n = g->propose(g->ctx, k, src, work_dir, out, max, e);
+    const int n = g->propose(g->ctx, k, src, context, work_dir, out, max, e);
     if (n <= 0 || k->nrestrictions == 0)
         return n;
     int kept = 0;

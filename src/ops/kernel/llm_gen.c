@@ -31,13 +31,16 @@ static const char k_system[] =
     "  softmax_math_fusion: fuse or approximate math to reduce SFU usage\n"
     "Keep the kernel's name, its arguments and the tunables block between the '// cutune: tunables' lines (change a "
     "tunable's value there to change the launch; the launch follows the spec's expressions). The result must stay "
-    "correct for the IO contract. Answer with a line 'MOVE: <move name>', then the change as a unified diff against "
-    "kernel.cu (--- a/kernel.cu, +++ b/kernel.cu) in a ```diff block. If a diff is impossible, give the whole new "
-    "kernel.cu in a ```cuda block instead.";
+    "correct for the IO contract. Answer with a line 'MOVE: <move name> GAIN: <x>', x the relative speedup you "
+    "expect over this state (0.15 for 15% faster; leave GAIN out if you cannot tell), then the change as a unified "
+    "diff against kernel.cu (--- a/kernel.cu, +++ b/kernel.cu) in a ```diff block. If a diff is impossible, give "
+    "the whole new kernel.cu in a ```cuda block instead. When the prompt says what the search has tried (times, moves "
+    "and their results), build on what helped and do not repeat a move that was tried from this state or failed.";
 
-/* The user message: the spec's contract and the state's source, the rules' proposals, which one of n this is. */
-static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const cut_proposal *rules, int nrules, int i,
-                        int n)
+/* The user message: the spec's contract and the state's source, what the search knows of it (context, when there
+ * is any), the rules' proposals, which one of n this is. */
+static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const char *context,
+                        const cut_proposal *rules, int nrules, int i, int n)
 {
     cut_buf_printf(b, "Kernel '%s', entry %s.\nSizes:", k->name, k->entry);
     for (int s = 0; s < k->nsizes; s++)
@@ -76,6 +79,8 @@ static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const c
         cut_buf_printf(b, "%s%s", r ? ", " : "\nRestrictions: ", k->restrictions[r]);
     cut_buf_printf(b, "\nTolerance: atol %g, rtol %g.\n\nkernel.cu:\n```cuda\n%s%s```\n", k->atol, k->rtol, src,
                    src[0] && src[strlen(src) - 1] == '\n' ? "" : "\n");
+    if (context && context[0])
+        cut_buf_printf(b, "\nSearch so far:\n%s%s", context, context[strlen(context) - 1] == '\n' ? "" : "\n");
     if (nrules > 0) {
         cut_buf_printf(b, "\nRule-based rewrites already proposed for this state (propose something else):\n");
         for (int r = 0; r < nrules; r++)
@@ -84,8 +89,9 @@ static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const c
     cut_buf_printf(b, "\nThis is proposal %d of %d for this state.\n", i + 1, n);
 }
 
+/* One line of the events log: the ask, and the proposal's move and predicted gain (move NULL: why there is none). */
 static void event(const llm_gen *g, const cut_kspec *k, uint64_t hash, int cached, const cut_llm_usage *before,
-                  const cut_llm_usage *after, const char *move, const char *why)
+                  const cut_llm_usage *after, const char *move, double gain, const char *why)
 {
     if (!g->events[0])
         return;
@@ -106,9 +112,10 @@ static void event(const llm_gen *g, const cut_kspec *k, uint64_t hash, int cache
     cJSON_AddNumberToObject(o, "retries", (double)(after->retries - before->retries));
     cJSON_AddNumberToObject(o, "prompt_tokens", (double)(after->prompt_tokens - before->prompt_tokens));
     cJSON_AddNumberToObject(o, "completion_tokens", (double)(after->completion_tokens - before->completion_tokens));
-    if (move)
+    if (move) {
         cJSON_AddStringToObject(o, "move", move);
-    else
+        cJSON_AddNumberToObject(o, "pred_gain", gain);
+    } else
         cJSON_AddStringToObject(o, "failed", why ? why : "?");
     char *line = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
@@ -143,13 +150,13 @@ static int reply_for(llm_gen *g, const char *user, uint64_t hash, int *cached, c
     return 0;
 }
 
-static int propose(void *ctx, const cut_kspec *k, const char *src, const char *work_dir, cut_proposal *out, int max,
-                   cut_err *e)
+static int propose(void *ctx, const cut_kspec *k, const char *src, const char *context, const char *work_dir,
+                   cut_proposal *out, int max, cut_err *e)
 {
     llm_gen *g = ctx;
     int n = 0;
     if (g->rules) {
-        n = g->rules->propose(g->rules->ctx, k, src, work_dir, out, max, e);
+        n = g->rules->propose(g->rules->ctx, k, src, context, work_dir, out, max, e);
         if (n < 0)
             return -1;
     }
@@ -157,7 +164,7 @@ static int propose(void *ctx, const cut_kspec *k, const char *src, const char *w
     for (int i = 0; i < g->per_expansion && n < max; i++) {
         cut_buf user;
         cut_buf_init(&user);
-        user_prompt(&user, k, src, out, nrules, i, g->per_expansion);
+        user_prompt(&user, k, src, context, out, nrules, i, g->per_expansion);
         uint64_t h = cut_fnv1a(CUT_FNV_INIT, g->model, strlen(g->model));
         h = cut_fnv1a(h, k_system, sizeof k_system - 1);
         h = cut_fnv1a(h, user.data, user.len);
@@ -185,10 +192,10 @@ static int propose(void *ctx, const cut_kspec *k, const char *src, const char *w
             p->move = pick.move;
             snprintf(p->label, sizeof p->label, "llm %s: %s #%d", g->model, cut_move_name(pick.move), i + 1);
             p->diff = diff;
-            p->pred_gain = 0.10; /* no estimate from the model: a rule's typical gain, updated by history */
-            event(g, k, h, cached, &before, &after, cut_move_name(pick.move), NULL);
+            p->pred_gain = pick.gain; /* the model's bounded estimate, else a rule's typical one; history updates it */
+            event(g, k, h, cached, &before, &after, cut_move_name(pick.move), p->pred_gain, NULL);
         } else {
-            event(g, k, h, cached, &before, &after, NULL, why.msg);
+            event(g, k, h, cached, &before, &after, NULL, 0, why.msg);
             cut_log(CUT_LOG_WARN, "llm: %s: no proposal: %s", k->name, why.msg);
         }
         cut_llm_pick_free(&pick);

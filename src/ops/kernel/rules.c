@@ -751,10 +751,10 @@ static int propose_tunables(gen_state *g)
     return 0;
 }
 
-static int rules_propose(void *ctx, const cut_kspec *k, const char *src, const char *work_dir, cut_proposal *out,
-                         int max, cut_err *e)
+static int rules_propose(void *ctx, const cut_kspec *k, const char *src, const char *context, const char *work_dir,
+                         cut_proposal *out, int max, cut_err *e)
 {
-    (void)ctx;
+    (void)ctx, (void)context; /* a state's rules follow from its source alone: edge diffs can be made again */
     /* owned here: the state (8 KiB of sorted value lists) and its configs */
     gen_state *g = cut_xmalloc(sizeof *g);
     *g = (gen_state){.k = k, .src = src, .work_dir = work_dir, .out = out, .max = max, .e = e,
