@@ -116,6 +116,18 @@ static void test_good_and_request(void **state)
     assert_non_null(strstr(log, "\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"the kernel\\\""));
     free(log);
     cut_llm_client_free(c);
+    /* the token budget: the first request's 16 tokens pass 10, so a second is not sent */
+    cut_llm_cfg cfg = {.base_url = s.url, .model = "test-model", .timeout_s = 10, .max_tokens = 10};
+    c = cut_llm_client_new(&cfg, &e);
+    assert_non_null(c);
+    assert_int_equal(cut_llm_ask(c, "be brief", "the kernel", &text, &e), 0);
+    free(text);
+    text = NULL;
+    assert_int_equal(cut_llm_ask(c, "be brief", "the kernel", &text, &e), -1);
+    assert_null(text);
+    assert_non_null(strstr(e.msg, "token budget (10 tokens) is spent"));
+    assert_int_equal(cut_llm_client_usage(c).requests, 1);
+    cut_llm_client_free(c);
     server_stop(&s);
 }
 

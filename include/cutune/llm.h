@@ -67,6 +67,8 @@ typedef struct cut_llm_cfg {
     int max_retries;      /* < 0: 4 */
     double backoff_s;     /* <= 0: 1 */
     long max_requests;    /* the run's request budget, retries included; <= 0: unlimited */
+    long max_tokens;      /* the run's token budget (prompt + completion, as the server reports them); no request
+                           * is sent once it is reached; <= 0: unlimited */
 } cut_llm_cfg;
 
 typedef struct cut_llm_usage {

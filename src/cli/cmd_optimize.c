@@ -37,6 +37,7 @@ static const char usage_text[] =
     "                       the run says so and uses the rules alone\n"
     "  --llm-api A          chat (Chat Completions, the default) or responses (the Responses API)\n"
     "  --llm-budget N       at most N requests per run, retries included (200)\n"
+    "  --llm-token-budget N at most N tokens per run, prompt and completion as the server reports them (0: no limit)\n"
     "  --llm-per-expansion N  LLM proposals asked per expansion (1)\n"
     "  --llm-timeout S      per request (120)\n"
     "  --no-llm             rule-based moves only\n"
@@ -60,6 +61,7 @@ typedef struct opt_cli {
     const char *worker;   /* --worker FILE: run one variant */
     int profile_run;
     int no_llm, llm_budget, llm_per_expansion;
+    long llm_token_budget;
     double llm_timeout;
     cut_opt_opts o;
     int gpus[16], ngpus;
@@ -137,7 +139,10 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
             rc = cut_arg_str(argc, argv, &i, &c->llm_api, e);
         else if (!strcmp(a, "--llm-budget"))
             rc = cut_arg_int(argc, argv, &i, 1, 1000000, &c->llm_budget, e);
-        else if (!strcmp(a, "--llm-per-expansion"))
+        else if (!strcmp(a, "--llm-token-budget")) {
+            rc = cut_arg_int(argc, argv, &i, 0, 2147483647, &iv, e);
+            c->llm_token_budget = iv;
+        } else if (!strcmp(a, "--llm-per-expansion"))
             rc = cut_arg_int(argc, argv, &i, 1, 16, &c->llm_per_expansion, e);
         else if (!strcmp(a, "--llm-timeout"))
             rc = cut_arg_str(argc, argv, &i, &v, e) || parse_double(a, v, 0.1, 3600, &c->llm_timeout, e);
@@ -190,7 +195,7 @@ static int make_llm_gen(const opt_cli *c, cut_cand_gen **gen, cut_err *e)
         return -1;
     cut_llm_gen_cfg cfg = {.api = {.model = c->llm_model, .responses_api = !strcmp(c->llm_api, "responses"),
                                    .timeout_s = c->llm_timeout, .max_retries = 4, .backoff_s = 1,
-                                   .max_requests = c->llm_budget},
+                                   .max_requests = c->llm_budget, .max_tokens = c->llm_token_budget},
                            .per_expansion = c->llm_per_expansion, .cache_dir = cache, .events_path = events,
                            .rules = *gen};
     *gen = cut_llm_gen_new(&cfg, e);

@@ -362,7 +362,7 @@ int cut_opt_load_refs(kopt *ko, cut_err *e)
     return prepare_runners(ko, e) != 0 || check_refs(ko, NULL, e) != 0 ? -1 : 0;
 }
 
-static void write_run_result(cJSON *r, const cut_result *res)
+void cut_opt_run_result(cJSON *r, const cut_result *res)
 {
     cJSON_AddStringToObject(r, "status", cut_status_name(res->status));
     cJSON_AddStringToObject(r, "error", res->error);
@@ -466,7 +466,7 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
         goto out;
     cut_opt_write_text(dir, "stderr.log", res.error, e);
     cJSON *j = cJSON_CreateObject();
-    write_run_result(j, &res);
+    cut_opt_run_result(j, &res);
     char hx[17];
     cut_ks_launch l;
     if (cut_kspec_resolve(ko->k, NULL, &l, e) != 0)

@@ -49,13 +49,7 @@ static int write_result(const char *dir, const char *id, const cut_result *res, 
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "id", id);
-    cJSON_AddStringToObject(r, "status", cut_status_name(res->status));
-    cJSON_AddStringToObject(r, "error", res->error);
-    cJSON_AddNumberToObject(r, "median_ms", res->median_ms);
-    cJSON_AddNumberToObject(r, "min_ms", res->min_ms);
-    cJSON_AddNumberToObject(r, "max_ms", res->max_ms);
-    cJSON_AddNumberToObject(r, "repeats", res->repeats);
-    cJSON_AddNumberToObject(r, "max_abs_err", res->max_abs_err);
+    cut_opt_run_result(r, res);
     cJSON_AddNumberToObject(r, "worker", gpu);
     char path[1400];
     snprintf(path, sizeof path, "%s/runner_result.json", dir);

@@ -152,6 +152,8 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e);
 int cut_opt_after_compile(kopt *ko, int ticket, const cut_compiled *bin, cut_result *res, cut_err *e);
 /* The journal's record: stderr.log and result.json (the variant is finished from then on). */
 int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e);
+/* A run's outcome into r: status, error, median/min/max ms, repeats, max_abs_err. */
+void cut_opt_run_result(cJSON *r, const cut_result *res);
 /* Resume: reads the baseline's reference outputs (owned by ko->refs, freed by cut_opt_kopt_free), prepares every
  * runner with them and, with check_sizes, captures the references there again (ko->check). 0, or -1 with e. */
 int cut_opt_load_refs(kopt *ko, cut_err *e);

@@ -228,6 +228,10 @@ int cut_llm_ask(cut_llm_client *c, const char *system, const char *user, char **
             cut_err_set(e, "the LLM request budget (%ld) is spent", c->cfg.max_requests);
             break;
         }
+        if (c->cfg.max_tokens > 0 && c->usage.prompt_tokens + c->usage.completion_tokens >= c->cfg.max_tokens) {
+            cut_err_set(e, "the LLM token budget (%ld tokens) is spent", c->cfg.max_tokens);
+            break;
+        }
         reply r = {.retry_after = -1};
         cut_buf_init(&r.body);
         cut_err why = {{0}};
