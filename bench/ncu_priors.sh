@@ -12,7 +12,7 @@
 #          replaced by its length), and whether the key is in any file the run wrote.
 # Writes OUT/ncu_priors.json (both parts, with the GPU, driver, clocks and the exact commands) and OUT/runs.tgz.
 # usage: bench/ncu_priors.sh OUT   Env: SEEDS ("1 2"), BUDGET (50), PARTS ("priors llm"), NCU_EVERY (5),
-# CACHE (/tmp/cutune_ncu_bench_cache)
+# CACHE (/tmp/cutune_ncu_bench_cache), RUN_TIMEOUT (seconds per optimize run, 3000: a run killed has no summary)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/device_env.sh
@@ -33,7 +33,7 @@ if [[ " $PARTS " == *" priors "* ]]; then
       name=s${seed}_ncu${every}
       cmd="cutune optimize --input kernels --outdir $name --gpus 0 --budget-builds $BUDGET --no-llm --seed $seed --ncu-every $every"
       t0=$(date +%s.%N)
-      COMPILE_CACHE_DIR=$CACHE "$CUT" optimize --input "$SRC/kernels" --outdir "$WORK/$name" --gpus 0 \
+      COMPILE_CACHE_DIR=$CACHE timeout "${RUN_TIMEOUT:-3000}" "$CUT" optimize --input "$SRC/kernels" --outdir "$WORK/$name" --gpus 0 \
         --budget-builds "$BUDGET" --no-llm --seed "$seed" --ncu-every "$every" > "$WORK/$name.log" 2>&1
       rc=$?
       t1=$(date +%s.%N)
@@ -63,7 +63,7 @@ JSON
   cmd="cutune optimize --input specs --outdir llm --gpus 0 --budget-builds 16 --seed 1 --ncu-every $EVERY --llm-model scripted --llm-per-expansion 2 --llm-timeout 5"
   t0=$(date +%s.%N)
   (cd "$L" && OPENAI_API_KEY=$KEY OPENAI_BASE_URL=http://127.0.0.1:$(cat port)/v1 COMPILE_CACHE_DIR=$CACHE \
-     "$CUT" optimize --input specs --outdir out --gpus 0 --budget-builds 16 --seed 1 --ncu-every "$EVERY" \
+     timeout "${RUN_TIMEOUT:-3000}" "$CUT" optimize --input specs --outdir out --gpus 0 --budget-builds 16 --seed 1 --ncu-every "$EVERY" \
      --llm-model scripted --llm-per-expansion 2 --llm-timeout 5 > run.log 2>&1)
   rc=$?
   t1=$(date +%s.%N)
