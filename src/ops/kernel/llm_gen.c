@@ -4,6 +4,7 @@
 #include "cutune/util.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,26 @@ static int reply_for(llm_gen *g, const char *user, uint64_t hash, int *cached, c
     return 0;
 }
 
+/* The context with every number masked ("0.1209 ms, 1.86x" -> "# ms, #x"): the reply cache's key. A rerun whose
+ * search reaches the same states by the same moves then asks nothing again, although its measured times differ in
+ * their last digits; the cached reply is a diff against the same source either way. */
+static char *masked(const char *context)
+{
+    char *m = cut_xstrdup(context ? context : "");
+    char *w = m;
+    for (const char *p = m; *p;) {
+        if (!isdigit((unsigned char)*p)) {
+            *w++ = *p++;
+            continue;
+        }
+        while (isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1])))
+            p++;
+        *w++ = '#';
+    }
+    *w = '\0';
+    return m;
+}
+
 static int propose(void *ctx, const cut_kspec *k, const char *src, const char *context, const char *work_dir,
                    cut_proposal *out, int max, cut_err *e)
 {
@@ -162,12 +183,17 @@ static int propose(void *ctx, const cut_kspec *k, const char *src, const char *c
     }
     const int nrules = n;
     for (int i = 0; i < g->per_expansion && n < max; i++) {
-        cut_buf user;
+        cut_buf user, key;
         cut_buf_init(&user);
+        cut_buf_init(&key);
         user_prompt(&user, k, src, context, out, nrules, i, g->per_expansion);
+        char *mask = masked(context);
+        user_prompt(&key, k, src, mask, out, nrules, i, g->per_expansion);
+        free(mask);
         uint64_t h = cut_fnv1a(CUT_FNV_INIT, g->model, strlen(g->model));
         h = cut_fnv1a(h, k_system, sizeof k_system - 1);
-        h = cut_fnv1a(h, user.data, user.len);
+        h = cut_fnv1a(h, key.data, key.len);
+        cut_buf_free(&key);
         const cut_llm_usage before = cut_llm_client_usage(g->client);
         char *text = NULL;
         int cached = 0;
