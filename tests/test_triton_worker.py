@@ -5,7 +5,9 @@ wrong_other_data, wrong_later, fault, compile_error); a worker that dies (an out
 page) or hangs (killed after a timeout) is replaced by a fresh one that works; a capture run writes the outputs and
 checks later runs against them; what a kernel prints never reaches the replies.
 
-    TRITON_INTERPRET=1 python3 tests/test_triton_worker.py
+    TRITON_INTERPRET=1 python3 tests/test_triton_worker.py     (the worker is started with TRITON_INTERPRET=1)
+    python3 tests/test_triton_worker.py --gpu                  (on a GPU, with torch: the fixtures that keep Python
+                                                                state are interpreter-only and left out)
 Exit 0 when every check passes, 1 when one fails, 77 (skipped) when numpy or triton does not import."""
 import json
 import os
@@ -33,8 +35,12 @@ except Exception as e:  # noqa: BLE001
 class Worker:
     """The worker as a child process speaking JSON lines; stderr collected in a file."""
 
-    def __init__(self, tmp):
-        env = dict(os.environ, TRITON_INTERPRET="1", CUTUNE_TRITON_CACHE_DIR=os.path.join(tmp, "triton-cache"))
+    def __init__(self, tmp, gpu=False):
+        env = dict(os.environ, CUTUNE_TRITON_CACHE_DIR=os.path.join(tmp, "triton-cache"))
+        if gpu:
+            env.pop("TRITON_INTERPRET", None)
+        else:
+            env["TRITON_INTERPRET"] = "1"
         self.err = open(os.path.join(tmp, "worker-%d.stderr" % time.monotonic_ns()), "w+")
         self.p = subprocess.Popen([sys.executable, WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=self.err, env=env)
@@ -136,50 +142,74 @@ def expect(w, fixture, status, needle=None):
     return r
 
 
+def dies(w, fixture, gpu):
+    """A fault that ends the worker: under the interpreter a SIGSEGV (no reply); on a GPU a "fault" reply with
+    "fatal", then the worker exits 3. True when it went so."""
+    r = run(w, fixture)
+    try:
+        rc = w.p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        rc = None
+    if gpu:
+        good = r is not None and r.get("status") == "fault" and r.get("fatal") is True and rc == 3
+        check(good, "%-24s -> %s, the worker exited %s" % (fixture, show(r), rc))
+    else:
+        good = r is None and rc == -11 and "Segmentation fault" in w.stderr()
+        check(good, "%-24s -> the worker died (exit %s, SIGSEGV): fault" % (fixture, rc))
+
+
 def main():
+    gpu = "--gpu" in sys.argv[1:]
     tmp = tempfile.mkdtemp(prefix="cutune-triton-test-")
     paths = files(tmp)
-    w = Worker(tmp)
+    w = Worker(tmp, gpu)
     try:
         h = w.ask({"op": "hello"})
-        check(h is not None and h.get("ok") and h.get("interpreter") is True,
-              "hello -> %s" % json.dumps(h))
+        check(h is not None and h.get("ok") and h.get("interpreter") is (not gpu), "hello -> %s" % json.dumps(h))
         check(prepare(w, paths) == {"ok": True, "capture": False}, "prepare with references")
 
-        r = expect(w, "softmax_ok.py", "ok")
+        asm = os.path.join(tmp, "variant")
+        r = run(w, "softmax_ok.py", out_dir=asm)
+        check(r is not None and r.get("status") == "ok", "%-24s -> %s" % ("softmax_ok.py", show(r)))
         check(r is not None and r.get("repeats", 0) >= 3 and r.get("median_ms", 0) > 0 and
               0 <= r.get("min_ms", -1) <= r["median_ms"] <= r["max_ms"] and r.get("max_abs_err", 1) < 1e-5,
               "softmax_ok: timed (%s repeats, max_abs_err %s)" % (r and r.get("repeats"), r and r.get("max_abs_err")))
+        if gpu:
+            got = sorted(os.listdir(asm)) if os.path.isdir(asm) else []
+            check("kernel.ptx" in got, "out_dir holds %s" % got)
         expect(w, "softmax_wrong.py", "wrong_result", "outputs wrong: y[")
         check("a module that prints to stdout" in w.stderr() and "writes to fd 1" in w.stderr(),
               "what a module prints goes to stderr, the replies still parse")
         expect(w, "softmax_writes_input.py", "input_modified", "the kernel wrote its input 'x' (set 0)")
         expect(w, "softmax_ok.py", "ok")  # the input was restored
-        expect(w, "softmax_stale.py", "wrong_other_data", "after timing, fresh inputs: ")
-        expect(w, "softmax_once.py", "wrong_later", "after timing: ")
-        expect(w, "softmax_once.py", "wrong_later", "after timing: ")  # a fresh module: no state of the last run
-        expect(w, "softmax_raises.py", "fault", "the kernel raised under Triton's interpreter")
+        if not gpu:  # kernels that keep Python state: the interpreter runs their bodies as Python
+            expect(w, "softmax_stale.py", "wrong_other_data", "after timing, fresh inputs: ")
+            expect(w, "softmax_once.py", "wrong_later", "after timing: ")
+            expect(w, "softmax_once.py", "wrong_later", "after timing: ")  # a fresh module: no state of the last run
+            expect(w, "softmax_raises.py", "fault", "the kernel raised under Triton's interpreter")
+        else:
+            expect(w, "softmax_raises.py", "compile_error", "Triton does not compile it")
         expect(w, "syntax_error.py", "compile_error", "SyntaxError")
         expect(w, "softmax_ok.py", "ok")  # the worker lives on after Python errors
 
-        # a fault that kills the worker: the parent sees it end, and a fresh worker works
-        r = run(w, "softmax_oob.py")
-        rc = w.p.wait(timeout=30) if r is None else None
-        check(r is None and rc == -11 and "Segmentation fault" in w.stderr(),
-              "softmax_oob.py           -> the worker died (exit %s, SIGSEGV against the guard page): fault" % rc)
-        w.close()
-        w = Worker(tmp)
-        check(prepare(w, paths) is not None, "a fresh worker after the fault")
-        expect(w, "softmax_ok.py", "ok")
+        # faults that end the worker: the parent sees it end, and a fresh worker works
+        for fixture in (["softmax_fault.py"] if gpu else ["softmax_oob.py", "softmax_fault.py"]):
+            dies(w, fixture, gpu)
+            w.close()
+            w = Worker(tmp, gpu)
+            check(prepare(w, paths) is not None, "a fresh worker after the fault")
+            expect(w, "softmax_ok.py", "ok")
 
         # a hang: the parent kills the worker after its timeout, and a fresh worker works
+        if gpu:
+            run(w, "softmax_ok.py")  # compiled and warm: the timeout below is the hang's, not a compile's
         t0 = time.monotonic()
-        r = run(w, "softmax_hang.py", timeout=HANG_TIMEOUT_S)
+        r = run(w, "softmax_hang.py", timeout=HANG_TIMEOUT_S * (6 if gpu else 1))
         rc = w.kill() if r is None else None
         check(r is None and rc == -9, "softmax_hang.py          -> no reply in %.0f s, killed (exit %s): timeout" %
               (time.monotonic() - t0, rc))
         w.close()
-        w = Worker(tmp)
+        w = Worker(tmp, gpu)
         check(prepare(w, paths) is not None, "a fresh worker after the hang")
         expect(w, "softmax_ok.py", "ok")
 
@@ -194,6 +224,20 @@ def main():
               "capture                  -> %s, %s" % (show(r), outs))
         expect(w, "softmax_wrong.py", "wrong_result")  # checked against the captured outputs
 
+        # an accumulated output: zeroed before each launch (poisoned, the atomic adds would keep the NaN)
+        sums = []
+        for k in range(2):
+            p = os.path.join(tmp, "s.set%d.bin" % k)
+            np.fromfile(paths["x"][k], "<f4").reshape(ROWS, COLS).astype(np.float64).sum(axis=1).astype("<f4").tofile(p)
+            sums.append(p)
+        r = w.ask({"op": "prepare", "atol": 1e-4, "rtol": 1e-5, "scalars": {"n_cols": COLS},
+                   "buffers": [{"name": "x", "dtype": "f32", "shape": [ROWS, COLS], "inputs": paths["x"]},
+                               {"name": "s", "dtype": "f32", "shape": [ROWS], "is_output": True, "accumulate": True,
+                                "refs": sums}]})
+        r = r and run(w, "rowsum_atomic.py", entry="rowsum_kernel", grid=[ROWS, (COLS + 31) // 32],
+                      meta={"BLOCK": 32}, args=["x", "s", "n_cols"])
+        check(r is not None and r.get("status") == "ok", "%-24s -> %s (accumulate)" % ("rowsum_atomic.py", show(r)))
+
         # malformed requests: a reply that says why, the worker goes on
         r = w.ask({"op": "prepare", "buffers": [{"name": "x", "dtype": "f8", "shape": [1], "inputs": ["a", "b"]}]})
         check(r is not None and r.get("ok") is False and "unknown dtype 'f8'" in r.get("error", ""),
@@ -206,7 +250,7 @@ def main():
     if failures:
         print("%d check(s) failed; worker stderr in %s" % (len(failures), tmp))
         return 1
-    print("all Triton worker checks passed")
+    print("all Triton worker checks passed (%s)" % ("GPU" if gpu else "interpreter"))
     return 0
 
 

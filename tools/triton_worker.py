@@ -516,7 +516,8 @@ def check_inputs(r, s, when, first=None):
             es = np.dtype(DTYPES[b["dtype"]][0]).itemsize
             diff = np.flatnonzero(np.any(host.reshape(-1, es) != want.reshape(-1, es), axis=1))
             j = int(diff[0])
-            gv, wv = _values(np, b["dtype"], host[j * es:(j + 1) * es]), _values(np, b["dtype"], want[j * es:(j + 1) * es])
+            at = slice(j * es, (j + 1) * es)
+            gv, wv = _values(np, b["dtype"], host[at]), _values(np, b["dtype"], want[at])
             found = Failed(INPUT_MODIFIED, "%sthe kernel wrote its input '%s' (set %d): %d of %d elements changed, "
                            "%s[%d] = %.6g, was %.6g" % (when, b["name"], s, diff.size, b["elems"], b["name"], j,
                                                           gv[0], wv[0]))
@@ -680,7 +681,8 @@ class Worker:
             raise SetupError("run before prepare")
         t = dict(req.get("timing") or {})
         policy = {"warmup": int(t.get("warmup", 1)), "min_repeats": max(1, int(t.get("min_repeats", 3))),
-                  "max_repeats": max(1, int(t.get("max_repeats", 100))), "min_total_ms": float(t.get("min_total_ms", 0)),
+                  "max_repeats": max(1, int(t.get("max_repeats", 100))),
+                  "min_total_ms": float(t.get("min_total_ms", 0)),
                   "flush_l2": bool(t.get("flush_l2", True))}
         policy["max_repeats"] = max(policy["max_repeats"], policy["min_repeats"])
         capture = {} if (req.get("capture") or not self.work.has_refs) else None
