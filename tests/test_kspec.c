@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cutune/kspec.h"
+#include "cutune/kstate.h"
 #include "cutune/optimize.h"
 
 #include <stdio.h>
@@ -201,7 +202,9 @@ static void test_malformed(void **state)
     refused("\"entry\": \"k\"", "\"entry\": \"1k\"", "entry: '1k' is not an identifier");
     refused("\"args\": [\"x\", \"y\", \"n\"]", "\"args\": [\"x\", \"y\"]", "args: scalar 'n' is passed 0 times");
     refused("\"args\": [\"x\", \"y\", \"n\"]", "\"args\": [\"x\", \"y\", \"n\", \"z\"]", "args: 4 names");
-    refused("\"language\": \"cuda\"", "\"language\": \"triton\"", "language: 'triton'");
+    refused("\"language\": \"cuda\"", "\"language\": \"fortran\"", "language: 'fortran' is not supported (cuda or triton)");
+    /* a CUDA spec called Triton: its launch.block is the first thing a Triton spec cannot have */
+    refused("\"language\": \"cuda\"", "\"language\": \"triton\"", "launch.block: a Triton kernel's block");
     refused("\"init\": \"uniform\"", "\"init\": \"gauss\"", "inputs[0].init: unknown init 'gauss'");
     refused("\"init\": \"uniform\"", "\"init\": \"full\"", "needs a \"value\"");
     refused("\"tunables\": {\"BLOCK\": [128, 256]}", "\"tunables\": {\"BLOCK\": []}", "tunables.BLOCK");
@@ -613,6 +616,113 @@ static void test_check_sizes(void **state)
     assert_non_null(strstr(e.msg, "check_sizes: launch.grid[0]: 'N / BX     ' is 0 (allowed 1 to 2147483647)"));
 }
 
+/* A Triton spec (issue 18): parsed, its block 32 * num_warps, its state a Python header of assignments read back,
+ * the rules' tunable moves on it as diffs of those lines (num_stages as the async pipeline's move, no CUDA text
+ * rewrite), written and parsed again; a launch.block, an entry without @triton.jit refused; the optimizer refuses to
+ * run it until its Triton worker is wired in. */
+static const char triton_spec[] =
+    "{\"name\": \"tsoftmax\", \"language\": \"triton\", \"entry\": \"softmax_kernel\",\n"
+    " \"source\": \"import triton\\nimport triton.language as tl\\n\\n@triton.jit\\n"
+    "def softmax_kernel(x, y, cols, BLOCK: tl.constexpr):\\n"
+    "    row = tl.program_id(0)\\n    offs = tl.arange(0, BLOCK)\\n    m = offs < cols\\n"
+    "    v = tl.load(x + row * cols + offs, mask=m, other=-float('inf'))\\n"
+    "    v = tl.exp(v - tl.max(v, axis=0))\\n"
+    "    tl.store(y + row * cols + offs, v / tl.sum(v, axis=0), mask=m)\\n\",\n"
+    " \"sizes\": {\"ROWS\": 64, \"COLS\": 100},\n"
+    " \"tunables\": {\"BLOCK\": [128, 256], \"num_warps\": [4, 8], \"num_stages\": [2, 3]},\n"
+    " \"restrictions\": [\"BLOCK >= COLS\"],\n"
+    " \"launch\": {\"grid\": [\"ROWS\"]},\n"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"ROWS\", \"COLS\"], \"init\": \"randn\", \"seed\": 1}],\n"
+    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"ROWS\", \"COLS\"]}],\n"
+    " \"scalars\": [{\"name\": \"cols\", \"dtype\": \"i32\", \"value\": \"COLS\"}],\n"
+    " \"args\": [\"x\", \"y\", \"cols\"], \"tolerance\": {\"atol\": 1e-6, \"rtol\": 1e-5}}";
+
+static void triton_refused(const char *from, const char *to, const char *words)
+{
+    char text[sizeof triton_spec + 256];
+    const char *at = strstr(triton_spec, from);
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - triton_spec), triton_spec, to, at + strlen(from));
+    cut_kspec k;
+    cut_err e = {{0}};
+    assert_int_equal(cut_kspec_parse(text, strlen(text), NULL, &k, &e), -1);
+    if (!strstr(e.msg, words))
+        fail_msg("'%s' does not say '%s'", e.msg, words);
+    cut_kspec_free(&k);
+}
+
+static void test_triton_spec(void **state)
+{
+    (void)state;
+    cut_kspec k;
+    cut_err e = {{0}};
+    if (cut_kspec_parse(triton_spec, strlen(triton_spec), NULL, &k, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.lang, CUT_KS_TRITON);
+    assert_string_equal(cut_ks_lang_name(k.lang), "triton");
+    cut_ks_launch l;
+    const long long wide[3] = {256, 8, 3};
+    assert_int_equal(cut_kspec_resolve(&k, NULL, &l, &e), 0);
+    assert_int_equal(l.grid[0], 64);
+    assert_int_equal(l.block[0], 128); /* 32 * num_warps 4 */
+    assert_int_equal(l.smem, 0);
+    assert_int_equal(cut_kspec_resolve(&k, wide, &l, &e), 0);
+    assert_int_equal(l.block[0], 256);
+    /* the state: Python assignments between the markers, read back */
+    char *src = cut_kstate_materialise(&k, NULL);
+    assert_non_null(strstr(src, CUT_KST_PY_BEGIN "\nBLOCK = 128\nnum_warps = 4\nnum_stages = 2\n" CUT_KST_PY_END
+                                "\nimport triton\n"));
+    long long vals[CUT_KS_MAX_VARS];
+    assert_int_equal(cut_kstate_tunables(&k, src, vals, &e), 0);
+    assert_int_equal(vals[0], 128);
+    assert_int_equal(vals[1], 4);
+    assert_int_equal(vals[2], 2);
+    char *bad = cut_kstate_materialise(&k, (const long long[]){100, 4, 2});
+    assert_int_equal(cut_kstate_tunables(&k, bad, vals, &e), -1);
+    assert_non_null(strstr(e.msg, "tunable BLOCK: 100 is not one of its allowed values"));
+    free(bad);
+    /* the rules: only tunable moves, each a diff of the header's assignments */
+    cut_cand_gen *g = cut_rules_gen_new();
+    cut_proposal p[32];
+    const int n = cut_cand_gen_propose(g, &k, src, NULL, "/tmp", p, 32, &e);
+    assert_true(n >= 3);
+    int block = 0, stages = 0;
+    for (int i = 0; i < n; i++) {
+        assert_true(p[i].move == CUT_MV_BLOCK_SIZES || p[i].move == CUT_MV_ASYNC_PIPELINE);
+        if (!strcmp(p[i].label, "BLOCK 128 -> 256"))
+            block = strstr(p[i].diff, "-BLOCK = 128\n+BLOCK = 256\n") != NULL;
+        if (!strcmp(p[i].label, "num_stages 2 -> 3"))
+            stages = p[i].move == CUT_MV_ASYNC_PIPELINE && strstr(p[i].diff, "+num_stages = 3\n") != NULL;
+        cut_proposal_free(&p[i]);
+    }
+    assert_true(block);
+    assert_true(stages);
+    cut_cand_gen_free(g);
+    free(src);
+    /* written and read again: still Triton, no block or smem */
+    char *json = NULL;
+    assert_int_equal(cut_kspec_to_json(&k, NULL, &json, &e), 0);
+    assert_non_null(strstr(json, "\"language\":\t\"triton\""));
+    assert_null(strstr(json, "\"block\""));
+    cut_kspec k2;
+    if (cut_kspec_parse(json, strlen(json), NULL, &k2, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k2.lang, CUT_KS_TRITON);
+    cut_kspec_free(&k2);
+    free(json);
+    /* not yet optimised: said, before anything runs */
+    cut_opt_opts o;
+    cut_opt_opts_default(&o);
+    cut_opt_summary sum;
+    assert_int_equal(cut_optimize_kernel(&o, &k, NULL, 0, NULL, &sum, &e), -1);
+    assert_non_null(strstr(e.msg, "tsoftmax is a Triton kernel"));
+    cut_kspec_free(&k);
+    triton_refused("\"grid\": [\"ROWS\"]", "\"grid\": [\"ROWS\"], \"block\": [\"128\"]",
+                   "launch.block: a Triton kernel's block is 32 * num_warps");
+    triton_refused("\"grid\": [\"ROWS\"]", "\"grid\": [\"ROWS\"], \"smem\": \"0\"", "launch.smem");
+    triton_refused("@triton.jit\\n", "", "entry: no @triton.jit function 'softmax_kernel'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -624,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_restrictions),
         cmocka_unit_test(test_check_sizes),
+        cmocka_unit_test(test_triton_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,8 +106,17 @@ typedef struct cut_ks_tunable {
     long long values[CUT_KS_MAX_VALUES];
 } cut_ks_tunable;
 
+/* The kernel's language: CUDA C++ (NVRTC), or Triton (a Python module with @triton.jit functions, issue 18). A Triton
+ * spec has no "launch.block": its threads per block are 32 * num_warps (the tunable "num_warps" when the spec has
+ * one, else Triton's default 4); its grid is the launch's "grid"; its tunables are the kernel's tl.constexpr
+ * meta-parameters plus num_warps and num_stages, passed to the launch by the Triton worker. */
+typedef enum cut_ks_lang { CUT_KS_CUDA, CUT_KS_TRITON } cut_ks_lang;
+/* "cuda" or "triton". */
+const char *cut_ks_lang_name(cut_ks_lang l);
+
 typedef struct cut_kspec {
     char name[CUT_KS_NAME];
+    cut_ks_lang lang;
     char entry[CUT_KS_NAME];
     char *source;              /* owned */
     char source_path[1024];    /* "" when inline */

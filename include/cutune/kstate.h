@@ -39,6 +39,16 @@ extern "C" {
 
 #define CUT_KST_BEGIN "// cutune: tunables (edit these values, the launch follows)"
 #define CUT_KST_END "// cutune: end of tunables"
+/* A Triton state's header: Python assignments "NAME = VALUE" between these lines (the worker passes them to the
+ * launch as meta-parameters, num_warps and num_stages as its options). */
+#define CUT_KST_PY_BEGIN "# cutune: tunables (edit these values, the launch follows)"
+#define CUT_KST_PY_END "# cutune: end of tunables"
+
+/* The header's first and last lines for k's language. */
+const char *cut_kstate_begin(const cut_kspec *k);
+const char *cut_kstate_end(const cut_kspec *k);
+/* One tunable's header line with its newline ("#define NAME V\n", or "NAME = V\n" for Triton) into buf. */
+void cut_kstate_line(const cut_kspec *k, const char *name, long long v, char *buf, size_t n);
 
 /* The materialised source for tunable values vals (NULL: the baseline's), malloc'd. */
 char *cut_kstate_materialise(const cut_kspec *k, const long long *vals);

@@ -263,6 +263,9 @@ void cut_opt_kopt_free(kopt *ko)
 int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **runners, int nrunners,
                         cut_cand_gen *gen, cut_opt_summary *out, cut_err *e)
 {
+    if (k->lang != CUT_KS_CUDA) /* its variants are Python: NVRTC cannot build them, the CUDA worker cannot run them */
+        return cut_err_set(e, "%s is a Triton kernel: the optimizer does not run Triton variants yet (issue 18: "
+                              "tools/triton_worker.py checks and times one on its own)", k->name);
     kopt ko;
     memset(&ko, 0, sizeof ko);
     ko.o = o;

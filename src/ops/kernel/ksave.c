@@ -110,6 +110,8 @@ static void add_vars(cJSON *root, const cut_kspec *k)
     }
     cJSON *l = cJSON_AddObjectToObject(root, "launch");
     cJSON_AddItemToObject(l, "grid", str_array(k->grid, k->ngrid));
+    if (k->lang == CUT_KS_TRITON) /* its block follows from num_warps, its shared memory is Triton's */
+        return;
     cJSON_AddItemToObject(l, "block", str_array(k->block, k->nblock));
     cJSON_AddStringToObject(l, "smem", k->smem);
 }
@@ -143,7 +145,7 @@ int cut_kspec_to_json(const cut_kspec *k, const char *note, char **out, cut_err 
         return cut_err_set(e, "spec '%s' has no source to write", k->name);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "name", k->name);
-    cJSON_AddStringToObject(root, "language", "cuda");
+    cJSON_AddStringToObject(root, "language", cut_ks_lang_name(k->lang));
     if (note)
         cJSON_AddStringToObject(root, "snapshot_of", note);
     cJSON_AddStringToObject(root, "entry", k->entry);

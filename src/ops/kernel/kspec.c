@@ -338,13 +338,27 @@ static int get_vars(const cJSON *root, cut_kspec *k, cut_err *e)
     return 0;
 }
 
+const char *cut_ks_lang_name(cut_ks_lang l) { return l == CUT_KS_TRITON ? "triton" : "cuda"; }
+
 static int get_launch(const cJSON *root, cut_kspec *k, cut_err *e)
 {
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(root, "launch");
     if (!cJSON_IsObject(l))
         return cut_err_set(e, "launch: missing or not an object {\"grid\": [...], \"block\": [...]}");
     const char *keys[2] = {"grid", "block"};
-    for (int w = 0; w < 2; w++) {
+    const int triton = k->lang == CUT_KS_TRITON;
+    if (triton && cJSON_GetObjectItemCaseSensitive(l, "block"))
+        return cut_err_set(e, "launch.block: a Triton kernel's block is 32 * num_warps (make num_warps a tunable)");
+    if (triton && cJSON_GetObjectItemCaseSensitive(l, "smem"))
+        return cut_err_set(e, "launch.smem: Triton sizes a kernel's shared memory itself");
+    if (triton) {
+        int warps = 0;
+        for (int i = 0; i < k->ntunables; i++)
+            warps |= strcmp(k->tunables[i].name, "num_warps") == 0;
+        snprintf(k->block[0], CUT_KS_EXPR, "%s", warps ? "32 * num_warps" : "128");
+        k->nblock = 1;
+    }
+    for (int w = 0; w < 2 - triton; w++) {
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(l, keys[w]);
         char(*dst)[CUT_KS_EXPR] = w ? k->block : k->grid;
         int *n = w ? &k->nblock : &k->ngrid;
@@ -501,8 +515,28 @@ static int check_entry_in(const char *source, const char *entry, const char *fie
     return cut_err_set(e, "%sentry: no __global__ function '%s' defined in the source", field, entry);
 }
 
+/* A Triton entry: "def ENTRY(" at the start of a line, the decorator "@triton.jit" (or "@triton.jit(...)") on one of
+ * the lines just above it. */
+static int triton_entry_in(const char *source, const char *entry, const char *field, cut_err *e)
+{
+    char def[CUT_KS_NAME + 8];
+    snprintf(def, sizeof def, "def %s(", entry);
+    for (const char *p = strstr(source, def); p; p = strstr(p + 1, def)) {
+        if (p != source && p[-1] != '\n')
+            continue;
+        const char *from = p - source > 300 ? p - 300 : source;
+        for (const char *d = strstr(from, "@triton.jit"); d && d < p; d = strstr(d + 1, "@triton.jit"))
+            if (d == source || d[-1] == '\n')
+                return 0;
+    }
+    return cut_err_set(e, "%sentry: no @triton.jit function '%s' defined in the source", field, entry);
+}
+
 static int check_entry(const cut_kspec *k, cut_err *e)
 {
+    if (k->lang == CUT_KS_TRITON)
+        return triton_entry_in(k->source, k->entry, "", e) != 0 ||
+               (k->ref_source && triton_entry_in(k->ref_source, k->ref_entry, "reference.", e) != 0) ? -1 : 0;
     if (check_entry_in(k->source, k->entry, "", e) != 0)
         return -1;
     return k->ref_source ? check_entry_in(k->ref_source, k->ref_entry, "reference.", e) : 0;
@@ -909,8 +943,9 @@ static int parse_root(const cJSON *root, const char *base_dir, cut_kspec *k, cut
     if (get_ident(root, "name", "name", k->name, sizeof k->name, e) != 0 ||
         get_str(root, "language", "language", lang, sizeof lang, e) != 0)
         return -1;
-    if (strcmp(lang, "cuda") != 0)
-        return cut_err_set(e, "language: '%s' is not supported (cuda)", lang);
+    if (strcmp(lang, "cuda") != 0 && strcmp(lang, "triton") != 0)
+        return cut_err_set(e, "language: '%s' is not supported (cuda or triton)", lang);
+    k->lang = strcmp(lang, "triton") == 0 ? CUT_KS_TRITON : CUT_KS_CUDA;
     if (get_ident(root, "entry", "entry", k->entry, sizeof k->entry, e) != 0 || get_source(root, base_dir, k, e) != 0 ||
         get_reference(root, base_dir, k, e) != 0 ||
         get_vars(root, k, e) != 0 || get_launch(root, k, e) != 0 ||
@@ -923,7 +958,7 @@ static int parse_root(const cJSON *root, const char *base_dir, cut_kspec *k, cut
     double fl, by;
     if (check_entry(k, e) != 0 || check_args(k, e) != 0 || cut_kspec_resolve(k, NULL, &l, e) != 0 ||
         check_restrictions(k, CUT_KS_SIZES, e) != 0 || cut_kspec_work_size(k, &fl, &by, e) != 0 ||
-        check_param_types(k, e) != 0)
+        (k->lang == CUT_KS_CUDA && check_param_types(k, e) != 0))
         return -1;
     /* the second size set: the baseline resolves there (shapes, launch, scalars that fit) and is allowed there */
     if (k->has_check_sizes && (resolve(k, CUT_KS_CHECK_SIZES, NULL, &l, e) != 0 ||

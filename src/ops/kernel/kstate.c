@@ -16,29 +16,41 @@ char *cut_kstate_materialise(const cut_kspec *k, const long long *vals)
     return cut_kstate_materialise_src(k, vals, k->source);
 }
 
+const char *cut_kstate_begin(const cut_kspec *k) { return k->lang == CUT_KS_TRITON ? CUT_KST_PY_BEGIN : CUT_KST_BEGIN; }
+const char *cut_kstate_end(const cut_kspec *k) { return k->lang == CUT_KS_TRITON ? CUT_KST_PY_END : CUT_KST_END; }
+
+void cut_kstate_line(const cut_kspec *k, const char *name, long long v, char *buf, size_t n)
+{
+    snprintf(buf, n, k->lang == CUT_KS_TRITON ? "%s = %lld\n" : "#define %s %lld\n", name, v);
+}
+
 char *cut_kstate_materialise_src(const cut_kspec *k, const long long *vals, const char *source)
 {
     cut_buf b;
     cut_buf_init(&b);
-    cut_buf_printf(&b, "%s\n", CUT_KST_BEGIN);
-    for (int i = 0; i < k->ntunables; i++)
-        cut_buf_printf(&b, "#define %s %lld\n", k->tunables[i].name, vals ? vals[i] : k->tunables[i].values[0]);
-    cut_buf_printf(&b, "%s\n%s", CUT_KST_END, source);
+    cut_buf_printf(&b, "%s\n", cut_kstate_begin(k));
+    for (int i = 0; i < k->ntunables; i++) {
+        char line[CUT_KS_NAME + 48];
+        cut_kstate_line(k, k->tunables[i].name, vals ? vals[i] : k->tunables[i].values[0], line, sizeof line);
+        cut_buf_printf(&b, "%s", line);
+    }
+    cut_buf_printf(&b, "%s\n%s", cut_kstate_end(k), source);
     if (b.len == 0 || b.data[b.len - 1] != '\n')
         cut_buf_append(&b, "\n", 1);
     cut_buf_append(&b, "", 1);
     return b.data;
 }
 
-/* Parses "#define NAME VALUE" at line (blanks allowed around). 1 when it is one, with name and value filled. */
-static int parse_define(const char *line, const char *end, char *name, size_t nlen, long long *value)
+/* Parses "#define NAME VALUE" (CUDA) or "NAME = VALUE" (Triton) at line (blanks allowed around). 1 when it is one,
+ * with name and value filled. */
+static int parse_define(const char *line, const char *end, int python, char *name, size_t nlen, long long *value)
 {
     const char *p = line;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
-    if (end - p < 7 || strncmp(p, "#define", 7) != 0)
+    if (!python && (end - p < 7 || strncmp(p, "#define", 7) != 0))
         return 0;
-    p += 7;
+    p += python ? 0 : 7;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
     size_t n = 0;
@@ -49,6 +61,10 @@ static int parse_define(const char *line, const char *end, char *name, size_t nl
         return 0;
     char num[32];
     size_t m = 0;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (python && (p == end || *p++ != '='))
+        return 0;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
     while (p < end && m + 1 < sizeof num && !isspace((unsigned char)*p))
@@ -62,16 +78,17 @@ static int parse_define(const char *line, const char *end, char *name, size_t nl
 
 int cut_kstate_tunables(const cut_kspec *k, const char *src, long long *vals, cut_err *e)
 {
-    const char *begin = strstr(src, CUT_KST_BEGIN), *end = begin ? strstr(begin, CUT_KST_END) : NULL;
+    const char *begin = strstr(src, cut_kstate_begin(k)), *end = begin ? strstr(begin, cut_kstate_end(k)) : NULL;
     if (!begin || !end)
-        return cut_err_set(e, "the source lost its tunables header ('%s' ... '%s')", CUT_KST_BEGIN, CUT_KST_END);
+        return cut_err_set(e, "the source lost its tunables header ('%s' ... '%s')", cut_kstate_begin(k),
+                           cut_kstate_end(k));
     int seen[CUT_KS_MAX_VARS] = {0};
     for (const char *line = begin; line < end;) {
         const char *nl = memchr(line, '\n', (size_t)(end - line));
         const char *le = nl ? nl : end;
         char name[CUT_KS_NAME];
         long long v;
-        if (parse_define(line, le, name, sizeof name, &v)) {
+        if (parse_define(line, le, k->lang == CUT_KS_TRITON, name, sizeof name, &v)) {
             int t = -1;
             for (int i = 0; i < k->ntunables; i++)
                 if (strcmp(k->tunables[i].name, name) == 0)

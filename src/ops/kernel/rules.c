@@ -570,7 +570,7 @@ static cut_move tunable_move(const char *name)
         return CUT_MV_MMA;
     if (has_prefix(name, "PAD"))
         return CUT_MV_PAD_TAIL;
-    if (has_prefix(name, "STAGES") || has_prefix(name, "PIPE"))
+    if (has_prefix(name, "STAGES") || has_prefix(name, "PIPE") || !strcmp(name, "num_stages"))
         return CUT_MV_ASYNC_PIPELINE;
     if (has_prefix(name, "GROUP"))
         return CUT_MV_GROUPED;
@@ -678,7 +678,7 @@ static int repair(gen_state *g, const long long *cur, int t, long long *vals)
     return -1;
 }
 
-/* The state's source with the header's #define lines rewritten from values cur to vals, malloc'd; NULL if a line
+/* The state's source with the header's lines (cut_kstate_line) rewritten from values cur to vals, malloc'd; NULL if a line
  * is not found. */
 static char *with_values(const cut_kspec *k, const char *src, const long long *cur, const long long *vals)
 {
@@ -687,8 +687,8 @@ static char *with_values(const cut_kspec *k, const char *src, const long long *c
         if (vals[t] == cur[t])
             continue;
         char from[160], to[160];
-        snprintf(from, sizeof from, "#define %s %lld\n", k->tunables[t].name, cur[t]);
-        snprintf(to, sizeof to, "#define %s %lld\n", k->tunables[t].name, vals[t]);
+        cut_kstate_line(k, k->tunables[t].name, cur[t], from, sizeof from);
+        cut_kstate_line(k, k->tunables[t].name, vals[t], to, sizeof to);
         const char *hit = strstr(text, from);
         char *next = NULL;
         if (hit) {
@@ -761,7 +761,10 @@ static int rules_propose(void *ctx, const cut_kspec *k, const char *src, const c
                      .evals_left = REPAIR_EVALS};
     g->configs = cut_xcalloc(max > 0 ? (size_t)max : 1, sizeof *g->configs);
     int rc = 0;
-    if (propose_tunables(g) != 0 ||
+    /* the text rewrites read CUDA C++: a Triton state gets the tunable moves (its block sizes, warps and stages) */
+    if (k->lang == CUT_KS_TRITON)
+        rc = propose_tunables(g);
+    else if (propose_tunables(g) != 0 ||
         propose_text(g, CUT_MV_AVOID_ATOMICS, "warp-aggregated atomicAdd", rule_gain(CUT_MV_AVOID_ATOMICS, 1),
                      cut_rule_avoid_atomics(src, 0)) != 0 ||
         propose_text(g, CUT_MV_AVOID_ATOMICS, "block-aggregated atomicAdd", rule_gain(CUT_MV_AVOID_ATOMICS, 1) + 0.1,
@@ -775,11 +778,11 @@ static int rules_propose(void *ctx, const cut_kspec *k, const char *src, const c
         propose_text(g, CUT_MV_GROUPED, "grouped column-major block raster", rule_gain(CUT_MV_GROUPED, 1),
                      cut_rule_grouped_raster(src)) != 0 ||
         propose_text(g, CUT_MV_ASYNC_PIPELINE, "cp.async for the marked staging copy",
-                     rule_gain(CUT_MV_ASYNC_PIPELINE, 1), cut_rule_async_stage(src)) != 0) {
+                     rule_gain(CUT_MV_ASYNC_PIPELINE, 1), cut_rule_async_stage(src)) != 0)
+        rc = -1;
+    if (rc != 0)
         for (int i = 0; i < g->n; i++)
             cut_proposal_free(&out[i]);
-        rc = -1;
-    }
     const int n = g->n;
     free(g->configs);
     free(g);
