@@ -438,7 +438,11 @@ class Run:
     def _args(self, names, s):
         out = []
         for n in names:
-            if n in self.w.by_name:
+            if isinstance(n, dict):  # a scalar given in the request: {"value": v, "dtype": "i32"}
+                out.append(_scalar(n))
+            elif not isinstance(n, str):
+                raise SetupError("run: an argument must be a name or {\"value\", \"dtype\"}, not %r" % (n,))
+            elif n in self.w.by_name:
                 b = self.w.bufs[self.w.by_name[n]]
                 out.append(self.dev.typed(b["dev"][0 if b["is_output"] else s], b["dtype"], b["shape"]))
             elif n in self.w.scalars:
@@ -475,6 +479,19 @@ class Run:
 
     def read(self, b, s):
         return self.dev.read(b["dev"][0] if b["is_output"] else b["dev"][s])
+
+
+def _scalar(a):
+    """A scalar argument {"value": v, "dtype": d} as Triton types it: a float dtype as a Python float (fp32 in the
+    kernel), an integer one as an int (i32 or i64 by value). v may be "nan", "inf", "-inf" for a float."""
+    d = _dtype(a.get("dtype", ""))
+    v = a.get("value")
+    if isinstance(v, bool) or v is None:
+        raise SetupError("run: scalar argument %r has no number as its value" % (a,))
+    try:
+        return int(v) if d in INTS else float(v)
+    except (TypeError, ValueError):
+        raise SetupError("run: scalar argument %r: '%s' is not a number" % (a, v))
 
 
 def _exc_line(e):

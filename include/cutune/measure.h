@@ -172,6 +172,19 @@ int cut_worker_path(char *buf, size_t n, cut_err *e);
  * with cut_runner_free. */
 cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing *t, cut_err *e);
 
+/* Triton runner (issue 18): drives the Triton worker (tools/triton_worker.py, docs/triton_worker.md) in a Python
+ * process of its own, `python worker_py --interpret` (device -1: Triton's interpreter on the CPU, TRITON_INTERPRET=1)
+ * or `--device N` (a GPU through PyTorch), its Triton cache in <cache_dir>/triton (CUTUNE_TRITON_CACHE_DIR). A call's
+ * src is a Triton module; the Python assignments of its tunables header (kstate.h: CUT_KST_PY_BEGIN ..
+ * CUT_KST_PY_END) are the launch's meta-parameters (num_warps, num_stages its options), its grid is c->grid, its
+ * arguments buffers by name and scalars by value (typed by scalar_type). block and smem are Triton's. A worker that
+ * dies is the call's FAULT, one that does not reply within t->timeout_s is killed (TIMEOUT); either way the next
+ * call gets a fresh worker holding the work again. No energy runs. env(): backend "triton" or "triton-interp", the
+ * worker's device name. NULL with a sentence when the worker cannot start (no triton, no numpy, no GPU: its reason).
+ * Caller frees with cut_runner_free. */
+cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int device, const cut_timing *t,
+                                  const char *cache_dir, cut_err *e);
+
 /* cuDNN baseline for the prepared workload, in the GPU runner's worker (libcudnn.so.9 loaded with dlopen): fp32
  * NCHW cross-correlation, FMA math only (no tensor-op/TF32 kernels), cudnnFindConvolutionForwardAlgorithmEx with a
  * workspace of up to 1 GiB, then every algorithm it returns is checked and timed with the same routine as

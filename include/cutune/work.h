@@ -122,6 +122,8 @@ typedef struct cut_call_arg {
     int buf;             /* >= 0: bufs[buf] (of the input set in use); -1: a scalar */
     unsigned size;       /* scalar: 1, 2, 4 or 8 bytes */
     unsigned char bytes[8];
+    int scalar_type;     /* scalar: 1 + its cut_elem when known (cut_kspec_call sets it; the Triton runner passes the
+                            value typed), 0: not said (read as a signed integer of size bytes) */
     int tma;             /* 1 (buf >= 0): a CUtensorMap of bufs[buf] described by desc, passed by value */
     cut_tma_desc desc;
 } cut_call_arg;

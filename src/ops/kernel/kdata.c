@@ -174,6 +174,7 @@ int cut_kspec_call_at(const cut_kspec *k, cut_ks_sizeset set, const long long *v
         const int s = -2 - at;
         a->buf = -1;
         a->size = (unsigned)cut_elem_size(k->scalars[s].dtype);
+        a->scalar_type = 1 + (int)k->scalars[s].dtype;
         union {
             float f;
             double d;
