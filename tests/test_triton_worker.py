@@ -12,6 +12,7 @@ Exit 0 when every check passes, 1 when one fails, 77 (skipped) when numpy or tri
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -251,6 +252,7 @@ def main():
         print("%d check(s) failed; worker stderr in %s" % (len(failures), tmp))
         return 1
     print("all Triton worker checks passed (%s)" % ("GPU" if gpu else "interpreter"))
+    shutil.rmtree(tmp, ignore_errors=True)  # kept only when a check failed, for its worker's stderr
     return 0
 
 

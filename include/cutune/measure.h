@@ -121,6 +121,12 @@ struct cut_runner {
 
 /* ---- runner helpers (src/measure/runner.c): every op's way onto the one interface ---- */
 
+/* For a runner's run(): calls one at a time through one(r, call, o, res, e), each left not_run once r->stop_at has
+ * passed, each told to r->on_result as it ends. -1 when one() returns -1 (a setup error, e set). */
+int cut_runner_run_each(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res,
+                        int (*one)(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e),
+                        cut_err *e);
+
 /* The work of a Conv2D (cut_conv_work) or GEMM (cut_gemm_work, its references left to a runner that computes them)
  * from seed, built and prepared unless the runner holds that op's work from that seed already. -1 for an invalid
  * shape or a setup error. */

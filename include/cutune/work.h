@@ -154,6 +154,9 @@ void cut_work_outputs_free(cut_work_outputs *o);
  * GEMM op), at least one output, a known rule, finite tolerances >= 0, a known op with 0..CUT_WORK_OP_DIMS dims,
  * flops and bytes finite and >= 0. 0, or -1 with a sentence naming the buffer. */
 int cut_work_check(const cut_work *w, cut_err *e);
+/* A runner's own copy of w: w checked (-1 with e; a taken w is freed), then taken over (take: *out is w, w cleared)
+ * or copied deeply (out->owns_data). */
+int cut_work_keep(cut_work *w, int take, cut_work *out, cut_err *e);
 /* Checks a call against its work: 1..CUT_CALL_MAX_ARGS arguments, buffer indices in range, scalar sizes 1/2/4/8, a
  * TMA map over an input buffer whose element size matches, a non-empty launch (each dimension >= 1, <= 1024
  * threads per block), a finite tol_scale. 0, or -1 with a sentence. */

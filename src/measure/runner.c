@@ -60,6 +60,23 @@ int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_ca
 
 /* ---- every op onto the one interface ---- */
 
+int cut_runner_run_each(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res,
+                        int (*one)(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e),
+                        cut_err *e)
+{
+    for (int i = 0; i < n; i++) {
+        if (r->stop_at > 0 && cut_now_s() >= r->stop_at) {
+            cut_result_reset(&res[i]);
+            res[i].not_run = 1; /* the time budget is spent: this call is not started */
+        } else if (one(r, &calls[i], o, &res[i], e) != 0) {
+            return -1;
+        }
+        if (r->on_result)
+            r->on_result(r->on_result_ctx, &res[i]);
+    }
+    return 0;
+}
+
 /* The op's work from (op, seed) is the one the runner holds: nothing to build. */
 static int same_key(const cut_runner *r, const cut_work_op *op, uint64_t seed)
 {

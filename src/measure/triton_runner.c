@@ -14,6 +14,7 @@
 #include "cutune/log.h"
 #include "cutune/measure.h"
 #include "cutune/util.h"
+#include "measure/child.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -56,64 +57,11 @@ typedef struct tr_impl {
 
 /* ---- the worker process ---- */
 
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-/* Waits for pid up to limit_s. 1: reaped (*status set); 0: still running; -1: not our child. */
-static int wait_child(int pid, double limit_s, int *status)
-{
-    const double end = cut_now_s() + limit_s;
-    for (;;) {
-        pid_t k = waitpid(pid, status, WNOHANG);
-        if (k == pid)
-            return 1;
-        if (k < 0 && errno != EINTR)
-            return -1;
-        if (cut_now_s() >= end)
-            return 0;
-        sleep_s(0.005);
-    }
-}
-
-static void describe_status(int st, char *buf, size_t n)
-{
-    if (WIFSIGNALED(st)) {
-        const char *name = strsignal(WTERMSIG(st));
-        snprintf(buf, n, "signal %d: %s", WTERMSIG(st), name ? name : "?");
-    } else if (WIFEXITED(st)) {
-        snprintf(buf, n, "exit status %d", WEXITSTATUS(st));
-    } else {
-        snprintf(buf, n, "wait status 0x%x", st);
-    }
-}
-
 /* Ends the worker: closes the pipes, SIGKILLs it when kill_now (else gives it EXIT_GRACE_S to exit first) and reaps
  * it; how (may be NULL) says how it ended. */
 static void worker_stop(tr_impl *g, int kill_now, char *how, size_t n)
 {
-    if (how && n)
-        snprintf(how, n, "unknown status");
-    if (!g->pid)
-        return;
-    close(g->to_w);
-    close(g->from_w);
-    g->to_w = g->from_w = -1;
-    int st = 0, r = 0;
-    if (!kill_now)
-        r = wait_child(g->pid, EXIT_GRACE_S, &st);
-    if (r == 0) {
-        kill(g->pid, SIGKILL);
-        r = wait_child(g->pid, REAP_LIMIT_S, &st);
-        if (r == 0)
-            cut_log(CUT_LOG_WARN, "cutune: Triton worker %d did not exit %g s after SIGKILL\n", g->pid, REAP_LIMIT_S);
-    }
-    if (r == 1 && how)
-        describe_status(st, how, n);
-    g->pid = 0;
+    cut_child_end(&g->pid, &g->to_w, &g->from_w, kill_now, EXIT_GRACE_S, REAP_LIMIT_S, "Triton worker", how, n);
     g->prepared = 0;
     g->rlen = g->rskip = 0;
 }
@@ -460,23 +408,9 @@ static int prepare_request(tr_impl *g, cut_err *e)
 static int tr_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
 {
     tr_impl *g = r->impl;
-    if (cut_work_check(w, e) != 0) {
-        if (take)
-            cut_work_free(w);
+    cut_work copy;
+    if (cut_work_keep(w, take, &copy, e) != 0)
         return -1;
-    }
-    cut_work copy = *w;
-    if (take) {
-        memset(w, 0, sizeof *w);
-    } else {
-        copy.owns_data = 1;
-        for (int i = 0; i < copy.nbufs; i++)
-            for (int s = 0; s < 2; s++) {
-                const void *src = copy.bufs[i].data[s];
-                const size_t n = copy.bufs[i].elems * cut_elem_size(copy.bufs[i].dtype);
-                copy.bufs[i].data[s] = src ? memcpy(cut_xmalloc(n), src, n) : NULL;
-            }
-    }
     cut_work_free(&g->work);
     g->work = copy;
     r->work = &g->work;
@@ -735,17 +669,7 @@ static int tr_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opt
         return cut_err_set(e, "Triton runner: energy is not measured for Triton kernels yet");
     if (o && o->outs)
         memset(o->outs, 0, sizeof *o->outs);
-    for (int i = 0; i < n; i++) {
-        if (r->stop_at > 0 && cut_now_s() >= r->stop_at) {
-            cut_result_reset(&res[i]);
-            res[i].not_run = 1; /* the time budget is spent: this call is not started */
-        } else if (run_one(r, &calls[i], o, &res[i], e) != 0) {
-            return -1;
-        }
-        if (r->on_result)
-            r->on_result(r->on_result_ctx, &res[i]);
-    }
-    return 0;
+    return cut_runner_run_each(r, calls, n, o, res, run_one, e);
 }
 
 static const cut_measure_env *tr_env(cut_runner *r)

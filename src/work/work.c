@@ -310,3 +310,25 @@ void cut_work_pair(cut_work *w, const char *const names[3], cut_elem in_dtype, c
     w->bufs[2].is_output = 1;
     w->bytes = (double)(n[0] + n[1]) * (double)cut_elem_size(in_dtype);
 }
+
+int cut_work_keep(cut_work *w, int take, cut_work *out, cut_err *e)
+{
+    if (cut_work_check(w, e) != 0) {
+        if (take)
+            cut_work_free(w);
+        return -1;
+    }
+    *out = *w;
+    if (take) {
+        memset(w, 0, sizeof *w);
+        return 0;
+    }
+    out->owns_data = 1;
+    for (int i = 0; i < out->nbufs; i++)
+        for (int s = 0; s < 2; s++) {
+            const void *src = out->bufs[i].data[s];
+            const size_t n = out->bufs[i].elems * cut_elem_size(out->bufs[i].dtype);
+            out->bufs[i].data[s] = src ? memcpy(cut_xmalloc(n), src, n) : NULL;
+        }
+    return 0;
+}
