@@ -90,6 +90,7 @@ typedef struct cut_cand_gen {
     int (*propose)(void *ctx, const cut_kspec *k, const char *src, const char *context, const char *work_dir,
                    cut_proposal *out, int max, cut_err *e);
     void (*destroy)(void *ctx);
+    int wants_context; /* 1: propose reads its context (the LLM's prompt); 0: the caller need not build one */
 } cut_cand_gen;
 
 /* The one way to ask a generator: g->propose, then every proposal whose diff, applied to src, gives tunables that

@@ -4,6 +4,7 @@
 #include "cutune/log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -67,4 +68,42 @@ void cut_child_end(int *pid, int *to_w, int *from_w, int kill_now, double grace_
     if (r == 1 && how)
         cut_child_describe(st, how, n);
     *pid = 0;
+}
+
+/* Writes all n bytes; 0, or -1 with errno set. */
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+    while (n > 0) {
+        const ssize_t k = write(fd, p, n < ((size_t)1 << 30) ? n : (size_t)1 << 30);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int cut_child_send(int fd, const void *a, size_t na, const void *b, size_t nb)
+{
+    sigset_t pipe_set, old_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+    sigemptyset(&pending);
+    sigpending(&pending);
+    const int was_pending = sigismember(&pending, SIGPIPE);
+    int rc = write_all(fd, a, na);
+    if (rc == 0 && nb > 0)
+        rc = write_all(fd, b, nb);
+    const int err = rc ? errno : 0;
+    if (err == EPIPE && !was_pending) {
+        const struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+    return err;
 }

@@ -15,6 +15,11 @@ int cut_child_wait(int pid, double limit_s, int *status);
  * when *pid is 0. */
 void cut_child_end(int *pid, int *to_w, int *from_w, int kill_now, double grace_s, double reap_s, const char *what,
                    char *how, size_t n);
+/* Writes a (na bytes) then b (nb bytes, may be 0) to fd, a pipe to or from a worker. A write to a pipe whose reader
+ * is gone raises SIGPIPE, which would kill the process: it is blocked in this thread for the write and the one the
+ * write raised is swallowed (the usual library technique), the process-wide disposition left alone. 0, or the errno
+ * of the failed write (EPIPE: the other side closed the pipe). */
+int cut_child_send(int fd, const void *a, size_t na, const void *b, size_t nb);
 /* How a wait status ended, into buf: "signal 11: Segmentation fault", "exit status 3". */
 void cut_child_describe(int status, char *buf, size_t n);
 

@@ -158,37 +158,8 @@ static int worker_spawn(tr_impl *g, cut_err *e)
 /* Writes line and a newline. 0; 1 when the worker closed its end (EPIPE, the SIGPIPE swallowed); -1 with e. */
 static int send_line(tr_impl *g, const char *line, cut_err *e)
 {
-    sigset_t pipe_set, old_set, pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-    sigemptyset(&pending);
-    sigpending(&pending);
-    const int was_pending = sigismember(&pending, SIGPIPE);
-    int rc = 0, err = 0;
-    for (int part = 0; part < 2 && rc == 0; part++) {
-        const char *p = part ? "\n" : line;
-        size_t left = strlen(p);
-        while (left > 0) {
-            const ssize_t w = write(g->to_w, p, left);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                rc = -1;
-                err = errno;
-                break;
-            }
-            p += w;
-            left -= (size_t)w;
-        }
-    }
-    if (rc != 0 && err == EPIPE && !was_pending) {
-        const struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-            ;
-    }
-    pthread_sigmask(SIG_SETMASK, &old_set, NULL);
-    if (rc == 0)
+    const int err = cut_child_send(g->to_w, line, strlen(line), "\n", 1);
+    if (err == 0)
         return 0;
     return err == EPIPE ? 1 : cut_err_set(e, "writing to the Triton worker failed: %s", strerror(err));
 }

@@ -1,5 +1,6 @@
 /* cutune — the measurement worker's wire protocol, its lowest layer (both sides): frames on a pipe (send, receive
  * with a deadline) and the bounds-checked payload cursor and writers that the message codecs are built from. */
+#include "measure/child.h"
 #include "measure/worker_proto.h"
 #include "measure/worker_proto_int.h"
 
@@ -38,22 +39,6 @@ void cut_wp_frame_free(cut_wp_frame *f)
     f->len = 0;
 }
 
-/* Writes all n bytes; 0, or -1 with errno set. */
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = write(fd, p, CUT_MIN(n, (size_t)1 << 30));
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 void cut_wp_header(uint8_t hdr[CUT_WP_HEADER_SIZE], uint32_t type, uint64_t len)
 {
     const uint32_t magic = CUT_WP_MAGIC;
@@ -67,29 +52,8 @@ int cut_wp_send(int fd, uint32_t type, const void *payload, size_t len, cut_err 
     uint8_t hdr[CUT_WP_HEADER_SIZE];
     cut_wp_header(hdr, type, len);
 
-    /* A write to a pipe whose reader is gone raises SIGPIPE, which would kill the parent. Block it in this thread
-     * for the duration of the write and swallow the one this write raised (the usual library technique), so the
-     * caller sees EPIPE instead; the process-wide disposition is left alone. */
-    sigset_t pipe_set, old_set, pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-    sigemptyset(&pending);
-    sigpending(&pending);
-    const int was_pending = sigismember(&pending, SIGPIPE);
-
-    int rc = write_all(fd, hdr, sizeof hdr);
-    if (rc == 0 && len > 0)
-        rc = write_all(fd, payload, len);
-    const int err = errno;
-
-    if (rc != 0 && err == EPIPE && !was_pending) {
-        const struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-            ;
-    }
-    pthread_sigmask(SIG_SETMASK, &old_set, NULL);
-    if (rc != 0) {
+    const int err = cut_child_send(fd, hdr, sizeof hdr, payload, len); /* SIGPIPE blocked: EPIPE instead */
+    if (err != 0) {
         if (err == EPIPE)
             return cut_err_set(e, "sending %s: the other side closed the pipe", cut_wp_type_name(type));
         return cut_err_set(e, "sending %s: write failed: %s", cut_wp_type_name(type), strerror(err));

@@ -72,7 +72,8 @@ static int ms_propose(const cut_move_space *ms, int node, const char *src, cut_p
     const kopt *ko = ms->impl;
     cut_buf ctx;
     cut_buf_init(&ctx);
-    cut_opt_context(ko, node, &ctx);
+    if (ko->gen->wants_context) /* it reads the variants' results: only for a generator that uses it */
+        cut_opt_context(ko, node, &ctx);
     const int np = cut_cand_gen_propose(ko->gen, ko->k, src, ctx.data, ko->scratch, out, cap, e);
     cut_buf_free(&ctx);
     return np < 0 ? cut_err_wrap(e, "candidate generator '%s'", ko->gen->name) : np;

@@ -261,6 +261,7 @@ cut_cand_gen *cut_llm_gen_new(const cut_llm_gen_cfg *cfg, cut_err *e)
     gen->name = "llm";
     gen->ctx = g;
     gen->propose = propose;
+    gen->wants_context = 1;
     gen->destroy = destroy;
     return gen;
 }
