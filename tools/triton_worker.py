@@ -8,7 +8,7 @@ fd 1), so it cannot corrupt the replies. docs/triton_worker.md describes the req
   {"op": "hello"}    -> {"ok": true, "device": "...", "interpreter": bool, "triton": "3.x"}
   {"op": "prepare", "buffers": [...], "atol", "rtol", "check", "scalars": {...}} -> {"ok": true}
   {"op": "run", "module", "entry", "grid", "meta", "num_warps", "num_stages", "args", "timing", "capture",
-   "out_dir"} -> {"status", "error", "median_ms", "min_ms", "max_ms", "repeats", "max_abs_err", ...}
+   "out_dir", "keep_dir"} -> {"status", "error", "median_ms", "min_ms", "max_ms", "repeats", "max_abs_err", ...}
   {"op": "quit"}     -> {"ok": true}, then exits 0
 
 A run follows cutune's one check-and-time protocol (src/measure/verify.h), with the hooks this device has:
@@ -683,6 +683,7 @@ class Worker:
             raise Failed(COMPILE_ERROR, "Triton does not compile it: %s" % _exc_line(e))
         if not out_dir:
             return
+        os.makedirs(out_dir, exist_ok=True)
         asm = getattr(ck, "asm", {}) or {}
         for key, fname in (("ptx", "kernel.ptx"), ("ttgir", "kernel.ttgir"), ("sass", "kernel.sass")):
             try:
@@ -692,6 +693,16 @@ class Worker:
             if text:
                 with open(os.path.join(out_dir, fname), "w" if isinstance(text, str) else "wb") as f:
                     f.write(text)
+        # what Triton says of the binary: the optimizer's result.json carries regs and spills as for CUDA variants
+        meta = {}
+        for key, attr in (("regs", "n_regs"), ("spill_stores", "n_spills"), ("shared_bytes", "shared")):
+            v = getattr(ck, attr, None)
+            if v is None:
+                v = getattr(getattr(ck, "metadata", None), attr, None)
+            if isinstance(v, int):
+                meta[key] = v
+        with open(os.path.join(out_dir, "triton_meta.json"), "w") as f:
+            json.dump(meta, f)
 
     def run(self, req):
         if self.work is None:
@@ -716,7 +727,7 @@ class Worker:
             name, fn = self.load(req)
             r = Run(self.np, self.dev, self.work, fn, req)
             r.launch_checked_raw = r.launch_raw
-            self.compile(r, out_dir)
+            self.compile(r, req.get("keep_dir") or out_dir)
             check_and_time(r, policy, res, capture)
         except Failed as f:
             res.update(status=f.status, error=f.error, median_ms=-1.0, min_ms=-1.0, max_ms=-1.0, repeats=0)

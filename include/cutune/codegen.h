@@ -38,6 +38,8 @@ typedef struct cut_kernel_src {
      * (const __grid_constant__), then C as a float pointer. */
     int ntma;
     cut_tma_desc tma[2];
+    char *keep_dir;            /* owned, NULL: none. A folder where the runner may leave its own build of the kernel
+                                  (the Triton worker: kernel.ptx, kernel.ttgir, kernel.sass, triton_meta.json) */
 } cut_kernel_src;
 
 /* Renames the entry of generated source in place: the one whole-word "cut_conv2d" followed by '(' (its

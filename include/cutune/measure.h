@@ -190,6 +190,10 @@ cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing
  * Caller frees with cut_runner_free. */
 cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int device, const cut_timing *t,
                                   const char *cache_dir, cut_err *e);
+/* The Triton worker script: $CUTUNE_TRITON_WORKER (a readable file, no fallback), triton_worker.py next to the running
+ * executable (the build tree), <its folder>/../libexec/cutune/triton_worker.py, the install location compiled in.
+ * Fills buf; -1 with a sentence naming CUTUNE_TRITON_WORKER and the paths tried. */
+int cut_triton_worker_path(char *buf, size_t n, cut_err *e);
 
 /* cuDNN baseline for the prepared workload, in the GPU runner's worker (libcudnn.so.9 loaded with dlopen): fp32
  * NCHW cross-correlation, FMA math only (no tensor-op/TF32 kernels), cudnnFindConvolutionForwardAlgorithmEx with a

@@ -74,6 +74,9 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
  * a source whose tunables break the spec, a runner that cannot be set up, a disk error). */
 int cut_opt_worker(const cut_opt_opts *o, const char *control, cut_runner *r, int gpu, int profile_only,
                    cut_result *res, cut_err *e);
+/* The language of the spec above control (cut_opt_worker's search folder): which runner the worker needs. 0, or -1
+ * with a sentence. */
+int cut_opt_worker_lang(const char *control, cut_ks_lang *lang, cut_err *e);
 
 /* Parses a search_state.json text into a graph (sources not read) and checks it is consistent: every edge's child a
  * node, every node's parent a node, the best node present. 0, or -1 with a sentence. Exposed for the fuzzer. */

@@ -140,6 +140,7 @@ typedef struct cut_call {
     double tol_scale;        /* > 1: this call's tolerances are the work's times tol_scale; else the work's */
     int gpu_only;            /* 1: the code generator says the kernel uses inline PTX: emulation refuses it (the
                                 emulation runner also finds asm statements in the source by itself) */
+    const char *keep_dir;    /* NULL, or where a runner that builds the kernel itself (Triton) leaves what it built */
 } cut_call;
 
 /* Outputs captured by a run without references: data[i][s] for bufs[i] (outputs only) and set s, malloc'd

@@ -45,14 +45,18 @@ static const char usage_text[] =
     "  --seed S             seed of the root's Dirichlet noise (1)\n"
     "  --backend B          cuda, emu (host emulation: CPU times) or auto (cuda when a GPU is found) (auto)\n"
     "  --sizes N=V,...      override spec sizes (e.g. a small problem for emulation)\n"
-    "  --timeout S          per variant: a hung kernel is killed after S seconds (10)\n"
+    "  --timeout S          per variant: a hung kernel is killed after S seconds (10; a Triton variant compiles in\n"
+    "                       its run on a GPU, so it gets 60 s more)\n"
+    "  --python P           the Python that runs Triton specs' worker (triton, numpy; torch on a GPU; under\n"
+    "                       --backend emu Triton's interpreter) ($CUTUNE_PYTHON, else python3)\n"
     "  --quiet              no per-variant lines\n"
     "  --worker FILE        seed 002's worker: run the variant of FILE (variants/<id>/control.json or\n"
     "                       baseline/control.json of a search folder) on the first of --gpus: compiled, checked\n"
     "                       against the search's references and timed as the search does, into runner_result.json\n"
     "  --profile-run        with --worker: launch the variant once and check nothing (what ncu wraps)\n"
     "Environment: COMPILE_CACHE_DIR (default $XDG_CACHE_HOME/cutune, else ~/.cache/cutune; a folder another user\n"
-    "can write is refused); OPENAI_API_KEY, OPENAI_BASE_URL. The LLM's replies are cached in D/llm_cache/ (a rerun\n"
+    "can write is refused; Triton's cache is its triton/); CUTUNE_TRITON_WORKER (the Triton worker script, else\n"
+    "triton_worker.py beside cutune or in <prefix>/libexec/cutune); OPENAI_API_KEY, OPENAI_BASE_URL. The LLM's replies are cached in D/llm_cache/ (a rerun\n"
     "or --resume asks nothing twice) and every request is a line of D/llm_events.jsonl; the key is written nowhere.\n";
 
 typedef struct opt_cli {
@@ -66,6 +70,9 @@ typedef struct opt_cli {
     cut_opt_opts o;
     int gpus[16], ngpus;
     double timeout_s;
+    const char *python;  /* --python: the Triton worker's interpreter */
+    cut_timing timing;   /* the runners' timing policy (make_runners) */
+    int on_gpu;          /* the runners are GPU workers (else the host emulator: Triton's interpreter) */
 } opt_cli;
 
 static int parse_gpus(const char *s, opt_cli *c, cut_err *e)
@@ -159,6 +166,8 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
             rc = cut_arg_str(argc, argv, &i, &v, e) || parse_double(a, v, 0.1, 3600, &c->timeout_s, e);
         else if (!strcmp(a, "--quiet"))
             c->o.quiet = 1;
+        else if (!strcmp(a, "--python"))
+            rc = cut_arg_str(argc, argv, &i, &c->python, e);
         else
             return cut_err_set(e, "unknown option '%s' (see cutune help optimize)", a);
         if (rc)
@@ -276,6 +285,8 @@ static int make_runners_direct(opt_cli *c, cut_runner **r, char *gpu_name, size_
         c->o.sm_minor = info.sm_minor;
         snprintf(gpu_name, gn, "%s", info.name);
         t.flush_l2 = 1;
+        c->timing = t;
+        c->on_gpu = 1;
         for (int i = 0; i < c->ngpus; i++)
             if (!(r[i] = cut_runner_gpu_new(c->gpus[i], cut_cli_worker_exe(self, sizeof self), &t, e)))
                 return cut_err_wrap(e, "GPU %d", c->gpus[i]);
@@ -289,6 +300,7 @@ static int make_runners_direct(opt_cli *c, cut_runner **r, char *gpu_name, size_
     t.warmup = 0;
     t.min_repeats = t.max_repeats = 3;
     t.min_total_ms = 0;
+    c->timing = t;
     /* each in a worker process of its own: a variant that crashes or hangs the emulator is that variant's fault or
      * timeout, as on a GPU; host-compiled kernels kept in the compile cache (a resumed search compiles nothing twice) */
     const char *cache = getenv("COMPILE_CACHE_DIR");
@@ -301,6 +313,34 @@ static int make_runners_direct(opt_cli *c, cut_runner **r, char *gpu_name, size_
     for (int i = 0; i < c->ngpus; i++)
         if (!(r[i] = cut_runner_emu_worker_new(cut_cli_worker_exe(self, sizeof self), so_dir, &t, e)))
             return -1;
+    return 0;
+}
+
+/* Triton compiles a variant inside its first launch: the per-variant limit on a GPU gets this much more. */
+#define TRITON_COMPILE_S 60.0
+
+/* One Triton runner per --gpus entry, made at the first Triton spec (after make_runners: the same GPUs and timing,
+ * or Triton's interpreter where the CUDA variants run on the host emulator). */
+static int make_triton_runners(const opt_cli *c, cut_runner **r, cut_err *e)
+{
+    if (r[0])
+        return 0;
+    const char *py = c->python ? c->python : getenv("CUTUNE_PYTHON");
+    char worker[PATH_MAX], cache[PATH_MAX];
+    const char *cc = getenv("COMPILE_CACHE_DIR");
+    if (cut_triton_worker_path(worker, sizeof worker, e) != 0)
+        return -1;
+    if (cc && *cc)
+        snprintf(cache, sizeof cache, "%s", cc);
+    else if (cut_default_cache_dir(cache, sizeof cache, e) != 0)
+        return -1;
+    cut_timing t = c->timing;
+    if (c->on_gpu)
+        t.timeout_s += TRITON_COMPILE_S;
+    for (int i = 0; i < c->ngpus; i++)
+        if (!(r[i] = cut_runner_triton_new(py && *py ? py : "python3", worker, c->on_gpu ? c->gpus[i] : -1, &t,
+                                           cache, e)))
+            return cut_err_wrap(e, "the Triton worker (%s %s)", py && *py ? py : "python3", worker);
     return 0;
 }
 
@@ -323,10 +363,12 @@ static int save_spec(const opt_cli *c, const cut_kspec *k, const char *spec_path
     return rc;
 }
 
-static void add_summary(cJSON *arr, const cut_opt_summary *s)
+static void add_summary(cJSON *arr, const cut_opt_summary *s, const cut_kspec *spec, const char *backend)
 {
     cJSON *k = cJSON_CreateObject();
     cJSON_AddStringToObject(k, "name", s->name);
+    cJSON_AddStringToObject(k, "language", cut_ks_lang_name(spec->lang));
+    cJSON_AddStringToObject(k, "backend", backend);
     cJSON_AddNumberToObject(k, "baseline_ms", s->baseline_ms);
     cJSON_AddNumberToObject(k, "best_ms", s->best_ms);
     cJSON_AddNumberToObject(k, "speedup", s->speedup);
@@ -361,18 +403,21 @@ static void find_ncu(opt_cli *c, char *buf, size_t n)
 /* --worker: the variant of one control file on the first of --gpus; runner_result.json unless --profile-run. */
 static int run_worker(opt_cli *c)
 {
-    cut_runner *r[16] = {0};
+    cut_runner *r[16] = {0}, *tr[16] = {0};
     char gpu_name[128] = "";
     cut_err e = {{0}};
     cut_result res;
+    cut_ks_lang lang = CUT_KS_CUDA;
     const char *cache = getenv("COMPILE_CACHE_DIR");
     c->o.compile_cache = cache && *cache ? cache : NULL;
     c->ngpus = 1;
     int code = CUT_EXIT_FAIL;
     if (c->o.compile_cache && cut_private_dir(c->o.compile_cache, &e) != 0)
         fprintf(stderr, "cutune optimize --worker: COMPILE_CACHE_DIR: %s\n", e.msg);
-    else if (make_runners(c, r, gpu_name, sizeof gpu_name, &e) != 0 ||
-             cut_opt_worker(&c->o, c->worker, r[0], c->gpus[0], c->profile_run, &res, &e) != 0)
+    else if (cut_opt_worker_lang(c->worker, &lang, &e) != 0 || make_runners(c, r, gpu_name, sizeof gpu_name, &e) != 0 ||
+             (lang == CUT_KS_TRITON && make_triton_runners(c, tr, &e) != 0) ||
+             cut_opt_worker(&c->o, c->worker, lang == CUT_KS_TRITON ? tr[0] : r[0], c->gpus[0], c->profile_run,
+                            &res, &e) != 0)
         fprintf(stderr, "cutune optimize --worker %s: %s\n", c->worker, e.msg);
     else {
         if (!c->o.quiet || res.status != CUT_ST_OK)
@@ -385,6 +430,7 @@ static int run_worker(opt_cli *c)
         code = res.status == CUT_ST_OK ? CUT_EXIT_OK : CUT_EXIT_FAIL;
     }
     cut_runner_free(r[0]);
+    cut_runner_free(tr[0]);
     return code;
 }
 
@@ -420,7 +466,7 @@ int cut_cmd_optimize(int argc, char **argv)
         bad++;
     }
     int code = CUT_EXIT_USAGE;
-    cut_runner *runners[16] = {0};
+    cut_runner *runners[16] = {0}, *truns[16] = {0};
     char gpu_name[128] = "";
     cut_cand_gen *gen = NULL;
     cJSON *summary = NULL;
@@ -463,11 +509,20 @@ int cut_cmd_optimize(int argc, char **argv)
     int done = 0, failed = 0;
     for (int i = 0; i < np; i++) {
         cut_opt_summary s;
-        printf("== %s (%s, budget %d builds, %d worker%s)\n", specs[i].name, gpu_name, c.o.budget_builds, c.ngpus,
+        const int triton = specs[i].lang == CUT_KS_TRITON;
+        printf("== %s (%s, budget %d builds, %d worker%s)\n", specs[i].name,
+               triton && !c.on_gpu ? "Triton's interpreter" : gpu_name, c.o.budget_builds, c.ngpus,
                c.ngpus == 1 ? "" : "s");
         fflush(stdout);
+        if (triton && make_triton_runners(&c, truns, &e) != 0) {
+            fprintf(stderr, "cutune optimize: %s: %s\n", specs[i].name, e.msg);
+            failed++;
+            continue;
+        }
+        cut_runner **rs = triton ? truns : runners;
+        c.o.backend = rs[0]->env(rs[0])->backend;
         if (save_spec(&c, &specs[i], paths[i], &e) != 0 ||
-            cut_optimize_kernel(&c.o, &specs[i], runners, c.ngpus, gen, &s, &e) != 0) {
+            cut_optimize_kernel(&c.o, &specs[i], rs, c.ngpus, gen, &s, &e) != 0) {
             fprintf(stderr, "cutune optimize: %s: %s\n", specs[i].name, e.msg);
             failed++;
             continue;
@@ -475,7 +530,7 @@ int cut_cmd_optimize(int argc, char **argv)
         printf("   best %s: %.4f ms vs baseline %.4f ms = %.2fx after %d builds (%d measured, %d failed, %d "
                "transpositions)\n",
                s.best_id, s.best_ms, s.baseline_ms, s.speedup, s.builds, s.measured, s.failed, s.transpositions);
-        add_summary(arr, &s);
+        add_summary(arr, &s, &specs[i], c.o.backend);
         log_sum += log(s.speedup);
         done++;
     }
@@ -504,8 +559,10 @@ int cut_cmd_optimize(int argc, char **argv)
 out:
     cJSON_Delete(summary);
     cut_cand_gen_free(gen);
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 16; i++) {
         cut_runner_free(runners[i]);
+        cut_runner_free(truns[i]);
+    }
     for (int i = 0; i < np; i++) {
         cut_kspec_free(&specs[i]);
         free(paths[i]);

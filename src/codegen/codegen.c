@@ -11,7 +11,9 @@ void cut_kernel_src_free(cut_kernel_src *k)
     if (!k)
         return;
     free(k->src);
+    free(k->keep_dir);
     k->src = NULL;
+    k->keep_dir = NULL;
 }
 
 void cut_emit_indented(cut_buf *b, const char *text, int extra)

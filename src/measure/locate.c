@@ -3,7 +3,8 @@
  * The runners fork+exec `<worker> __worker <dev> <in_fd> <out_fd>`. The cutune CLI passes itself; a program that
  * uses the library finds cutune-worker here, without /proc: $CUTUNE_WORKER, then next to the running executable
  * (the build tree, or a bin/ that holds both), then relative to the library (a relocated install), then the install
- * location compiled in. */
+ * location compiled in. The Triton worker (tools/triton_worker.py, a Python script) is looked for the same way
+ * (cut_triton_worker_path, $CUTUNE_TRITON_WORKER). */
 #define _GNU_SOURCE /* dladdr */
 #include "measure/locate.h"
 #include "cutune/measure.h"
@@ -23,6 +24,9 @@
 #endif
 #ifndef CUTUNE_WORKER_FROM_LIBDIR
 #define CUTUNE_WORKER_FROM_LIBDIR "../libexec/cutune/cutune-worker"
+#endif
+#ifndef CUTUNE_TRITON_WORKER_INSTALLED /* the Triton worker beside cutune-worker */
+#define CUTUNE_TRITON_WORKER_INSTALLED "/usr/local/libexec/cutune/triton_worker.py"
 #endif
 
 #define WORKER_NAME "cutune-worker"
@@ -104,4 +108,38 @@ int cut_worker_path(char *buf, size_t n, cut_err *e)
     join(from_lib, sizeof from_lib, lib_dir, CUTUNE_WORKER_FROM_LIBDIR);
     const char *cands[] = {next_to_exe, from_lib, CUTUNE_WORKER_INSTALLED};
     return cut_worker_path_search(getenv(CUT_WORKER_ENV), cands, (int)CUT_ARRAY_LEN(cands), buf, n, e);
+}
+
+/* 0 when path is a readable regular file, else -1 with errno set. */
+static int readable_file(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EISDIR;
+        return -1;
+    }
+    return access(path, R_OK);
+}
+
+int cut_triton_worker_path(char *buf, size_t n, cut_err *e)
+{
+    const char *env = getenv("CUTUNE_TRITON_WORKER");
+    if (env && *env) {
+        if (readable_file(env) != 0)
+            return cut_err_set(e, "CUTUNE_TRITON_WORKER=%s is not a readable file: %s", env,
+                               errno == EISDIR ? "not a regular file" : strerror(errno));
+        return snprintf(buf, n, "%s", env) < (int)n ? 0 : cut_err_set(e, "CUTUNE_TRITON_WORKER: path too long");
+    }
+    char exe_dir[PATH_MAX], next_to_exe[PATH_MAX + 32], up[PATH_MAX + 64];
+    folder_of((const char *)getauxval(AT_EXECFN), exe_dir);
+    join(next_to_exe, sizeof next_to_exe, exe_dir, "triton_worker.py");
+    join(up, sizeof up, exe_dir, "../libexec/cutune/triton_worker.py");
+    const char *cands[] = {next_to_exe, up, CUTUNE_TRITON_WORKER_INSTALLED};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(cands); i++)
+        if (*cands[i] && readable_file(cands[i]) == 0 && snprintf(buf, n, "%s", cands[i]) < (int)n)
+            return 0;
+    return cut_err_set(e, "no Triton worker found: set CUTUNE_TRITON_WORKER to tools/triton_worker.py (tried %s, %s, "
+                          "%s)", next_to_exe, up, CUTUNE_TRITON_WORKER_INSTALLED);
 }

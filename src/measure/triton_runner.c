@@ -505,6 +505,8 @@ static char *run_request(const cut_runner *r, const tr_impl *g, const cut_call *
     char out_dir[PATH_MAX + 8];
     snprintf(out_dir, sizeof out_dir, "%s/out", g->dir);
     cJSON_AddStringToObject(q, "out_dir", out_dir);
+    if (c->keep_dir)
+        cJSON_AddStringToObject(q, "keep_dir", c->keep_dir);
     char *line = cJSON_PrintUnformatted(q);
     cJSON_Delete(q);
     return line;

@@ -182,6 +182,7 @@ int cut_kspec_run_candidates(const cut_kspec *k, const cut_kcheck *kc, cut_runne
         }
         call.src = c[i].ks->src;
         call.bin = c[i].bin;
+        call.keep_dir = c[i].ks->keep_dir;
         rc = cut_runner_run_call(r, &call, &res[i], NULL, e);
         passed += rc == 0 && res[i].status == CUT_ST_OK && !res[i].not_run;
     }

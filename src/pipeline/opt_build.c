@@ -54,6 +54,46 @@ void cut_opt_write_sass(const char *dir, const char *scratch, const cut_compiled
 
 /* ---- one variant ---- */
 
+const char *cut_opt_src_name(const cut_kspec *k) { return k->lang == CUT_KS_TRITON ? "kernel.py" : "kernel.cu"; }
+
+/* A Triton variant's PTX as the worker left it in dir (kernel.ptx, on a GPU): its normalised key with launch l, 0
+ * without one (the interpreter compiles nothing). Recorded, not used for transpositions: Triton compiles at the
+ * variant's first launch, inside its measurement. */
+static uint64_t triton_ptx_key(const char *dir, const cut_ks_launch *l)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/kernel.ptx", dir);
+    char *ptx = NULL;
+    size_t len = 0;
+    cut_err ignore;
+    if (!cut_path_exists(path) || cut_read_file(path, &ptx, &len, &ignore) != 0)
+        return 0;
+    const uint64_t key = cut_kstate_ptx_key(ptx, l);
+    free(ptx);
+    return key;
+}
+
+/* Triton's word on the binary (triton_meta.json in dir: regs, spill_stores, shared_bytes) into r; nothing without. */
+static void triton_meta(const char *dir, cJSON *r)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/triton_meta.json", dir);
+    char *text = NULL;
+    size_t len = 0;
+    cut_err ignore;
+    if (!cut_path_exists(path) || cut_read_file(path, &text, &len, &ignore) != 0)
+        return;
+    cJSON *m = cJSON_Parse(text);
+    free(text);
+    static const char *const keys[] = {"regs", "spill_stores", "shared_bytes"};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(keys); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, keys[i]);
+        if (cJSON_IsNumber(v))
+            cJSON_AddNumberToObject(r, keys[i], v->valuedouble);
+    }
+    cJSON_Delete(m);
+}
+
 /* The diff of the edge labelled label out of node n, regenerated: only for an edge resumed from a state file of an
  * older cutune, which kept no diffs. The rules are deterministic for a state (they ignore the context); an LLM is
  * asked again, without the context that was not kept, and its new reply may not propose the move (the build then
@@ -98,10 +138,12 @@ static vjob *vjob_new(kopt *ko, const cut_mcgs_ticket *t)
     return j;
 }
 
-/* The kernel of a runnable variant: its source and launch, for the loop to compile and measure. */
-static void fill_src(const kopt *ko, const char *src, const cut_call *call, cut_kernel_src *ks)
+/* The kernel of a runnable variant: its source and launch, for the loop to compile and measure; a Triton variant's
+ * folder is where the worker leaves its PTX and SASS. */
+static void fill_src(const kopt *ko, const vjob *j, const char *src, const cut_call *call, cut_kernel_src *ks)
 {
     ks->src = cut_xstrdup(src);
+    ks->keep_dir = ko->k->lang == CUT_KS_TRITON ? cut_xstrdup(j->dir) : NULL;
     snprintf(ks->entry, sizeof ks->entry, "%s", ko->k->entry);
     memcpy(ks->grid, call->grid, sizeof ks->grid);
     memcpy(ks->block, call->block, sizeof ks->block);
@@ -160,7 +202,7 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
     snprintf(p, sizeof p, "%s/control.json", j->dir);
     int rc = 0;
     if (cut_opt_write_json(p, c, &de) != 0 || cut_opt_write_text(j->dir, "candidate.diff", diff, &de) != 0 ||
-        cut_opt_write_text(j->dir, "kernel.cu", src ? src : "", &de) != 0)
+        cut_opt_write_text(j->dir, cut_opt_src_name(ko->k), src ? src : "", &de) != 0)
         rc = cut_opt_stash(ko, &de);
     free(diff);
     cut_ks_launch l;
@@ -169,7 +211,7 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
     if (rc == 0 && j->runnable && cut_kspec_resolve(ko->k, vals, &l, &why) == 0)
         key = cut_kstate_key(src, &l);
     if (rc == 0 && j->runnable)
-        fill_src(ko, src, &call, ks);
+        fill_src(ko, j, src, &call, ks);
     /* the search keeps the state (the node's source); the same source and launch as a known state (a tunable moved
      * back, two moves in either order) is a transposition found without building anything, so it does not count
      * against the budget */
@@ -180,8 +222,7 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
         j->runnable = 0;
         snprintf(j->status_name, sizeof j->status_name, "transposition");
         snprintf(j->error, sizeof j->error, "same source and launch as %s", ko->s.g.nodes[same_as].id);
-        free(ks->src);
-        ks->src = NULL;
+        cut_kernel_src_free(ks);
         if (cut_opt_write_text(j->dir, "stdout.log", "", &de) != 0)
             cut_opt_stash(ko, &de);
         return -1;
@@ -200,6 +241,10 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
 int cut_opt_after_compile(kopt *ko, int ticket, const cut_compiled *bin, cut_result *res, cut_err *e)
 {
     vjob *j = cut_opt_vjob(ko, ticket);
+    if (j && !bin && ko->k->lang == CUT_KS_TRITON) /* Triton compiles it in the worker, at its first launch */
+        return cut_opt_write_text(j->dir, "stdout.log",
+                                  "Triton compiles the variant in the worker at its first launch: a compile error "
+                                  "is the run's status (stderr.log)\n", e);
     if (!j || !bin)
         return cut_err_set(e, "variant %d was not built for NVRTC", ticket);
     cut_buf log;
@@ -276,12 +321,14 @@ int cut_opt_finish(kopt *ko, const cut_task_outcome *o, cut_err *e)
         cJSON_AddStringToObject(r, "same_as", ko->s.g.nodes[t->same_as].id);
     cut_opt_hex64(t->key, hx);
     cJSON_AddStringToObject(r, "state_key", hx);
-    cut_opt_hex64(t->ptx, hx);
+    cut_opt_hex64(ko->k->lang == CUT_KS_TRITON ? triton_ptx_key(j->dir, &j->launch) : t->ptx, hx);
     cJSON_AddStringToObject(r, "ptx_hash", hx);
     if (o->bin && o->bin->ok) {
         cJSON_AddNumberToObject(r, "regs", o->bin->regs);
         cJSON_AddNumberToObject(r, "spill_stores", o->bin->spill_stores);
         cJSON_AddStringToObject(r, "sass", j->sass[0] ? j->sass : "kernel.sass");
+    } else if (ko->k->lang == CUT_KS_TRITON && j->compiled) {
+        triton_meta(j->dir, r);
     }
     char path[1400];
     snprintf(path, sizeof path, "%s/" CUT_OPT_PENDING, j->dir);
@@ -328,12 +375,13 @@ static int check_refs(kopt *ko, const cut_call *ref, cut_err *e)
     memset(&bin, 0, sizeof bin);
     char *src = k->ref_source ? cut_kstate_materialise_src(k, NULL, k->ref_source) : cut_kstate_materialise(k, NULL);
     const char *what = k->ref_source ? "reference kernel" : "baseline";
-    int rc = cut_compile_one(src, k->ref_source ? "reference.cu" : "kernel.cu", &ko->copts, &bin, e);
-    if (rc == 0 && !bin.ok)
+    const int triton = k->lang == CUT_KS_TRITON; /* the worker compiles it */
+    int rc = triton ? 0 : cut_compile_one(src, k->ref_source ? "reference.cu" : "kernel.cu", &ko->copts, &bin, e);
+    if (rc == 0 && !triton && !bin.ok)
         rc = cut_err_set(e, "the %s does not compile with NVRTC: %.300s", what, bin.log ? bin.log : "");
     if (rc == 0) {
         call.src = src;
-        call.bin = &bin;
+        call.bin = triton ? NULL : &bin;
         snprintf(call.entry, sizeof call.entry, "%s", k->ref_source ? k->ref_entry : k->entry);
         rc = cut_kcheck_init(&ko->check, k, ko->runners[0], &call, &ko->work, e);
     }
@@ -384,12 +432,38 @@ static int capture_call(kopt *ko, const char *dir, const cut_call *call, cut_cal
     char *src = cut_kstate_materialise_src(ko->k, NULL, ko->k->ref_source);
     ref->src = src;
     snprintf(ref->entry, sizeof ref->entry, "%s", ko->k->ref_entry);
-    if (cut_opt_write_text(dir, "reference.cu", src, e) != 0 ||
-        cut_compile_one(src, "reference.cu", &ko->copts, ref_bin, e) != 0)
+    const int triton = ko->k->lang == CUT_KS_TRITON;
+    if (cut_opt_write_text(dir, triton ? "reference.py" : "reference.cu", src, e) != 0)
+        return -1;
+    if (triton) { /* compiled by the worker at its launch */
+        ref->bin = NULL;
+        ref->keep_dir = NULL;
+        return 0;
+    }
+    if (cut_compile_one(src, "reference.cu", &ko->copts, ref_bin, e) != 0)
         return -1;
     if (!ref_bin->ok)
         return cut_err_set(e, "the reference kernel does not compile with NVRTC: %.300s", ref_bin->log);
     ref->bin = ref_bin;
+    return 0;
+}
+
+/* The baseline's build into dir: NVRTC (bin, kernel.ptx, kernel.sass or why not in sass), or for a Triton kernel
+ * nothing (the worker compiles it at its first launch and leaves its PTX and SASS in dir). 0, or -1 with e. */
+static int baseline_build(kopt *ko, const char *dir, const char *src, cut_compiled *bin, char *sass, size_t n,
+                          cut_err *e)
+{
+    sass[0] = '\0';
+    if (ko->k->lang == CUT_KS_TRITON)
+        return cut_opt_write_text(dir, "stdout.log", "Triton compiles the baseline in the worker at its first launch\n",
+                                  e);
+    if (cut_compile_one(src, "kernel.cu", &ko->copts, bin, e) != 0)
+        return -1;
+    cut_opt_write_text(dir, "stdout.log", bin->log, e);
+    if (!bin->ok)
+        return cut_err_set(e, "the baseline does not compile with NVRTC (%s/stdout.log has the log)", dir);
+    cut_opt_write_text(dir, "kernel.ptx", bin->ptx, e);
+    cut_opt_write_sass(dir, ko->scratch, bin, sass, n);
     return 0;
 }
 
@@ -409,20 +483,14 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
     memset(&bin, 0, sizeof bin);
     memset(&ref_bin, 0, sizeof ref_bin);
     int rc = -1;
-    if (cut_kspec_call(ko->k, NULL, &call, e) != 0 || cut_opt_write_text(dir, "kernel.cu", src, e) != 0)
-        goto out;
-    if (cut_compile_one(src, "kernel.cu", &ko->copts, &bin, e) != 0)
-        goto out;
-    cut_opt_write_text(dir, "stdout.log", bin.log, e);
-    if (!bin.ok) {
-        cut_err_set(e, "the baseline does not compile with NVRTC (%s/stdout.log has the log)", dir);
-        goto out;
-    }
-    cut_opt_write_text(dir, "kernel.ptx", bin.ptx, e);
+    const int triton = ko->k->lang == CUT_KS_TRITON;
     char sass[200];
-    cut_opt_write_sass(dir, ko->scratch, &bin, sass, sizeof sass);
+    if (cut_kspec_call(ko->k, NULL, &call, e) != 0 || cut_opt_write_text(dir, cut_opt_src_name(ko->k), src, e) != 0 ||
+        baseline_build(ko, dir, src, &bin, sass, sizeof sass, e) != 0)
+        goto out;
     call.src = src;
-    call.bin = &bin;
+    call.bin = triton ? NULL : &bin;
+    call.keep_dir = triton ? dir : NULL;
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "kernel", ko->k->name);
     cJSON_AddStringToObject(c, "id", "baseline");
@@ -459,8 +527,8 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
                 goto out;
         }
     /* the baseline checked against them (and at check_sizes against the references there) like every variant */
-    cut_kernel_src ks = {.src = src};
-    const cut_candidate cand = {.ks = &ks, .bin = &bin};
+    cut_kernel_src ks = {.src = src, .keep_dir = triton ? dir : NULL};
+    const cut_candidate cand = {.ks = &ks, .bin = triton ? NULL : &bin};
     if (prepare_runners(ko, e) != 0 || check_refs(ko, &ref, e) != 0 ||
         cut_kspec_run_candidates(ko->k, &ko->check, r, &cand, 1, &res, e) != 0)
         goto out;
@@ -471,11 +539,15 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
     cut_ks_launch l;
     if (cut_kspec_resolve(ko->k, NULL, &l, e) != 0)
         goto out;
-    cut_opt_hex64(cut_kstate_ptx_key(bin.ptx, &l), hx);
+    const uint64_t ptx_key = triton ? triton_ptx_key(dir, &l) : cut_kstate_ptx_key(bin.ptx, &l);
+    cut_opt_hex64(ptx_key, hx);
     cJSON_AddStringToObject(j, "ptx_hash", hx);
     /* what every variant is checked against */
     cJSON_AddStringToObject(j, "references", ko->k->ref_source ? ko->k->ref_entry : "baseline");
-    cJSON_AddStringToObject(j, "sass", sass[0] ? sass : "kernel.sass");
+    if (triton)
+        triton_meta(dir, j);
+    else
+        cJSON_AddStringToObject(j, "sass", sass[0] ? sass : "kernel.sass");
     snprintf(path, sizeof path, "%s/result.json", dir);
     if (cut_opt_write_json(path, j, e) != 0)
         goto out;
@@ -495,7 +567,7 @@ int cut_opt_run_baseline(kopt *ko, cut_err *e)
     n->status = CUT_NODE_OK;
     n->ms = res.median_ms;
     n->speedup = 1.0;
-    n->ptx_hash = cut_kstate_ptx_key(bin.ptx, &l);
+    n->ptx_hash = ptx_key;
     n->key = cut_kstate_key(ko->s.src[root], &l);
     n->visits = 1;
     n->value_sum = cut_mcgs_value(1.0);

@@ -294,9 +294,9 @@ static char *read_src(const kopt *ko, const char *id, cut_err *e)
         return cut_xstrdup("");
     char path[1400];
     if (strcmp(id, "baseline") == 0)
-        snprintf(path, sizeof path, "%s/baseline/kernel.cu", ko->kdir);
+        snprintf(path, sizeof path, "%s/baseline/%s", ko->kdir, cut_opt_src_name(ko->k));
     else
-        snprintf(path, sizeof path, "%s/variants/%s/kernel.cu", ko->kdir, id);
+        snprintf(path, sizeof path, "%s/variants/%s/%s", ko->kdir, id, cut_opt_src_name(ko->k));
     char *text = NULL;
     size_t len = 0;
     return cut_read_file(path, &text, &len, e) == 0 ? text : NULL;

@@ -212,6 +212,16 @@ void cut_opt_ncu_start(kopt *ko)
     ko->ncu_last = -1;
     if (ko->o->ncu_every <= 0 || !ko->o->ncu_tool)
         return;
+    if (ko->k->lang == CUT_KS_TRITON) { /* the profiled run is cutune's own worker, which runs CUDA variants */
+        ko->ncu_off = 1;
+        if (!ko->o->quiet)
+            printf("  --ncu-every: not for Triton kernels yet; %s is searched without profile priors\n", ko->k->name);
+        cJSON *ev = cJSON_CreateObject();
+        cJSON_AddStringToObject(ev, "event", "ncu_off");
+        cJSON_AddStringToObject(ev, "why", "Nsight Compute priors are not taken for Triton kernels yet");
+        cut_opt_event(ko, ev);
+        return;
+    }
     /* a resumed search: the profiles it made, read back; the next one N builds on */
     for (int n = 0; n < ko->s.g.nnodes; n++) {
         char dir[1200], path[1300];

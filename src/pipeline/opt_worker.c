@@ -1,7 +1,7 @@
 /* cutune — one variant from its control.json, as seed 002's worker runs it (`cutune optimize --worker FILE`): the
- * variant folder (variants/<id>/ or baseline/) holds control.json and kernel.cu; the search's folder above it holds
- * spec.json (the spec as the search saw it) and baseline/ref_*.bin (the references). The variant is compiled with
- * NVRTC and, on the runner given, checked against the references and timed exactly as the search measures it; the
+ * variant folder (variants/<id>/ or baseline/) holds control.json and kernel.cu (kernel.py: Triton); the search's
+ * folder above it holds spec.json (the spec as the search saw it) and baseline/ref_*.bin (the references). The variant
+ * is compiled with NVRTC (a Triton one by the Triton worker, the runner given) and, on the runner given, checked against the references and timed exactly as the search measures it; the
  * outcome goes to runner_result.json in its folder. With profile_only it is launched once on fresh inputs and nothing
  * is checked, timed or written: the run Nsight Compute wraps (opt_ncu.c). */
 #include "pipeline/optimize_int.h"
@@ -56,6 +56,23 @@ static int write_result(const char *dir, const char *id, const cut_result *res, 
     return cut_opt_write_json(path, r, e);
 }
 
+int cut_opt_worker_lang(const char *control, cut_ks_lang *lang, cut_err *e)
+{
+    char dir[1200], id[64], kdir[1300], path[1400];
+    snprintf(path, sizeof path, "%s", control);
+    snprintf(dir, sizeof dir, "%s", dirname(path));
+    if (read_control(control, id, sizeof id, e) != 0 || find_kdir(dir, kdir, sizeof kdir, e) != 0)
+        return -1;
+    cut_kspec k;
+    memset(&k, 0, sizeof k);
+    snprintf(path, sizeof path, "%s/spec.json", kdir);
+    if (cut_kspec_load(path, &k, e) != 0)
+        return -1;
+    *lang = k.lang;
+    cut_kspec_free(&k);
+    return 0;
+}
+
 /* One launch on the work's inputs, outputs captured and dropped. */
 static int launch_once(kopt *ko, const cut_call *call, cut_result *res, cut_err *e)
 {
@@ -107,30 +124,32 @@ int cut_opt_worker(const cut_opt_opts *o, const char *control, cut_runner *r, in
     else if (cut_default_cache_dir(ko.cache, sizeof ko.cache, e) != 0)
         goto out;
     ko.copts.cache_dir = ko.cache;
-    snprintf(path, sizeof path, "%s/kernel.cu", dir);
+    const int triton = k.lang == CUT_KS_TRITON;
+    snprintf(path, sizeof path, "%s/%s", dir, cut_opt_src_name(&k));
     if (cut_read_file(path, &src, &len, e) != 0 || cut_kstate_tunables(&k, src, vals, e) != 0)
         goto out;
     if (!cut_kspec_allows(&k, vals, why, sizeof why)) {
         cut_err_set(e, "%s: restriction broken: %s", path, why);
         goto out;
     }
-    if (cut_kspec_call(&k, vals, &call, e) != 0 || cut_compile_one(src, "kernel.cu", &ko.copts, &bin, e) != 0 ||
-        cut_kspec_work(&k, &ko.work, e) != 0)
+    if (cut_kspec_call(&k, vals, &call, e) != 0 ||
+        (!triton && cut_compile_one(src, "kernel.cu", &ko.copts, &bin, e) != 0) || cut_kspec_work(&k, &ko.work, e) != 0)
         goto out;
-    if (!bin.ok) {
+    if (!triton && !bin.ok) {
         res->status = CUT_ST_COMPILE_ERROR;
         snprintf(res->error, sizeof res->error, "NVRTC: %.400s", bin.log ? bin.log : "");
         rc = profile_only ? 0 : write_result(dir, id, res, gpu, e);
         goto out;
     }
     call.src = src;
-    call.bin = &bin;
+    call.bin = triton ? NULL : &bin;
+    call.keep_dir = triton ? dir : NULL;
     if (profile_only) {
         rc = launch_once(&ko, &call, res, e);
         goto out;
     }
-    cut_kernel_src ks = {.src = src};
-    const cut_candidate cand = {.ks = &ks, .bin = &bin};
+    cut_kernel_src ks = {.src = src, .keep_dir = triton ? dir : NULL};
+    const cut_candidate cand = {.ks = &ks, .bin = call.bin};
     if (cut_opt_load_refs(&ko, e) != 0 || cut_kspec_run_candidates(&k, &ko.check, r, &cand, 1, res, e) != 0)
         goto out;
     rc = write_result(dir, id, res, gpu, e);

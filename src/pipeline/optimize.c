@@ -3,6 +3,8 @@
  *
  *   baseline/{control.json, result.json, kernel.cu, kernel.ptx, stdout.log, stderr.log, ref_<output>_<set>.bin}
  *   variants/<id>/{control.json, result.json, kernel.cu, kernel.ptx, candidate.diff, stdout.log, stderr.log}
+ *   (a Triton kernel: kernel.py, and what the Triton worker leaves on a GPU: kernel.ptx, kernel.ttgir, kernel.sass,
+ *   triton_meta.json)
  *   best -> variants/<id> (or baseline), trace.md, events.jsonl, search_state.json
  *   <outdir>/global_tactic_graph.json (moves and move-to-move transitions over every kernel)
  *
@@ -264,9 +266,6 @@ void cut_opt_kopt_free(kopt *ko)
 int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **runners, int nrunners,
                         cut_cand_gen *gen, cut_opt_summary *out, cut_err *e)
 {
-    if (k->lang != CUT_KS_CUDA) /* its variants are Python: NVRTC cannot build them, the CUDA worker cannot run them */
-        return cut_err_set(e, "%s is a Triton kernel: the optimizer does not run Triton variants yet (issue 18: "
-                              "tools/triton_worker.py checks and times one on its own)", k->name);
     kopt ko;
     memset(&ko, 0, sizeof ko);
     ko.o = o;
@@ -308,7 +307,9 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
     cfg.trials = o->budget_builds;
     cfg.batch = ko.nr < MAX_ROUND ? ko.nr : MAX_ROUND;
     cfg.seed = o->seed;
-    cfg.use_nvrtc = 1; /* also under emulation: the PTX finds transpositions, NVRTC's verdict is a variant's */
+    /* CUDA: NVRTC also under emulation (the PTX finds transpositions, NVRTC's verdict is a variant's); a Triton
+     * variant is compiled by Triton in the worker that measures it */
+    cfg.use_nvrtc = k->lang == CUT_KS_CUDA;
     cfg.copts = ko.copts;
     cut_task t;
     opt_task(&ko, &t);

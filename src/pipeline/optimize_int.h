@@ -144,6 +144,8 @@ void cut_opt_context(const kopt *ko, int node, cut_buf *b);
 
 /* ---- opt_build.c: one variant from ticket to result.json, and the baseline ---- */
 
+/* A variant's source file: kernel.py for a Triton spec, else kernel.cu. */
+const char *cut_opt_src_name(const cut_kspec *k);
 /* The task's codegen: materialises, diffs, patches and writes ticket's variant (variants/<id>/), tells the search the
  * state built and fills ks when it is to be compiled (0). -1 when it is not (its status in its vjob; a disk error is
  * stashed). */
