@@ -374,8 +374,14 @@ static int load_kernel(cut_export_opt *x, const char *opt_dir, const char *name,
     snprintf(x->kdir, sizeof x->kdir, "%s/kernels/_%s", opt_dir, name);
     snprintf(base_dir, sizeof base_dir, "%s/baseline", x->kdir);
     int rc = -1;
-    if (find_best(x, best, sizeof best, bdir, sizeof bdir, &best_ms, e) != 0 || load_spec(x, opt_dir, e) != 0 ||
-        read_text(base_dir, "kernel.cu", &base, e) != 0)
+    if (find_best(x, best, sizeof best, bdir, sizeof bdir, &best_ms, e) != 0 || load_spec(x, opt_dir, e) != 0)
+        goto out;
+    if (x->spec.lang == CUT_KS_TRITON) { /* a stand-alone CUDA project cannot hold it: its best is kernel.py */
+        cut_err_set(e, "%s is a Triton search: its best kernel is %s/kernel.py, a Python module to import; "
+                       "export writes CUDA projects only", name, bdir);
+        goto out;
+    }
+    if (read_text(base_dir, "kernel.cu", &base, e) != 0)
         goto out;
     want = cut_kstate_materialise(&x->spec, NULL);
     if (strcmp(base, want) != 0) {
