@@ -266,6 +266,8 @@ void cut_opt_kopt_free(kopt *ko)
 int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **runners, int nrunners,
                         cut_cand_gen *gen, cut_opt_summary *out, cut_err *e)
 {
+    if (!runners || nrunners < 1 || !gen)
+        return cut_err_set(e, "no runner to measure %s on, or no candidate generator", k->name);
     kopt ko;
     memset(&ko, 0, sizeof ko);
     ko.o = o;
