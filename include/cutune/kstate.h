@@ -114,6 +114,16 @@ char *cut_rule_avoid_atomics(const char *src, int block_level);
 char *cut_rule_pad_smem(const char *src);
 char *cut_rule_grouped_raster(const char *src);
 char *cut_rule_async_stage(const char *src);
+/* The Triton rewrites (src/ops/kernel/rules_triton.c lists what each recognises): a state's Python module in, the
+ * rewritten module out (malloc'd), NULL when nothing in its @triton.jit functions matches. Comments, strings and the
+ * tunables header are never touched. precision: Triton's name ("tf32", "tf32x3"). */
+char *cut_rule_triton_cache_cg(const char *src);
+char *cut_rule_triton_evict_first(const char *src);
+char *cut_rule_triton_hints(const char *src);
+char *cut_rule_triton_dot_precision(const char *src, const char *precision);
+char *cut_rule_triton_fast_math(const char *src);
+char *cut_rule_triton_avoid_atomics(const char *src);
+char *cut_rule_triton_grouped(const char *src);
 
 /* Move priors from profiling (Nsight Compute, a later issue) plug in here: weights per move for a state, multiplied
  * into the generator's predicted gains before priors are normalised (1: neutral). */

@@ -26,193 +26,21 @@
 #include "cutune/kstate.h"
 #include "cutune/util.h"
 
-#include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- tokens ---- */
-
-typedef enum { TK_IDENT, TK_NUM, TK_PUNCT } tk_kind;
-typedef struct tok {
-    tk_kind kind;
-    int start, end; /* byte offsets into the source */
-} tok;
-typedef struct toks {
-    int n, cap;
-    tok *t;
-    const char *src;
-} toks;
-
-static void tk_push(toks *ts, tk_kind k, int s, int e)
-{
-    if (ts->n == ts->cap) {
-        ts->cap = ts->cap ? 2 * ts->cap : 256;
-        ts->t = cut_xrealloc(ts->t, sizeof *ts->t * (size_t)ts->cap);
-    }
-    ts->t[ts->n++] = (tok){k, s, e};
-}
-
-/* Splits src into identifiers, numbers and punctuation, skipping blanks, comments, string and character literals and
- * preprocessor lines. Two-character operators the rules look at ("->", "==", "<<", ">>", "+=", ...) are one token. */
-static void tokenize(const char *src, toks *ts)
-{
-    memset(ts, 0, sizeof *ts);
-    ts->src = src;
-    const int n = (int)strlen(src);
-    int line_start = 1;
-    for (int i = 0; i < n;) {
-        const char c = src[i];
-        if (c == '\n') {
-            line_start = 1, i++;
-            continue;
-        }
-        if (isspace((unsigned char)c)) {
-            i++;
-            continue;
-        }
-        if (line_start && c == '#') { /* preprocessor line, with continuations */
-            while (i < n && !(src[i] == '\n' && src[i - 1] != '\\'))
-                i++;
-            continue;
-        }
-        line_start = 0;
-        if (c == '/' && i + 1 < n && src[i + 1] == '/') {
-            while (i < n && src[i] != '\n')
-                i++;
-        } else if (c == '/' && i + 1 < n && src[i + 1] == '*') {
-            const char *end = strstr(src + i + 2, "*/");
-            i = end ? (int)(end - src) + 2 : n;
-        } else if (c == '"' || c == '\'') {
-            int j = i + 1;
-            while (j < n && src[j] != c && src[j] != '\n')
-                j += src[j] == '\\' ? 2 : 1;
-            i = j + 1;
-        } else if (isalpha((unsigned char)c) || c == '_') {
-            int j = i;
-            while (j < n && (isalnum((unsigned char)src[j]) || src[j] == '_'))
-                j++;
-            tk_push(ts, TK_IDENT, i, j);
-            i = j;
-        } else if (isdigit((unsigned char)c) || (c == '.' && i + 1 < n && isdigit((unsigned char)src[i + 1]))) {
-            int j = i;
-            while (j < n && (isalnum((unsigned char)src[j]) || src[j] == '.' ||
-                             ((src[j] == '+' || src[j] == '-') && (src[j - 1] == 'e' || src[j - 1] == 'E'))))
-                j++;
-            tk_push(ts, TK_NUM, i, j);
-            i = j;
-        } else {
-            static const char *const two[] = {"->", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "+=", "-=",
-                                              "*=", "/=", "++", "--", "::"};
-            int len = 1;
-            for (size_t k = 0; k < CUT_ARRAY_LEN(two); k++)
-                if (i + 1 < n && c == two[k][0] && src[i + 1] == two[k][1])
-                    len = 2;
-            tk_push(ts, TK_PUNCT, i, i + len);
-            i += len;
-        }
-    }
-}
-
-static int tk_is(const toks *ts, int i, const char *s)
-{
-    if (i < 0 || i >= ts->n)
-        return 0;
-    const tok *t = &ts->t[i];
-    const size_t len = (size_t)(t->end - t->start);
-    return strlen(s) == len && memcmp(ts->src + t->start, s, len) == 0;
-}
-
-/* Index of the token closing the bracket at i ("(", "[", "{"), or -1. */
-static int tk_match(const toks *ts, int i)
-{
-    const char open = ts->src[ts->t[i].start];
-    const char close = open == '(' ? ')' : open == '[' ? ']' : '}';
-    int depth = 0;
-    for (int j = i; j < ts->n; j++) {
-        if (ts->t[j].kind != TK_PUNCT || ts->t[j].end - ts->t[j].start != 1)
-            continue;
-        const char c = ts->src[ts->t[j].start];
-        depth += c == open ? 1 : c == close ? -1 : 0;
-        if (depth == 0)
-            return j;
-    }
-    return -1;
-}
+#include "rtext.h"
 
 /* The parameter list of the __global__ function whose keyword is token i: the index of its "(" (its ")" is
- * tk_match of that), or -1 (a declaration without one). */
-static int global_params(const toks *ts, int i)
+ * cut_tk_match of that), or -1 (a declaration without one). */
+static int global_params(const cut_toks *ts, int i)
 {
     int j = i + 1;
-    while (j < ts->n && !tk_is(ts, j, "(") && !tk_is(ts, j, ";") && !tk_is(ts, j, "{"))
+    while (j < ts->n && !cut_tk_is(ts, j, "(") && !cut_tk_is(ts, j, ";") && !cut_tk_is(ts, j, "{"))
         j++;
-    return tk_is(ts, j, "(") ? j : -1;
+    return cut_tk_is(ts, j, "(") ? j : -1;
 }
-
-/* ---- edits: replacements of byte ranges, applied back to front ---- */
-
-typedef struct edit {
-    int start, end;
-    char *text; /* owned */
-} edit;
-typedef struct edits {
-    int n, cap;
-    edit *e;
-} edits;
-
-static void ed_add(edits *es, int start, int end, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void ed_add(edits *es, int start, int end, const char *fmt, ...)
-{
-    if (es->n == es->cap) {
-        es->cap = es->cap ? 2 * es->cap : 16;
-        es->e = cut_xrealloc(es->e, sizeof *es->e * (size_t)es->cap);
-    }
-    va_list ap, ap2;
-    va_start(ap, fmt);
-    va_copy(ap2, ap);
-    const int len = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    char *text = cut_xmalloc((size_t)len + 1);
-    vsnprintf(text, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-    es->e[es->n++] = (edit){start, end, text};
-}
-
-static int ed_cmp(const void *a, const void *b)
-{
-    const edit *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
-/* Applies the edits (non-overlapping) to src; NULL when there are none. Frees the edits. */
-static char *ed_apply(const char *src, edits *es)
-{
-    if (es->n == 0) {
-        free(es->e);
-        return NULL;
-    }
-    qsort(es->e, (size_t)es->n, sizeof *es->e, ed_cmp);
-    cut_buf b;
-    cut_buf_init(&b);
-    int at = 0;
-    for (int i = 0; i < es->n; i++) {
-        if (es->e[i].start < at) /* overlapping: keep the first */
-            continue;
-        cut_buf_append(&b, src + at, (size_t)(es->e[i].start - at));
-        cut_buf_append(&b, es->e[i].text, strlen(es->e[i].text));
-        at = es->e[i].end;
-    }
-    cut_buf_append(&b, src + at, strlen(src + at) + 1);
-    for (int i = 0; i < es->n; i++)
-        free(es->e[i].text);
-    free(es->e);
-    return b.data;
-}
-
-/* The source text of tokens [a, b] (inclusive), as "%.*s" arguments. */
-#define TK_SPAN(ts, a, b) (ts)->t[b].end - (ts)->t[a].start, (ts)->src + (ts)->t[a].start
 
 /* ---- cache_policy_cg ---- */
 
@@ -222,13 +50,6 @@ static char *ed_apply(const char *src, edits *es)
  * also declared any other way (a __device__ function's parameter, `const T *v = reinterpret_cast<..>(&t)`, a local
  * without an initialiser) is left alone. */
 
-static int same_tok(const toks *ts, int a, int b)
-{
-    const tok *x = &ts->t[a], *y = &ts->t[b];
-    return x->end - x->start == y->end - y->start && memcmp(ts->src + x->start, ts->src + y->start,
-                                                            (size_t)(x->end - x->start)) == 0;
-}
-
 typedef struct ptr_names {
     int n;
     int tok[64];    /* the declared name's token */
@@ -237,11 +58,11 @@ typedef struct ptr_names {
 
 /* 1 when tok i is the name of a declaration classified global, 0 otherwise; -1 when the name is declared another
  * way too. */
-static int name_global(const toks *ts, const ptr_names *pn, int i)
+static int name_global(const cut_toks *ts, const ptr_names *pn, int i)
 {
     int seen = 0;
     for (int k = 0; k < pn->n; k++)
-        if (same_tok(ts, i, pn->tok[k])) {
+        if (cut_tk_same(ts, i, pn->tok[k])) {
             if (!pn->global[k])
                 return -1;
             seen = 1;
@@ -251,28 +72,28 @@ static int name_global(const toks *ts, const ptr_names *pn, int i)
 
 /* Whether tokens [a, b) are an initialiser or address computed from a global pointer: no `&`, and the first
  * identifier (casts and parentheses skipped) names one. */
-static int derived_from_global(const toks *ts, const ptr_names *pn, int a, int b)
+static int derived_from_global(const cut_toks *ts, const ptr_names *pn, int a, int b)
 {
     int first = -1;
     for (int i = a; i < b; i++) {
-        if (tk_is(ts, i, "&"))
+        if (cut_tk_is(ts, i, "&"))
             return 0;
-        if (first < 0 && ts->t[i].kind == TK_IDENT)
+        if (first < 0 && ts->t[i].kind == CUT_TK_IDENT)
             first = i;
     }
     return first >= 0 && name_global(ts, pn, first) == 1;
 }
 
 /* End of a declaration's initialiser starting at i: the `,` or `;` at depth 0. */
-static int init_end(const toks *ts, int i)
+static int init_end(const cut_toks *ts, int i)
 {
     int depth = 0;
     for (; i < ts->n; i++) {
-        if (tk_is(ts, i, "(") || tk_is(ts, i, "[") || tk_is(ts, i, "{"))
+        if (cut_tk_is(ts, i, "(") || cut_tk_is(ts, i, "[") || cut_tk_is(ts, i, "{"))
             depth++;
-        else if (tk_is(ts, i, ")") || tk_is(ts, i, "]") || tk_is(ts, i, "}"))
+        else if (cut_tk_is(ts, i, ")") || cut_tk_is(ts, i, "]") || cut_tk_is(ts, i, "}"))
             depth--;
-        else if (depth == 0 && (tk_is(ts, i, ",") || tk_is(ts, i, ";")))
+        else if (depth == 0 && (cut_tk_is(ts, i, ",") || cut_tk_is(ts, i, ";")))
             return i;
         if (depth < 0)
             return i;
@@ -281,12 +102,12 @@ static int init_end(const toks *ts, int i)
 }
 
 /* Every `const T *name` declaration in order, each classified. */
-static void const_pointer_names(const toks *ts, ptr_names *pn)
+static void const_pointer_names(const cut_toks *ts, ptr_names *pn)
 {
     int kparams[32][2], nk = 0; /* parameter lists of __global__ functions, as token ranges */
     for (int i = 0; i < ts->n && nk < 32; i++)
-        if (tk_is(ts, i, "__global__")) {
-            const int j = global_params(ts, i), close = j >= 0 ? tk_match(ts, j) : -1;
+        if (cut_tk_is(ts, i, "__global__")) {
+            const int j = global_params(ts, i), close = j >= 0 ? cut_tk_match(ts, j) : -1;
             if (close > 0) {
                 kparams[nk][0] = j;
                 kparams[nk++][1] = close;
@@ -294,22 +115,22 @@ static void const_pointer_names(const toks *ts, ptr_names *pn)
         }
     pn->n = 0;
     for (int i = 0; i + 2 < ts->n && pn->n < (int)CUT_ARRAY_LEN(pn->tok); i++) {
-        if (!tk_is(ts, i, "const"))
+        if (!cut_tk_is(ts, i, "const"))
             continue;
         int j = i + 1;
-        while (j < ts->n && ts->t[j].kind == TK_IDENT && !tk_is(ts, j + 0, "__restrict__"))
+        while (j < ts->n && ts->t[j].kind == CUT_TK_IDENT && !cut_tk_is(ts, j + 0, "__restrict__"))
             j++;
-        if (j == i + 1 || !tk_is(ts, j, "*"))
+        if (j == i + 1 || !cut_tk_is(ts, j, "*"))
             continue;
         j++;
-        while (tk_is(ts, j, "__restrict__") || tk_is(ts, j, "const"))
+        while (cut_tk_is(ts, j, "__restrict__") || cut_tk_is(ts, j, "const"))
             j++;
-        if (j >= ts->n || ts->t[j].kind != TK_IDENT || tk_is(ts, j + 1, "("))
+        if (j >= ts->n || ts->t[j].kind != CUT_TK_IDENT || cut_tk_is(ts, j + 1, "("))
             continue;
         int global = 0;
         for (int k = 0; k < nk; k++)
             global |= j > kparams[k][0] && j < kparams[k][1];
-        if (!global && tk_is(ts, j + 1, "="))
+        if (!global && cut_tk_is(ts, j + 1, "="))
             global = derived_from_global(ts, pn, j + 2, init_end(ts, j + 2));
         pn->tok[pn->n] = j;
         pn->global[pn->n++] = global;
@@ -326,36 +147,36 @@ static int is_decl(const ptr_names *pn, int i)
 
 char *cut_rule_cache_cg(const char *src)
 {
-    toks ts;
-    tokenize(src, &ts);
+    cut_toks ts;
+    cut_tk_c(src, &ts);
     ptr_names pn;
     const_pointer_names(&ts, &pn);
-    edits es = {0};
+    cut_edits es = {0};
     for (int i = 1; i + 1 < ts.n; i++) {
         /* p[i] of a global const pointer, not already an operand of & (as in __ldcg(&p[i])) */
-        if (ts.t[i].kind == TK_IDENT && tk_is(&ts, i + 1, "[") && !tk_is(&ts, i - 1, "&") &&
-            !tk_is(&ts, i - 1, ".") && !tk_is(&ts, i - 1, "->") && !is_decl(&pn, i) && name_global(&ts, &pn, i) == 1) {
-            const int close = tk_match(&ts, i + 1);
-            if (close > 0 && !tk_is(&ts, close + 1, "[") && !tk_is(&ts, close + 1, "=")) {
-                ed_add(&es, ts.t[i].start, ts.t[close].end, "__ldcg(&%.*s)", TK_SPAN(&ts, i, close));
+        if (ts.t[i].kind == CUT_TK_IDENT && cut_tk_is(&ts, i + 1, "[") && !cut_tk_is(&ts, i - 1, "&") &&
+            !cut_tk_is(&ts, i - 1, ".") && !cut_tk_is(&ts, i - 1, "->") && !is_decl(&pn, i) && name_global(&ts, &pn, i) == 1) {
+            const int close = cut_tk_match(&ts, i + 1);
+            if (close > 0 && !cut_tk_is(&ts, close + 1, "[") && !cut_tk_is(&ts, close + 1, "=")) {
+                cut_ed_add(&es, ts.t[i].start, ts.t[close].end, "__ldcg(&%.*s)", CUT_TK_SPAN(&ts, i, close));
                 i = close;
             }
         }
         /* *reinterpret_cast<const T *>(e) as an rvalue, e an address computed from a global const pointer */
-        if (tk_is(&ts, i, "*") && tk_is(&ts, i + 1, "reinterpret_cast") && tk_is(&ts, i + 2, "<") &&
-            tk_is(&ts, i + 3, "const") && (tk_is(&ts, i - 1, "=") || tk_is(&ts, i - 1, "(") || tk_is(&ts, i - 1, ","))) {
+        if (cut_tk_is(&ts, i, "*") && cut_tk_is(&ts, i + 1, "reinterpret_cast") && cut_tk_is(&ts, i + 2, "<") &&
+            cut_tk_is(&ts, i + 3, "const") && (cut_tk_is(&ts, i - 1, "=") || cut_tk_is(&ts, i - 1, "(") || cut_tk_is(&ts, i - 1, ","))) {
             int j = i + 3;
-            while (j < ts.n && !tk_is(&ts, j, ">"))
+            while (j < ts.n && !cut_tk_is(&ts, j, ">"))
                 j++;
-            const int close = tk_is(&ts, j + 1, "(") ? tk_match(&ts, j + 1) : -1;
-            if (close > 0 && !tk_is(&ts, close + 1, "=") && derived_from_global(&ts, &pn, j + 2, close)) {
-                ed_add(&es, ts.t[i].start, ts.t[close].end, "__ldcg(%.*s)", TK_SPAN(&ts, i + 1, close));
+            const int close = cut_tk_is(&ts, j + 1, "(") ? cut_tk_match(&ts, j + 1) : -1;
+            if (close > 0 && !cut_tk_is(&ts, close + 1, "=") && derived_from_global(&ts, &pn, j + 2, close)) {
+                cut_ed_add(&es, ts.t[i].start, ts.t[close].end, "__ldcg(%.*s)", CUT_TK_SPAN(&ts, i + 1, close));
                 i = close;
             }
         }
     }
     free(ts.t);
-    return ed_apply(src, &es);
+    return cut_ed_apply(src, &es);
 }
 
 /* ---- softmax_math_fusion ---- */
@@ -364,25 +185,25 @@ char *cut_rule_math_fusion(const char *src)
 {
     static const char *const fast[][2] = {{"expf", "__expf"}, {"logf", "__logf"}, {"sinf", "__sinf"},
                                           {"cosf", "__cosf"}, {"powf", "__powf"}};
-    toks ts;
-    tokenize(src, &ts);
-    edits es = {0};
+    cut_toks ts;
+    cut_tk_c(src, &ts);
+    cut_edits es = {0};
     for (int i = 0; i < ts.n; i++) {
         for (size_t k = 0; k < CUT_ARRAY_LEN(fast); k++)
-            if (tk_is(&ts, i, fast[k][0]) && tk_is(&ts, i + 1, "("))
-                ed_add(&es, ts.t[i].start, ts.t[i].end, "%s", fast[k][1]);
+            if (cut_tk_is(&ts, i, fast[k][0]) && cut_tk_is(&ts, i + 1, "("))
+                cut_ed_add(&es, ts.t[i].start, ts.t[i].end, "%s", fast[k][1]);
         /* 1.0f / sqrtf(x) -> rsqrtf(x) */
-        if (ts.t[i].kind == TK_NUM && tk_is(&ts, i + 1, "/") && tk_is(&ts, i + 2, "sqrtf") && tk_is(&ts, i + 3, "(") &&
-            (tk_is(&ts, i, "1.0f") || tk_is(&ts, i, "1.f") || tk_is(&ts, i, "1.0"))) {
-            const int close = tk_match(&ts, i + 3);
+        if (ts.t[i].kind == CUT_TK_NUM && cut_tk_is(&ts, i + 1, "/") && cut_tk_is(&ts, i + 2, "sqrtf") && cut_tk_is(&ts, i + 3, "(") &&
+            (cut_tk_is(&ts, i, "1.0f") || cut_tk_is(&ts, i, "1.f") || cut_tk_is(&ts, i, "1.0"))) {
+            const int close = cut_tk_match(&ts, i + 3);
             if (close > 0) {
-                ed_add(&es, ts.t[i].start, ts.t[close].end, "rsqrtf%.*s", TK_SPAN(&ts, i + 3, close));
+                cut_ed_add(&es, ts.t[i].start, ts.t[close].end, "rsqrtf%.*s", CUT_TK_SPAN(&ts, i + 3, close));
                 i = close;
             }
         }
     }
     free(ts.t);
-    return ed_apply(src, &es);
+    return cut_ed_apply(src, &es);
 }
 
 /* ---- avoid_atomics_reduce ---- */
@@ -392,33 +213,33 @@ char *cut_rule_math_fusion(const char *src)
 
 char *cut_rule_avoid_atomics(const char *src, int block_level)
 {
-    toks ts;
-    tokenize(src, &ts);
-    edits es = {0};
+    cut_toks ts;
+    cut_tk_c(src, &ts);
+    cut_edits es = {0};
     for (int i = 1; i + 1 < ts.n; i++) {
-        if (!tk_is(&ts, i, "atomicAdd") || !tk_is(&ts, i + 1, "(") ||
-            !(tk_is(&ts, i - 1, ";") || tk_is(&ts, i - 1, "{") || tk_is(&ts, i - 1, "}")))
+        if (!cut_tk_is(&ts, i, "atomicAdd") || !cut_tk_is(&ts, i + 1, "(") ||
+            !(cut_tk_is(&ts, i - 1, ";") || cut_tk_is(&ts, i - 1, "{") || cut_tk_is(&ts, i - 1, "}")))
             continue;
-        const int close = tk_match(&ts, i + 1);
-        if (close < 0 || !tk_is(&ts, close + 1, ";"))
+        const int close = cut_tk_match(&ts, i + 1);
+        if (close < 0 || !cut_tk_is(&ts, close + 1, ";"))
             continue;
         int comma = -1, depth = 0;
         for (int j = i + 2; j < close; j++) {
-            depth += tk_is(&ts, j, "(") || tk_is(&ts, j, "[") ? 1 : tk_is(&ts, j, ")") || tk_is(&ts, j, "]") ? -1 : 0;
-            if (depth == 0 && tk_is(&ts, j, ","))
+            depth += cut_tk_is(&ts, j, "(") || cut_tk_is(&ts, j, "[") ? 1 : cut_tk_is(&ts, j, ")") || cut_tk_is(&ts, j, "]") ? -1 : 0;
+            if (depth == 0 && cut_tk_is(&ts, j, ","))
                 comma = j;
         }
-        if (comma < 0 || comma == i + 2 || comma + 1 == close || tk_is(&ts, comma + 1, "_cut_v"))
+        if (comma < 0 || comma == i + 2 || comma + 1 == close || cut_tk_is(&ts, comma + 1, "_cut_v"))
             continue; /* malformed, or already aggregated */
         if (!block_level)
-            ed_add(&es, ts.t[i].start, ts.t[close + 1].end,
+            cut_ed_add(&es, ts.t[i].start, ts.t[close + 1].end,
                    "{ /* cutune: warp-aggregated atomic */\n"
                    "        auto _cut_v = (%.*s);\n"
                    "        " WARP_SUM "\n"
                    "        if ((" LINEAR_TID " & 31u) == 0) atomicAdd(%.*s, _cut_v); }",
-                   TK_SPAN(&ts, comma + 1, close - 1), TK_SPAN(&ts, i + 2, comma - 1));
+                   CUT_TK_SPAN(&ts, comma + 1, close - 1), CUT_TK_SPAN(&ts, i + 2, comma - 1));
         else
-            ed_add(&es, ts.t[i].start, ts.t[close + 1].end,
+            cut_ed_add(&es, ts.t[i].start, ts.t[close + 1].end,
                    "{ /* cutune: block-aggregated atomic */\n"
                    "        auto _cut_v = (%.*s);\n"
                    "        const unsigned _cut_t = " LINEAR_TID ";\n"
@@ -432,39 +253,39 @@ char *cut_rule_avoid_atomics(const char *src, int block_level)
                    "            " WARP_SUM "\n"
                    "            if (_cut_t == 0) atomicAdd(%.*s, _cut_v);\n"
                    "        } }",
-                   TK_SPAN(&ts, comma + 1, close - 1), TK_SPAN(&ts, i + 2, comma - 1));
+                   CUT_TK_SPAN(&ts, comma + 1, close - 1), CUT_TK_SPAN(&ts, i + 2, comma - 1));
         i = close + 1;
     }
     free(ts.t);
-    return ed_apply(src, &es);
+    return cut_ed_apply(src, &es);
 }
 
 /* ---- pad_tail_and_mask: 2-D shared arrays ---- */
 
 char *cut_rule_pad_smem(const char *src)
 {
-    toks ts;
-    tokenize(src, &ts);
-    edits es = {0};
+    cut_toks ts;
+    cut_tk_c(src, &ts);
+    cut_edits es = {0};
     for (int i = 0; i < ts.n; i++) {
-        if (!tk_is(&ts, i, "__shared__"))
+        if (!cut_tk_is(&ts, i, "__shared__"))
             continue;
         int j = i + 1;
-        while (j < ts.n && ts.t[j].kind == TK_IDENT && !tk_is(&ts, j + 1, "["))
+        while (j < ts.n && ts.t[j].kind == CUT_TK_IDENT && !cut_tk_is(&ts, j + 1, "["))
             j++;
-        if (j >= ts.n || !tk_is(&ts, j + 1, "["))
+        if (j >= ts.n || !cut_tk_is(&ts, j + 1, "["))
             continue;
-        const int c1 = tk_match(&ts, j + 1);
-        if (c1 < 0 || !tk_is(&ts, c1 + 1, "["))
+        const int c1 = cut_tk_match(&ts, j + 1);
+        if (c1 < 0 || !cut_tk_is(&ts, c1 + 1, "["))
             continue;
-        const int c2 = tk_match(&ts, c1 + 1);
-        if (c2 < 0 || tk_is(&ts, c2 + 1, "[") || (tk_is(&ts, c2 - 2, "+") && tk_is(&ts, c2 - 1, "1")))
+        const int c2 = cut_tk_match(&ts, c1 + 1);
+        if (c2 < 0 || cut_tk_is(&ts, c2 + 1, "[") || (cut_tk_is(&ts, c2 - 2, "+") && cut_tk_is(&ts, c2 - 1, "1")))
             continue; /* 3-D, or padded already */
-        ed_add(&es, ts.t[c1 + 1].start, ts.t[c2].end, "[%.*s + 1]", TK_SPAN(&ts, c1 + 2, c2 - 1));
+        cut_ed_add(&es, ts.t[c1 + 1].start, ts.t[c2].end, "[%.*s + 1]", CUT_TK_SPAN(&ts, c1 + 2, c2 - 1));
         i = c2;
     }
     free(ts.t);
-    return ed_apply(src, &es);
+    return cut_ed_apply(src, &es);
 }
 
 /* ---- grouped_gemm_colmajor ---- */
@@ -473,28 +294,28 @@ char *cut_rule_pad_smem(const char *src)
 
 char *cut_rule_grouped_raster(const char *src)
 {
-    toks ts;
-    tokenize(src, &ts);
-    edits es = {0};
+    cut_toks ts;
+    cut_tk_c(src, &ts);
+    cut_edits es = {0};
     for (int i = 0; i < ts.n; i++) {
-        if (!tk_is(&ts, i, "__global__"))
+        if (!cut_tk_is(&ts, i, "__global__"))
             continue;
-        const int j = global_params(&ts, i), pclose = j >= 0 ? tk_match(&ts, j) : -1;
-        if (pclose < 0 || !tk_is(&ts, pclose + 1, "{"))
+        const int j = global_params(&ts, i), pclose = j >= 0 ? cut_tk_match(&ts, j) : -1;
+        if (pclose < 0 || !cut_tk_is(&ts, pclose + 1, "{"))
             continue;
-        const int body = pclose + 1, bclose = tk_match(&ts, body);
+        const int body = pclose + 1, bclose = cut_tk_match(&ts, body);
         if (bclose < 0)
             break;
         int has_x = 0, has_y = 0, done = 0;
         for (int k = body; k < bclose; k++) {
-            done |= tk_is(&ts, k, "_cut_bx");
-            if (tk_is(&ts, k, "blockIdx") && tk_is(&ts, k + 1, ".")) {
-                has_x |= tk_is(&ts, k + 2, "x");
-                has_y |= tk_is(&ts, k + 2, "y");
+            done |= cut_tk_is(&ts, k, "_cut_bx");
+            if (cut_tk_is(&ts, k, "blockIdx") && cut_tk_is(&ts, k + 1, ".")) {
+                has_x |= cut_tk_is(&ts, k + 2, "x");
+                has_y |= cut_tk_is(&ts, k + 2, "y");
             }
         }
         if (has_x && has_y && !done) {
-            ed_add(&es, ts.t[body].end, ts.t[body].end,
+            cut_ed_add(&es, ts.t[body].end, ts.t[body].end,
                    "\n    /* cutune: grouped column-major raster, groups of %d block rows (L2 reuse) */\n"
                    "    const unsigned _cut_pid = blockIdx.y * gridDim.x + blockIdx.x;\n"
                    "    const unsigned _cut_in_group = %uu * gridDim.x;\n"
@@ -504,13 +325,13 @@ char *cut_rule_grouped_raster(const char *src)
                    "    const unsigned _cut_bx = (_cut_pid %% _cut_in_group) / _cut_rows;",
                    GROUP_ROWS, GROUP_ROWS, GROUP_ROWS, GROUP_ROWS);
             for (int k = body; k < bclose; k++)
-                if (tk_is(&ts, k, "blockIdx") && tk_is(&ts, k + 1, ".") && (tk_is(&ts, k + 2, "x") || tk_is(&ts, k + 2, "y")))
-                    ed_add(&es, ts.t[k].start, ts.t[k + 2].end, "%s", tk_is(&ts, k + 2, "x") ? "_cut_bx" : "_cut_by");
+                if (cut_tk_is(&ts, k, "blockIdx") && cut_tk_is(&ts, k + 1, ".") && (cut_tk_is(&ts, k + 2, "x") || cut_tk_is(&ts, k + 2, "y")))
+                    cut_ed_add(&es, ts.t[k].start, ts.t[k + 2].end, "%s", cut_tk_is(&ts, k + 2, "x") ? "_cut_bx" : "_cut_by");
         }
         i = bclose;
     }
     free(ts.t);
-    return ed_apply(src, &es);
+    return cut_ed_apply(src, &es);
 }
 
 /* ---- enable_async_pipeline: a marked staging copy ---- */
@@ -519,9 +340,9 @@ char *cut_rule_grouped_raster(const char *src)
 
 char *cut_rule_async_stage(const char *src)
 {
-    toks ts;
-    tokenize(src, &ts);
-    edits es = {0};
+    cut_toks ts;
+    cut_tk_c(src, &ts);
+    cut_edits es = {0};
     for (const char *m = strstr(src, STAGE_MARK); m; m = strstr(m + 1, STAGE_MARK)) {
         const char *nl = strchr(m, '\n');
         if (!nl)
@@ -531,31 +352,31 @@ char *cut_rule_async_stage(const char *src)
         while (i < ts.n && ts.t[i].start < at)
             i++;
         /* DST[..]..[..] = SRC[..]..[..]; */
-        if (i >= ts.n || ts.t[i].kind != TK_IDENT || !tk_is(&ts, i + 1, "["))
+        if (i >= ts.n || ts.t[i].kind != CUT_TK_IDENT || !cut_tk_is(&ts, i + 1, "["))
             continue;
         int j = i + 1;
-        while (tk_is(&ts, j, "["))
-            j = tk_match(&ts, j) + 1;
-        if (j <= 0 || !tk_is(&ts, j, "=") || ts.t[j + 1].kind != TK_IDENT || !tk_is(&ts, j + 2, "["))
+        while (cut_tk_is(&ts, j, "["))
+            j = cut_tk_match(&ts, j) + 1;
+        if (j <= 0 || !cut_tk_is(&ts, j, "=") || ts.t[j + 1].kind != CUT_TK_IDENT || !cut_tk_is(&ts, j + 2, "["))
             continue;
         int k = j + 2;
-        while (tk_is(&ts, k, "["))
-            k = tk_match(&ts, k) + 1;
-        if (k <= 0 || !tk_is(&ts, k, ";"))
+        while (cut_tk_is(&ts, k, "["))
+            k = cut_tk_match(&ts, k) + 1;
+        if (k <= 0 || !cut_tk_is(&ts, k, ";"))
             continue;
         int sync = k + 1;
-        while (sync < ts.n && !tk_is(&ts, sync, "__syncthreads"))
+        while (sync < ts.n && !cut_tk_is(&ts, sync, "__syncthreads"))
             sync++;
         if (sync >= ts.n)
             continue;
-        ed_add(&es, ts.t[i].start, ts.t[k].end,
+        cut_ed_add(&es, ts.t[i].start, ts.t[k].end,
                "asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], %%2;\\n\" :: "
                "\"r\"((unsigned)__cvta_generic_to_shared(&%.*s)), \"l\"(&%.*s), \"n\"(sizeof(%.*s)));",
-               TK_SPAN(&ts, i, j - 1), TK_SPAN(&ts, j + 1, k - 1), TK_SPAN(&ts, j + 1, k - 1));
-        ed_add(&es, ts.t[sync].start, ts.t[sync].start, "asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n    ");
+               CUT_TK_SPAN(&ts, i, j - 1), CUT_TK_SPAN(&ts, j + 1, k - 1), CUT_TK_SPAN(&ts, j + 1, k - 1));
+        cut_ed_add(&es, ts.t[sync].start, ts.t[sync].start, "asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n    ");
     }
     free(ts.t);
-    return ed_apply(src, &es);
+    return cut_ed_apply(src, &es);
 }
 
 /* ---- tunables ---- */
@@ -632,6 +453,12 @@ static int propose_text(gen_state *g, cut_move m, const char *label, double gain
     }
     free(new_src);
     return rc;
+}
+
+/* propose_text as the Triton rules' emit (rtext.h): the move's gain plus the rule's bonus. */
+static int emit_text(void *ctx, cut_move m, const char *label, double bonus, char *new_src)
+{
+    return propose_text(ctx, m, label, rule_gain(m, 1) + bonus, new_src);
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -761,9 +588,9 @@ static int rules_propose(void *ctx, const cut_kspec *k, const char *src, const c
                      .evals_left = REPAIR_EVALS};
     g->configs = cut_xcalloc(max > 0 ? (size_t)max : 1, sizeof *g->configs);
     int rc = 0;
-    /* the text rewrites read CUDA C++: a Triton state gets the tunable moves (its block sizes, warps and stages) */
+    /* a Triton state: its tunables (block sizes, warps, stages), then the Python rewrites (rules_triton.c) */
     if (k->lang == CUT_KS_TRITON)
-        rc = propose_tunables(g);
+        rc = propose_tunables(g) != 0 || cut_rules_triton_propose(src, emit_text, g) != 0 ? -1 : 0;
     else if (propose_tunables(g) != 0 ||
         propose_text(g, CUT_MV_AVOID_ATOMICS, "warp-aggregated atomicAdd", rule_gain(CUT_MV_AVOID_ATOMICS, 1),
                      cut_rule_avoid_atomics(src, 0)) != 0 ||
