@@ -617,8 +617,8 @@ static void test_check_sizes(void **state)
 }
 
 /* A Triton spec (issue 18): parsed, its block 32 * num_warps, its state a Python header of assignments read back,
- * the rules' tunable moves on it as diffs of those lines (num_stages as the async pipeline's move, no CUDA text
- * rewrite), written and parsed again; a launch.block, an entry without @triton.jit refused; the optimizer refuses to
+ * the rules' tunable moves on it as diffs of those lines (num_stages as the async pipeline's move) beside its Python
+ * rewrites (rules_triton.c; no CUDA text rewrite), written and parsed again; a launch.block, an entry without @triton.jit refused; the optimizer refuses to
  * run it until its Triton worker is wired in. */
 static const char triton_spec[] =
     "{\"name\": \"tsoftmax\", \"language\": \"triton\", \"entry\": \"softmax_kernel\",\n"
@@ -681,14 +681,21 @@ static void test_triton_spec(void **state)
     assert_int_equal(cut_kstate_tunables(&k, bad, vals, &e), -1);
     assert_non_null(strstr(e.msg, "tunable BLOCK: 100 is not one of its allowed values"));
     free(bad);
-    /* the rules: only tunable moves, each a diff of the header's assignments */
+    /* the rules: tunable moves, each a diff of the header's assignments; then the Python rewrites, which leave the
+     * header alone: cache_modifier and eviction_policy on the load, the offsets' hints, exp2 */
     cut_cand_gen *g = cut_rules_gen_new();
     cut_proposal p[32];
     const int n = cut_cand_gen_propose(g, &k, src, NULL, "/tmp", p, 32, &e);
     assert_true(n >= 3);
-    int block = 0, stages = 0;
+    int block = 0, stages = 0, rewrites = 0;
     for (int i = 0; i < n; i++) {
-        assert_true(p[i].move == CUT_MV_BLOCK_SIZES || p[i].move == CUT_MV_ASYNC_PIPELINE);
+        if (p[i].move != CUT_MV_BLOCK_SIZES && p[i].move != CUT_MV_ASYNC_PIPELINE) {
+            assert_true(p[i].move == CUT_MV_CACHE_CG || p[i].move == CUT_MV_VECTORIZE ||
+                        p[i].move == CUT_MV_MATH_FUSION);
+            assert_null(strstr(p[i].diff, "\n-BLOCK = "));
+            assert_null(strstr(p[i].diff, "\n-num_"));
+            rewrites++;
+        }
         if (!strcmp(p[i].label, "BLOCK 128 -> 256"))
             block = strstr(p[i].diff, "-BLOCK = 128\n+BLOCK = 256\n") != NULL;
         if (!strcmp(p[i].label, "num_stages 2 -> 3"))
@@ -697,6 +704,7 @@ static void test_triton_spec(void **state)
     }
     assert_true(block);
     assert_true(stages);
+    assert_int_equal(rewrites, 4);
     cut_cand_gen_free(g);
     free(src);
     /* written and read again: still Triton, no block or smem */

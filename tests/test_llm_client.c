@@ -1,16 +1,21 @@
 /* cutune's OpenAI-compatible client (cutune/llm.h) against a scripted server on loopback (tests/llm_server.py): a
  * good reply and its usage, the request it sent, 429 with Retry-After then success, 5xx retried with backoff and
  * given up, a reply slower than the timeout, a 10 MB reply, malformed JSON, an error body that echoes the key
- * (redacted), the request budget, the Responses API; and the key never in an error. */
+ * (redacted), the request budget, the Responses API; and the key never in an error. Also the LLM generator's prompt
+ * and reply for a Triton spec (test_llm_gen_triton). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cutune/kstate.h"
 #include "cutune/llm.h"
+#include "cutune/llm_gen.h"
 #include "cutune/util.h"
 #include "testutil.h"
+
+#include <cjson/cJSON.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -234,6 +239,83 @@ static void test_responses_api_and_setup(void **state)
     assert_null(strstr(e.msg, KEY));
 }
 
+/* The generator on a Triton spec (cutune/llm_gen.h): the Triton system prompt (the moves in Triton's terms, kernel.py
+ * in a ```python block), and a reply with the whole new module in a ```python block becomes a proposal whose diff
+ * gives that module. */
+static const char triton_spec[] =
+    "{\"name\": \"tcopy\", \"language\": \"triton\", \"entry\": \"copy_kernel\",\n"
+    " \"source\": \"import triton\\nimport triton.language as tl\\n\\n@triton.jit\\n"
+    "def copy_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):\\n    row = tl.program_id(0)\\n"
+    "    offs = tl.arange(0, BLOCK)\\n    x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols)\\n"
+    "    tl.store(y_ptr + row * n_cols + offs, x, mask=offs < n_cols)\\n\",\n"
+    " \"sizes\": {\"ROWS\": 4, \"COLS\": 100},\n"
+    " \"tunables\": {\"BLOCK\": [128, 256], \"num_warps\": [4, 8]},\n"
+    " \"launch\": {\"grid\": [\"ROWS\"]},\n"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"ROWS\", \"COLS\"], \"init\": \"randn\", \"seed\": 1}],\n"
+    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"ROWS\", \"COLS\"]}],\n"
+    " \"scalars\": [{\"name\": \"n_cols\", \"dtype\": \"i32\", \"value\": \"COLS\"}],\n"
+    " \"args\": [\"x\", \"y\", \"n_cols\"], \"tolerance\": {\"atol\": 0, \"rtol\": 0}}";
+
+static void test_llm_gen_triton(void **state)
+{
+    (void)state;
+    cut_kspec k;
+    cut_err e = {{0}};
+    if (cut_kspec_parse(triton_spec, strlen(triton_spec), NULL, &k, &e) != 0)
+        fail_msg("%s", e.msg);
+    char *src = cut_kstate_materialise(&k, NULL);
+    char *module = cut_rule_triton_cache_cg(src);
+    assert_non_null(module);
+    /* the script: one reply, the new module in a ```python block */
+    cut_buf reply;
+    cut_buf_init(&reply);
+    cut_buf_printf(&reply, "MOVE: cache_policy_cg GAIN: 0.1\nThe loads bypass L1:\n```python\n%s```\n", module);
+    cJSON *script = cJSON_CreateArray(), *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "text", reply.data);
+    cJSON_AddItemToArray(script, r);
+    char *json = cJSON_PrintUnformatted(script);
+    cJSON_Delete(script);
+    cut_buf_free(&reply);
+    server s;
+    server_start(json, &s);
+    free(json);
+    cut_llm_gen_cfg cfg = {.api = {.base_url = s.url, .model = "test-model", .timeout_s = 10, .max_retries = 0},
+                           .per_expansion = 1};
+    cut_cand_gen *g = cut_llm_gen_new(&cfg, &e);
+    if (!g) {
+        server_stop(&s);
+        fail_msg("%s", e.msg);
+    }
+    char *dir = tu_tmpdir("llm_gen_triton");
+    cut_proposal p[4];
+    const int n = g->propose(g->ctx, &k, src, NULL, dir, p, 4, &e);
+    char *log = NULL;
+    size_t len;
+    server_stop(&s); /* before any assertion: a server left running holds ctest's output open */
+    assert_int_equal(cut_read_file(s.log, &log, &len, &e), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].move, CUT_MV_CACHE_CG);
+    char *out = NULL;
+    if (cut_patch_apply(src, p[0].diff, dir, &out, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_string_equal(out, module);
+    free(out);
+    cut_proposal_free(&p[0]);
+    /* what was asked: the Triton system prompt and the module as kernel.py */
+    assert_non_null(strstr(log, "You optimize one Triton kernel"));
+    assert_non_null(strstr(log, "eviction_policy"));
+    assert_non_null(strstr(log, "--- a/kernel.py"));
+    assert_non_null(strstr(log, "kernel.py:\\\\n```python\\\\n# cutune: tunables"));
+    assert_null(strstr(log, "kernel.cu"));
+    assert_null(strstr(log, "dynamic shared memory"));
+    free(log);
+    cut_cand_gen_free(g);
+    free(dir);
+    free(module);
+    free(src);
+    cut_kspec_free(&k);
+}
+
 int main(void)
 {
     if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0) {
@@ -245,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_retries),
         cmocka_unit_test(test_bad_replies),
         cmocka_unit_test(test_responses_api_and_setup),
+        cmocka_unit_test(test_llm_gen_triton),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

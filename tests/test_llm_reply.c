@@ -173,6 +173,36 @@ static void expect_refusal(const char *text, const char *needle)
     assert_null(p.source);
 }
 
+/* A Triton state's reply: a whole module in a ```python block is its source (the CUDA parser refuses it: no
+ * __global__); a diff against kernel.py is read as any diff; a python block without @triton.jit is no source. */
+static void test_triton_picks(void **state)
+{
+    (void)state;
+    const char *module = "MOVE: cache_policy_cg GAIN: 0.2\nThe whole module:\n```python\nimport triton\n"
+                         "import triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n"
+                         "    x = tl.load(x_ptr, cache_modifier=\".cg\")\n```\nDone.\n";
+    cut_llm_pick p;
+    cut_err e = {{0}};
+    assert_int_equal(cut_llm_reply_parse_triton(module, &p, &e), 0);
+    assert_int_equal(p.move, CUT_MV_CACHE_CG);
+    assert_null(p.diff);
+    assert_non_null(p.source);
+    assert_string_equal(p.source, "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n"
+                                  "    x = tl.load(x_ptr, cache_modifier=\".cg\")\n");
+    assert_true(p.gain > 0.19 && p.gain < 0.21);
+    cut_llm_pick_free(&p);
+    assert_int_equal(cut_llm_reply_parse(module, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "a fenced CUDA source with a __global__ function"));
+    const char *diff = "--- a/kernel.py\n+++ b/kernel.py\n@@ -1 +1 @@\n-BLOCK = 128\n+BLOCK = 256\n";
+    char text[512];
+    snprintf(text, sizeof text, "MOVE: change_block_sizes\n```diff\n%s```\n", diff);
+    assert_int_equal(cut_llm_reply_parse_triton(text, &p, &e), 0);
+    assert_string_equal(p.diff, diff);
+    cut_llm_pick_free(&p);
+    assert_int_equal(cut_llm_reply_parse_triton("MOVE: change_block_sizes\n```python\nprint(1)\n```\n", &p, &e), -1);
+    assert_non_null(strstr(e.msg, "neither a unified diff nor a fenced Python module with a @triton.jit function"));
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -199,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_bodies),
         cmocka_unit_test(test_picks),
         cmocka_unit_test(test_gains),
+        cmocka_unit_test(test_triton_picks),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,8 @@
  *     relative speedup, 0.15 for 15% faster; "15%" reads the same), clamped to [CUT_LLM_MIN_GAIN, CUT_LLM_MAX_GAIN];
  *     CUT_LLM_DEFAULT_GAIN when there is none or it is not a finite number >= 0;
  *   - the change: the first unified diff (in a ```diff fence, or bare "--- "/"+++ "/"@@" lines), and, as the seed's
- *     fallback, the first fenced block of CUDA source with a __global__ function when there is no diff;
+ *     fallback, the first fenced block of CUDA source with a __global__ function when there is no diff (for a
+ *     Triton state, the first fenced block with a @triton.jit function: cut_llm_reply_parse_triton);
  *   - several diffs: the first; prose before, between and after is ignored.
  * Everything that cannot become a candidate is a reason, never a crash: an empty or huge reply, JSON that is not an
  * API body, no move or an unknown one, no diff and no source, an unclosed fence (a truncated reply). */
@@ -49,6 +50,8 @@ void cut_llm_pick_free(cut_llm_pick *p);
 /* Reads a reply's text (see above) into *p: 0 with a move and exactly one of diff and source, or -1 with the reason
  * (a sentence) and *p empty. */
 int cut_llm_reply_parse(const char *text, cut_llm_pick *p, cut_err *e);
+/* The same for a Triton state: a whole new source is a fenced block (```python) with a @triton.jit function. */
+int cut_llm_reply_parse_triton(const char *text, cut_llm_pick *p, cut_err *e);
 
 /* ---- the client (src/strategy/llm_client.c): one OpenAI-compatible endpoint over libcurl ----
  *

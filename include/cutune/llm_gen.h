@@ -16,6 +16,10 @@ extern "C" {
  * diff against the state's source, and adds the answers to the rules' proposals (rules may be NULL: LLM only). The
  * prompt carries the spec's IO contract, sizes, tunables, launch and restrictions, the source, the move vocabulary
  * and the rules' own proposals (so the model proposes something else). A whole new source in reply becomes a diff.
+ * A Triton spec gets a Triton system prompt (the same nine moves in Triton's terms: num_stages, BLOCK sizes and
+ * num_warps, tl.dot's input_precision, cache_modifier / eviction_policy, tl.multiple_of / tl.max_contiguous, a grouped
+ * program-id raster, tl.atomic_add avoided, exp2 / rsqrt), its source as kernel.py in a ```python block, and its
+ * whole-source reply in a ```python block with a @triton.jit function (cut_llm_reply_parse_triton).
  * Replies are cached by the hash of model and prompt in cache_dir, so a rerun or --resume sends no request for a
  * prompt already answered. Every ask is one line of events (events_path, JSON lines: the prompt hash, cached or
  * not, requests, tokens, the move or why no proposal came of it); a reply that cannot become a proposal is such a

@@ -299,7 +299,9 @@ static char *dup_range(const char *a, const char *b)
     return s;
 }
 
-int cut_llm_reply_parse(const char *text, cut_llm_pick *p, cut_err *e)
+/* The parse of both languages: a whole new source is a fenced block containing marker (what: its words for the
+ * refusal). */
+static int parse_reply(const char *text, const char *marker, const char *what, cut_llm_pick *p, cut_err *e)
 {
     memset(p, 0, sizeof *p);
     if (!text)
@@ -320,7 +322,7 @@ int cut_llm_reply_parse(const char *text, cut_llm_pick *p, cut_err *e)
         move = move_mentioned(text);
     if (move < 0)
         return cut_err_set(e, "the reply names none of the nine canonical moves");
-    /* fenced blocks first: a diff in a fence, else the first CUDA source; then a bare diff in the text */
+    /* fenced blocks first: a diff in a fence, else the first source (CUDA or Triton); then a bare diff in the text */
     fence f;
     const char *at = text;
     int st;
@@ -330,7 +332,7 @@ int cut_llm_reply_parse(const char *text, cut_llm_pick *p, cut_err *e)
             p->diff = d;
             break;
         }
-        if (!p->source && contains(f.body, f.body_end, "__global__"))
+        if (!p->source && contains(f.body, f.body_end, marker))
             p->source = dup_range(f.body, f.body_end);
         at = f.after;
     }
@@ -345,9 +347,18 @@ int cut_llm_reply_parse(const char *text, cut_llm_pick *p, cut_err *e)
         p->source = NULL;
     }
     if (!p->diff && !p->source)
-        return cut_err_set(e, "the reply has neither a unified diff nor a fenced CUDA source with a __global__ "
-                              "function");
+        return cut_err_set(e, "the reply has neither a unified diff nor %s", what);
     p->move = (cut_move)move;
     p->gain = stated_gain(text);
     return 0;
+}
+
+int cut_llm_reply_parse(const char *text, cut_llm_pick *p, cut_err *e)
+{
+    return parse_reply(text, "__global__", "a fenced CUDA source with a __global__ function", p, e);
+}
+
+int cut_llm_reply_parse_triton(const char *text, cut_llm_pick *p, cut_err *e)
+{
+    return parse_reply(text, "triton.jit", "a fenced Python module with a @triton.jit function", p, e);
 }

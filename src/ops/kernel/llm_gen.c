@@ -38,6 +38,52 @@ static const char k_system[] =
     "the whole new kernel.cu in a ```cuda block instead. When the prompt says what the search has tried (times, moves "
     "and their results), build on what helped and do not repeat a move that was tried from this state or failed.";
 
+/* The same moves in Triton's terms, for a spec of "language": "triton". */
+static const char k_system_triton[] =
+    "You optimize one Triton kernel (a Python module with @triton.jit functions, Triton 3.x) for an NVIDIA Hopper "
+    "GPU (sm_90). Propose exactly one rewrite, restricted to one of these nine moves:\n"
+    "  enable_async_pipeline: software-pipeline a loop's loads (num_stages, or tl.range(..., num_stages=n))\n"
+    "  vectorize_global_loads: wide aligned loads: tl.multiple_of / tl.max_contiguous hints on offsets, contiguous "
+    "blocks\n"
+    "  switch_to_mma_or_wgmma: tensor cores through tl.dot and its input_precision (\"tf32\", \"tf32x3\", "
+    "\"ieee\")\n"
+    "  pad_tail_and_mask: power-of-two block shapes with masked tails (mask= and other= on tl.load / tl.store)\n"
+    "  change_block_sizes: retune the BLOCK sizes, num_warps and num_stages\n"
+    "  cache_policy_cg: tl.load with cache_modifier=\".cg\" or eviction_policy=\"evict_first\" / "
+    "\"evict_last\"\n"
+    "  avoid_atomics_reduce: reduce in registers (tl.sum) before one tl.atomic_add, or avoid tl.atomic_add\n"
+    "  grouped_gemm_colmajor: a grouped program-id raster (tl.program_id / tl.num_programs remapped in groups of "
+    "rows) for L2 reuse\n"
+    "  softmax_math_fusion: fast math (tl.exp2 with log2(e) folded in, tl.rsqrt) and fused elementwise work\n"
+    "Keep the entry function's name and its parameters (the launch passes the same arguments, the tunables as "
+    "constexpr keyword arguments) and the tunables block: the Python assignments between the '# cutune: tunables' "
+    "and '# cutune: end of tunables' lines (change a tunable's value there to change the launch; the grid follows "
+    "the spec's expressions, num_warps and num_stages are launch options). The result must stay correct for the IO "
+    "contract. Answer with a line 'MOVE: <move name> GAIN: <x>', x the relative speedup you expect over this state "
+    "(0.15 for 15% faster; leave GAIN out if you cannot tell), then the change as a unified diff against kernel.py "
+    "(--- a/kernel.py, +++ b/kernel.py) in a ```diff block. If a diff is impossible, give the whole new kernel.py in "
+    "a ```python block instead. When the prompt says what the search has tried (times, moves and their results), "
+    "build on what helped and do not repeat a move that was tried from this state or failed.";
+
+/* The system prompt for k's language. */
+static const char *system_for(const cut_kspec *k) { return k->lang == CUT_KS_TRITON ? k_system_triton : k_system; }
+
+/* The launch as the prompt gives it: a CUDA block and shared memory; a Triton grid (its warps are a tunable). */
+static void launch_text(cut_buf *b, const cut_kspec *k)
+{
+    cut_buf_printf(b, "\nLaunch: grid (");
+    for (int d = 0; d < k->ngrid; d++)
+        cut_buf_printf(b, "%s%s", d ? ", " : "", k->grid[d]);
+    if (k->lang == CUT_KS_TRITON) {
+        cut_buf_printf(b, ")\nTunables (allowed values):");
+        return;
+    }
+    cut_buf_printf(b, "), block (");
+    for (int d = 0; d < k->nblock; d++)
+        cut_buf_printf(b, "%s%s", d ? ", " : "", k->block[d]);
+    cut_buf_printf(b, "), dynamic shared memory %s bytes\nTunables (allowed values):", k->smem[0] ? k->smem : "0");
+}
+
 /* The user message: the spec's contract and the state's source, what the search knows of it (context, when there
  * is any), the rules' proposals, which one of n this is. */
 static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const char *context,
@@ -63,13 +109,7 @@ static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const c
     cut_buf_printf(b, "\nArguments in order:");
     for (int a = 0; a < k->nargs; a++)
         cut_buf_printf(b, " %s", k->args[a]);
-    cut_buf_printf(b, "\nLaunch: grid (");
-    for (int d = 0; d < k->ngrid; d++)
-        cut_buf_printf(b, "%s%s", d ? ", " : "", k->grid[d]);
-    cut_buf_printf(b, "), block (");
-    for (int d = 0; d < k->nblock; d++)
-        cut_buf_printf(b, "%s%s", d ? ", " : "", k->block[d]);
-    cut_buf_printf(b, "), dynamic shared memory %s bytes\nTunables (allowed values):", k->smem[0] ? k->smem : "0");
+    launch_text(b, k);
     for (int t = 0; t < k->ntunables; t++) {
         cut_buf_printf(b, " %s {", k->tunables[t].name);
         for (int v = 0; v < k->tunables[t].nvalues; v++)
@@ -78,7 +118,9 @@ static void user_prompt(cut_buf *b, const cut_kspec *k, const char *src, const c
     }
     for (int r = 0; r < k->nrestrictions; r++)
         cut_buf_printf(b, "%s%s", r ? ", " : "\nRestrictions: ", k->restrictions[r]);
-    cut_buf_printf(b, "\nTolerance: atol %g, rtol %g.\n\nkernel.cu:\n```cuda\n%s%s```\n", k->atol, k->rtol, src,
+    const int py = k->lang == CUT_KS_TRITON;
+    cut_buf_printf(b, "\nTolerance: atol %g, rtol %g.\n\n%s:\n```%s\n%s%s```\n", k->atol, k->rtol,
+                   py ? "kernel.py" : "kernel.cu", py ? "python" : "cuda", src,
                    src[0] && src[strlen(src) - 1] == '\n' ? "" : "\n");
     if (context && context[0])
         cut_buf_printf(b, "\nSearch so far:\n%s%s", context, context[strlen(context) - 1] == '\n' ? "" : "\n");
@@ -130,7 +172,8 @@ static void event(const llm_gen *g, const cut_kspec *k, uint64_t hash, int cache
 }
 
 /* The reply to (system, user): from the cache, else asked (and cached). */
-static int reply_for(llm_gen *g, const char *user, uint64_t hash, int *cached, char **text, cut_err *e)
+static int reply_for(llm_gen *g, const char *system, const char *user, uint64_t hash, int *cached, char **text,
+                     cut_err *e)
 {
     char path[1200];
     *cached = 0;
@@ -142,7 +185,7 @@ static int reply_for(llm_gen *g, const char *user, uint64_t hash, int *cached, c
             return 0;
         }
     }
-    if (cut_llm_ask(g->client, k_system, user, text, e) != 0)
+    if (cut_llm_ask(g->client, system, user, text, e) != 0)
         return -1;
     if (g->cache_dir[0]) {
         cut_err ignore = {{0}};
@@ -191,7 +234,8 @@ static int propose(void *ctx, const cut_kspec *k, const char *src, const char *c
         user_prompt(&key, k, src, mask, out, nrules, i, g->per_expansion);
         free(mask);
         uint64_t h = cut_fnv1a(CUT_FNV_INIT, g->model, strlen(g->model));
-        h = cut_fnv1a(h, k_system, sizeof k_system - 1);
+        const char *sys = system_for(k);
+        h = cut_fnv1a(h, sys, strlen(sys));
         h = cut_fnv1a(h, key.data, key.len);
         cut_buf_free(&key);
         const cut_llm_usage before = cut_llm_client_usage(g->client);
@@ -200,7 +244,8 @@ static int propose(void *ctx, const cut_kspec *k, const char *src, const char *c
         cut_err why = {{0}};
         cut_llm_pick pick = {0};
         char *diff = NULL;
-        if (reply_for(g, user.data, h, &cached, &text, &why) == 0 && cut_llm_reply_parse(text, &pick, &why) == 0) {
+        if (reply_for(g, sys, user.data, h, &cached, &text, &why) == 0 &&
+            (k->lang == CUT_KS_TRITON ? cut_llm_reply_parse_triton : cut_llm_reply_parse)(text, &pick, &why) == 0) {
             if (pick.diff) {
                 diff = pick.diff;
                 pick.diff = NULL;

@@ -18,8 +18,9 @@
  *                          per warp), or per block through shared memory (one per block)
  *   softmax_math_fusion    expf/logf/sinf/cosf/powf -> __expf/__logf/__sinf/__cosf/__powf, 1.0f / sqrtf(x) ->
  *                          rsqrtf(x)
- * The text rewrites work on tokens (comments, strings and preprocessor lines are never touched) and are validated by
- * the measurement like any candidate: a rewrite that is wrong for a kernel fails its check and is recorded.
+ * The text rewrites work on tokens (rtext.c; comments, strings and preprocessor lines are never touched) and are
+ * validated by the measurement like any candidate: a rewrite that is wrong for a kernel fails its check and is
+ * recorded. A Triton state gets the tunable moves, then the Python rewrites of rules_triton.c (listed there).
  * The spec's restrictions hold for every proposal (propose_text checks each): a tunable change that breaks one is
  * proposed together with the nearest change of one other tunable that mends it ("BX 16 -> 32, BY 16 -> 32"; a
  * configuration proposed once per state), or not at all. */

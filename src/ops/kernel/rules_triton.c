@@ -14,7 +14,8 @@
  *                          input_precision "tf32x3" or "tf32" (cut_rule_triton_dot_precision; a bare tl.dot is
  *                          Triton's default, tf32 unless TRITON_F32_DEFAULT says otherwise: the tf32 proposal spells it)
  *   softmax_math_fusion    tl.exp(x) -> tl.exp2(x * log2(e)); 1.0 / tl.sqrt(x) -> tl.rsqrt(x) (cut_rule_triton_fast_math).
- *                          fp32 `/` is left: Triton already lowers it to the approximate div.full.f32, and
+ *                          Triton's NVIDIA backend lowers an fp32 tl.exp this way already (then the PTX key finds a
+ *                          transposition); fp32 `/` is left: it is already the approximate div.full.f32, and
  *                          tl.fdiv(approx=True) is not in Triton 3.6
  *   avoid_atomics_reduce   a statement tl.atomic_add(P, V[, mask]) where V is a block and P one address (scalar terms,
  *                          plus zero broadcasts such as `tl.zeros_like(offs)` or `offs * 0`): one atomic of the
@@ -186,6 +187,7 @@ static void add_kwarg(const cut_toks *ts, cut_edits *es, int close, const char *
 
 /* ---- cache_policy_cg ---- */
 
+/* Every tl.load of a jit function without a cache keyword gets kw_value: the new source (malloc'd), or NULL. */
 static char *load_kwarg(const char *src, const char *kw_value)
 {
     cut_toks ts;
