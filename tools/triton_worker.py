@@ -674,7 +674,7 @@ class Worker:
         """On a GPU: compiles the kernel (a compile_error here, not at the first launch) and writes its PTX and
         SASS into out_dir. The interpreter has nothing to compile."""
         if self.dev.interpreter:
-            return
+            return None
         try:
             ck = r.kernel.warmup(*r.args[0], grid=r.grid, **r.kw)
         except Exception as e:
@@ -682,7 +682,7 @@ class Worker:
                 raise Failed(LAUNCH_ERROR, "the launch cannot fit: %s" % _exc_line(e))
             raise Failed(COMPILE_ERROR, "Triton does not compile it: %s" % _exc_line(e))
         if not out_dir:
-            return
+            return None
         os.makedirs(out_dir, exist_ok=True)
         asm = getattr(ck, "asm", {}) or {}
         for key, fname in (("ptx", "kernel.ptx"), ("ttgir", "kernel.ttgir"), ("sass", "kernel.sass")):
@@ -693,7 +693,12 @@ class Worker:
             if text:
                 with open(os.path.join(out_dir, fname), "w" if isinstance(text, str) else "wb") as f:
                     f.write(text)
-        # what Triton says of the binary: the optimizer's result.json carries regs and spills as for CUDA variants
+        return ck
+
+    @staticmethod
+    def write_meta(ck, out_dir):
+        """What Triton says of the binary (triton_meta.json): the optimizer's result.json carries regs and spills as
+        for CUDA variants. Written after the launches: Triton fills n_regs and n_spills when it loads the binary."""
         meta = {}
         for key, attr in (("regs", "n_regs"), ("spill_stores", "n_spills"), ("shared_bytes", "shared")):
             v = getattr(ck, attr, None)
@@ -727,8 +732,11 @@ class Worker:
             name, fn = self.load(req)
             r = Run(self.np, self.dev, self.work, fn, req)
             r.launch_checked_raw = r.launch_raw
-            self.compile(r, req.get("keep_dir") or out_dir)
+            keep = req.get("keep_dir") or out_dir
+            ck = self.compile(r, keep)
             check_and_time(r, policy, res, capture)
+            if ck is not None:
+                self.write_meta(ck, keep)
         except Failed as f:
             res.update(status=f.status, error=f.error, median_ms=-1.0, min_ms=-1.0, max_ms=-1.0, repeats=0)
             if f.fatal:
