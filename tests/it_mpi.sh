@@ -2,7 +2,8 @@
 # Scale-out over MPI (issue 19) on the emulator: `mpirun -np 3 --oversubscribe cutune tune` (rank 0 searches and
 # records, ranks 1 and 2 measure) against a single-process run of the same budget and seed: the same records (the
 # random strategy proposes the same schedules in the same order, so the same valid count), no duplicate trial, the
-# same fields. Then a job stopped mid-run three ways (mpirun SIGTERM'd, mpirun SIGKILL'd, a serving rank SIGKILL'd),
+# same fields. A candidate that hangs and one that crashes cost only their rank's worker. Then a job stopped mid-run
+# three ways (mpirun SIGTERM'd, mpirun SIGKILL'd, a serving rank SIGKILL'd),
 # each time resumed by the same command: the trial count goes on, no complete record lost, none measured twice.
 set -euo pipefail
 BIN=$1; DIR=$2
@@ -56,7 +57,44 @@ for path in ones:
     print("%s: 16 records, %d valid, as in one process" % (os.path.basename(path), vb))
 PY
 
-# 2. Stopped three ways, resumed each time by the same command (the default strategy, evolve with its cost model).
+# 2. A candidate that hangs and one that crashes its emulation worker cost only that worker on their rank: both are
+# recorded with their status, the job goes on and ends normally (the spec of it_optimize_faults.sh: MODE 1 spins,
+# MODE 2 writes through a null pointer).
+cat > spin.cu <<'CU'
+extern "C" __global__ void spin(float *x, float *y, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+#if MODE == 1
+    volatile int forever = 1;
+    while (forever) {
+    }
+#elif MODE == 2
+    ((volatile float *)0)[i] = 1.0f;
+#endif
+    if (i < n)
+        y[i] = x[i] + 1.0f;
+}
+CU
+cat > spin.json <<'JS'
+{"name": "spin", "language": "cuda", "source_path": "spin.cu", "entry": "spin", "sizes": {"N": 1024},
+ "tunables": {"MODE": [0, 1, 2]}, "launch": {"grid": ["cdiv(N, 128)"], "block": [128]},
+ "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"], "init": "randn", "seed": 1}],
+ "outputs": [{"name": "y", "dtype": "f32", "shape": ["N"]}],
+ "scalars": [{"name": "n", "dtype": "i32", "value": "N"}], "args": ["x", "y", "n"]}
+JS
+"${MPI[@]}" "$BIN" tune --kernel spin.json --strategy exhaustive --trials 3 --timeout 1 --backend emu --quiet \
+  --outdir spin > spin.out 2> spin.err || { cat spin.err; fail "the MPI job with a hang and a fault"; }
+python3 - spin/tuningrecords/kernel_spin.json <<'PY' || fail "faults over MPI"
+import json, sys
+recs = {r["sched"]["MODE"]: r for r in map(json.loads, open(sys.argv[1]))}
+assert sorted(recs) == [0, 1, 2], recs
+assert recs[0]["status"] == "ok", recs[0]
+assert recs[1]["status"] == "timeout" and "did not finish" in recs[1]["error"], recs[1]
+assert recs[2]["status"] == "fault" and "worker died" in recs[2]["error"], recs[2]
+print("a hang and a fault recorded over MPI, the job ended normally")
+PY
+
+# 3. Stopped three ways, resumed each time by the same command (the default strategy, evolve with its cost model).
 LOG=kill/tuningrecords/case2_conv2d_N_1_H_9_W_9_CO_6_CI_5_KH_3_KW_3_strides_2_padding_1.json
 KARGS=(tune --backend emu --workloads tiny --case 2 --trials 40 --batch 4 --quiet --no-sample --outdir kill)
 lines() { [ -f $LOG ] && wc -l < $LOG || echo 0; }
