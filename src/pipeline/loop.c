@@ -672,9 +672,11 @@ static int open_log(loop_run *x, const char *path, int *done, cut_err *e)
         return rc;
     if (x->cfg->use_prior && x->t->priors)
         x->st->prior_trials = x->t->priors(x->t, x->strat, x->cfg, x->r[0]->env(x->r[0])->gpu_name, nold);
-    for (int i = 0; i < x->nr; i++)
-        if (x->t->prepare(x->t, x->r[i], x->cfg->seed, e) != 0)
+    for (int i = 0; i < x->nr; i++) {
+        const int like = i > 0 ? cut_runner_prepare_like(x->r[i], x->r[0], e) : 0; /* the op's work built once */
+        if (like < 0 || (like == 0 && x->t->prepare(x->t, x->r[i], x->cfg->seed, e) != 0))
             return cut_err_wrap(e, "preparing %s", x->t->what);
+    }
     return 0;
 }
 
