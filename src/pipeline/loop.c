@@ -631,21 +631,25 @@ static int resume(loop_run *x, const cut_trial *old, int nold, int extra)
  * GPU is refused (its times are not comparable with this run's), nothing in it changed. */
 static int check_same_place(const loop_run *x, const char *path, const cut_trial *old, int nold, cut_err *e)
 {
-    const cut_measure_env *now = x->r[0]->env(x->r[0]);
+    const cut_measure_env **envs = cut_xcalloc((size_t)x->nr, sizeof *envs);
+    runner_envs(x, envs);
+    const cut_measure_env *now = envs[0];
     for (int i = 0; i < nold; i++) {
         int same = 0;
         for (int k = 0; k < x->nr && !same; k++)
-            same = cut_env_same_place(&old[i].env, k ? x->r[k]->env(x->r[k]) : now);
+            same = cut_env_same_place(&old[i].env, envs[k]);
         if (same)
             continue;
         char was[256], is[256];
         cut_env_describe(&old[i].env, was, sizeof was);
         cut_env_describe(now, is, sizeof is);
+        free(envs);
         return cut_err_set(e, "%s holds trials measured on %s (trial %d is the first), and this run measures on %s: "
                               "resuming would count them as done and mix their times in one log. Use another "
                               "--outdir, or move the log away to start %s afresh (nothing was changed)",
                            path, was, old[i].trial, is, x->t->what);
     }
+    free(envs);
     return 0;
 }
 
