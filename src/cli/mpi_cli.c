@@ -111,6 +111,18 @@ static int same_device(const cut_mpi_hello *a, const cut_mpi_hello *b, int rank,
     return 0;
 }
 
+/* Two ranks on one GPU would time each other's kernels: refused. */
+static int one_rank_per_gpu(const cut_mpi_hello *h, int n, cut_err *e)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i && h[i].env.gpu_uuid[0]; j++)
+            if (!strcmp(h[i].env.gpu_uuid, h[j].env.gpu_uuid))
+                return cut_err_set(e, "ranks %d and %d measure on the same GPU (%s, GPU %d of host %s): they would "
+                                      "time each other's kernels. Start at most one rank per GPU of a host, plus "
+                                      "rank 0", j + 1, i + 1, h[i].env.gpu_uuid, h[i].device, h[i].host);
+    return 0;
+}
+
 /* Hosts among the hellos (by name). */
 static int count_hosts(const cut_mpi_hello *h, int n)
 {
@@ -134,6 +146,8 @@ int cut_cli_mpi_runners(const char *cmd, const char *backend, const cut_timing *
     for (int i = 0; i < k && rc == 0; i++)
         if (!(r[i] = cut_runner_mpi_new(i + 1, backend, tm, &h[i], e)) || same_device(&h[0], &h[i], i + 1, e) != 0)
             rc = -1;
+    if (rc == 0)
+        rc = one_rank_per_gpu(h, k, e);
     if (rc != 0) {
         cut_cli_runners_free(r, k);
         free(h);
