@@ -124,7 +124,7 @@ static int self_frames(void)
 {
     cut_err e = {{0}};
     int rank, size;
-    if (cut_mpi_init(NULL, NULL, &rank, &size, &e) != 0 || rank != 0 || size != 1)
+    if (cut_mpi_init(&rank, &size, &e) != 0 || rank != 0 || size != 1)
         return 1;
     uint8_t payload[100];
     for (int i = 0; i < 100; i++)

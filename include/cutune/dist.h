@@ -8,9 +8,9 @@
  * in a single-process run. The tuning loop hands candidates to its runners through a dynamic queue, so a slow GPU
  * or a slow candidate does not hold up the others.
  *
- * Built with MPI when CMake finds it (CUTUNE_HAVE_MPI). Without it these functions fail with a sentence that says
- * so, and cutune runs as one process as before. A plain run never initialises MPI: cut_mpi_launched reads the
- * launcher's environment first. */
+ * Built with MPI when CMake finds it: a plugin, cutune-mpi.so, loaded only when a launcher starts cutune (cutune is
+ * never linked against MPI). Without it these functions fail with a sentence that says so, and cutune runs as one
+ * process as before. A plain run never initialises MPI: cut_mpi_launched reads the launcher's environment first. */
 #ifndef CUTUNE_DIST_H
 #define CUTUNE_DIST_H
 
@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-/* 1 when this cutune was built with MPI. */
+/* 1 when this cutune was built with MPI (its MPI plugin; cut_mpi_init loads it). */
 int cut_mpi_built(void);
 
 /* Whether this process is one of several ranks an MPI launcher started, from its environment only (MPI not
@@ -32,8 +32,11 @@ int cut_mpi_built(void);
 int cut_mpi_launched(int *size, int *rank);
 
 /* Initialises MPI (threads: at least MPI_THREAD_SERIALIZED; the runners' threads take turns) with errors returned
- * instead of aborting (MPI_ERRORS_RETURN on MPI_COMM_WORLD). -1 with e. */
-int cut_mpi_init(int *argc, char ***argv, int *rank, int *size, cut_err *e);
+ * instead of aborting (MPI_ERRORS_RETURN on MPI_COMM_WORLD). MPI is not linked into cutune: its plugin
+ * (cutune-mpi.so, built when CMake finds MPI) is loaded now, from $CUTUNE_MPI_PLUGIN, beside the running executable,
+ * in <libdir>/cutune/ or where the build put it; a cutune built with MPI so starts on a machine without it. -1 with
+ * e (built without MPI, the plugin or its MPI cannot be loaded here, MPI_Init fails). */
+int cut_mpi_init(int *rank, int *size, cut_err *e);
 /* The job's size and this rank after cut_mpi_init; 1 and 0 before it (or without MPI). */
 int cut_mpi_size(void);
 int cut_mpi_rank(void);

@@ -66,7 +66,7 @@ int cut_cli_mpi_main(const char *cmd, int (*fn)(int argc, char **argv), int argc
         return CUT_EXIT_USAGE;
     }
     int rank = 0, n = 1, code;
-    if (cut_mpi_init(NULL, NULL, &rank, &n, &e) != 0) {
+    if (cut_mpi_init(&rank, &n, &e) != 0) {
         fprintf(stderr, "cutune %s: %s\n", cmd, e.msg);
         cut_mpi_end(CUT_EXIT_FAIL);
         return CUT_EXIT_FAIL;
