@@ -92,8 +92,13 @@ static int mpi_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
                      e);
     cut_buf_free(&b);
     if (rc == 0 && f.type != CUT_WP_ACK)
-        return bad_reply(m, &f, "PREPARE_WORK", e);
-    cut_wp_frame_free(&f);
+        rc = bad_reply(m, &f, "PREPARE_WORK", e);
+    else
+        cut_wp_frame_free(&f);
+    if (rc != 0) { /* the rank holds no work now: nothing runs until the next prepare */
+        m->have_work = 0;
+        r->work = NULL;
+    }
     return rc;
 }
 
