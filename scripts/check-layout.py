@@ -27,6 +27,7 @@ OWNER = {
     "tune.h": "pipeline", "gemm_tune.h": "pipeline", "optimize.h": "pipeline", "task.h": "pipeline",
     "record.h": "record", "gemm_record.h": "record",
     "export.h": "post", "report.h": "post", "lookup.h": "post",
+    "dist.h": "dist",
     "cutune.h": None,  # the umbrella header: includes everything, owned by no folder
 }
 MAX_LINES = int(os.environ.get("CUTUNE_MAX_C_LINES", "1000"))

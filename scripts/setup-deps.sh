@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cutune's build and tests need (the CUDA toolkit is expected at /usr/local/cuda).
 set -euo pipefail
-pkgs="cmake make gcc g++ pkg-config libcjson-dev libcmocka-dev libxgboost-dev python3 gzip clang gnuplot-nox patch diffutils zlib1g-dev libcurl4-openssl-dev python3-venv"
+pkgs="cmake make gcc g++ pkg-config libcjson-dev libcmocka-dev libxgboost-dev python3 gzip clang gnuplot-nox patch diffutils zlib1g-dev libcurl4-openssl-dev python3-venv libopenmpi-dev openmpi-bin"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -667,6 +667,41 @@ static void test_runner_end_to_end(void **state)
     cut_runner_free(r);
 }
 
+/* cut_runner_prepare_like: a second runner gets the first's conv work (built once), keyed as its own build. */
+static void test_prepare_like(void **state)
+{
+    (void)state;
+    cut_conv c = {1, 6, 6, 4, 3, 3, 3, 1, 1};
+    cut_err e = {{0}};
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/like", work_dir);
+    cut_runner *r0 = cut_runner_emu_new(dir, NULL, &e), *r1 = cut_runner_emu_new(dir, NULL, &e);
+    assert_non_null(r0);
+    assert_non_null(r1);
+    assert_int_equal(cut_runner_prepare_like(r1, r0, &e), 0); /* r0 holds nothing yet */
+    assert_int_equal(cut_runner_prepare_conv(r0, &c, 1234, &e), 0);
+    r1->runner_refs = 1; /* a runner that computes references itself needs a work without them */
+    assert_int_equal(cut_runner_prepare_like(r1, r0, &e), 0);
+    r1->runner_refs = 0;
+    assert_int_equal(cut_runner_prepare_like(r1, r0, &e), 1);
+    assert_true(r1->keyed && r1->key_seed == 1234 && !memcmp(&r1->key_op, &r0->key_op, sizeof r0->key_op));
+    assert_int_equal(r1->work->nbufs, r0->work->nbufs);
+    for (int b = 0; b < r0->work->nbufs; b++)
+        for (int set = 0; set < 2; set++)
+            assert_memory_equal(r1->work->bufs[b].data[set], r0->work->bufs[b].data[set],
+                                r0->work->bufs[b].elems * cut_elem_size(r0->work->bufs[b].dtype));
+    assert_int_equal(cut_runner_prepare_like(r1, r0, &e), 1); /* held already */
+    char *good = with_shape(&c, naive_conv);
+    cut_kernel_src ks = ksrc(good, 3, 1, 1, 64, 1);
+    cut_candidate cand = {&ks, NULL};
+    cut_result res;
+    assert_int_equal(cut_runner_measure(r1, &cand, 1, &res, &e), 0);
+    assert_int_equal(res.status, CUT_ST_OK);
+    free(good);
+    cut_runner_free(r0);
+    cut_runner_free(r1);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -714,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_cache),
         cmocka_unit_test(test_launch_errors),
         cmocka_unit_test(test_runner_end_to_end),
+        cmocka_unit_test(test_prepare_like),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include "cutune/compile.h"
 #include "cutune/costmodel.h"
 #include "cutune/devlimits.h"
+#include "cutune/dist.h"
 #include "cutune/emu.h"
 #include "cutune/energy.h"
 #include "cutune/export.h"

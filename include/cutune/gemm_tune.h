@@ -21,6 +21,9 @@ extern "C" {
  * NVRTC unusable). */
 int cut_tune_gemm(const cut_tune_cfg *cfg, int tpl_mask, cut_runner *r, const cut_gemm *g, cut_tune_stats *st,
                   cut_err *e);
+/* The same over runners r[0..nr) (several GPUs, or MPI ranks: cut_tune_task_on). */
+int cut_tune_gemm_on(const cut_tune_cfg *cfg, int tpl_mask, cut_runner **r, int nr, const cut_gemm *g,
+                     cut_tune_stats *st, cut_err *e);
 
 #ifdef __cplusplus
 }

@@ -132,6 +132,11 @@ int cut_runner_run_each(cut_runner *r, const cut_call *calls, int n, const cut_r
  * shape or a setup error. */
 int cut_runner_prepare_conv(cut_runner *r, const cut_conv *c, uint64_t seed, cut_err *e);
 int cut_runner_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut_err *e);
+/* r gets a copy of the op's work from holds (prepared by cut_runner_prepare_conv/gemm), when both runners compute
+ * references alike: the work of several runners is built once (a conv's reference computed once, not once per GPU
+ * or rank). 1 when r holds it now, 0 when r must build its own (from holds no op's work, or other runner_refs), -1
+ * for a setup error. */
+int cut_runner_prepare_like(cut_runner *r, const cut_runner *from, cut_err *e);
 /* A caller's work (a user kernel's: cut_kspec_work), copied. */
 int cut_runner_prepare_work(cut_runner *r, const cut_work *w, cut_err *e);
 /* Generated candidates as calls on the prepared conv or GEMM work (cut_call_of_kernel). -1 for setup errors (nothing

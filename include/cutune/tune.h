@@ -69,6 +69,9 @@ typedef struct cut_tune_stats {
  * an energy objective a runner without an energy method or a failing meter). */
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
                   cut_err *e);
+/* The same over runners r[0..nr) (several GPUs, or MPI ranks: cut_tune_task_on). */
+int cut_tune_case_on(const cut_tune_cfg *cfg, cut_runner **r, int nr, const cut_conv *c, int case_idx,
+                     cut_tune_stats *st, cut_err *e);
 
 /* ---- prior logs (src/pipeline/prior.c) ----
  *

@@ -1,6 +1,7 @@
 /* cutune optimize — the MCGS kernel optimizer of seed 002 over kernel specs (kernels/NAME.json). */
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/mpi_cli.h"
 #include "cutune/emu.h"
 #include "cutune/gpu.h"
 #include "cutune/llm_gen.h"
@@ -267,8 +268,50 @@ static int make_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, c
     return make_runners_direct(c, r, gpu_name, gn, e) != 0 ? -1 : replay_runners(c, r, e);
 }
 
+/* Under MPI: one runner per serving rank (at most as many as --gpus takes), the timing and the NVRTC target after
+ * what the ranks measure on; a variant's "worker" is its serving rank. */
+static int mpi_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, cut_err *e)
+{
+    if (c->o.ncu_every > 0)
+        return cut_err_set(e, "--ncu-every is not run over MPI yet (it profiles on this host's GPU): run it without "
+                              "mpirun");
+    if (cut_mpi_size() - 1 > (int)CUT_ARRAY_LEN(c->gpus))
+        return cut_err_set(e, "under MPI at most %d serving ranks (this job has %d)", (int)CUT_ARRAY_LEN(c->gpus),
+                           cut_mpi_size() - 1);
+    cut_timing t;
+    cut_timing_default(&t);
+    t.timeout_s = c->timeout_s;
+    cut_runner **rs = NULL;
+    int n = 0;
+    cut_mpi_hello h;
+    if (cut_cli_mpi_runners("optimize", c->backend, &t, &rs, &n, &h, e) != 0)
+        return -1;
+    c->on_gpu = !strcmp(h.env.backend, "cuda");
+    if (c->on_gpu) { /* as below: the variants compile here for the ranks' GPU */
+        c->o.sm_major = h.limits.sm_major;
+        c->o.sm_minor = h.limits.sm_minor;
+        t.flush_l2 = 1;
+    } else {
+        t.warmup = 0;
+        t.min_repeats = t.max_repeats = 3;
+        t.min_total_ms = 0;
+    }
+    c->timing = t;
+    snprintf(gpu_name, gn, "%s", h.env.gpu_name);
+    for (int i = 0; i < n; i++) {
+        r[i] = rs[i];
+        r[i]->timing = t;
+        c->gpus[i] = i + 1;
+    }
+    free(rs); /* the runners are r's now */
+    c->ngpus = n;
+    return 0;
+}
+
 static int make_runners_direct(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, cut_err *e)
 {
+    if (cut_cli_mpi_active())
+        return mpi_runners(c, r, gpu_name, gn, e);
     cut_err ge = {{0}};
     const int count = strcmp(c->backend, "emu") ? cut_gpu_init(&ge) : -1;
     if (!strcmp(c->backend, "cuda") && count < 1)
@@ -325,6 +368,8 @@ static int make_triton_runners(const opt_cli *c, cut_runner **r, cut_err *e)
 {
     if (r[0])
         return 0;
+    if (cut_cli_mpi_active())
+        return cut_err_set(e, "Triton specs are not run over MPI yet: run them without mpirun");
     const char *py = c->python ? c->python : getenv("CUTUNE_PYTHON");
     char worker[PATH_MAX], cache[PATH_MAX];
     const char *cc = getenv("COMPILE_CACHE_DIR");

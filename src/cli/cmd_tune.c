@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/args.h"
 #include "cli/idle_cli.h"
+#include "cli/mpi_cli.h"
 #include "cli/tune_cli.h"
 #include "cutune/emu.h"
 #include "cutune/gpu.h"
@@ -141,6 +142,54 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
         return CUT_EXIT_USAGE;
     }
     return CUT_EXIT_OK;
+}
+
+int cut_cli_tune_runners(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
+                         cut_runner ***out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!cut_cli_mpi_active()) {
+        cut_runner *r = NULL;
+        const int code = cut_cli_tune_backend(backend, gpu, cache_dir, tm, cfg, &r);
+        if (code == CUT_EXIT_OK) {
+            *out = cut_xcalloc(1, sizeof **out);
+            (*out)[0] = r;
+            *n = 1;
+        }
+        return code;
+    }
+    if (strcmp(backend, "cuda") != 0 && strcmp(backend, "emu") != 0) {
+        fprintf(stderr, "cutune tune: unknown backend '%s' (cuda or emu)\n", backend);
+        return CUT_EXIT_USAGE;
+    }
+    cut_mpi_hello h;
+    cut_err e = {{0}};
+    if (cut_cli_mpi_runners("tune", backend, tm, out, n, &h, &e) != 0) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        return CUT_EXIT_FAIL;
+    }
+    if (!strcmp(h.env.backend, "cuda")) { /* compiled here, for the serving ranks' GPU */
+        cfg->limits = h.limits;
+        cfg->use_nvrtc = 1;
+        cfg->copts.sm_major = h.limits.sm_major;
+        cfg->copts.sm_minor = h.limits.sm_minor;
+        cfg->copts.cache_dir = cache_dir;
+        cfg->copts.nthreads = 0;
+    }
+    return CUT_EXIT_OK;
+}
+
+/* Under MPI (rank 0 of a job with serving ranks), what does not run there yet: a usage error naming it. */
+static int mpi_unsupported(int idle_others, cut_objective obj, int final_k)
+{
+    const char *what = idle_others ? "--idle-other-gpus" : obj != CUT_OBJ_TIME ? "--objective energy|edp"
+                       : final_k > 0                     ? "--final"
+                                                         : NULL;
+    if (!cut_cli_mpi_active() || !what)
+        return 0;
+    fprintf(stderr, "cutune tune: %s is not run over MPI yet: run it without mpirun\n", what);
+    return -1;
 }
 
 /* A duration for people: "42 s", "3.5 min", "2.1 h", "4.0 days". */
@@ -334,6 +383,10 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
+    if (mpi_unsupported(idle_others, obj, final_k) != 0)
+        return CUT_EXIT_USAGE;
+    if (cut_cli_mpi_active())
+        final_k = 0; /* the re-timing against the vendor's kernels runs in one process only, for now */
     if (idle_others && cut_cli_idle_begin(idle, backend, gpu, NULL, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_FAIL;
@@ -463,8 +516,9 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     cfg.objective = obj;
     cfg.strategy = strat;
     cut_devlimits_sm90(&cfg.limits);
-    cut_runner *runner = NULL;
-    int exit_code = cut_cli_tune_backend(backend, gpu, cache_dir ? cache_dir : cache, &tm, &cfg, &runner);
+    cut_runner **runners = NULL;
+    int nrunners = 0;
+    int exit_code = cut_cli_tune_runners(backend, gpu, cache_dir ? cache_dir : cache, &tm, &cfg, &runners, &nrunners);
     if (exit_code != CUT_EXIT_OK)
         goto done;
 
@@ -481,14 +535,14 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         cut_conv_case_name(c, idx, name, sizeof name);
         cfg.case_pos = i + 1;
         cut_tune_stats st;
-        if (cut_tune_case(&cfg, runner, c, idx, &st, &e) != 0) {
+        if (cut_tune_case_on(&cfg, runners, nrunners, c, idx, &st, &e) != 0) {
             fprintf(stderr, "cutune tune: case %d: %s\n", idx, e.msg);
             exit_code = CUT_EXIT_FAIL;
             goto done;
         }
         print_case(name, &cfg, &st);
         if (final_k > 0 && !st.skipped && st.best_ms > 0 &&
-            final_step(&cfg, runner, outdir, c, idx, final_k, !strcmp(backend, "cuda"), st.seconds, &e) != 0) {
+            final_step(&cfg, runners[0], outdir, c, idx, final_k, !strcmp(backend, "cuda"), st.seconds, &e) != 0) {
             fprintf(stderr, "cutune tune: case %d: final measurement: %s\n", idx, e.msg);
             exit_code = CUT_EXIT_FAIL;
             goto done;
@@ -506,7 +560,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         }
     }
 done:
-    cut_runner_free(runner);
+    cut_cli_runners_free(runners, nrunners);
     free(all);
     cut_conv_list_free(&list);
     return exit_code;

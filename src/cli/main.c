@@ -1,5 +1,6 @@
 /* cutune — command-line entry: dispatches to one file per subcommand. */
 #include "cli/cli.h"
+#include "cli/mpi_cli.h"
 #include "cutune/common.h"
 #include "cutune/idle.h"
 #include "cutune/powercap.h"
@@ -12,17 +13,18 @@ typedef struct subcommand {
     int (*fn)(int argc, char **argv);
     const char *help;
     int gpu; /* touches a GPU: what a crashed run changed (power limit, other GPUs' compute modes) is restored first */
+    int mpi; /* runs as an MPI job when a launcher started several ranks (issue 19) */
 } subcommand;
 
 static const subcommand commands[] = {
     {"devices", cut_cmd_devices, "list GPUs: sm_XX, SMs, memory, UUID, driver/CUDA, clocks, power limits, energy", 1},
-    {"tune", cut_cmd_tune, "tune Conv2D workloads (--workloads seed001|resnet18|yolov3, --conv, --case, --trials) or a GEMM (--gemm M=.. N=.. K=.. t=..)", 1},
+    {"tune", cut_cmd_tune, "tune Conv2D workloads (--workloads seed001|resnet18|yolov3, --conv, --case, --trials) or a GEMM (--gemm M=.. N=.. K=.. t=..)", 1, 1},
     {"sample", cut_cmd_sample, "tuningrecords/ -> tuningresults/ (top-5 + p10/p25/p50/p75, or top-2 with --test)", 0},
     {"baseline", cut_cmd_baseline, "cuDNN's fastest fp32 algorithm vs the best tuned kernels, same harness", 1},
     {"report", cut_cmd_report, "tuningresults/ -> performance/ (one integer GFLOP/s per line)", 0},
     {"export", cut_cmd_export, "tuningresults/ -> kernels/: kernels, launchers, driver, CMakeLists.txt, metadata CSV", 0},
     {"energy", cut_cmd_energy, "time + energy of each representative under power caps (NVML) -> kernel_outputs/", 1},
-    {"optimize", cut_cmd_optimize, "MCGS over transformation moves of a user's CUDA kernel (kernels/*.json specs)", 1},
+    {"optimize", cut_cmd_optimize, "MCGS over transformation moves of a user's CUDA kernel (kernels/*.json specs)", 1, 1},
     {"clean", cut_cmd_clean, "remove what export generated (kernels/, its build/, metadata; never tuning data)", 0},
 };
 
@@ -89,6 +91,9 @@ int main(int argc, char **argv)
         if (strcmp(cmd, commands[i].name) == 0) {
             if (commands[i].gpu)
                 recover_gpu_settings();
+            int size, rank; /* read from the launcher's environment: a plain run never initialises MPI */
+            if (commands[i].mpi && cut_mpi_launched(&size, &rank))
+                return cut_cli_mpi_main(cmd, commands[i].fn, argc - 1, argv + 1, size, rank);
             return commands[i].fn(argc - 1, argv + 1);
         }
     fprintf(stderr, "cutune: unknown command '%s'\n\n", cmd);

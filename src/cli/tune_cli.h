@@ -16,6 +16,12 @@
 int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
                          cut_runner **out);
 
+/* The runners of a tune: the one of --backend (cut_cli_tune_backend), or on rank 0 of an MPI job one per serving
+ * rank, cfg's NVRTC options and limits from their GPU (cut_cli_mpi_runners). *out (allocated) holds *n of them:
+ * free with cut_cli_runners_free. Returns the exit code. */
+int cut_cli_tune_runners(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
+                         cut_runner ***out, int *n);
+
 /* Under --backend emu: 0 when a trial of the work `what` (flops FLOP per launch) is estimated to take at most
  * CUT_EMU_MAX_TRIAL_S on the emulator (cut_emu_trial_seconds), or force (--emu-force) is given; else -1 with a
  * sentence naming it, the estimate per trial and for the run's trials, and what to do instead. */

@@ -1,6 +1,7 @@
 /* cutune tune --gemm — tunes one GEMM (seed 004, issue 6) through the same pipeline as conv: search with the cost
  * model, code from the GEMM template registry, NVRTC pool or host emulation, records in tuningrecords/. */
 #include "cli/args.h"
+#include "cli/mpi_cli.h"
 #include "cli/tune_cli.h"
 #include "cutune/gemm_space.h"
 #include "cutune/gemm_tune.h"
@@ -127,14 +128,16 @@ int cut_cli_tune_gemm(const cut_cli_gemm_opts *o)
     cut_timing_default(&tm);
     tm.timeout_s = o->timeout;
     tm.min_total_ms = 10; /* as conv: 10 ms of timed launches rank well during the search */
-    cut_runner *r = NULL;
-    int code = cut_cli_tune_backend(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, &tm, &cfg, &r);
+    cut_runner **rs = NULL;
+    int nr = 0;
+    int code = cut_cli_tune_runners(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, &tm, &cfg, &rs, &nr);
+    cut_runner *r = nr > 0 ? rs[0] : NULL;
     if (code == CUT_EXIT_OK && check_templates(&o->g, &cfg.limits, mask, o->backend, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg); /* the GPU's limits rule out what sm_90 allowed */
         code = CUT_EXIT_USAGE;
     }
     cut_tune_stats st;
-    if (code == CUT_EXIT_OK && cut_tune_gemm(&cfg, mask, r, &o->g, &st, &e) != 0) {
+    if (code == CUT_EXIT_OK && cut_tune_gemm_on(&cfg, mask, rs, nr, &o->g, &st, &e) != 0) {
         fprintf(stderr, "cutune tune: %s: %s\n", name, e.msg);
         code = CUT_EXIT_FAIL;
     }
@@ -158,6 +161,6 @@ int cut_cli_tune_gemm(const cut_cli_gemm_opts *o)
     } else if (kept > 0) {
         printf("wrote the %d fastest kernel(s) to %s/%s.json\n", kept, res_dir, name);
     }
-    cut_runner_free(r);
+    cut_cli_runners_free(rs, nr);
     return code;
 }

@@ -3,6 +3,7 @@
  * reference kernel's) outputs and timed, every trial goes to tuningrecords/kernel_<name>.json. */
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/mpi_cli.h"
 #include "cli/tune_cli.h"
 #include "cutune/emu.h"
 #include "cutune/kstate.h"
@@ -13,13 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The runner of --backend: a GPU worker (cut_cli_tune_backend), or the emulator in a worker process of its own (a
- * kernel that crashes or hangs is that trial's fault or timeout). */
+/* The emulator in a worker process of its own, in this process. */
 static int kernel_runner(const cut_cli_kernel_opts *o, const char *cache, const cut_timing *tm, cut_tune_cfg *cfg,
                          cut_runner **r)
 {
-    if (strcmp(o->backend, "emu") != 0)
-        return cut_cli_tune_backend(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, tm, cfg, r);
     char so_dir[4200];
     cut_err e = {{0}};
     if (cut_cli_cache_dir("emu", so_dir, sizeof so_dir, &e) != 0) {
@@ -33,6 +31,22 @@ static int kernel_runner(const cut_cli_kernel_opts *o, const char *cache, const 
     }
     fprintf(stderr, "cutune: tuning on the host emulator (no GPU used; times are CPU times)\n");
     return CUT_EXIT_OK;
+}
+
+/* The runners of --backend: a GPU worker (cut_cli_tune_backend), or the emulator in a worker process of its own (a
+ * kernel that crashes or hangs is that trial's fault or timeout); under MPI one per serving rank, whose local runners
+ * are those (cut_cli_tune_runners). *rs (allocated) holds *nr. */
+static int kernel_runners(const cut_cli_kernel_opts *o, const char *cache, const cut_timing *tm, cut_tune_cfg *cfg,
+                          cut_runner ***rs, int *nr)
+{
+    if (strcmp(o->backend, "emu") != 0 || cut_cli_mpi_active()) {
+        if (!strcmp(o->backend, "emu"))
+            cfg->copts.cache_dir = o->cache_dir ? o->cache_dir : cache; /* the reference run compiles with NVRTC */
+        return cut_cli_tune_runners(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, tm, cfg, rs, nr);
+    }
+    *rs = cut_xcalloc(1, sizeof **rs);
+    *nr = 1;
+    return kernel_runner(o, cache, tm, cfg, *rs);
 }
 
 static void print_best(const cut_kspec *k, const cut_tune_stats *st)
@@ -107,11 +121,13 @@ int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
     cut_timing_default(&tm);
     tm.timeout_s = o->timeout;
     tm.min_total_ms = 10;
-    cut_runner *r = NULL;
-    int code = kernel_runner(o, cache, &tm, &cfg, &r);
+    cut_runner **rs = NULL;
+    int nr = 0;
+    int code = kernel_runners(o, cache, &tm, &cfg, &rs, &nr);
+    cut_runner *r = nr > 0 ? rs[0] : NULL;
     cut_task *t = code == CUT_EXIT_OK ? cut_task_kernel_new(&k, &cfg) : NULL;
     cut_tune_stats st;
-    if (code == CUT_EXIT_OK && cut_tune_task(&cfg, t, r, &st, &e) != 0) {
+    if (code == CUT_EXIT_OK && cut_tune_task_on(&cfg, t, rs, nr, &st, &e) != 0) {
         fprintf(stderr, "cutune tune: %s: %s\n", k.name, e.msg);
         code = CUT_EXIT_FAIL;
     }
@@ -122,7 +138,7 @@ int cut_cli_tune_kernel(const cut_cli_kernel_opts *o)
         code = CUT_EXIT_FAIL;
     }
     cut_task_free(t);
-    cut_runner_free(r);
+    cut_cli_runners_free(rs, nr);
     cut_kspec_free(&k);
     return code;
 }

@@ -128,6 +128,21 @@ int cut_runner_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut
     return prepare_keyed(r, &w, seed, e);
 }
 
+int cut_runner_prepare_like(cut_runner *r, const cut_runner *from, cut_err *e)
+{
+    if (!from->work || !from->keyed || from->runner_refs != r->runner_refs)
+        return 0;
+    if (same_key(r, &from->key_op, from->key_seed))
+        return 1;
+    r->keyed = 0;
+    if (r->prepare(r, (cut_work *)from->work, 0, e) != 0)
+        return -1;
+    r->keyed = 1;
+    r->key_op = from->key_op;
+    r->key_seed = from->key_seed;
+    return 1;
+}
+
 int cut_runner_prepare_work(cut_runner *r, const cut_work *w, cut_err *e)
 {
     if (cut_work_check(w, e) != 0)

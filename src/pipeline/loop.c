@@ -161,43 +161,78 @@ int cut_tune_measure_jobs(cut_job **jobs, int n, int use_nvrtc, cut_runner *r, c
     return cut_tune_measure_jobs_with(NULL, jobs, n, use_nvrtc, &r, 1, e);
 }
 
-/* One runner's share of a batch: candidates c[0..n) into res, jobs map[0..n) of the batch; done(ctx, job) for each
- * result its runner reports at once. */
-typedef struct measure_part {
+/* A batch's measurable candidates c[0..m) and their results res[0..m), jobs map[0..m) of the batch, shared by the
+ * runners' threads: with several runners each takes the next candidate nobody has taken (a dynamic queue), so a
+ * slow GPU or a slow candidate holds up no other runner. done(ctx, job) for each result a runner reports at once. */
+typedef struct measure_queue {
     const cut_task *t;
-    cut_runner *r;
     const cut_candidate *c;
     cut_result *res;
-    int n, rc;
-    cut_err e;
+    int m;
     cut_job **jobs;
     const int *map;
     void (*done)(void *ctx, int i);
     void *ctx;
+    pthread_mutex_t mu;
+    int whole;  /* one runner: it takes the whole batch in one call */
+    int next;   /* the next candidate nobody has taken */
+    int failed; /* a runner failed (a setup error): the others take nothing more */
+} measure_queue;
+
+/* One runner's thread: runner k, its first candidate k (with as many candidates as runners, candidate k goes to
+ * runner k: the optimizer relies on it), then the next free one each time. A single runner takes the whole batch
+ * in one call instead (the emulator compiles a batch in parallel). */
+typedef struct measure_part {
+    measure_queue *q;
+    cut_runner *r;
+    int k, rc;
+    cut_err e;
 } measure_part;
 
-/* The runner's on_result: a result of this part's array, stored in its job and reported. */
+/* The runner's on_result: a result of the queue's array, stored in its job and reported. */
 static void part_result(void *arg, const cut_result *res)
 {
     measure_part *p = arg;
-    if (res < p->res || res >= p->res + p->n)
+    measure_queue *q = p->q;
+    if (res < q->res || res >= q->res + q->m)
         return; /* a result the task's measure keeps elsewhere: reported with the batch */
-    const int j = (int)(res - p->res);
-    p->jobs[p->map[j]]->res = *res;
-    p->done(p->ctx, p->map[j]);
+    const int j = (int)(res - q->res);
+    q->jobs[q->map[j]]->res = *res;
+    q->done(q->ctx, q->map[j]);
+}
+
+/* Measures candidates [at, at + n) of the queue on p's runner. */
+static int measure_some(measure_part *p, int at, int n)
+{
+    const measure_queue *q = p->q;
+    for (int j = at; j < at + n; j++)
+        q->jobs[q->map[j]]->runner = p->k;
+    return q->t && q->t->measure ? q->t->measure(q->t, p->r, q->c + at, n, q->res + at, &p->e)
+                                 : cut_runner_measure(p->r, q->c + at, n, q->res + at, &p->e);
 }
 
 static void *measure_part_run(void *arg)
 {
     measure_part *p = arg;
-    const cut_task *t = p->t;
-    if (p->done) {
+    measure_queue *q = p->q;
+    if (q->done) {
         p->r->on_result = part_result;
         p->r->on_result_ctx = p;
     }
-    p->rc = p->n == 0 ? 0
-            : t && t->measure ? t->measure(t, p->r, p->c, p->n, p->res, &p->e)
-                              : cut_runner_measure(p->r, p->c, p->n, p->res, &p->e);
+    if (q->whole) {
+        p->rc = q->m > 0 ? measure_some(p, 0, q->m) : 0;
+    } else {
+        pthread_mutex_lock(&q->mu);
+        int j = q->failed ? -1 : p->k;
+        pthread_mutex_unlock(&q->mu);
+        while (j >= 0) {
+            p->rc = measure_some(p, j, 1);
+            pthread_mutex_lock(&q->mu);
+            q->failed |= p->rc != 0;
+            j = !q->failed && q->next < q->m ? q->next++ : -1;
+            pthread_mutex_unlock(&q->mu);
+        }
+    }
     p->r->on_result = NULL;
     p->r->on_result_ctx = NULL;
     return NULL;
@@ -224,16 +259,15 @@ int cut_tune_measure_jobs_each(const cut_task *t, cut_job **jobs, int n, int use
         cands[m].bin = use_nvrtc ? &jobs[i]->bin : NULL;
         map[m++] = i;
     }
-    /* contiguous parts, one per runner: with as many candidates as runners, candidate k goes to runner k */
-    const int used = CUT_MIN(nr, m), per = used > 0 ? (m + used - 1) / used : 0;
+    const int used = CUT_MIN(nr, m);
+    measure_queue q = {.t = t, .c = cands, .res = mres, .m = m, .jobs = jobs, .map = map, .done = done, .ctx = ctx,
+                       .whole = used <= 1, .next = used};
+    pthread_mutex_init(&q.mu, NULL);
     measure_part *parts = cut_xcalloc((size_t)(used > 0 ? used : 1), sizeof *parts);
     pthread_t *th = cut_xcalloc((size_t)(used > 0 ? used : 1), sizeof *th);
     int *started = cut_xcalloc((size_t)(used > 0 ? used : 1), sizeof *started);
-    for (int k = 0, at = 0; k < used; k++, at += per) {
-        parts[k] = (measure_part){t, r[k], cands + at, mres + at, CUT_MIN(per, CUT_MAX(m - at, 0)), 0, {{0}},
-                                  jobs, map + at, done, ctx};
-        for (int j = at; j < at + parts[k].n; j++)
-            jobs[map[j]]->runner = k;
+    for (int k = 0; k < used; k++) {
+        parts[k] = (measure_part){&q, r[k], k, 0, {{0}}};
         /* one runner measures in this thread, as always; several each in a thread of their own */
         started[k] = used > 1 && pthread_create(&th[k], NULL, measure_part_run, &parts[k]) == 0;
         if (!started[k])
@@ -249,6 +283,7 @@ int cut_tune_measure_jobs_each(const cut_task *t, cut_job **jobs, int n, int use
     }
     for (int j = 0; rc == 0 && j < m; j++)
         jobs[map[j]]->res = mres[j];
+    pthread_mutex_destroy(&q.mu);
     free(parts), free(th), free(started);
     free(cands), free(mres), free(map);
     return rc;
@@ -324,11 +359,23 @@ typedef struct commit_run {
     cut_job **jobs;
     int n, next, trial;
     int *ready, *written;
-    const cut_measure_env *env;
+    const cut_measure_env **envs; /* each runner's, by jobs' runner index */
     pthread_mutex_t mu;
     int rc;
     cut_err e;
 } commit_run;
+
+/* Each runner's env, refreshed: a trial's record says where it was measured (one of several GPUs, or ranks). */
+static void runner_envs(const loop_run *x, const cut_measure_env **envs)
+{
+    for (int k = 0; k < x->nr; k++)
+        envs[k] = x->r[k]->env(x->r[k]);
+}
+
+static const cut_measure_env *job_env(const cut_measure_env *const *envs, const cut_job *jb)
+{
+    return envs[jb->runner > 0 ? jb->runner : 0];
+}
 
 /* Writes the ready jobs from c->next on (c->mu held). */
 static void commit_ready(commit_run *c)
@@ -342,7 +389,7 @@ static void commit_ready(commit_run *c)
         }
         cut_trial tr;
         const cut_energy_result none = {0};
-        if ((c->rc = record_job(c->x, jb, c->trial, c->env, &none, &tr, &c->e)) != 0)
+        if ((c->rc = record_job(c->x, jb, c->trial, job_env(c->envs, jb), &none, &tr, &c->e)) != 0)
             break;
         c->written[c->next] = 1;
         wrote = 1;
@@ -387,7 +434,9 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
 {
     const cut_tune_cfg *cfg = x->cfg;
     const int early = cfg->objective == CUT_OBJ_TIME && !x->t->journal;
-    commit_run c = {.x = x, .jobs = jobs, .n = n, .trial = first_trial, .env = x->r[0]->env(x->r[0])};
+    const cut_measure_env **envs = cut_xcalloc((size_t)x->nr, sizeof *envs);
+    runner_envs(x, envs);
+    commit_run c = {.x = x, .jobs = jobs, .n = n, .trial = first_trial, .envs = envs};
     c.ready = cut_xcalloc((size_t)(n > 0 ? n : 1), sizeof *c.ready);
     c.written = cut_xcalloc((size_t)(n > 0 ? n : 1), sizeof *c.written);
     pthread_mutex_init(&c.mu, NULL);
@@ -410,7 +459,8 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
     cut_energy_result *er = cut_xcalloc((size_t)n, sizeof *er);
     if (rc == 0 && cfg->objective != CUT_OBJ_TIME)
         rc = measure_energy(jobs, n, cfg, x->r[0], first_trial, er, e);
-    const cut_measure_env *env = rc == 0 ? x->r[0]->env(x->r[0]) : NULL;
+    if (rc == 0)
+        runner_envs(x, envs);
     for (int i = 0, trial = first_trial; rc == 0 && i < n; i++) {
         cut_job *jb = jobs[i];
         const cut_compiled *bin = cfg->use_nvrtc ? &jb->bin : NULL;
@@ -418,8 +468,8 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
         if (jb->res.not_run)
             continue; /* never started: not recorded, not observed, no budget spent */
         if (c.written[i])
-            fill_trial(&tr, trial, jb, bin, env, &er[i]);
-        else if ((rc = record_job(x, jb, trial, env, &er[i], &tr, e)) != 0)
+            fill_trial(&tr, trial, jb, bin, job_env(envs, jb), &er[i]);
+        else if ((rc = record_job(x, jb, trial, job_env(envs, jb), &er[i], &tr, e)) != 0)
             break;
         track_best(x->st, cfg->objective, &tr);
         /* The strategy learns time, the dense signal (every candidate has it); energy is measured only for the
@@ -433,6 +483,7 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
         trial += counts(x, jb);
     }
     free(er);
+    free(envs);
     pthread_mutex_destroy(&c.mu);
     free(c.ready);
     free(c.written);
@@ -576,22 +627,29 @@ static int resume(loop_run *x, const cut_trial *old, int nold, int extra)
     return nold + extra;
 }
 
-/* Resume only counts trials measured where this run measures: a log of another backend or GPU is refused (its times
- * are not comparable with this run's), nothing in it changed. */
+/* Resume only counts trials measured where this run measures (on one of its runners): a log of another backend or
+ * GPU is refused (its times are not comparable with this run's), nothing in it changed. */
 static int check_same_place(const loop_run *x, const char *path, const cut_trial *old, int nold, cut_err *e)
 {
-    const cut_measure_env *now = x->r[0]->env(x->r[0]);
+    const cut_measure_env **envs = cut_xcalloc((size_t)x->nr, sizeof *envs);
+    runner_envs(x, envs);
+    const cut_measure_env *now = envs[0];
     for (int i = 0; i < nold; i++) {
-        if (cut_env_same_place(&old[i].env, now))
+        int same = 0;
+        for (int k = 0; k < x->nr && !same; k++)
+            same = cut_env_same_place(&old[i].env, envs[k]);
+        if (same)
             continue;
         char was[256], is[256];
         cut_env_describe(&old[i].env, was, sizeof was);
         cut_env_describe(now, is, sizeof is);
+        free(envs);
         return cut_err_set(e, "%s holds trials measured on %s (trial %d is the first), and this run measures on %s: "
                               "resuming would count them as done and mix their times in one log. Use another "
                               "--outdir, or move the log away to start %s afresh (nothing was changed)",
                            path, was, old[i].trial, is, x->t->what);
     }
+    free(envs);
     return 0;
 }
 
@@ -618,9 +676,11 @@ static int open_log(loop_run *x, const char *path, int *done, cut_err *e)
         return rc;
     if (x->cfg->use_prior && x->t->priors)
         x->st->prior_trials = x->t->priors(x->t, x->strat, x->cfg, x->r[0]->env(x->r[0])->gpu_name, nold);
-    for (int i = 0; i < x->nr; i++)
-        if (x->t->prepare(x->t, x->r[i], x->cfg->seed, e) != 0)
+    for (int i = 0; i < x->nr; i++) {
+        const int like = i > 0 ? cut_runner_prepare_like(x->r[i], x->r[0], e) : 0; /* the op's work built once */
+        if (like < 0 || (like == 0 && x->t->prepare(x->t, x->r[i], x->cfg->seed, e) != 0))
             return cut_err_wrap(e, "preparing %s", x->t->what);
+    }
     return 0;
 }
 

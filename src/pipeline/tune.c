@@ -224,8 +224,14 @@ cut_task *cut_task_conv_new(const cut_conv *c, int case_idx, const cut_tune_cfg 
 int cut_tune_case(const cut_tune_cfg *cfg, cut_runner *r, const cut_conv *c, int case_idx, cut_tune_stats *st,
                   cut_err *e)
 {
+    return cut_tune_case_on(cfg, &r, 1, c, case_idx, st, e);
+}
+
+int cut_tune_case_on(const cut_tune_cfg *cfg, cut_runner **r, int nr, const cut_conv *c, int case_idx,
+                     cut_tune_stats *st, cut_err *e)
+{
     cut_task *t = cut_task_conv_new(c, case_idx, cfg);
-    int rc = cut_tune_task(cfg, t, r, st, e);
+    int rc = cut_tune_task_on(cfg, t, r, nr, st, e);
     cut_task_free(t);
     return rc;
 }

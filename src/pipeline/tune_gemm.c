@@ -163,12 +163,18 @@ cut_task *cut_task_gemm_new(const cut_gemm *g, int tpl_mask)
 int cut_tune_gemm(const cut_tune_cfg *cfg, int tpl_mask, cut_runner *r, const cut_gemm *g, cut_tune_stats *st,
                   cut_err *e)
 {
+    return cut_tune_gemm_on(cfg, tpl_mask, &r, 1, g, st, e);
+}
+
+int cut_tune_gemm_on(const cut_tune_cfg *cfg, int tpl_mask, cut_runner **r, int nr, const cut_gemm *g,
+                     cut_tune_stats *st, cut_err *e)
+{
     if (cut_gemm_validate(g, e) != 0) {
         memset(st, 0, sizeof *st);
         return -1;
     }
     cut_task *t = cut_task_gemm_new(g, tpl_mask);
-    int rc = cut_tune_task(cfg, t, r, st, e);
+    int rc = cut_tune_task_on(cfg, t, r, nr, st, e);
     cut_task_free(t);
     return rc;
 }
