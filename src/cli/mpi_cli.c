@@ -111,15 +111,28 @@ static int same_device(const cut_mpi_hello *a, const cut_mpi_hello *b, int rank,
     return 0;
 }
 
-/* Two ranks on one GPU would time each other's kernels: refused. */
+/* Two ranks on one GPU would time each other's kernels: refused, unless CUTUNE_MPI_SHARE_GPU=1 asks for it (to
+ * measure what overlapping one rank's compiles with another's measurements gives; the times are then disturbed, and
+ * rank 0 says so). */
 static int one_rank_per_gpu(const cut_mpi_hello *h, int n, cut_err *e)
 {
+    const char *share = getenv("CUTUNE_MPI_SHARE_GPU");
+    if (share && !strcmp(share, "1")) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < i && h[i].env.gpu_uuid[0]; j++)
+                if (!strcmp(h[i].env.gpu_uuid, h[j].env.gpu_uuid)) {
+                    fprintf(stderr, "cutune: CUTUNE_MPI_SHARE_GPU=1: ranks %d and %d share GPU %s; their kernels' "
+                                    "times may include each other's work\n", j + 1, i + 1, h[i].env.gpu_uuid);
+                    return 0;
+                }
+        return 0;
+    }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i && h[i].env.gpu_uuid[0]; j++)
             if (!strcmp(h[i].env.gpu_uuid, h[j].env.gpu_uuid))
                 return cut_err_set(e, "ranks %d and %d measure on the same GPU (%s, GPU %d of host %s): they would "
                                       "time each other's kernels. Start at most one rank per GPU of a host, plus "
-                                      "rank 0", j + 1, i + 1, h[i].env.gpu_uuid, h[i].device, h[i].host);
+                                      "rank 0 (CUTUNE_MPI_SHARE_GPU=1 allows it, for overlap studies)", j + 1, i + 1, h[i].env.gpu_uuid, h[i].device, h[i].host);
     return 0;
 }
 
