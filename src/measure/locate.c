@@ -31,8 +31,8 @@
 
 #define WORKER_NAME "cutune-worker"
 
-/* 0 when path is an executable regular file, else -1 with errno set. */
-static int executable_file(const char *path)
+/* 0 when path is a regular file we may access with mode (X_OK, R_OK), else -1 with errno set. */
+static int regular_file(const char *path, int mode)
 {
     struct stat st;
     if (stat(path, &st) != 0)
@@ -41,8 +41,10 @@ static int executable_file(const char *path)
         errno = EISDIR;
         return -1;
     }
-    return access(path, X_OK);
+    return access(path, mode);
 }
+
+static int executable_file(const char *path) { return regular_file(path, X_OK); }
 
 int cut_worker_path_search(const char *env, const char *const *cands, int ncand, char *buf, size_t n, cut_err *e)
 {
@@ -110,24 +112,12 @@ int cut_worker_path(char *buf, size_t n, cut_err *e)
     return cut_worker_path_search(getenv(CUT_WORKER_ENV), cands, (int)CUT_ARRAY_LEN(cands), buf, n, e);
 }
 
-/* 0 when path is a readable regular file, else -1 with errno set. */
-static int readable_file(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return -1;
-    if (!S_ISREG(st.st_mode)) {
-        errno = EISDIR;
-        return -1;
-    }
-    return access(path, R_OK);
-}
 
 int cut_triton_worker_path(char *buf, size_t n, cut_err *e)
 {
     const char *env = getenv("CUTUNE_TRITON_WORKER");
     if (env && *env) {
-        if (readable_file(env) != 0)
+        if (regular_file(env, R_OK) != 0)
             return cut_err_set(e, "CUTUNE_TRITON_WORKER=%s is not a readable file: %s", env,
                                errno == EISDIR ? "not a regular file" : strerror(errno));
         return snprintf(buf, n, "%s", env) < (int)n ? 0 : cut_err_set(e, "CUTUNE_TRITON_WORKER: path too long");
@@ -138,7 +128,7 @@ int cut_triton_worker_path(char *buf, size_t n, cut_err *e)
     join(up, sizeof up, exe_dir, "../libexec/cutune/triton_worker.py");
     const char *cands[] = {next_to_exe, up, CUTUNE_TRITON_WORKER_INSTALLED};
     for (size_t i = 0; i < CUT_ARRAY_LEN(cands); i++)
-        if (*cands[i] && readable_file(cands[i]) == 0 && snprintf(buf, n, "%s", cands[i]) < (int)n)
+        if (*cands[i] && regular_file(cands[i], R_OK) == 0 && snprintf(buf, n, "%s", cands[i]) < (int)n)
             return 0;
     return cut_err_set(e, "no Triton worker found: set CUTUNE_TRITON_WORKER to tools/triton_worker.py (tried %s, %s, "
                           "%s)", next_to_exe, up, CUTUNE_TRITON_WORKER_INSTALLED);

@@ -56,17 +56,25 @@ static int write_result(const char *dir, const char *id, const cut_result *res, 
     return cut_opt_write_json(path, r, e);
 }
 
+/* The control file's variant folder (dir), id, search folder (kdir) and the search's spec (k, caller frees with
+ * cut_kspec_free). 0, or -1 with e. */
+static int open_control(const char *control, char *dir, char *id, char *kdir, cut_kspec *k, cut_err *e)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s", control);
+    snprintf(dir, 1200, "%s", dirname(path));
+    if (read_control(control, id, 64, e) != 0 || find_kdir(dir, kdir, 1300, e) != 0)
+        return -1;
+    memset(k, 0, sizeof *k);
+    snprintf(path, sizeof path, "%s/spec.json", kdir);
+    return cut_kspec_load(path, k, e);
+}
+
 int cut_opt_worker_lang(const char *control, cut_ks_lang *lang, cut_err *e)
 {
-    char dir[1200], id[64], kdir[1300], path[1400];
-    snprintf(path, sizeof path, "%s", control);
-    snprintf(dir, sizeof dir, "%s", dirname(path));
-    if (read_control(control, id, sizeof id, e) != 0 || find_kdir(dir, kdir, sizeof kdir, e) != 0)
-        return -1;
+    char dir[1200], id[64], kdir[1300];
     cut_kspec k;
-    memset(&k, 0, sizeof k);
-    snprintf(path, sizeof path, "%s/spec.json", kdir);
-    if (cut_kspec_load(path, &k, e) != 0)
+    if (open_control(control, dir, id, kdir, &k, e) != 0)
         return -1;
     *lang = k.lang;
     cut_kspec_free(&k);
@@ -92,14 +100,8 @@ int cut_opt_worker(const cut_opt_opts *o, const char *control, cut_runner *r, in
 {
     memset(res, 0, sizeof *res);
     char dir[1200], id[64], kdir[1300], path[1400];
-    snprintf(path, sizeof path, "%s", control);
-    snprintf(dir, sizeof dir, "%s", dirname(path));
-    if (read_control(control, id, sizeof id, e) != 0 || find_kdir(dir, kdir, sizeof kdir, e) != 0)
-        return -1;
     cut_kspec k;
-    memset(&k, 0, sizeof k);
-    snprintf(path, sizeof path, "%s/spec.json", kdir);
-    if (cut_kspec_load(path, &k, e) != 0)
+    if (open_control(control, dir, id, kdir, &k, e) != 0)
         return -1;
     kopt ko;
     memset(&ko, 0, sizeof ko);
