@@ -98,6 +98,23 @@ static int jit_fns(const cut_toks *ts, jit_fn *out, int max)
     return n;
 }
 
+/* What a rule does to one jit function: edits into es (ctx: the rule's own). */
+typedef void (*fn_rule)(const cut_toks *ts, const jit_fn *fn, cut_edits *es, const void *ctx);
+
+/* Applies rule to every @triton.jit function of src: the new source (malloc'd), or NULL when nothing changed. */
+static char *rewrite_fns(const char *src, fn_rule rule, const void *ctx)
+{
+    cut_toks ts;
+    cut_tk_py(src, &ts);
+    jit_fn fn[MAX_FNS];
+    const int nf = jit_fns(&ts, fn, MAX_FNS);
+    cut_edits es = {0};
+    for (int f = 0; f < nf; f++)
+        rule(&ts, &fn[f], &es, ctx);
+    free(ts.t);
+    return cut_ed_apply(src, &es);
+}
+
 /* The last token of the statement starting at token i (before the next statement or end). */
 static int stmt_end(const cut_toks *ts, int i, int end)
 {
@@ -187,29 +204,27 @@ static void add_kwarg(const cut_toks *ts, cut_edits *es, int close, const char *
 
 /* ---- cache_policy_cg ---- */
 
-/* Every tl.load of a jit function without a cache keyword gets kw_value: the new source (malloc'd), or NULL. */
-static char *load_kwarg(const char *src, const char *kw_value)
+/* Every tl.load without a cache keyword gets the keyword ctx (a "name=value" string). */
+static void load_kwarg(const cut_toks *ts, const jit_fn *fn, cut_edits *es, const void *ctx)
 {
-    cut_toks ts;
-    cut_tk_py(src, &ts);
-    jit_fn fn[MAX_FNS];
-    const int nf = jit_fns(&ts, fn, MAX_FNS);
-    cut_edits es = {0};
-    for (int f = 0; f < nf; f++)
-        for (int i = fn[f].body; i < fn[f].end; i++) {
-            const int open = tl_call(&ts, i, "load", 0), close = open > 0 ? cut_tk_match(&ts, open) : -1;
-            int a[MAX_ARGS], b[MAX_ARGS];
-            const int n = close > 0 ? call_args(&ts, open, close, a, b) : -1;
-            if (n >= 1 && find_kw(&ts, a, b, n, "eviction_policy") < 0 && find_kw(&ts, a, b, n, "cache_modifier") < 0)
-                add_kwarg(&ts, &es, close, kw_value);
-        }
-    free(ts.t);
-    return cut_ed_apply(src, &es);
+    for (int i = fn->body; i < fn->end; i++) {
+        const int open = tl_call(ts, i, "load", 0), close = open > 0 ? cut_tk_match(ts, open) : -1;
+        int a[MAX_ARGS], b[MAX_ARGS];
+        const int n = close > 0 ? call_args(ts, open, close, a, b) : -1;
+        if (n >= 1 && find_kw(ts, a, b, n, "eviction_policy") < 0 && find_kw(ts, a, b, n, "cache_modifier") < 0)
+            add_kwarg(ts, es, close, ctx);
+    }
 }
 
-char *cut_rule_triton_cache_cg(const char *src) { return load_kwarg(src, "cache_modifier=\".cg\""); }
+char *cut_rule_triton_cache_cg(const char *src)
+{
+    return rewrite_fns(src, load_kwarg, "cache_modifier=\".cg\"");
+}
 
-char *cut_rule_triton_evict_first(const char *src) { return load_kwarg(src, "eviction_policy=\"evict_first\""); }
+char *cut_rule_triton_evict_first(const char *src)
+{
+    return rewrite_fns(src, load_kwarg, "eviction_policy=\"evict_first\"");
+}
 
 /* ---- vectorize_global_loads: alignment and contiguity hints ---- */
 
@@ -247,61 +262,59 @@ static int offsets_block(const cut_toks *ts, int a, int e)
     return -1;
 }
 
+/* Each offsets statement `o = ... tl.arange(0, B)` gets `o = tl.max_contiguous(tl.multiple_of(o, B), B)` after it. */
+static void hints_fn(const cut_toks *ts, const jit_fn *fn, cut_edits *es, const void *ctx)
+{
+    (void)ctx;
+    for (int i = fn->body; i < fn->end; i++) {
+        if (!ts->t[i].bol || ts->t[i].kind != CUT_TK_IDENT || !cut_tk_is(ts, i + 1, "="))
+            continue;
+        const int e = stmt_end(ts, i, fn->end), B = offsets_block(ts, i + 2, e), next = e + 1;
+        if (B < 0 || (next < fn->end && cut_tk_same(ts, next, i) && cut_tk_is(ts, next + 1, "=") &&
+                      tl_call(ts, next + 2, "max_contiguous", 0) > 0))
+            continue; /* not offsets, or hinted already */
+        const int c = col(ts, i);
+        cut_ed_add(es, line_end(ts, e), line_end(ts, e), "\n%.*s%.*s = tl.max_contiguous(tl.multiple_of(%.*s, %.*s), %.*s)",
+                   c, ts->src + ts->t[i].start - c, CUT_TK_SPAN(ts, i, i), CUT_TK_SPAN(ts, i, i),
+                   CUT_TK_SPAN(ts, B, B), CUT_TK_SPAN(ts, B, B));
+    }
+}
+
 char *cut_rule_triton_hints(const char *src)
 {
-    cut_toks ts;
-    cut_tk_py(src, &ts);
-    jit_fn fn[MAX_FNS];
-    const int nf = jit_fns(&ts, fn, MAX_FNS);
-    cut_edits es = {0};
-    for (int f = 0; f < nf; f++)
-        for (int i = fn[f].body; i < fn[f].end; i++) {
-            if (!ts.t[i].bol || ts.t[i].kind != CUT_TK_IDENT || !cut_tk_is(&ts, i + 1, "="))
-                continue;
-            const int e = stmt_end(&ts, i, fn[f].end), B = offsets_block(&ts, i + 2, e), next = e + 1;
-            if (B < 0 || (next < fn[f].end && cut_tk_same(&ts, next, i) && cut_tk_is(&ts, next + 1, "=") &&
-                          tl_call(&ts, next + 2, "max_contiguous", 0) > 0))
-                continue; /* not offsets, or hinted already */
-            const int c = col(&ts, i);
-            cut_ed_add(&es, line_end(&ts, e), line_end(&ts, e), "\n%.*s%.*s = tl.max_contiguous(tl.multiple_of(%.*s, %.*s), %.*s)",
-                       c, src + ts.t[i].start - c, CUT_TK_SPAN(&ts, i, i), CUT_TK_SPAN(&ts, i, i),
-                       CUT_TK_SPAN(&ts, B, B), CUT_TK_SPAN(&ts, B, B));
-        }
-    free(ts.t);
-    return cut_ed_apply(src, &es);
+    return rewrite_fns(src, hints_fn, NULL);
 }
 
 /* ---- switch_to_mma_or_wgmma: tl.dot's input precision ---- */
 
-char *cut_rule_triton_dot_precision(const char *src, const char *precision)
+/* Every tl.dot at ieee precision (explicit, allow_tf32=False or the default) gets input_precision ctx. */
+static void dot_precision_fn(const cut_toks *ts, const jit_fn *fn, cut_edits *es, const void *ctx)
 {
-    cut_toks ts;
-    cut_tk_py(src, &ts);
-    jit_fn fn[MAX_FNS];
-    const int nf = jit_fns(&ts, fn, MAX_FNS);
-    cut_edits es = {0};
+    const char *precision = ctx;
     char kv[64];
     snprintf(kv, sizeof kv, "input_precision=\"%s\"", precision);
-    for (int f = 0; f < nf; f++)
-        for (int i = fn[f].body; i < fn[f].end; i++) {
-            const int open = tl_call(&ts, i, "dot", 0), close = open > 0 ? cut_tk_match(&ts, open) : -1;
-            int a[MAX_ARGS], b[MAX_ARGS];
-            const int n = close > 0 ? call_args(&ts, open, close, a, b) : -1;
-            if (n < 2)
-                continue;
-            const int ip = find_kw(&ts, a, b, n, "input_precision"), tf = find_kw(&ts, a, b, n, "allow_tf32");
-            int positional = 0;
-            while (positional < n && arg_kw(&ts, a[positional], b[positional]) < 0)
-                positional++;
-            if (ip >= 0 && b[ip] == a[ip] + 2 && str_is(&ts, b[ip], "ieee"))
-                cut_ed_add(&es, ts.t[b[ip]].start, ts.t[b[ip]].end, "\"%s\"", precision);
-            else if (ip < 0 && tf >= 0 && b[tf] == a[tf] + 2 && cut_tk_is(&ts, b[tf], "False"))
-                cut_ed_add(&es, ts.t[a[tf]].start, ts.t[b[tf]].end, "input_precision=\"%s\"", precision);
-            else if (ip < 0 && tf < 0 && positional >= 2 && positional <= 3) /* a 4th is the precision */
-                add_kwarg(&ts, &es, close, kv);
-        }
-    free(ts.t);
-    return cut_ed_apply(src, &es);
+    for (int i = fn->body; i < fn->end; i++) {
+        const int open = tl_call(ts, i, "dot", 0), close = open > 0 ? cut_tk_match(ts, open) : -1;
+        int a[MAX_ARGS], b[MAX_ARGS];
+        const int n = close > 0 ? call_args(ts, open, close, a, b) : -1;
+        if (n < 2)
+            continue;
+        const int ip = find_kw(ts, a, b, n, "input_precision"), tf = find_kw(ts, a, b, n, "allow_tf32");
+        int positional = 0;
+        while (positional < n && arg_kw(ts, a[positional], b[positional]) < 0)
+            positional++;
+        if (ip >= 0 && b[ip] == a[ip] + 2 && str_is(ts, b[ip], "ieee"))
+            cut_ed_add(es, ts->t[b[ip]].start, ts->t[b[ip]].end, "\"%s\"", precision);
+        else if (ip < 0 && tf >= 0 && b[tf] == a[tf] + 2 && cut_tk_is(ts, b[tf], "False"))
+            cut_ed_add(es, ts->t[a[tf]].start, ts->t[b[tf]].end, "input_precision=\"%s\"", precision);
+        else if (ip < 0 && tf < 0 && positional >= 2 && positional <= 3) /* a 4th is the precision */
+            add_kwarg(ts, es, close, kv);
+    }
+}
+
+char *cut_rule_triton_dot_precision(const char *src, const char *precision)
+{
+    return rewrite_fns(src, dot_precision_fn, precision);
 }
 
 /* ---- softmax_math_fusion: exp2, rsqrt ---- */
@@ -369,33 +382,32 @@ static int rsqrt_at(const cut_toks *ts, cut_edits *es, int i)
     return close;
 }
 
+/* 1.0 / tl.sqrt(x) -> tl.rsqrt(x); tl.exp(x) -> tl.exp2(x * log2(e)). */
+static void fast_math_fn(const cut_toks *ts, const jit_fn *fn, cut_edits *es, const void *ctx)
+{
+    (void)ctx;
+    for (int i = fn->body; i < fn->end; i++) {
+        const int r = rsqrt_at(ts, es, i);
+        if (r > 0) {
+            i = r;
+            continue;
+        }
+        const int open = tl_call(ts, i, "exp", 1), close = open > 0 ? cut_tk_match(ts, open) : -1;
+        int b;
+        const int a = open > 0 ? single_arg(ts, open, close, &b) : -1;
+        if (a < 0)
+            continue;
+        const int p = needs_parens(ts, a, b);
+        cut_ed_add(es, ts->t[open - 1].start, ts->t[open - 1].end, "exp2");
+        cut_ed_add(es, ts->t[a].start, ts->t[b].end, "%s%.*s%s * " LOG2E, p ? "(" : "", CUT_TK_SPAN(ts, a, b),
+                   p ? ")" : "");
+        i = close;
+    }
+}
+
 char *cut_rule_triton_fast_math(const char *src)
 {
-    cut_toks ts;
-    cut_tk_py(src, &ts);
-    jit_fn fn[MAX_FNS];
-    const int nf = jit_fns(&ts, fn, MAX_FNS);
-    cut_edits es = {0};
-    for (int f = 0; f < nf; f++)
-        for (int i = fn[f].body; i < fn[f].end; i++) {
-            const int r = rsqrt_at(&ts, &es, i);
-            if (r > 0) {
-                i = r;
-                continue;
-            }
-            const int open = tl_call(&ts, i, "exp", 1), close = open > 0 ? cut_tk_match(&ts, open) : -1;
-            int b;
-            const int a = open > 0 ? single_arg(&ts, open, close, &b) : -1;
-            if (a < 0)
-                continue;
-            const int p = needs_parens(&ts, a, b);
-            cut_ed_add(&es, ts.t[open - 1].start, ts.t[open - 1].end, "exp2");
-            cut_ed_add(&es, ts.t[a].start, ts.t[b].end, "%s%.*s%s * " LOG2E, p ? "(" : "", CUT_TK_SPAN(&ts, a, b),
-                       p ? ")" : "");
-            i = close;
-        }
-    free(ts.t);
-    return cut_ed_apply(src, &es);
+    return rewrite_fns(src, fast_math_fn, NULL);
 }
 
 /* ---- avoid_atomics_reduce ---- */
@@ -561,22 +573,19 @@ static int atomic_at(const cut_toks *ts, const names *bn, cut_edits *es, int i, 
     return 0;
 }
 
+static void avoid_atomics_fn(const cut_toks *ts, const jit_fn *fn, cut_edits *es, const void *ctx)
+{
+    (void)ctx;
+    names *bn = cut_xmalloc(sizeof *bn);
+    block_names(ts, fn, bn);
+    for (int i = fn->body; i < fn->end; i++)
+        atomic_at(ts, bn, es, i, fn->end);
+    free(bn);
+}
+
 char *cut_rule_triton_avoid_atomics(const char *src)
 {
-    cut_toks ts;
-    cut_tk_py(src, &ts);
-    jit_fn fn[MAX_FNS];
-    const int nf = jit_fns(&ts, fn, MAX_FNS);
-    cut_edits es = {0};
-    names *bn = cut_xmalloc(sizeof *bn);
-    for (int f = 0; f < nf; f++) {
-        block_names(&ts, &fn[f], bn);
-        for (int i = fn[f].body; i < fn[f].end; i++)
-            atomic_at(&ts, bn, &es, i, fn[f].end);
-    }
-    free(bn);
-    free(ts.t);
-    return cut_ed_apply(src, &es);
+    return rewrite_fns(src, avoid_atomics_fn, NULL);
 }
 
 /* ---- grouped_gemm_colmajor ---- */
@@ -624,34 +633,31 @@ static void grouped_prologue(cut_edits *es, int at, const char *indent, int c)
     cut_buf_free(&b);
 }
 
+static void grouped_fn(const cut_toks *ts, const jit_fn *fn, cut_edits *es, const void *ctx)
+{
+    (void)ctx;
+    int seen[3] = {0, 0, 0}, done = 0;
+    for (int i = fn->body; i < fn->end; i++) {
+        const int open = tl_call(ts, i, "program_id", 0), axis = open > 0 ? program_axis(ts, open) : -1;
+        done |= cut_tk_is(ts, i, "_cut_pid_m");
+        if (axis >= 0)
+            seen[axis] = 1;
+    }
+    if (!seen[0] || !seen[1] || done)
+        return;
+    const int c = col(ts, fn->body), at = ts->t[fn->body].start - c;
+    grouped_prologue(es, at, ts->src + at, c);
+    for (int i = fn->body; i < fn->end; i++) {
+        const int open = tl_call(ts, i, "program_id", 0), axis = open > 0 ? program_axis(ts, open) : -1;
+        if (axis == 0 || axis == 1)
+            cut_ed_add(es, ts->t[i].start, ts->t[cut_tk_match(ts, open)].end, "%s",
+                       axis == 0 ? "_cut_pid_m" : "_cut_pid_n");
+    }
+}
+
 char *cut_rule_triton_grouped(const char *src)
 {
-    cut_toks ts;
-    cut_tk_py(src, &ts);
-    jit_fn fn[MAX_FNS];
-    const int nf = jit_fns(&ts, fn, MAX_FNS);
-    cut_edits es = {0};
-    for (int f = 0; f < nf; f++) {
-        int seen[3] = {0, 0, 0}, done = 0;
-        for (int i = fn[f].body; i < fn[f].end; i++) {
-            const int open = tl_call(&ts, i, "program_id", 0), axis = open > 0 ? program_axis(&ts, open) : -1;
-            done |= cut_tk_is(&ts, i, "_cut_pid_m");
-            if (axis >= 0)
-                seen[axis] = 1;
-        }
-        if (!seen[0] || !seen[1] || done)
-            continue;
-        const int c = col(&ts, fn[f].body), at = ts.t[fn[f].body].start - c;
-        grouped_prologue(&es, at, src + at, c);
-        for (int i = fn[f].body; i < fn[f].end; i++) {
-            const int open = tl_call(&ts, i, "program_id", 0), axis = open > 0 ? program_axis(&ts, open) : -1;
-            if (axis == 0 || axis == 1)
-                cut_ed_add(&es, ts.t[i].start, ts.t[cut_tk_match(&ts, open)].end, "%s",
-                           axis == 0 ? "_cut_pid_m" : "_cut_pid_n");
-        }
-    }
-    free(ts.t);
-    return cut_ed_apply(src, &es);
+    return rewrite_fns(src, grouped_fn, NULL);
 }
 
 /* ---- the proposals ---- */
