@@ -14,6 +14,7 @@
 #include "cutune/kstate.h"
 #include "cutune/measure.h"
 #include "cutune/util.h"
+#include "triton_testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,21 +193,11 @@ static void test_atomics_fixture(void **state)
 
 int main(void)
 {
-    python = getenv("CUTUNE_TRITON_PYTHON");
-    worker = getenv("CUTUNE_TRITON_WORKER");
-    const char *fx = getenv("CUTUNE_FIXTURES");
-    if (!python || !worker || !fx) {
-        printf("skipped: CUTUNE_TRITON_PYTHON, CUTUNE_TRITON_WORKER and CUTUNE_FIXTURES are set by ctest\n");
-        return 77;
-    }
+    const char *fx;
+    const int skip = tu_triton_env(&python, &worker, &fx);
+    if (skip)
+        return skip;
     snprintf(fixtures, sizeof fixtures, "%s", fx);
-    char *argv[] = {(char *)python, "-c", "import triton, numpy", NULL};
-    cut_err e = {{0}};
-    if (cut_run_tool(argv, NULL, NULL, &e) != 0) {
-        printf("skipped: %s cannot import triton and numpy (scripts/setup-deps.sh makes .venv-triton)%s%s\n", python,
-               e.msg[0] ? ": " : "", e.msg);
-        return 77;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite_rewrites),
         cmocka_unit_test(test_atomics_fixture),
