@@ -216,7 +216,7 @@ static const char *num_or_null(double v, int valid, char *buf, size_t n)
 {
     if (!valid)
         return "null";
-    snprintf(buf, n, "%.6g", v);
+    snprintf(buf, n, "%.9g", v);
     return buf;
 }
 
@@ -239,7 +239,7 @@ static int write_json(const sched_run *z, cut_err *e)
         const cut_tasksched_task *k = &z->s.t[i];
         char best[32];
         cut_buf_printf(&b, "%s\n {\"workload\":\"%s\",\"what\":\"%s\",\"weight\":%g,\"group\":%d,\"flops\":%.6g,"
-                           "\"trials\":%d,\"trials_new\":%d,\"rounds\":%d,\"best_ms\":%s,\"gradient\":%.6g,"
+                           "\"trials\":%d,\"trials_new\":%d,\"rounds\":%d,\"best_ms\":%s,\"gradient\":%.9g,"
                            "\"dead\":%s}",
                        i ? "," : "", it->t->name, it->t->what, k->weight, k->group, it->t->flops, k->trials,
                        it->st.trials_new, k->rounds, num_or_null(it->st.best_ms, it->st.best_ms > 0, best, sizeof best),
