@@ -48,8 +48,22 @@ print("%s: %d trials: %s" % (out, total, ", ".join("%s %d" % (t["what"], t["tria
 PY
 }
 total() { cat "$1"/tuningrecords/*.json 2>/dev/null | wc -l; }
-# Waits until OUT's logs hold N records.
-wait_total() { for _ in $(seq 1 1200); do [ "$(total "$1")" -ge "$2" ] && return 0; sleep 0.1; done; fail "no $2 records in $1"; }
+# stop_midway OUT SIGNAL LAUNCHER...: a run of 40 trials into OUT started through LAUNCHER (none, or mpirun) and sent
+# SIGNAL once its logs hold 14 records; every log's lock then waited for (the ranks a stopped mpirun leaves notice
+# it and end). Sets `before` to the records left.
+stop_midway() {
+  local out=$1 sig=$2; shift 2
+  "$@" "$BIN" "${ARGS[@]}" --trials 40 --outdir "$out" > /dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 1200); do [ "$(total "$out")" -ge 14 ] && break; sleep 0.1; done
+  kill -"$sig" $pid 2>/dev/null || true
+  wait $pid 2>/dev/null || true
+  before=$(total "$out")
+  [ "$before" -ge 14 ] && [ "$before" -lt 40 ] || fail "$out: the $sig came at $before of 40 records"
+  for log in "$out"/tuningrecords/*.json; do
+    for _ in $(seq 1 300); do flock -n "$log" true && break; sleep 0.1; done
+  done
+}
 
 # 1. One run: the budget spread, the per-case counts printed and in sched.json.
 "$BIN" "${ARGS[@]}" --trials 30 --outdir one > one.out 2> one.err || { cat one.err; fail "the scheduled run"; }
@@ -59,13 +73,7 @@ grep -q "^scheduler gradient: 30 of 30 trials over 3 workload(s): case 1 [0-9]* 
 [ -z "$(ls one/tuningrecords | grep -v '^case[123]_')" ] || fail "the repeated shape got files of its own"
 
 # 2. Killed mid-run (SIGKILL), then the same command: the total is the budget, nothing lost or measured twice.
-"$BIN" "${ARGS[@]}" --trials 40 --outdir kill > /dev/null 2>&1 &
-pid=$!
-wait_total kill 14
-kill -KILL $pid 2>/dev/null || true
-wait $pid 2>/dev/null || true
-before=$(total kill)
-[ "$before" -lt 40 ] || fail "the kill came after the end"
+stop_midway kill KILL env
 "$BIN" "${ARGS[@]}" --trials 40 --outdir kill > kill.out 2> kill.err || { cat kill.err; fail "the resumed run"; }
 check kill 40 || fail "the resumed run's logs and sched.json"
 echo "resumed after $before of 40 trials"
@@ -81,17 +89,7 @@ if ! "${MPI[@]}" "$BIN" tune --help > help.out 2> help.err; then
   grep -q "built without MPI" help.err && { echo "$(head -1 help.err): the MPI part is skipped"; exit 0; }
   cat help.err; fail "mpirun cutune tune --help"
 fi
-"${MPI[@]}" "$BIN" "${ARGS[@]}" --trials 40 --outdir mpi > mpi.out 2> mpi.err &
-pid=$!
-wait_total mpi 14
-kill -TERM $pid 2>/dev/null || true
-wait $pid 2>/dev/null || true
-before=$(total mpi)
-[ "$before" -lt 40 ] || fail "the stop came after the end of the MPI run"
-# the ranks a stopped mpirun leaves notice it and end: every log's lock is free once its writer is gone
-for log in mpi/tuningrecords/*.json; do
-  for _ in $(seq 1 300); do flock -n "$log" true && break; sleep 0.1; done
-done
+stop_midway mpi TERM "${MPI[@]}"
 "${MPI[@]}" "$BIN" "${ARGS[@]}" --trials 40 --outdir mpi > mpi.out 2> mpi.err || { cat mpi.err; fail "the MPI run"; }
 grep -q "MPI job of 3 ranks" mpi.err || { cat mpi.err; fail "rank 0 did not say who serves"; }
 check mpi 40 || fail "the MPI run's logs and sched.json"

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "fake_runner.h"
 #include "testutil.h"
 
 /* No random rounds: the choice is the gradient's alone. */
@@ -185,22 +186,6 @@ static void test_epsilon_seeded(void **state)
 
 /* ---- a scheduled run on a fake runner ---- */
 
-typedef struct fake {
-    int calls;
-    cut_work work;
-    cut_measure_env env;
-} fake;
-
-static int fake_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
-{
-    fake *f = r->impl;
-    cut_work_free(&f->work);
-    if (cut_work_keep(w, take, &f->work, e) != 0)
-        return -1;
-    r->work = &f->work;
-    return 0;
-}
-
 /* Every call is valid and a little faster than the last: each round finds a better best. */
 static int fake_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e)
 {
@@ -210,36 +195,6 @@ static int fake_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut
     res->median_ms = res->min_ms = res->max_ms = 1 + 1.0 / ++f->calls;
     res->repeats = 1;
     return 0;
-}
-
-static int fake_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e)
-{
-    return cut_runner_run_each(r, calls, n, o, res, fake_one, e);
-}
-
-static const cut_measure_env *fake_env(cut_runner *r) { return &((fake *)r->impl)->env; }
-
-static void fake_destroy(cut_runner *r)
-{
-    fake *f = r->impl;
-    cut_work_free(&f->work);
-    free(f);
-    free(r);
-}
-
-static cut_runner *fake_new(void)
-{
-    fake *f = calloc(1, sizeof *f);
-    snprintf(f->env.backend, sizeof f->env.backend, "replay");
-    snprintf(f->env.gpu_name, sizeof f->env.gpu_name, "fake");
-    cut_runner *r = calloc(1, sizeof *r);
-    r->impl = f;
-    r->prepare = fake_prepare;
-    r->run = fake_run;
-    r->env = fake_env;
-    r->destroy = fake_destroy;
-    cut_timing_default(&r->timing);
-    return r;
 }
 
 static const cut_conv shapes[3] = {{1, 8, 8, 8, 4, 3, 3, 1, 1}, {1, 9, 9, 6, 5, 3, 3, 2, 1}, {2, 6, 6, 4, 8, 1, 1, 1, 0}};
@@ -298,7 +253,7 @@ static void test_budget_spent(void **state)
     (void)state;
     char *dir = tu_tmpdir("test_tasksched");
     assert_non_null(dir);
-    cut_runner *r = fake_new();
+    cut_runner *r = fake_runner_new(0, fake_one);
     int fresh;
     assert_int_equal(scheduled(dir, r, 37, &fresh), 37); /* rounds of 4 and a last one of 1 */
     assert_int_equal(fresh, 3);
