@@ -25,6 +25,7 @@ OWNER = {
     "search.h": "strategy", "costmodel.h": "strategy", "mcgs.h": "strategy", "strategy.h": "strategy",
     "ncu.h": "strategy", "llm.h": "strategy",
     "tune.h": "pipeline", "gemm_tune.h": "pipeline", "optimize.h": "pipeline", "task.h": "pipeline",
+    "tasksched.h": "pipeline",
     "record.h": "record", "gemm_record.h": "record",
     "export.h": "post", "report.h": "post", "lookup.h": "post",
     "dist.h": "dist",

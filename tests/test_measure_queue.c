@@ -21,24 +21,7 @@
 
 #include <cmocka.h>
 
-typedef struct fake {
-    int id;
-    double delay_s; /* per call */
-    int fail_at;    /* >= 1: the fail_at-th call is a setup error */
-    int calls;
-    cut_work work;
-    cut_measure_env env;
-} fake;
-
-static int fake_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
-{
-    fake *f = r->impl;
-    cut_work_free(&f->work);
-    if (cut_work_keep(w, take, &f->work, e) != 0)
-        return -1;
-    r->work = &f->work;
-    return 0;
-}
+#include "fake_runner.h"
 
 /* A call's result says who measured it: median_ms = id + 1. */
 static int fake_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e)
@@ -55,36 +38,12 @@ static int fake_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut
     return 0;
 }
 
-static int fake_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e)
-{
-    return cut_runner_run_each(r, calls, n, o, res, fake_one, e);
-}
-
-static const cut_measure_env *fake_env(cut_runner *r) { return &((fake *)r->impl)->env; }
-
-static void fake_destroy(cut_runner *r)
-{
-    fake *f = r->impl;
-    cut_work_free(&f->work);
-    free(f);
-    free(r);
-}
-
 static cut_runner *fake_new(int id, double delay_s, int fail_at)
 {
-    fake *f = calloc(1, sizeof *f);
-    f->id = id;
+    cut_runner *r = fake_runner_new(id, fake_one);
+    fake *f = r->impl;
     f->delay_s = delay_s;
     f->fail_at = fail_at;
-    snprintf(f->env.backend, sizeof f->env.backend, "replay");
-    snprintf(f->env.gpu_name, sizeof f->env.gpu_name, "fake %d", id);
-    cut_runner *r = calloc(1, sizeof *r);
-    r->impl = f;
-    r->prepare = fake_prepare;
-    r->run = fake_run;
-    r->env = fake_env;
-    r->destroy = fake_destroy;
-    cut_timing_default(&r->timing);
     const cut_conv c = {1, 6, 6, 4, 3, 3, 3, 1, 1};
     cut_err e = {{0}};
     assert_int_equal(cut_runner_prepare_conv(r, &c, 7, &e), 0);

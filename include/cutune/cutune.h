@@ -40,6 +40,7 @@
 #include "cutune/space.h"
 #include "cutune/strategy.h"
 #include "cutune/task.h"
+#include "cutune/tasksched.h"
 #include "cutune/tune.h"
 #include "cutune/util.h"
 #include "cutune/workload.h"

@@ -168,6 +168,28 @@ int cut_tune_task(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, cut_tune_
  * measured in parallel (one thread per runner; the energy objective measures on r[0]). */
 int cut_tune_task_on(const cut_tune_cfg *cfg, cut_task *t, cut_runner **r, int nr, cut_tune_stats *st, cut_err *e);
 
+/* The same loop one batch at a time, so that a caller (the task scheduler, cutune/tasksched.h) can interleave the
+ * batches of several tasks on the same runners. cut_tune_begin opens what cut_tune_task_on opens (the log resumed,
+ * the strategy with what the log holds, the runners checked and prepared, the task's start hook): 0 with *out set,
+ * or -1 with e and *out NULL (st then holds what the failed start left). st (which must outlive the run) is kept up
+ * to date after every step. A log already holding cfg->trials trials is finished (st->skipped): its steps do
+ * nothing. */
+typedef struct cut_tune_run cut_tune_run;
+int cut_tune_begin(const cut_tune_cfg *cfg, cut_task *t, cut_runner **r, int nr, cut_tune_stats *st,
+                   cut_tune_run **out, cut_err *e);
+/* One batch of at most want candidates (and at most the run's batch, and what is left of cfg->trials): the runners
+ * prepared for this task again (a no-op when they hold its work), the batch proposed, compiled, measured on every
+ * runner, recorded and observed before it returns. Returns the budget it spent (0: the space is searched, or the
+ * time budget cfg->max_seconds counted from cut_tune_begin is spent), or -1 with e for setup errors. */
+int cut_tune_step(cut_tune_run *u, int want, cut_err *e);
+/* 1 once the task can spend no more of the budget: its strategy proposed nothing (the space is searched) or its log
+ * was finished at the start. */
+int cut_tune_exhausted(const cut_tune_run *u);
+/* The candidates of one batch (cfg->batch, else the task's). */
+int cut_tune_batch(const cut_tune_run *u);
+/* Closes the log, frees the strategy and u, fills in st's best GFLOP/s and wall time. NULL is a no-op. */
+void cut_tune_end(cut_tune_run *u);
+
 /* The final measurement of task t (prepared on r): the topk fastest valid of trials[0..n) regenerated (compiled with
  * co unless NULL: emulation), re-timed with cut_final_timing over `rounds` rounds, with t->baseline after them in
  * every round when with_baseline (vendor_ms / vendor_algo of out hold it). r->timing is restored afterwards. -1 for

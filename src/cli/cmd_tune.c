@@ -7,6 +7,7 @@
 #include "cutune/emu.h"
 #include "cutune/gpu.h"
 #include "cutune/record.h"
+#include "cutune/tasksched.h"
 #include "cutune/tune.h"
 #include "cutune/util.h"
 
@@ -54,6 +55,10 @@ static const char usage_text[] =
     "  --prior-dir P       one more folder of prior logs (repeatable); only its records of this GPU are used\n"
     "  --kernel SPEC       tune a user kernel spec's tunables (the optimizer's spec format, restrictions kept)\n"
     "  --sizes N=V,...     with --kernel: override spec sizes (e.g. a small problem for emulation)\n"
+    "  --scheduler S       sequential (default: each case in turn, --trials trials each) or gradient: --trials N\n"
+    "                      is the budget of all the selected cases together (default 1000 per case), given\n"
+    "                      round by round (a batch) to the case where it cuts the network's time most (Ansor's\n"
+    "                      task scheduler; a shape listed k times weighs k); per-case counts go to DIR/sched.json\n"
     "  --strategy S        evolve (default: evolutionary search ranked by the XGBoost cost model), random, or\n"
     "                      exhaustive (every valid schedule, for spaces of at most a million knob combinations)\n"
     "  --objective O       time (default), energy or edp: with energy/edp the 2 fastest candidates of each round\n"
@@ -248,8 +253,8 @@ static void print_case(const char *name, const cut_tune_cfg *cfg, const cut_tune
     fflush(stdout);
 }
 
-/* Re-times the best k kernels of a case just tuned (the runner is still prepared for it), interleaved with cuDNN on
- * a GPU, and appends the result to <outdir>/final.jsonl. */
+/* Re-times the best k kernels of a case just tuned (the runner prepared for it again: a no-op where it still holds
+ * it), interleaved with cuDNN on a GPU, and appends the result to <outdir>/final.jsonl. */
 static int final_step(const cut_tune_cfg *cfg, cut_runner *r, const char *outdir, const cut_conv *c, int idx, int k,
                       int with_vendor, double search_s, cut_err *e)
 {
@@ -260,7 +265,7 @@ static int final_step(const cut_tune_cfg *cfg, cut_runner *r, const char *outdir
         return cut_err_set(e, "path too long");
     cut_record *recs = NULL;
     int n = 0, partial = 0;
-    if (cut_records_load(path, &recs, &n, &partial, e) != 0)
+    if (cut_runner_prepare_conv(r, c, cfg->seed, e) != 0 || cut_records_load(path, &recs, &n, &partial, e) != 0)
         return -1;
     cut_final fin;
     int rc = cut_final_case(r, cfg->use_nvrtc ? &cfg->copts : NULL, c, recs, n, k, 2, with_vendor, &fin, e);
@@ -279,6 +284,129 @@ static int final_step(const cut_tune_cfg *cfg, cut_runner *r, const char *outdir
     return rc;
 }
 
+/* The selected cases of a conv tune and what to do with them. */
+typedef struct conv_run {
+    cut_tune_cfg *cfg;
+    cut_runner **r;
+    int nr;
+    const cut_conv_list *list;
+    const int *cases; /* nsel 1-based case numbers */
+    int nsel;
+    int custom_case;  /* --conv: its case number in the folder, else 0 */
+    int final_k, with_vendor;
+    const char *outdir;
+} conv_run;
+
+/* The case number of the i-th selected case. */
+static int case_idx(const conv_run *cr, int i) { return cr->custom_case ? cr->custom_case : cr->cases[i]; }
+
+static const cut_conv *case_conv(const conv_run *cr, int i) { return &cr->list->cases[cr->cases[i] - 1]; }
+
+/* A tuned case's line, then --final: the exit code. */
+static int case_done(const conv_run *cr, int i, const cut_tune_stats *st)
+{
+    cut_err e = {{0}};
+    char name[512];
+    cut_conv_case_name(case_conv(cr, i), case_idx(cr, i), name, sizeof name);
+    print_case(name, cr->cfg, st);
+    if (cr->final_k > 0 && !st->skipped && st->best_ms > 0 &&
+        final_step(cr->cfg, cr->r[0], cr->outdir, case_conv(cr, i), case_idx(cr, i), cr->final_k, cr->with_vendor,
+                   st->seconds, &e) != 0) {
+        fprintf(stderr, "cutune tune: case %d: final measurement: %s\n", case_idx(cr, i), e.msg);
+        return CUT_EXIT_FAIL;
+    }
+    return CUT_EXIT_OK;
+}
+
+/* --scheduler sequential: each case in turn, --trials trials each. */
+static int tune_sequential(const conv_run *cr)
+{
+    for (int i = 0; i < cr->nsel; i++) {
+        cut_err e = {{0}};
+        cut_tune_stats st;
+        cr->cfg->case_pos = i + 1;
+        if (cut_tune_case_on(cr->cfg, cr->r, cr->nr, case_conv(cr, i), case_idx(cr, i), &st, &e) != 0) {
+            fprintf(stderr, "cutune tune: case %d: %s\n", case_idx(cr, i), e.msg);
+            return CUT_EXIT_FAIL;
+        }
+        const int code = case_done(cr, i, &st);
+        if (code != CUT_EXIT_OK)
+            return code;
+    }
+    return CUT_EXIT_OK;
+}
+
+/* The tasks of a scheduled run: one per distinct shape of the selection (its first case), weighted by how often the
+ * shape occurs in it (a network's repeated layers), grouped by filter size and stride (the shape families expected
+ * to reach like speeds). first[k]: the selected index of task k's case. Returns the task count. */
+static int sched_tasks(conv_run *cr, cut_tasksched_item *items, int *first)
+{
+    int n = 0;
+    for (int i = 0; i < cr->nsel; i++) {
+        const cut_conv *c = case_conv(cr, i);
+        int k = 0;
+        while (k < n && !cut_conv_equal(case_conv(cr, first[k]), c))
+            k++;
+        if (k < n) {
+            items[k].weight += 1;
+            continue;
+        }
+        first[n] = i;
+        items[n] = (cut_tasksched_item){.weight = 1, .group = n};
+        for (int j = 0; j < n; j++) {
+            const cut_conv *d = case_conv(cr, first[j]);
+            if (d->kh == c->kh && d->kw == c->kw && d->stride == c->stride) {
+                items[n].group = items[j].group;
+                break;
+            }
+        }
+        n++;
+    }
+    for (int k = 0; k < n; k++) {
+        cr->cfg->case_pos = k + 1;
+        cr->cfg->case_total = n;
+        items[k].t = cut_task_conv_new(case_conv(cr, first[k]), case_idx(cr, first[k]), cr->cfg);
+    }
+    return n;
+}
+
+/* --scheduler gradient: --trials is the budget of all the cases together, given round by round where it helps the
+ * network most (cutune/tasksched.h); OUTDIR/sched.json says where it went. */
+static int tune_gradient(conv_run *cr)
+{
+    cut_err e = {{0}};
+    cut_tasksched_item *items = cut_xcalloc((size_t)cr->nsel, sizeof *items);
+    int *first = cut_xcalloc((size_t)cr->nsel, sizeof *first);
+    const int n = sched_tasks(cr, items, first);
+    char json[1024];
+    cut_tasksched_opts o;
+    cut_tasksched_opts_default(&o);
+    o.seed = cr->cfg->seed;
+    int code = CUT_EXIT_OK;
+    if (cut_path_join(json, sizeof json, cr->outdir, "sched.json", &e) != 0 ||
+        cut_tasksched_tune(cr->cfg, items, n, cr->r, cr->nr, &o, json, &e) != 0) {
+        fprintf(stderr, "cutune tune: --scheduler gradient: %s\n", e.msg);
+        code = CUT_EXIT_FAIL;
+    }
+    for (int k = 0; k < n && code == CUT_EXIT_OK; k++)
+        code = case_done(cr, first[k], &items[k].st);
+    if (code == CUT_EXIT_OK) {
+        int spent = 0;
+        for (int k = 0; k < n; k++)
+            spent += items[k].st.trials_total;
+        printf("scheduler gradient: %d of %d trials over %d workload(s):", spent, cr->cfg->trials, n);
+        for (int k = 0; k < n; k++)
+            printf("%s %s %d (weight %g, %d rounds)", k ? "," : "", items[k].t->what, items[k].st.trials_total,
+                   items[k].weight, items[k].rounds);
+        printf("; see %s\n", json);
+    }
+    for (int k = 0; k < n; k++)
+        cut_task_free(items[k].t);
+    free(items);
+    free(first);
+    return code;
+}
+
 /* The command once its options are read; idle: --idle-other-gpus, begun here after the options are checked and
  * ended by cut_cmd_tune on every way out. */
 static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
@@ -287,6 +415,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
         prior = 1, energy_steps = 3, idle_others = 0, emu_force = 0;
     const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL;
+    const char *scheduler = "sequential";
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -339,6 +468,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             rc = cut_arg_str(argc, argv, &i, &sizes, &e);
         } else if (!strcmp(a, "--strategy")) {
             rc = cut_arg_str(argc, argv, &i, &strategy, &e);
+        } else if (!strcmp(a, "--scheduler")) {
+            rc = cut_arg_str(argc, argv, &i, &scheduler, &e);
         } else if (!strcmp(a, "--energy-steps")) {
             rc = cut_arg_int(argc, argv, &i, 1, 1000, &energy_steps, &e);
         } else if (!strcmp(a, "--cache-dir")) {
@@ -383,6 +514,16 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }
+    const int gradient = !strcmp(scheduler, "gradient");
+    if (!gradient && strcmp(scheduler, "sequential") != 0) {
+        fprintf(stderr, "cutune tune: unknown --scheduler '%s' (sequential or gradient)\n", scheduler);
+        return CUT_EXIT_USAGE;
+    }
+    if (gradient && (kernel || gemm_given || tpl)) {
+        fprintf(stderr, "cutune tune: --scheduler gradient spreads a budget over a list of conv workloads; --%s tunes "
+                        "one workload: drop --scheduler\n", kernel ? "kernel" : "gemm");
+        return CUT_EXIT_USAGE;
+    }
     if (mpi_unsupported(idle_others, obj, final_k) != 0)
         return CUT_EXIT_USAGE;
     if (cut_cli_mpi_active())
@@ -416,6 +557,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
                                 .emu_force = emu_force};
         return cut_cli_tune_gemm(&go);
     }
+    const int trials_given = trials > 0;
     if (trials < 0)
         trials = test ? 100 : 1000;
     /* On a GPU a round compiles on all cores, so a bigger batch keeps them busy; the emulator prefers small ones. */
@@ -504,7 +646,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     cut_tune_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.records_dir = rec_dir;
-    cfg.trials = trials;
+    cfg.trials = gradient && !trials_given ? trials * nsel : trials; /* gradient: the budget of all the cases */
     cfg.batch = batch;
     cfg.seed = (uint64_t)seed;
     cfg.progress = !quiet;
@@ -528,26 +670,11 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         goto done;
     }
 
-    for (int i = 0; i < nsel; i++) {
-        const cut_conv *c = &list.cases[cases[i] - 1];
-        const int idx = custom_case ? custom_case : cases[i];
-        char name[512];
-        cut_conv_case_name(c, idx, name, sizeof name);
-        cfg.case_pos = i + 1;
-        cut_tune_stats st;
-        if (cut_tune_case_on(&cfg, runners, nrunners, c, idx, &st, &e) != 0) {
-            fprintf(stderr, "cutune tune: case %d: %s\n", idx, e.msg);
-            exit_code = CUT_EXIT_FAIL;
-            goto done;
-        }
-        print_case(name, &cfg, &st);
-        if (final_k > 0 && !st.skipped && st.best_ms > 0 &&
-            final_step(&cfg, runners[0], outdir, c, idx, final_k, !strcmp(backend, "cuda"), st.seconds, &e) != 0) {
-            fprintf(stderr, "cutune tune: case %d: final measurement: %s\n", idx, e.msg);
-            exit_code = CUT_EXIT_FAIL;
-            goto done;
-        }
-    }
+    conv_run cr = {.cfg = &cfg, .r = runners, .nr = nrunners, .list = &list, .cases = cases, .nsel = nsel,
+                   .custom_case = custom_case, .final_k = final_k, .with_vendor = !strcmp(backend, "cuda"),
+                   .outdir = outdir};
+    if ((exit_code = gradient ? tune_gradient(&cr) : tune_sequential(&cr)) != CUT_EXIT_OK)
+        goto done;
     if (!no_sample) {
         int nfiles = cut_sample_dir(rec_dir, res_dir, test ? 2 : 25, obj, &e);
         if (nfiles < 0) {

@@ -547,73 +547,94 @@ static int after_compile(loop_run *x, cut_job **jobs, int n, cut_err *e)
     return 0;
 }
 
+/* One task's loop between its start and its end (cut_tune_begin .. cut_tune_end): what persists from one batch to
+ * the next. */
+struct cut_tune_run {
+    loop_run x;
+    double t0;
+    int done;      /* the budget spent so far (trials in the log, or what the journal counts) */
+    int batch;     /* candidates per batch */
+    int seq;       /* the next job's place in the order proposed */
+    int exhausted; /* the strategy proposed nothing more: the space is searched */
+    cut_cstream *cs;
+    cut_sched *buf;
+    cut_job **jobs;
+};
+
+/* The time budget holds within a batch too: the runners start no candidate once it is spent (on = 0: lifted, for
+ * what follows the search, e.g. --final, or another task's batch). */
+static void time_limit(cut_tune_run *u, int on)
+{
+    const double max_s = u->x.cfg->max_seconds;
+    for (int i = 0; i < u->x.nr; i++)
+        u->x.r[i]->stop_at = on && max_s > 0 ? u->t0 + max_s : 0;
+}
+
+/* Takes the next finished jobs (a task in_rounds: its whole round, in the order proposed), measures, records and
+ * observes them, and adds the budget they spent to u->done. */
+static int take_measure(cut_tune_run *u, cut_err *e)
+{
+    loop_run *x = &u->x;
+    const int in_rounds = x->t->in_rounds, inflight = cut_cstream_inflight(u->cs);
+    int n = cut_cstream_take(u->cs, u->jobs, u->batch, in_rounds ? inflight : CUT_MIN(8, inflight));
+    if (in_rounds)
+        sort_by_seq(u->jobs, n);
+    int *cost = cut_xcalloc((size_t)(n > 0 ? n : 1), sizeof *cost); /* asked before they are recorded */
+    for (int i = 0; i < n; i++)
+        cost[i] = counts(x, u->jobs[i]);
+    int rc = after_compile(x, u->jobs, n, e);
+    if (rc == 0)
+        rc = measure_record(x, u->jobs, n, u->done, e);
+    int spent = 0, ran = 0; /* a job the time budget kept from starting is neither */
+    for (int i = 0; i < n; i++) {
+        spent += !u->jobs[i]->res.not_run && cost[i];
+        ran += !u->jobs[i]->res.not_run;
+        cut_job_free(u->jobs[i]);
+    }
+    free(cost);
+    if (rc != 0)
+        return rc;
+    u->done += spent;
+    x->st->trials_new += ran;
+    return 0;
+}
+
 /* The rounds: proposals compile on all cores while the runner measures whatever has finished compiling; up to two
  * batches are in flight, so a slow compile never holds up the measurements. In the first WARMUP_TRIALS the next
  * batch waits until the current one is mostly measured: the cost model then learns from nearly every trial before
  * it proposes, which matters most while it has little data (it costs a little GPU idle time). A task in_rounds has
  * one round in flight: it compiles on all cores, is measured on every runner, then recorded and observed in the
- * order proposed before the next is proposed. done: the budget spent so far (trials in the log, or what the
- * journal counts). */
-static int rounds(loop_run *x, int done, double t0, cut_err *e)
+ * order proposed before the next is proposed. */
+static int rounds(cut_tune_run *u, cut_err *e)
 {
+    loop_run *x = &u->x;
     const cut_tune_cfg *cfg = x->cfg;
-    const int in_rounds = x->t->in_rounds;
-    int batch = cfg->batch > 0 ? CUT_MIN(cfg->batch, 256) : x->t->batch > 0 ? x->t->batch : 16;
-    int rc = 0, exhausted = 0, out_of_time = 0, seq = 0;
-    cut_progress prog = {.last_s = t0};
-    cut_sched *buf = cut_xcalloc((size_t)batch, sizeof *buf);
-    cut_job **jobs = cut_xcalloc((size_t)batch, sizeof *jobs);
-    cut_cstream *cs = cut_cstream_new(cfg->use_nvrtc ? &cfg->copts : NULL, e);
-    if (!cs)
-        rc = -1;
-    /* The time budget holds within a batch too: the runners start no candidate once it is spent. */
-    for (int i = 0; i < x->nr; i++)
-        x->r[i]->stop_at = cfg->max_seconds > 0 ? t0 + cfg->max_seconds : 0;
+    int rc = 0, out_of_time = 0;
+    cut_progress prog = {.last_s = u->t0};
+    time_limit(u, 1);
     while (rc == 0) {
-        int inflight = cut_cstream_inflight(cs), remaining = cfg->trials - done - inflight;
-        if ((out_of_time = cfg->max_seconds > 0 && cut_now_s() - t0 >= cfg->max_seconds))
+        int inflight = cut_cstream_inflight(u->cs), remaining = cfg->trials - u->done - inflight;
+        if ((out_of_time = cfg->max_seconds > 0 && cut_now_s() - u->t0 >= cfg->max_seconds))
             break; /* what is still compiling or queued is dropped (cut_cstream_free) */
-        int depth = in_rounds ? 1 : done < WARMUP_TRIALS ? CUT_MAX(batch / 4, 1) : 2 * batch;
-        if (remaining > 0 && inflight < depth && !exhausted && !out_of_time)
-            exhausted = refill(x, cs, CUT_MIN(batch, remaining), buf, &seq) == 0;
-        if ((inflight = cut_cstream_inflight(cs)) == 0)
+        int depth = x->t->in_rounds ? 1 : u->done < WARMUP_TRIALS ? CUT_MAX(u->batch / 4, 1) : 2 * u->batch;
+        if (remaining > 0 && inflight < depth && !u->exhausted)
+            u->exhausted = refill(x, u->cs, CUT_MIN(u->batch, remaining), u->buf, &u->seq) == 0;
+        if (cut_cstream_inflight(u->cs) == 0)
             break;
-        int n = cut_cstream_take(cs, jobs, batch, in_rounds ? inflight : CUT_MIN(8, inflight));
-        if (in_rounds)
-            sort_by_seq(jobs, n);
-        int *cost = cut_xcalloc((size_t)(n > 0 ? n : 1), sizeof *cost); /* asked before they are recorded */
-        for (int i = 0; i < n; i++)
-            cost[i] = counts(x, jobs[i]);
-        rc = after_compile(x, jobs, n, e);
-        if (rc == 0)
-            rc = measure_record(x, jobs, n, done, e);
-        int spent = 0, ran = 0; /* a job the time budget kept from starting is neither */
-        for (int i = 0; i < n; i++) {
-            spent += !jobs[i]->res.not_run && cost[i];
-            ran += !jobs[i]->res.not_run;
-            cut_job_free(jobs[i]);
-        }
-        free(cost);
-        if (rc != 0)
+        if ((rc = take_measure(u, e)) != 0)
             break;
-        done += spent;
-        x->st->trials_new += ran;
-        double el = cut_now_s() - t0;
-        cut_tune_progress(cfg, &prog, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
+        double el = cut_now_s() - u->t0;
+        cut_tune_progress(cfg, &prog, x->t->label, u->done, cfg->trials, x->st->failures_new, progress_best(x),
                           el > 0 ? x->st->trials_new / el : 0, 0);
     }
-    if (rc == 0 && done < cfg->trials && cfg->progress) /* on a terminal, after the line rewritten in place */
+    if (rc == 0 && u->done < cfg->trials && cfg->progress) /* on a terminal, after the line rewritten in place */
         cut_log(CUT_LOG_INFO, "%s%s: stopped after %d trials: %s\n", cut_log_tty() && prog.printed ? "\n" : "",
-                x->t->what, done, out_of_time ? "time budget spent" : "the schedule space is exhausted");
+                x->t->what, u->done, out_of_time ? "time budget spent" : "the schedule space is exhausted");
     if (rc == 0)
-        cut_tune_progress(cfg, &prog, x->t->label, done, cfg->trials, x->st->failures_new, progress_best(x),
-                          x->st->trials_new / (cut_now_s() - t0 + 1e-9), 1);
-    for (int i = 0; i < x->nr; i++)
-        x->r[i]->stop_at = 0; /* what follows the search (--final) is not the search's budget */
-    cut_cstream_free(cs);
-    free(buf);
-    free(jobs);
-    x->st->trials_total = done;
+        cut_tune_progress(cfg, &prog, x->t->label, u->done, cfg->trials, x->st->failures_new, progress_best(x),
+                          x->st->trials_new / (cut_now_s() - u->t0 + 1e-9), 1);
+    time_limit(u, 0);
+    x->st->trials_total = u->done;
     return rc;
 }
 
@@ -653,6 +674,17 @@ static int check_same_place(const loop_run *x, const char *path, const cut_trial
     return 0;
 }
 
+/* Prepares the runners for the task's work (a no-op where they hold it already: the work is keyed by op and seed). */
+static int prepare_runners(loop_run *x, cut_err *e)
+{
+    for (int i = 0; i < x->nr; i++) {
+        const int like = i > 0 ? cut_runner_prepare_like(x->r[i], x->r[0], e) : 0; /* the op's work built once */
+        if (like < 0 || (like == 0 && x->t->prepare(x->t, x->r[i], x->cfg->seed, e) != 0))
+            return cut_err_wrap(e, "preparing %s", x->t->what);
+    }
+    return 0;
+}
+
 /* The record log's side of the start: the log opened for appending first (locked; a last line a kill tore is cut,
  * a whole last record whose newline was lost is kept), then loaded, checked to come from where this run measures,
  * and fed to the strategy. */
@@ -676,12 +708,7 @@ static int open_log(loop_run *x, const char *path, int *done, cut_err *e)
         return rc;
     if (x->cfg->use_prior && x->t->priors)
         x->st->prior_trials = x->t->priors(x->t, x->strat, x->cfg, x->r[0]->env(x->r[0])->gpu_name, nold);
-    for (int i = 0; i < x->nr; i++) {
-        const int like = i > 0 ? cut_runner_prepare_like(x->r[i], x->r[0], e) : 0; /* the op's work built once */
-        if (like < 0 || (like == 0 && x->t->prepare(x->t, x->r[i], x->cfg->seed, e) != 0))
-            return cut_err_wrap(e, "preparing %s", x->t->what);
-    }
-    return 0;
+    return prepare_runners(x, e);
 }
 
 /* The journal's side of the start: the strategy, the runners checked, the journal opened (resumed or fresh; it
@@ -704,33 +731,98 @@ int cut_tune_task(const cut_tune_cfg *cfg, cut_task *t, cut_runner *r, cut_tune_
     return cut_tune_task_on(cfg, t, &r, 1, st, e);
 }
 
-int cut_tune_task_on(const cut_tune_cfg *cfg, cut_task *t, cut_runner **r, int nr, cut_tune_stats *st, cut_err *e)
+/* Ends the run u started (the log closed, the strategy freed, st's best and time filled in) and frees it. */
+static void run_free(cut_tune_run *u)
+{
+    if (!u)
+        return;
+    cut_cstream_free(u->cs);
+    free(u->buf);
+    free(u->jobs);
+    cut_reclog_close(&u->x.log);
+    cut_strategy_free(u->x.strat);
+    u->x.st->best_gflops = best_gflops(&u->x);
+    u->x.st->seconds = cut_now_s() - u->t0;
+    free(u);
+}
+
+/* The checks made before anything opens. */
+static int check_start(const cut_tune_cfg *cfg, const cut_task *t, int nr, cut_err *e)
+{
+    if (nr < 1)
+        return cut_err_set(e, "no runner to measure %s on", t->what);
+    if (cfg->objective != CUT_OBJ_TIME && !t->has_energy)
+        return cut_err_set(e, "--objective %s needs energy measurements, and this kind of work does not record them",
+                           cut_objective_name(cfg->objective));
+    return 0;
+}
+
+int cut_tune_begin(const cut_tune_cfg *cfg, cut_task *t, cut_runner **r, int nr, cut_tune_stats *st,
+                   cut_tune_run **out, cut_err *e)
 {
     memset(st, 0, sizeof *st);
     st->best_ms = st->best_obj = st->best_energy_mj = st->best_edp = st->best_power_w = -1;
-    if (nr < 1)
-        return cut_err_set(e, "no runner to measure %s on", t->what);
-    for (int i = 0; i < nr; i++)
-        if (cfg->objective != CUT_OBJ_TIME && !t->has_energy)
-            return cut_err_set(e, "--objective %s needs energy measurements, and this kind of work does not record "
-                               "them", cut_objective_name(cfg->objective));
-    double t0 = cut_now_s();
+    *out = NULL;
+    if (check_start(cfg, t, nr, e) != 0)
+        return -1;
+    cut_tune_run *u = cut_xcalloc(1, sizeof *u);
+    u->t0 = cut_now_s();
+    u->x = (loop_run){.cfg = cfg, .t = t, .r = r, .nr = nr, .st = st};
+    u->x.log.fd = -1;
     char path[1024];
+    int rc = 0;
     if (!t->journal && snprintf(path, sizeof path, "%s/%s.json", cfg->records_dir, t->name) >= (int)sizeof path)
-        return cut_err_set(e, "records path too long");
-    loop_run x = {.cfg = cfg, .t = t, .r = r, .nr = nr, .st = st};
-    x.log.fd = -1;
-    int done = 0;
-    int rc = t->journal ? open_journal(&x, &done, e) : open_log(&x, path, &done, e);
-    if (rc == 0 && done >= cfg->trials)
+        rc = cut_err_set(e, "records path too long");
+    if (rc == 0)
+        rc = t->journal ? open_journal(&u->x, &u->done, e) : open_log(&u->x, path, &u->done, e);
+    if (rc == 0 && u->done >= cfg->trials)
         st->skipped = 1;
     else if (rc == 0 && !t->journal && t->start && t->start(t, cfg, r[0], e) != 0)
         rc = -1;
-    else if (rc == 0)
-        rc = rounds(&x, done, t0, e);
-    cut_reclog_close(&x.log);
-    cut_strategy_free(x.strat);
-    st->best_gflops = best_gflops(&x);
-    st->seconds = cut_now_s() - t0;
+    else if (rc == 0 && !(u->cs = cut_cstream_new(cfg->use_nvrtc ? &cfg->copts : NULL, e)))
+        rc = -1;
+    if (rc != 0) {
+        run_free(u);
+        return -1;
+    }
+    u->batch = cfg->batch > 0 ? CUT_MIN(cfg->batch, 256) : t->batch > 0 ? t->batch : 16;
+    u->buf = cut_xcalloc((size_t)u->batch, sizeof *u->buf);
+    u->jobs = cut_xcalloc((size_t)u->batch, sizeof *u->jobs);
+    *out = u;
+    return 0;
+}
+
+int cut_tune_step(cut_tune_run *u, int want, cut_err *e)
+{
+    const cut_tune_cfg *cfg = u->x.cfg;
+    want = CUT_MIN(CUT_MIN(want, u->batch), cfg->trials - u->done);
+    if (u->x.st->skipped || u->exhausted || want <= 0)
+        return 0;
+    if (prepare_runners(&u->x, e) != 0) /* other tasks' batches may have come between this task's */
+        return -1;
+    const int before = u->done;
+    int rc = 0;
+    time_limit(u, 1);
+    u->exhausted = refill(&u->x, u->cs, want, u->buf, &u->seq) == 0;
+    while (rc == 0 && cut_cstream_inflight(u->cs) > 0)
+        rc = take_measure(u, e);
+    time_limit(u, 0);
+    u->x.st->trials_total = u->done;
+    return rc == 0 ? u->done - before : -1;
+}
+
+int cut_tune_exhausted(const cut_tune_run *u) { return u->exhausted || u->x.st->skipped; }
+
+int cut_tune_batch(const cut_tune_run *u) { return u->batch; }
+
+void cut_tune_end(cut_tune_run *u) { run_free(u); }
+
+int cut_tune_task_on(const cut_tune_cfg *cfg, cut_task *t, cut_runner **r, int nr, cut_tune_stats *st, cut_err *e)
+{
+    cut_tune_run *u;
+    int rc = cut_tune_begin(cfg, t, r, nr, st, &u, e);
+    if (rc == 0 && !st->skipped)
+        rc = rounds(u, e);
+    cut_tune_end(u);
     return rc;
 }
