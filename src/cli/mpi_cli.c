@@ -220,10 +220,10 @@ int cut_cli_mpi_runners(const char *cmd, const cut_mpi_setup *s, const cut_timin
     say_device(&h[0], k, dev, sizeof dev);
     const int hosts = count_hosts(h, k);
     const int compile_only = !strcmp(h[0].env.backend, "compile");
-    const char *does = compile_only ? "compile" : h[0].compiles && strcmp(h[0].env.backend, "emu") ? "compile and measure"
-                                                                                                  : "measure";
-    fprintf(stderr, "cutune %s: MPI job of %d ranks: rank 0 searches and records, %d rank%s %s%s on %s, on %d host%s\n",
-            cmd, k + 1, k, k == 1 ? "" : "s", does, k == 1 ? "s" : "", dev, hosts, hosts == 1 ? "" : "s");
+    const int compiles = h[0].compiles && strcmp(h[0].env.backend, "emu") != 0; /* the emulator's own compile aside */
+    fprintf(stderr, "cutune %s: MPI job of %d ranks: rank 0 searches and records, %d rank%s %s%s %s %s, on %d host%s\n",
+            cmd, k + 1, k, k == 1 ? "" : "s", compile_only ? "compile" : compiles ? "compile and measure" : "measure",
+            k == 1 ? "s" : "", compile_only ? "with" : "on", dev, hosts, hosts == 1 ? "" : "s");
     if (h0)
         *h0 = h[0];
     free(h);

@@ -203,7 +203,7 @@ int cut_compile_isolated(const char *src, const char *name, const cut_compile_op
         cut_child_describe(st, how, sizeof how);
     int rc = 0;
     if (!ended) {
-        snprintf(why, sizeof why, "NVRTC did not finish within %.0f s: the compile was killed", limit_s);
+        snprintf(why, sizeof why, "NVRTC did not finish within %g s: the compile was killed", limit_s);
         no_result(out, why);
     } else if (!reaped || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || (rc = reply_decode(&b, out, e)) < 0) {
         snprintf(why, sizeof why, "NVRTC crashed: its process ended with %s", how);
