@@ -17,69 +17,6 @@
 #include <stdint.h>
 #include <string.h>
 
-static void check_setup(const uint8_t *p, size_t n)
-{
-    uint8_t *copy = copy_of(p, n);
-    cut_wp_frame f = {CUT_MPI_SETUP, copy, n};
-    cut_mpi_setup s;
-    cut_err e = {{0}};
-    if (cut_mpi_setup_decode(&f, &s, &e) != 0) {
-        CHECK(e.msg[0] != 0);
-    } else {
-        CHECK(memchr(s.backend, 0, sizeof s.backend) && memchr(s.nvrtc_opts, 0, sizeof s.nvrtc_opts) &&
-              (s.compile == 0 || s.compile == 1));
-        cut_buf b;
-        cut_buf_init(&b);
-        cut_mpi_setup_encode(&s, &b);
-        CHECK(b.len == n && (n == 0 || memcmp(b.data, p, n) == 0));
-        cut_buf_free(&b);
-    }
-    free(copy);
-}
-
-/* The inner frame of a split lies inside the outer payload, at its end. */
-static void check_inner(const cut_wp_frame *outer, const cut_wp_frame *inner, uint32_t type)
-{
-    CHECK(inner->type == type && inner->len <= outer->len && inner->data == outer->data + (outer->len - inner->len));
-}
-
-static void check_run_frames(const uint8_t *p, size_t n)
-{
-    uint8_t *copy = copy_of(p, n);
-    cut_wp_frame f = {CUT_MPI_RUN_SOURCE, copy, n}, inner;
-    cut_err e = {{0}};
-    int arch_a = -1;
-    cut_buf b, rest;
-    if (cut_mpi_run_source_split(&f, &arch_a, &inner, &e) != 0) {
-        CHECK(e.msg[0] != 0);
-    } else {
-        check_inner(&f, &inner, CUT_WP_RUN);
-        cut_buf_init(&b);
-        cut_buf_init(&rest);
-        cut_buf_append(&rest, inner.data, inner.len);
-        cut_mpi_run_source_encode(arch_a, &rest, &b);
-        CHECK(b.len == n && memcmp(b.data, p, n) == 0);
-        cut_buf_free(&b);
-        cut_buf_free(&rest);
-    }
-    f.type = CUT_MPI_RUN_BUILT;
-    cut_compile_info c;
-    e.msg[0] = 0;
-    if (cut_mpi_run_built_split(&f, &c, &inner, &e) != 0) {
-        CHECK(e.msg[0] != 0);
-    } else {
-        check_inner(&f, &inner, CUT_WP_RUN_RESULT);
-        cut_buf_init(&b);
-        cut_buf_init(&rest);
-        cut_buf_append(&rest, inner.data, inner.len);
-        cut_mpi_run_built_encode(&c, &rest, &b);
-        CHECK(b.len == n && memcmp(b.data, p, n) == 0);
-        cut_buf_free(&b);
-        cut_buf_free(&rest);
-    }
-    free(copy);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_header(const uint8_t *hdr, size_t max_len)
@@ -135,15 +72,6 @@ static void check_hello(const uint8_t *p, size_t n)
         cut_buf_free(&b);
     }
     free(copy);
-}
-
-/* An exactly sized copy of p (a read past the payload is caught); free it. */
-static uint8_t *copy_of(const uint8_t *p, size_t n)
-{
-    uint8_t *copy = n ? malloc(n) : NULL;
-    if (n)
-        memcpy(copy, p, n);
-    return copy;
 }
 
 static void check_setup(const uint8_t *p, size_t n)

@@ -55,15 +55,11 @@ int cut_mpi_hello_decode(const cut_wp_frame *f, cut_mpi_hello *h, cut_err *e);
 /* SETUP: the backend, u32 compile, the NVRTC options. Decode rejects a compile flag over 1 and strings too long. */
 void cut_mpi_setup_encode(const cut_mpi_setup *s, cut_buf *b);
 int cut_mpi_setup_decode(const cut_wp_frame *f, cut_mpi_setup *s, cut_err *e);
-/* A compile's numbers: u32 compiled, ok, i32 regs, spill stores and loads, static smem, stack frame, f64 compile ms,
- * u32 cache hit, u64 key. Decode rejects flags over 1 and a negative or non-finite time. */
-void cut_mpi_comp_encode(const cut_compile_info *c, cut_buf *b);
-int cut_mpi_comp_decode(cut_wp_rd *r, cut_compile_info *c);
 /* RUN_SOURCE: u32 arch_a, then a RUN's payload (run: cut_wp_run_encode's). split gives arch_a and the RUN as a frame
  * that points into f (never free it); -1 with a sentence for a short payload or a flag over 1. */
 void cut_mpi_run_source_encode(int arch_a, const cut_buf *run, cut_buf *b);
 int cut_mpi_run_source_split(const cut_wp_frame *f, int *arch_a, cut_wp_frame *run, cut_err *e);
-/* RUN_BUILT: the compile's numbers, then a RUN_RESULT's payload (rr). split gives them, the RUN_RESULT as a frame
+/* RUN_BUILT: the compile's numbers (cut_wp_comp_encode), then a RUN_RESULT's payload (rr). split gives them, the RUN_RESULT as a frame
  * that points into f; -1 with a sentence when the numbers do not decode. */
 void cut_mpi_run_built_encode(const cut_compile_info *c, const cut_buf *rr, cut_buf *b);
 int cut_mpi_run_built_split(const cut_wp_frame *f, cut_compile_info *c, cut_wp_frame *rr, cut_err *e);

@@ -34,20 +34,16 @@ static void *compile_thread(void *arg)
     return NULL;
 }
 
-/* The reply: u32 setup failed and its sentence, u32 ok, i32 regs, spill stores and loads, static smem, stack frame,
- * f64 compile ms, u32 cache hit, u64 key, the cubin, the log, u32 has PTX and the PTX. */
+/* The reply: u32 setup failed and its sentence, the compile's numbers (cut_wp_comp_encode), the cubin, the log,
+ * u32 has PTX and the PTX. */
 static void reply_encode(const child_job *j, cut_buf *b)
 {
     const cut_compiled *c = &j->out;
+    cut_compile_info info;
+    cut_compile_info_of(c, &info);
     cut_wp_put_u32(b, j->rc != 0);
     cut_wp_put_str(b, j->rc != 0 ? j->e.msg : "");
-    cut_wp_put_u32(b, c->ok ? 1u : 0u);
-    const int nums[5] = {c->regs, c->spill_stores, c->spill_loads, c->smem_static, c->stack_frame};
-    for (int i = 0; i < 5; i++)
-        cut_wp_put_i32(b, nums[i]);
-    cut_wp_put_f64(b, c->compile_ms);
-    cut_wp_put_u32(b, c->cache_hit ? 1u : 0u);
-    cut_wp_put_u64(b, c->key);
+    cut_wp_comp_encode(&info, b);
     cut_wp_put_bytes(b, c->cubin, c->cubin ? c->cubin_size : 0);
     cut_wp_put_str(b, c->log);
     cut_wp_put_u32(b, c->ptx != NULL);
@@ -73,18 +69,14 @@ static int reply_decode(const cut_buf *b, cut_compiled *out, cut_err *e)
 {
     cut_wp_rd r;
     cut_wp_rd_init(&r, b->data, b->len);
-    uint32_t setup = 0, ok = 0, hit = 0, has_ptx = 0;
-    int32_t nums[5];
+    uint32_t setup = 0, has_ptx = 0;
+    cut_compile_info info;
     const uint8_t *cubin = NULL;
     size_t cubin_size = 0;
     cut_wp_get_u32(&r, &setup);
     cut_wp_get_str(&r, e->msg, sizeof e->msg);
-    cut_wp_get_u32(&r, &ok);
-    for (int i = 0; i < 5; i++)
-        cut_wp_get_i32(&r, &nums[i]);
-    cut_wp_get_f64(&r, &out->compile_ms);
-    cut_wp_get_u32(&r, &hit);
-    cut_wp_get_u64(&r, &out->key);
+    if (cut_wp_comp_decode(&r, &info) != 0)
+        return -1;
     cut_wp_get_bytes(&r, &cubin, &cubin_size);
     free(out->log);
     out->log = get_text(&r);
@@ -92,7 +84,7 @@ static int reply_decode(const cut_buf *b, cut_compiled *out, cut_err *e)
     out->ptx = get_text(&r);
     if (!out->log)
         out->log = cut_xstrdup("");
-    if (r.bad || r.off != r.len || ok > 1 || (ok && !cubin_size))
+    if (r.bad || r.off != r.len || (info.ok && !cubin_size))
         return -1;
     if (setup)
         return 1;
@@ -100,11 +92,13 @@ static int reply_decode(const cut_buf *b, cut_compiled *out, cut_err *e)
         free(out->ptx);
         out->ptx = NULL;
     }
-    out->ok = (int)ok;
-    out->regs = nums[0], out->spill_stores = nums[1], out->spill_loads = nums[2];
-    out->smem_static = nums[3], out->stack_frame = nums[4];
-    out->cache_hit = (int)hit;
-    if (ok) {
+    out->ok = info.ok;
+    out->regs = info.regs, out->spill_stores = info.spill_stores, out->spill_loads = info.spill_loads;
+    out->smem_static = info.smem_static, out->stack_frame = info.stack_frame;
+    out->compile_ms = info.compile_ms;
+    out->cache_hit = info.cache_hit;
+    out->key = info.key;
+    if (info.ok) {
         out->cubin = cut_xmalloc(cubin_size);
         memcpy(out->cubin, cubin, cubin_size);
         out->cubin_size = cubin_size;
