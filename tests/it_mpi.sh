@@ -2,7 +2,8 @@
 # Scale-out over MPI (issue 19) on the emulator: `mpirun -np 3 --oversubscribe cutune tune` (rank 0 searches and
 # records, ranks 1 and 2 measure) against a single-process run of the same budget and seed: the same records (the
 # random strategy proposes the same schedules in the same order, so the same valid count), no duplicate trial, the
-# same fields. A candidate that hangs and one that crashes cost only their rank's worker. Then a job stopped mid-run
+# same fields. A candidate that hangs and one that crashes cost only their rank's worker. Compiles on the serving
+# ranks (--backend compile) give the records one process gives; a compile error is its candidate's. Then a job stopped mid-run
 # three ways (mpirun SIGTERM'd, mpirun SIGKILL'd, a serving rank SIGKILL'd),
 # each time resumed by the same command: the trial count goes on, no complete record lost, none measured twice.
 set -euo pipefail
@@ -92,6 +93,52 @@ assert recs[0]["status"] == "ok", recs[0]
 assert recs[1]["status"] == "timeout" and "did not finish" in recs[1]["error"], recs[1]
 assert recs[2]["status"] == "fault" and "worker died" in recs[2]["error"], recs[2]
 print("a hang and a fault recorded over MPI, the job ended normally")
+PY
+
+# 2b. Compiles on the serving ranks: the compile backend (nothing runs) in one process and as a job of 3 ranks gives
+# the same records, field for field (registers, spills, status "compiled", no time); and a candidate that does not
+# compile is its rank's COMPILE_ERROR (with the compiler's first line), the rank goes on with the next candidates.
+CARGS=(tune --backend compile --workloads tiny --case 2 --trials 12 --batch 6 --strategy random --seed 5 --quiet
+       --no-sample)
+COMPILE_CACHE_DIR=$DIR/c1/cache "$BIN" "${CARGS[@]}" --outdir c1 > c1.out 2> c1.err || { cat c1.err; fail "compile, one process"; }
+COMPILE_CACHE_DIR=$DIR/c3/cache "${MPI[@]}" "$BIN" "${CARGS[@]}" --outdir c3 > c3.out 2> c3.err ||
+  { cat c3.err; fail "compile, 3 ranks"; }
+grep -q "2 ranks compile with NVRTC for sm_90 (nothing runs)" c3.err || { cat c3.err; fail "rank 0 did not say who compiles"; }
+python3 - <<'PY' || fail "compile-only records over MPI against one process's"
+import glob, json
+[p1] = glob.glob("c1/tuningrecords/*.json")
+a = [json.loads(l) for l in open(p1)]
+b = [json.loads(l) for l in open(p1.replace("c1/", "c3/", 1))]
+assert len(a) == len(b) == 12, (len(a), len(b))
+for x, y in zip(a, b):
+    assert sorted(x) == sorted(y), ("fields", sorted(x), sorted(y))
+    for k in ("sched", "status", "regs", "spills", "backend", "gpu", "median_ms", "repeats"):
+        assert x[k] == y[k], (k, x[k], y[k])
+    assert x["status"] == "compiled" and x["median_ms"] is None and x["repeats"] == 0, x
+    assert x["regs"] > 0 and x["spills"] >= 0 and y["compile_ms"] > 0, y
+print("compile only: 12 records, each compiled with its registers, the same in one process and on 2 ranks")
+PY
+cat > bad.cu <<'CU'
+extern "C" __global__ void add1(float *x, float *y, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+#if MODE == 1
+    this does not compile;
+#endif
+    if (i < n)
+        y[i] = x[i] + 1.0f;
+}
+CU
+sed -e 's/"spin"/"bad"/; s/spin.cu/bad.cu/; s/"entry": "spin"/"entry": "add1"/' spin.json > bad.json
+"${MPI[@]}" "$BIN" tune --kernel bad.json --strategy exhaustive --trials 3 --backend emu --quiet --outdir bad \
+  > bad.out 2> bad.err || { cat bad.err; fail "the MPI job with a candidate that does not compile"; }
+python3 - bad/tuningrecords/kernel_bad.json <<'PY' || fail "a compile error over MPI"
+import json, sys
+recs = {r["sched"]["MODE"]: r for r in map(json.loads, open(sys.argv[1]))}
+assert sorted(recs) == [0, 1, 2], recs
+assert recs[1]["status"] == "compile_error" and "error" in recs[1]["error"], recs[1]
+assert recs[0]["status"] == "ok" and recs[2]["status"] == "ok", (recs[0], recs[2])
+print("a compile error on a serving rank recorded as compile_error, the ranks went on")
 PY
 
 # 3. Stopped three ways, resumed each time by the same command (the default strategy, evolve with its cost model).

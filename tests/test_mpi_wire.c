@@ -1,5 +1,5 @@
 /* The MPI conversation's frames (src/dist/mpi_proto.c, mpi_wire.c): the header, the chunking of payloads past
- * INT_MAX, the HELLO codec, and with MPI built in, frames sent to this rank itself in a one-process MPI. */
+ * INT_MAX, the HELLO, SETUP, RUN_SOURCE and RUN_BUILT codecs, and with MPI built in, frames sent to this rank itself in a one-process MPI. */
 #include "dist/mpi_proto.h"
 
 #include <limits.h>
@@ -94,6 +94,7 @@ static void test_hello(void **state)
     h.env.other_procs = 1;
     h.env.clock_events = 4;
     h.runner_refs = 1;
+    h.compiles = 1;
     h.device = 3;
     cut_devlimits_sm90(&h.limits);
     snprintf(h.host, sizeof h.host, "node17");
@@ -106,6 +107,7 @@ static void test_hello(void **state)
     assert_memory_equal(&h.env, &g.env, sizeof h.env);
     assert_memory_equal(&h.limits, &g.limits, sizeof h.limits);
     assert_int_equal(g.runner_refs, 1);
+    assert_int_equal(g.compiles, 1);
     assert_int_equal(g.device, 3);
     assert_string_equal(g.host, "node17");
     f.len = b.len - 1; /* short */
@@ -115,6 +117,100 @@ static void test_hello(void **state)
     f.len = b.len;
     assert_int_equal(cut_mpi_hello_decode(&f, &g, &e), -1);
     cut_buf_free(&b);
+}
+
+static void test_setup(void **state)
+{
+    (void)state;
+    cut_mpi_setup s = {.compile = 1}, g;
+    snprintf(s.backend, sizeof s.backend, "compile");
+    snprintf(s.nvrtc_opts, sizeof s.nvrtc_opts, "-lineinfo -DX=1");
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_mpi_setup_encode(&s, &b);
+    cut_wp_frame f = {CUT_MPI_SETUP, (uint8_t *)b.data, b.len};
+    cut_err e = {{0}};
+    assert_int_equal(cut_mpi_setup_decode(&f, &g, &e), 0);
+    assert_string_equal(g.backend, "compile");
+    assert_int_equal(g.compile, 1);
+    assert_string_equal(g.nvrtc_opts, "-lineinfo -DX=1");
+    f.len = b.len - 1; /* short */
+    assert_int_equal(cut_mpi_setup_decode(&f, &g, &e), -1);
+    assert_non_null(strstr(e.msg, "malformed SETUP"));
+    cut_buf_free(&b);
+    /* a compile flag other than 0 or 1, a backend name too long */
+    cut_buf_init(&b);
+    cut_wp_put_str(&b, "cuda");
+    cut_wp_put_u32(&b, 2);
+    cut_wp_put_str(&b, "");
+    f = (cut_wp_frame){CUT_MPI_SETUP, (uint8_t *)b.data, b.len};
+    assert_int_equal(cut_mpi_setup_decode(&f, &g, &e), -1);
+    cut_buf_free(&b);
+    cut_buf_init(&b);
+    cut_wp_put_str(&b, "a-backend-name-too-long");
+    cut_wp_put_u32(&b, 0);
+    cut_wp_put_str(&b, "");
+    f = (cut_wp_frame){CUT_MPI_SETUP, (uint8_t *)b.data, b.len};
+    assert_int_equal(cut_mpi_setup_decode(&f, &g, &e), -1);
+    cut_buf_free(&b);
+}
+
+/* RUN_SOURCE carries its target flag and a RUN; RUN_BUILT the compile's numbers and a RUN_RESULT, each split back
+ * into a frame of the inner type that points into the outer one. */
+static void test_run_source_built(void **state)
+{
+    (void)state;
+    cut_buf run, b;
+    cut_buf_init(&run);
+    cut_buf_init(&b);
+    cut_buf_append(&run, "the RUN payload", 15);
+    cut_mpi_run_source_encode(1, &run, &b);
+    cut_wp_frame f = {CUT_MPI_RUN_SOURCE, (uint8_t *)b.data, b.len}, inner;
+    cut_err e = {{0}};
+    int arch_a = 0;
+    assert_int_equal(cut_mpi_run_source_split(&f, &arch_a, &inner, &e), 0);
+    assert_int_equal(arch_a, 1);
+    assert_int_equal(inner.type, CUT_WP_RUN);
+    assert_int_equal(inner.len, 15);
+    assert_memory_equal(inner.data, "the RUN payload", 15);
+    f.len = 3; /* shorter than its flag */
+    assert_int_equal(cut_mpi_run_source_split(&f, &arch_a, &inner, &e), -1);
+    b.data[0] = 2; /* a flag over 1 */
+    f.len = b.len;
+    assert_int_equal(cut_mpi_run_source_split(&f, &arch_a, &inner, &e), -1);
+    cut_buf_free(&b);
+
+    cut_compile_info c = {.compiled = 1, .ok = 1, .regs = 168, .spill_stores = 8, .spill_loads = 12,
+                          .smem_static = 4096, .stack_frame = 16, .compile_ms = 812.5, .cache_hit = 0,
+                          .key = 0x0123456789abcdefull}, g;
+    cut_buf_init(&b);
+    cut_mpi_run_built_encode(&c, &run, &b);
+    assert_true(b.len <= run.len + CUT_MPI_BUILT_EXTRA);
+    f = (cut_wp_frame){CUT_MPI_RUN_BUILT, (uint8_t *)b.data, b.len};
+    assert_int_equal(cut_mpi_run_built_split(&f, &g, &inner, &e), 0);
+    assert_true(g.compiled == 1 && g.ok == 1 && g.regs == 168 && g.spill_stores == 8 && g.spill_loads == 12 &&
+                g.smem_static == 4096 && g.stack_frame == 16 && g.compile_ms == 812.5 && g.cache_hit == 0 &&
+                g.key == c.key);
+    assert_int_equal(inner.type, CUT_WP_RUN_RESULT);
+    assert_int_equal(inner.len, 15);
+    f.len = 20; /* the numbers cut short */
+    assert_int_equal(cut_mpi_run_built_split(&f, &g, &inner, &e), -1);
+    assert_non_null(strstr(e.msg, "malformed RUN_BUILT"));
+    cut_buf_free(&b);
+    /* a negative compile time, a flag over 1 */
+    const cut_compile_info bad[2] = {{.compiled = 1, .compile_ms = -1}, {.compiled = 1}};
+    for (int i = 0; i < 2; i++) {
+        cut_buf_init(&b);
+        cut_mpi_run_built_encode(&bad[i], &run, &b);
+        if (i == 1)
+            b.data[4] = 7; /* ok */
+        f = (cut_wp_frame){CUT_MPI_RUN_BUILT, (uint8_t *)b.data, b.len};
+        assert_int_equal(cut_mpi_run_built_split(&f, &g, &inner, &e), -1);
+        cut_buf_free(&b);
+    }
+    cut_buf_free(&run);
+    assert_string_equal(cut_mpi_type_name(CUT_MPI_RUN_SOURCE), "RUN_SOURCE");
+    assert_string_equal(cut_mpi_type_name(CUT_MPI_RUN_BUILT), "RUN_BUILT");
 }
 
 /* In a child (so that Open MPI's allocations, kept until exit by design, never meet the leak check: _exit): frames
@@ -206,6 +302,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header), cmocka_unit_test(test_chunks), cmocka_unit_test(test_hello),
+        cmocka_unit_test(test_setup), cmocka_unit_test(test_run_source_built),
         cmocka_unit_test(test_launched), cmocka_unit_test(test_self),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

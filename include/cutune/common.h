@@ -42,6 +42,7 @@ typedef enum cut_status {
     CUT_ST_WRONG_OTHER_DATA, /* right on the first input set, wrong on the fresh second one */
     CUT_ST_TOO_FAST,         /* faster than the GPU's peak or bandwidth allows for the op's FLOPs and bytes */
     CUT_ST_TIMING_ESCAPE,    /* the host's clock sees far more time than the timer: work escapes the timed region */
+    CUT_ST_COMPILED,      /* compiled and not run (the compile-only runner): no time, never ranked as timed */
     CUT_ST_COUNT
 } cut_status;
 

@@ -38,6 +38,20 @@ typedef struct cut_compiled {
     uint64_t key;      /* hash of source + options + arch */
 } cut_compiled;
 
+/* What a compile said, without what it made: the numbers of a cut_compiled. A runner that compiles a call's source
+ * itself (cut_runner_compile_new, a serving rank of an MPI job) reports them in its result (cut_result.comp), so that
+ * a record says what a record of a compile in the tuning loop says. */
+typedef struct cut_compile_info {
+    int compiled;      /* 1: the runner compiled the call (the fields below are its compile's); 0: it did not */
+    int ok;            /* 1: a cubin came out */
+    int regs, spill_stores, spill_loads, smem_static, stack_frame; /* as cut_compiled's, -1 unknown */
+    double compile_ms; /* 0 on a cache hit */
+    int cache_hit;
+    uint64_t key;
+} cut_compile_info;
+/* The numbers of c (compiled = 1). */
+void cut_compile_info_of(const cut_compiled *c, cut_compile_info *out);
+
 /* Fills o with the defaults: sm_90 (no 'a' suffix), no disk cache, nthreads 0 (online CPUs), no extra options. */
 void cut_compile_opts_default(cut_compile_opts *o);
 
@@ -52,6 +66,9 @@ int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o
 /* Compiles n sources in parallel on o->nthreads threads. out[i] for srcs[i]. */
 int cut_compile_batch(const char *const *srcs, int n, const cut_compile_opts *o, cut_compiled *out, cut_err *e);
 void cut_compiled_free(cut_compiled *c);
+/* Every number unknown (-1), no cubin, an empty log (never NULL): what a compile starts from. Caller frees with
+ * cut_compiled_free. */
+void cut_compiled_init(cut_compiled *c);
 
 /* NVRTC version (major*1000+minor*10), or -1 with e set if NVRTC cannot be used. */
 int cut_nvrtc_version(cut_err *e);

@@ -48,34 +48,48 @@ void cut_mpi_end(int code);
 /* 1 once a serving rank stopped answering or an MPI call failed (the job cannot end cleanly). */
 int cut_mpi_lost(void);
 
+/* What rank 0 asks of a serving rank's local runner (SETUP). */
+typedef struct cut_mpi_setup {
+    char backend[16];     /* "cuda", "emu", "auto" or "compile" (compile only, nothing runs) */
+    int compile;          /* 1: the rank compiles the candidates it measures, from their CUDA source, with the compile
+                             layer (NVRTC for its GPU, its host's compile cache); 0: rank 0 sends cubins. The emulator
+                             and the compile backend always compile on the rank */
+    char nvrtc_opts[256]; /* extra NVRTC options, as rank 0's compile stream would pass them ("" none) */
+} cut_mpi_setup;
+
 /* What a serving rank measures on, as it says when its local runner is made. */
 typedef struct cut_mpi_hello {
     cut_measure_env env;  /* its local runner's env() */
     int runner_refs;      /* its local runner computes a GEMM work's references (the GPU runner) */
+    int compiles;         /* its local runner compiles calls' CUDA source itself: calls travel as source */
     int device;           /* the local GPU index, -1 for the emulator */
     cut_devlimits limits; /* its GPU's (the sm_90 defaults under emulation) */
     char host[64];
 } cut_mpi_hello;
 
-/* Rank 0: a runner whose runs are measured on serving rank `rank` (>= 1) by a local runner of backend "cuda",
- * "emu" or "auto" (cuda where the rank finds a GPU). The work is kept here and sent once per prepare; a call
- * travels as its cubin (cuda: compiled on rank 0 for the serving GPU's architecture) or as its CUDA source (the
- * emulator compiles it on the serving rank). A candidate that faults or hangs is its status, as on a local runner;
+/* Rank 0: a runner whose runs are measured on serving rank `rank` (>= 1) by a local runner as s asks (backend
+ * "cuda", "emu", "auto": cuda where the rank finds a GPU, or "compile"). The work is kept here and sent once per
+ * prepare; a call travels as its CUDA source when the rank compiles (s->compile, the emulator, the compile backend:
+ * the result comes back with the compile's numbers, res.comp, as the tuning loop's own compile would give them) or
+ * else as its cubin (compiled on rank 0 for the serving GPU's architecture). rank 0 waits for a call's reply as long
+ * as its runner may take, plus CUT_COMPILE_LIMIT_S when the rank compiles. A candidate that faults or hangs is its status, as on a local runner;
  * a serving rank that answers with an MPI error, or not within the longest time its runner may take, is a setup
  * error that names the rank (and every later call fails at once). hello (optional) gets what the rank said. NULL
  * with a sentence when the rank cannot measure (no GPU, no worker). Caller frees with cut_runner_free, which
  * releases the rank's local runner (the rank then waits for the next one). */
-cut_runner *cut_runner_mpi_new(int rank, const char *backend, const cut_timing *t, cut_mpi_hello *hello, cut_err *e);
+cut_runner *cut_runner_mpi_new(int rank, const cut_mpi_setup *s, const cut_timing *t, cut_mpi_hello *hello,
+                               cut_err *e);
 /* 1 when r is a runner of cut_runner_mpi_new. */
 int cut_runner_is_mpi(const cut_runner *r);
 
 /* Rank 0: tells every serving rank to quit (after the command; before cut_mpi_end). */
 void cut_mpi_quit_servers(void);
 
-/* Ranks >= 1: serve rank 0 until it says QUIT. make(ctx, backend, hello, e) makes the local runner each time rank 0
- * makes a runner for this rank (filling hello->device and ->limits; the rest is filled here). 0 after QUIT; -1
- * with e when MPI fails. */
-typedef cut_runner *(*cut_mpi_make_runner)(void *ctx, const char *backend, cut_mpi_hello *hello, cut_err *e);
+/* Ranks >= 1: serve rank 0 until it says QUIT. make(ctx, s, hello, e) makes the local runner each time rank 0
+ * makes a runner for this rank (filling hello->device and ->limits; the rest is filled here; a runner that compiles
+ * source itself, cut_runner_compile_new or the emulator's, gets calls as source). 0 after QUIT; -1 with e when MPI
+ * fails. */
+typedef cut_runner *(*cut_mpi_make_runner)(void *ctx, const cut_mpi_setup *s, cut_mpi_hello *hello, cut_err *e);
 int cut_mpi_serve(cut_mpi_make_runner make, void *ctx, cut_err *e);
 
 #ifdef __cplusplus

@@ -42,6 +42,8 @@ typedef struct cut_result {
                            many launches replayed); -1: not measured. median_ms is always the cold single launch. */
     int not_run;        /* 1: never started, the runner's stop_at had passed (a time budget spent): no result at all,
                            nothing to record */
+    cut_compile_info comp; /* a runner that compiled the call's source itself (cut_runner_compile_new, a serving rank
+                              of an MPI job): its compile's numbers (comp.compiled 1); else comp.compiled 0 */
 } cut_result;
 
 /* A result before measuring: status OK, no error, times -1 (not measured), no repeats. */
@@ -163,6 +165,22 @@ int cut_runner_energy_call(cut_runner *r, const cut_call *c, const cut_energy_pl
  * uses it when $CUTUNE_REPLAY_TIMES names a table, to show that a search resumed after kills makes the decisions
  * of an uninterrupted one despite timer noise. NULL with e when the table cannot be read. */
 cut_runner *cut_runner_replay_new(cut_runner *inner, const char *table, cut_err *e);
+
+/* The compile runner: each call's CUDA source (c->src, for sm_XXa when c->arch_a) compiled by the compile layer with
+ * o (the target, the disk cache, the NVRTC options: what the tuning loop compiles with), each compile in a child
+ * process of its own (a compiler that crashes or runs past compile_limit_s costs only that call: its COMPILE_ERROR),
+ * a batch's compiles on o->nthreads at once (<= 0: the online CPUs); then the cubin is run on inner, which it takes
+ * (freed with it), and the result carries the compile's numbers (res.comp). With inner NULL nothing runs: the
+ * `compile` backend, which says whether each candidate compiles and with how many registers and spills, a result of
+ * status CUT_ST_COMPILED (no time) or CUT_ST_COMPILE_ERROR; its env's backend is "compile", its GPU "NVRTC sm_XX (not
+ * run)". prepare keeps the work (calls are checked against it). A call that needs a GPU (inline PTX) compiles like
+ * any other. NULL with e when NVRTC cannot be used. Caller frees with cut_runner_free. */
+/* The longest one compile of the compile runner may take before it is killed (NVRTC takes 5-20 s for the largest
+ * unrolled kernels; an MPI job's rank 0 adds it to the time it waits for a call compiled on a serving rank). */
+#define CUT_COMPILE_LIMIT_S 300.0
+cut_runner *cut_runner_compile_new(cut_runner *inner, const cut_compile_opts *o, double compile_limit_s, cut_err *e);
+/* 1 when r is a compile runner (it compiles calls' source itself: hand it no cubins). */
+int cut_runner_compiles(const cut_runner *r);
 
 /* Frees the runner (NULL is a no-op). */
 void cut_runner_free(cut_runner *r);

@@ -133,6 +133,8 @@ typedef struct cut_compiled cut_compiled; /* compile.h */
 typedef struct cut_call {
     const char *src;         /* CUDA C source (the emulation runner compiles it) */
     const cut_compiled *bin; /* its cubin (the GPU runner loads it); NULL for the emulation runner */
+    int arch_a;              /* src needs the architecture-specific target (sm_90a: wgmma, setmaxnreg): a runner that
+                                compiles src itself compiles it for that */
     char entry[64];
     unsigned grid[3], block[3], smem;
     int nargs;

@@ -284,7 +284,11 @@ static int mpi_runners(opt_cli *c, cut_runner **r, char *gpu_name, size_t gn, cu
     cut_runner **rs = NULL;
     int n = 0;
     cut_mpi_hello h;
-    if (cut_cli_mpi_runners("optimize", c->backend, &t, &rs, &n, &h, e) != 0)
+    /* the variants compile here: the search needs each one's PTX before it is measured (a transposition by PTX is
+     * not measured) and keeps its PTX and SASS */
+    cut_mpi_setup s = {.compile = 0};
+    snprintf(s.backend, sizeof s.backend, "%s", c->backend);
+    if (cut_cli_mpi_runners("optimize", &s, &t, &rs, &n, &h, e) != 0)
         return -1;
     c->on_gpu = !strcmp(h.env.backend, "cuda");
     if (c->on_gpu) { /* as below: the variants compile here for the ranks' GPU */

@@ -33,7 +33,12 @@ static const char usage_text[] =
     "                      DIR/tuningrecords/gemm_<layout>_<dtype>_M_.._N_.._K_...json, the 5 fastest to tuningresults/\n"
     "  --trials N          trials per case (default 1000; 100 with --test)\n"
     "  --test              first and last case, 100 trials, keep the top 2 (seed 001's test mode)\n"
-    "  --backend B         cuda (default) or emu (host emulation, for small shapes without a GPU)\n"
+    "  --backend B         cuda (default), emu (host emulation, for small shapes without a GPU) or compile\n"
+    "                      (compile only, with NVRTC for sm_90 or the serving GPUs': nothing runs; the records say\n"
+    "                      whether each candidate compiles, its registers and spills, status compiled, no time)\n"
+    "  --compile-on P      under MPI, where the candidates compile: ranks (default; each serving rank compiles\n"
+    "                      what it measures) or root (rank 0 compiles and sends cubins); one process compiles\n"
+    "                      in its own loop\n"
     "  --gpu I             GPU index (default 0)\n"
     "  --outdir DIR        where tuningrecords/ and tuningresults/ go (default .)\n"
     "  --batch B           candidates per round (default 64 on a GPU, 16 under emulation)\n"
@@ -95,6 +100,13 @@ static int energy_setup(cut_tune_cfg *cfg, const char *backend, int gpu, int ste
     return 0;
 }
 
+/* The line of a compile-only run. */
+static void say_compile_only(const cut_devlimits *lim)
+{
+    fprintf(stderr, "cutune: compiling only, with NVRTC for sm_%d%d: nothing runs; each record says whether its candidate "
+                    "compiles, with its registers and spills (status compiled, no time)\n", lim->sm_major, lim->sm_minor);
+}
+
 int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
                          cut_runner **out)
 {
@@ -121,7 +133,7 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
         cfg->copts.sm_major = info.sm_major;
         cfg->copts.sm_minor = info.sm_minor;
         cfg->copts.cache_dir = cache_dir;
-        cfg->copts.nthreads = 0;
+        cfg->copts.nthreads = cut_cli_compile_threads();
         char self[PATH_MAX];
         *out = cut_runner_gpu_new(gpu, cut_cli_worker_exe(self, sizeof self), tm, &e);
         if (!*out) {
@@ -142,18 +154,44 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
             return CUT_EXIT_FAIL;
         }
         fprintf(stderr, "cutune: tuning on the host emulator (no GPU used; times are CPU times)\n");
+    } else if (!strcmp(backend, "compile")) {
+        if (!(*out = cut_cli_compile_runner(NULL, &cfg->limits, cache_dir, NULL, &e))) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            return CUT_EXIT_FAIL;
+        }
+        say_compile_only(&cfg->limits);
     } else {
-        fprintf(stderr, "cutune tune: unknown backend '%s' (cuda or emu)\n", backend);
+        fprintf(stderr, "cutune tune: unknown backend '%s' (cuda, emu or compile)\n", backend);
         return CUT_EXIT_USAGE;
     }
     return CUT_EXIT_OK;
 }
 
-int cut_cli_tune_runners(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
-                         cut_runner ***out, int *n)
+/* --compile-on P under MPI: 1 for ranks (also NULL, the default), 0 for root. -1 with a sentence for another word, and
+ * for root with the compile backend (its ranks would have nothing to do). */
+static int compile_on_ranks(const char *p, const char *backend, cut_err *e)
+{
+    if (!p || !strcmp(p, "ranks"))
+        return 1;
+    if (strcmp(p, "root") != 0)
+        return cut_err_set(e, "--compile-on %s: ranks or root", p);
+    if (!strcmp(backend, "compile"))
+        return cut_err_set(e, "--backend compile compiles on the serving ranks (--compile-on root would leave them "
+                              "nothing to do)");
+    return 0;
+}
+
+int cut_cli_tune_runners(const char *backend, const char *compile_on, int gpu, const char *cache_dir,
+                         const cut_timing *tm, cut_tune_cfg *cfg, cut_runner ***out, int *n)
 {
     *out = NULL;
     *n = 0;
+    cut_err e = {{0}};
+    const int on_ranks = compile_on_ranks(compile_on, backend, &e);
+    if (on_ranks < 0) {
+        fprintf(stderr, "cutune tune: %s\n", e.msg);
+        return CUT_EXIT_USAGE;
+    }
     if (!cut_cli_mpi_active()) {
         cut_runner *r = NULL;
         const int code = cut_cli_tune_backend(backend, gpu, cache_dir, tm, cfg, &r);
@@ -164,23 +202,26 @@ int cut_cli_tune_runners(const char *backend, int gpu, const char *cache_dir, co
         }
         return code;
     }
-    if (strcmp(backend, "cuda") != 0 && strcmp(backend, "emu") != 0) {
-        fprintf(stderr, "cutune tune: unknown backend '%s' (cuda or emu)\n", backend);
+    if (strcmp(backend, "cuda") != 0 && strcmp(backend, "emu") != 0 && strcmp(backend, "compile") != 0) {
+        fprintf(stderr, "cutune tune: unknown backend '%s' (cuda, emu or compile)\n", backend);
         return CUT_EXIT_USAGE;
     }
+    cut_mpi_setup s = {.compile = on_ranks};
+    snprintf(s.backend, sizeof s.backend, "%s", backend);
+    snprintf(s.nvrtc_opts, sizeof s.nvrtc_opts, "%s", cfg->copts.extra_opts ? cfg->copts.extra_opts : "");
     cut_mpi_hello h;
-    cut_err e = {{0}};
-    if (cut_cli_mpi_runners("tune", backend, tm, out, n, &h, &e) != 0) {
+    if (cut_cli_mpi_runners("tune", &s, tm, out, n, &h, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         return CUT_EXIT_FAIL;
     }
-    if (!strcmp(h.env.backend, "cuda")) { /* compiled here, for the serving ranks' GPU */
+    if (strcmp(h.env.backend, "emu") != 0) /* the serving ranks' GPU (sm_90 for the compile backend) */
         cfg->limits = h.limits;
+    if (!strcmp(h.env.backend, "cuda") && !h.compiles) { /* compiled here, for the serving ranks' GPU */
         cfg->use_nvrtc = 1;
         cfg->copts.sm_major = h.limits.sm_major;
         cfg->copts.sm_minor = h.limits.sm_minor;
         cfg->copts.cache_dir = cache_dir;
-        cfg->copts.nthreads = 0;
+        cfg->copts.nthreads = cut_cli_compile_threads();
     }
     return CUT_EXIT_OK;
 }
@@ -414,7 +455,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     const char *list_name = "seed001", *conv_str = NULL, *backend = "cuda", *outdir = ".", *cache_dir = NULL;
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
         prior = 1, energy_steps = 3, idle_others = 0, emu_force = 0;
-    const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL;
+    const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL,
+               *compile_on = NULL;
     const char *scheduler = "sequential";
     long long seed = 1;
     double timeout = 10;
@@ -448,6 +490,10 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             rc = cut_arg_str(argc, argv, &i, &conv_str, &e);
         } else if (!strcmp(a, "--backend")) {
             rc = cut_arg_str(argc, argv, &i, &backend, &e);
+        } else if (!strcmp(a, "--compile-on")) {
+            rc = cut_arg_str(argc, argv, &i, &compile_on, &e);
+            if (rc == 0 && strcmp(compile_on, "ranks") != 0 && strcmp(compile_on, "root") != 0)
+                rc = cut_err_set(&e, "--compile-on %s: ranks or root", compile_on);
         } else if (!strcmp(a, "--outdir") || !strcmp(a, "--output_dir")) {
             rc = cut_arg_str(argc, argv, &i, &outdir, &e);
         } else if (!strcmp(a, "--prior-dir")) {
@@ -538,7 +584,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             return CUT_EXIT_USAGE;
         }
         cut_cli_kernel_opts ko = {.spec = kernel, .sizes = sizes, .trials = trials, .test = test, .backend = backend,
-                                  .outdir = outdir, .cache_dir = cache_dir, .gpu = gpu, .batch = batch,
+                                  .compile_on = compile_on, .outdir = outdir, .cache_dir = cache_dir, .gpu = gpu, .batch = batch,
                                   .seed = (uint64_t)seed, .timeout = timeout, .budget = budget, .quiet = quiet,
                                   .strategy = strat,
                                   .final_k = final_k >= 0 ? final_k : strcmp(backend, "cuda") == 0 ? 3 : 0};
@@ -550,7 +596,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     }
     if (gemm_given || tpl) {
         cut_cli_gemm_opts go = {.g = gemm, .gemm_trials = gemm_trials, .trials = trials, .test = test,
-                                .conv_str = conv_str, .tpl = tpl, .backend = backend, .outdir = outdir,
+                                .conv_str = conv_str, .tpl = tpl, .backend = backend, .compile_on = compile_on,
+                                .outdir = outdir,
                                 .cache_dir = cache_dir, .gpu = gpu, .batch = batch, .seed = (uint64_t)seed,
                                 .timeout = timeout, .budget = budget, .quiet = quiet, .no_sample = no_sample,
                                 .objective = obj, .strategy = strat, .final_k = final_k > 0 ? final_k : 0,
@@ -660,7 +707,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     cut_devlimits_sm90(&cfg.limits);
     cut_runner **runners = NULL;
     int nrunners = 0;
-    int exit_code = cut_cli_tune_runners(backend, gpu, cache_dir ? cache_dir : cache, &tm, &cfg, &runners, &nrunners);
+    int exit_code = cut_cli_tune_runners(backend, compile_on, gpu, cache_dir ? cache_dir : cache, &tm, &cfg, &runners,
+                                         &nrunners);
     if (exit_code != CUT_EXIT_OK)
         goto done;
 

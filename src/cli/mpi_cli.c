@@ -13,12 +13,49 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A serving rank's local runner for backend: the GPU runner on GPU <local rank> % <GPUs on this host> ("auto"
- * falls back to the emulator without a GPU), or the emulation worker runner (each variant in a worker process, as
- * a GPU's), its host-compiled kernels in this host's cache. Caller frees with cut_runner_free. */
-static cut_runner *make_local(void *ctx, const char *backend, cut_mpi_hello *h, cut_err *e)
+int cut_cli_compile_threads(void)
+{
+    const char *v = getenv("CUTUNE_COMPILE_THREADS");
+    const int n = v && *v ? atoi(v) : 0;
+    return n > 0 && n <= 4096 ? n : 0;
+}
+
+/* Caller frees with cut_cli_runner_free (inner is freed with it, also when this fails). */
+cut_runner *cut_cli_compile_runner(cut_runner *inner, const cut_devlimits *lim, const char *cache_dir,
+                                   const char *nvrtc_opts, cut_err *e)
+{
+    cut_compile_opts co;
+    cut_compile_opts_default(&co);
+    co.sm_major = lim->sm_major;
+    co.sm_minor = lim->sm_minor;
+    co.cache_dir = cache_dir;
+    co.extra_opts = nvrtc_opts && *nvrtc_opts ? nvrtc_opts : NULL;
+    co.nthreads = cut_cli_compile_threads();
+    return cut_runner_compile_new(inner, &co, CUT_COMPILE_LIMIT_S, e);
+}
+
+/* A serving rank's compile runner over inner (NULL: compile only), for this rank's GPU (h->limits), its compiles in
+ * this host's compile cache ($COMPILE_CACHE_DIR, else the per-user one). */
+static cut_runner *rank_compile_runner(cut_runner *inner, const cut_mpi_setup *s, const cut_mpi_hello *h, cut_err *e)
+{
+    char cache[4200];
+    if (cut_cli_cache_dir(NULL, cache, sizeof cache, e) != 0) {
+        cut_runner_free(inner);
+        return NULL;
+    }
+    return cut_cli_compile_runner(inner, &h->limits, cache, s->nvrtc_opts, e);
+}
+
+/* A serving rank's local runner for s: the GPU runner on GPU <local rank> % <GPUs on this host> ("auto" falls back
+ * to the emulator without a GPU), under the compile runner when the rank compiles (s->compile); the compile runner
+ * alone (backend "compile"); or the emulation worker runner (each variant in a worker process, as a GPU's), its
+ * host-compiled kernels in this host's cache. Caller frees with cut_runner_free. */
+static cut_runner *make_local(void *ctx, const cut_mpi_setup *s, cut_mpi_hello *h, cut_err *e)
 {
     (void)ctx;
+    const char *backend = s->backend;
+    if (!strcmp(backend, "compile"))
+        return rank_compile_runner(NULL, s, h, e);
     char self[PATH_MAX];
     const char *exe = cut_cli_worker_exe(self, sizeof self);
     cut_err ge = {{0}};
@@ -30,7 +67,8 @@ static cut_runner *make_local(void *ctx, const char *backend, cut_mpi_hello *h, 
             return NULL;
         cut_gpu_limits(&info, &h->limits);
         h->device = dev;
-        return cut_runner_gpu_new(dev, exe, NULL, e);
+        cut_runner *gpu = cut_runner_gpu_new(dev, exe, NULL, e);
+        return gpu && s->compile ? rank_compile_runner(gpu, s, h, e) : gpu;
     }
     if (!strcmp(backend, "cuda")) {
         cut_err_set(e, "no usable GPU: %s", count < 0 ? ge.msg : "the driver reports none");
@@ -136,6 +174,18 @@ static int one_rank_per_gpu(const cut_mpi_hello *h, int n, cut_err *e)
     return 0;
 }
 
+/* What k ranks like h measure on, for the line that says who serves. */
+static void say_device(const cut_mpi_hello *h, int k, char *buf, size_t n)
+{
+    if (!strcmp(h->env.backend, "emu"))
+        snprintf(buf, n, "the host emulator");
+    else if (!strcmp(h->env.backend, "compile"))
+        snprintf(buf, n, "NVRTC for sm_%d%d (nothing runs)", h->limits.sm_major, h->limits.sm_minor);
+    else
+        snprintf(buf, n, "%d GPU%s (%s, sm_%d%d)", k, k == 1 ? "" : "s", h->env.gpu_name, h->limits.sm_major,
+                 h->limits.sm_minor);
+}
+
 /* Hosts among the hellos (by name). */
 static int count_hosts(const cut_mpi_hello *h, int n)
 {
@@ -149,7 +199,7 @@ static int count_hosts(const cut_mpi_hello *h, int n)
     return hosts;
 }
 
-int cut_cli_mpi_runners(const char *cmd, const char *backend, const cut_timing *tm, cut_runner ***out, int *n,
+int cut_cli_mpi_runners(const char *cmd, const cut_mpi_setup *s, const cut_timing *tm, cut_runner ***out, int *n,
                         cut_mpi_hello *h0, cut_err *e)
 {
     const int k = cut_mpi_size() - 1;
@@ -157,7 +207,7 @@ int cut_cli_mpi_runners(const char *cmd, const char *backend, const cut_timing *
     cut_mpi_hello *h = cut_xcalloc((size_t)k, sizeof *h);
     int rc = 0;
     for (int i = 0; i < k && rc == 0; i++)
-        if (!(r[i] = cut_runner_mpi_new(i + 1, backend, tm, &h[i], e)) || same_device(&h[0], &h[i], i + 1, e) != 0)
+        if (!(r[i] = cut_runner_mpi_new(i + 1, s, tm, &h[i], e)) || same_device(&h[0], &h[i], i + 1, e) != 0)
             rc = -1;
     if (rc == 0)
         rc = one_rank_per_gpu(h, k, e);
@@ -166,16 +216,14 @@ int cut_cli_mpi_runners(const char *cmd, const char *backend, const cut_timing *
         free(h);
         return -1;
     }
-    const int emu = !strcmp(h[0].env.backend, "emu");
     char dev[256];
-    if (emu)
-        snprintf(dev, sizeof dev, "the host emulator");
-    else
-        snprintf(dev, sizeof dev, "%d GPU%s (%s, sm_%d%d)", k, k == 1 ? "" : "s", h[0].env.gpu_name,
-                 h[0].limits.sm_major, h[0].limits.sm_minor);
+    say_device(&h[0], k, dev, sizeof dev);
     const int hosts = count_hosts(h, k);
-    fprintf(stderr, "cutune %s: MPI job of %d ranks: rank 0 searches and records, %d rank%s measure%s on %s, on %d "
-                    "host%s\n", cmd, k + 1, k, k == 1 ? "" : "s", k == 1 ? "s" : "", dev, hosts, hosts == 1 ? "" : "s");
+    const int compile_only = !strcmp(h[0].env.backend, "compile");
+    const int compiles = h[0].compiles && strcmp(h[0].env.backend, "emu") != 0; /* the emulator's own compile aside */
+    fprintf(stderr, "cutune %s: MPI job of %d ranks: rank 0 searches and records, %d rank%s %s%s %s %s, on %d host%s\n",
+            cmd, k + 1, k, k == 1 ? "" : "s", compile_only ? "compile" : compiles ? "compile and measure" : "measure",
+            k == 1 ? "s" : "", compile_only ? "with" : "on", dev, hosts, hosts == 1 ? "" : "s");
     if (h0)
         *h0 = h[0];
     free(h);

@@ -17,10 +17,11 @@ int cut_cli_tune_backend(const char *backend, int gpu, const char *cache_dir, co
                          cut_runner **out);
 
 /* The runners of a tune: the one of --backend (cut_cli_tune_backend), or on rank 0 of an MPI job one per serving
- * rank, cfg's NVRTC options and limits from their GPU (cut_cli_mpi_runners). *out (allocated) holds *n of them:
- * free with cut_cli_runners_free. Returns the exit code. */
-int cut_cli_tune_runners(const char *backend, int gpu, const char *cache_dir, const cut_timing *tm, cut_tune_cfg *cfg,
-                         cut_runner ***out, int *n);
+ * rank (cut_cli_mpi_runners), cfg's limits from their GPU; the candidates compile where compile_on says (--compile-on:
+ * "ranks", the default when NULL, or "root": then cfg's NVRTC options are for their GPU). *out (allocated) holds *n
+ * of them: free with cut_cli_runners_free. Returns the exit code. */
+int cut_cli_tune_runners(const char *backend, const char *compile_on, int gpu, const char *cache_dir,
+                         const cut_timing *tm, cut_tune_cfg *cfg, cut_runner ***out, int *n);
 
 /* Under --backend emu: 0 when a trial of the work `what` (flops FLOP per launch) is estimated to take at most
  * CUT_EMU_MAX_TRIAL_S on the emulator (cut_emu_trial_seconds), or force (--emu-force) is given; else -1 with a
@@ -36,6 +37,7 @@ typedef struct cut_cli_gemm_opts {
     const char *conv_str; /* --conv (an error with a GEMM) */
     const char *tpl;    /* --tpl, NULL when absent */
     const char *backend, *outdir, *cache_dir;
+    const char *compile_on; /* --compile-on, NULL when absent */
     int gpu, batch;
     uint64_t seed;
     double timeout;
@@ -64,6 +66,7 @@ typedef struct cut_cli_kernel_opts {
     int trials;             /* --trials, -1 when absent (200; --test 20) */
     int test;
     const char *backend, *outdir, *cache_dir;
+    const char *compile_on; /* --compile-on, NULL when absent */
     int gpu, batch;
     uint64_t seed;
     double timeout;

@@ -130,7 +130,7 @@ int cut_cli_tune_gemm(const cut_cli_gemm_opts *o)
     tm.min_total_ms = 10; /* as conv: 10 ms of timed launches rank well during the search */
     cut_runner **rs = NULL;
     int nr = 0;
-    int code = cut_cli_tune_runners(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, &tm, &cfg, &rs, &nr);
+    int code = cut_cli_tune_runners(o->backend, o->compile_on, o->gpu, o->cache_dir ? o->cache_dir : cache, &tm, &cfg, &rs, &nr);
     cut_runner *r = nr > 0 ? rs[0] : NULL;
     if (code == CUT_EXIT_OK && check_templates(&o->g, &cfg.limits, mask, o->backend, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg); /* the GPU's limits rule out what sm_90 allowed */

@@ -39,10 +39,16 @@ static int kernel_runner(const cut_cli_kernel_opts *o, const char *cache, const 
 static int kernel_runners(const cut_cli_kernel_opts *o, const char *cache, const cut_timing *tm, cut_tune_cfg *cfg,
                           cut_runner ***rs, int *nr)
 {
+    if (!strcmp(o->backend, "compile")) {
+        fprintf(stderr, "cutune tune: --backend compile is for the generated conv and GEMM kernels: a kernel spec's "
+                        "references come from running its baseline (tune it with --backend cuda or emu)\n");
+        return CUT_EXIT_USAGE;
+    }
     if (strcmp(o->backend, "emu") != 0 || cut_cli_mpi_active()) {
         if (!strcmp(o->backend, "emu"))
             cfg->copts.cache_dir = o->cache_dir ? o->cache_dir : cache; /* the reference run compiles with NVRTC */
-        return cut_cli_tune_runners(o->backend, o->gpu, o->cache_dir ? o->cache_dir : cache, tm, cfg, rs, nr);
+        return cut_cli_tune_runners(o->backend, o->compile_on, o->gpu, o->cache_dir ? o->cache_dir : cache, tm, cfg,
+                                    rs, nr);
     }
     *rs = cut_xcalloc(1, sizeof **rs);
     *nr = 1;

@@ -182,8 +182,8 @@ static uint64_t compile_key(const char *src, const opt_list *l, int version)
 
 /* ---- compile -------------------------------------------------------------------------------------------------- */
 
-/* Sets every field to "unknown" and gives out an empty log; caller frees with cut_compiled_free. */
-static void compiled_reset(cut_compiled *out)
+/* Caller frees with cut_compiled_free. */
+void cut_compiled_init(cut_compiled *out)
 {
     memset(out, 0, sizeof *out);
     out->regs = out->spill_stores = out->spill_loads = out->smem_static = out->stack_frame = -1;
@@ -264,10 +264,18 @@ static void regs_from_cubin(cut_compiled *out)
         out->regs = regs;
 }
 
+void cut_compile_info_of(const cut_compiled *c, cut_compile_info *out)
+{
+    *out = (cut_compile_info){.compiled = 1, .ok = c->ok, .regs = c->regs, .spill_stores = c->spill_stores,
+                              .spill_loads = c->spill_loads, .smem_static = c->smem_static,
+                              .stack_frame = c->stack_frame, .compile_ms = c->compile_ms, .cache_hit = c->cache_hit,
+                              .key = c->key};
+}
+
 /* Caller frees out with cut_compiled_free (also after -1: out is always left freeable, log never NULL). */
 int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o, cut_compiled *out, cut_err *e)
 {
-    compiled_reset(out);
+    cut_compiled_init(out);
     if (!src || !o)
         return cut_err_set(e, "cut_compile_one: NULL %s", src ? "options" : "source");
     int version = cut_nvrtc_version(e);
@@ -291,7 +299,7 @@ int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o
                 goto done;
             }
             cut_compiled_free(out); /* cached without its PTX: compile again */
-            compiled_reset(out);
+            cut_compiled_init(out);
             out->key = compile_key(src, &l, version);
         }
     }
@@ -331,7 +339,7 @@ int cut_compile_batch(const char *const *srcs, int n, const cut_compile_opts *o,
     if (n <= 0)
         return 0;
     for (int i = 0; i < n; i++)
-        compiled_reset(&out[i]);
+        cut_compiled_init(&out[i]);
     if (!srcs || !o)
         return cut_err_set(e, "cut_compile_batch: NULL %s", srcs ? "options" : "sources");
     if (cut_nvrtc_version(e) < 0)

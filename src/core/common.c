@@ -86,6 +86,7 @@ static const char *const status_names[CUT_ST_COUNT] = {
     [CUT_ST_WRONG_OTHER_DATA] = "wrong_other_data",
     [CUT_ST_TOO_FAST] = "too_fast",
     [CUT_ST_TIMING_ESCAPE] = "timing_escape",
+    [CUT_ST_COMPILED] = "compiled",
 };
 
 const char *cut_status_name(cut_status s)

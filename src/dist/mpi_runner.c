@@ -3,7 +3,9 @@
  * The runner keeps the work (as the GPU runner does) and sends it once per prepare; each call is one RUN, encoded
  * by the worker protocol's own codecs (cut_wp_run_encode, cut_wp_run_body_encode) and answered by RUN_RESULT
  * (cut_wp_run_result_decode). What can be decided here is decided here, as the GPU runner's parent side does: a call
- * that does not fit the work is its LAUNCH_ERROR, a missing cubin its COMPILE_ERROR. A candidate that faults or
+ * that does not fit the work is its LAUNCH_ERROR, a missing cubin its COMPILE_ERROR. A rank whose runner compiles
+ * (the compile runner, the emulator) gets each call as its source in a RUN_SOURCE, and says what the compile gave
+ * in its RUN_BUILT, which the result carries (res.comp) to the records. A candidate that faults or
  * hangs is the serving rank's local runner's business (it kills its worker and reports the status); a rank that
  * does not answer in time, or an MPI error, is a setup error that names the rank. */
 #include "dist/mpi_proto.h"
@@ -13,8 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a serving rank may take beyond a call's own time limit before rank 0 gives up on it: its runner may start a
- * worker and give it the work twice (120 s each, gpu_runner.c) and compile under emulation (120 s). */
+/* What a serving rank may take beyond a call's own time limit (and its NVRTC compile: CUT_COMPILE_LIMIT_S) before
+ * rank 0 gives up on it: its runner may start a worker and give it the work twice (120 s each, gpu_runner.c) and
+ * compile under emulation (120 s). */
 #define SLACK_S 600.0
 /* PREPARE: the same slack, plus the transfer at a slow 10 MB/s. */
 #define PREPARE_BYTES_PER_S 1e7
@@ -22,7 +25,8 @@
 typedef struct mpi_impl {
     int rank;
     int dead;           /* the rank was lost: every later request fails at once */
-    int emu;            /* its local runner compiles CUDA source itself (the emulator): calls travel as source */
+    int source;         /* its local runner compiles CUDA source itself (the emulator, the compile runner): calls
+                           travel as source */
     int have_work;
     cut_work work;      /* the prepared work (owned): r->work, for the callers' checks and the replies' decode */
     cut_measure_env env;
@@ -102,62 +106,95 @@ static int mpi_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
     return rc;
 }
 
-/* The seconds rank 0 waits for a call's reply. */
+/* The seconds rank 0 waits for a call's reply: the rank's runner's longest, and its compile when it compiles. */
 static double call_deadline_s(const cut_runner *r, const cut_energy_plan *p)
 {
+    const mpi_impl *m = r->impl;
     const double t = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
-    return SLACK_S + 3.0 * (p ? cut_wp_energy_timeout_s(t, p) : t);
+    return SLACK_S + 3.0 * (p ? cut_wp_energy_timeout_s(t, p) : t) + (m->source ? CUT_COMPILE_LIMIT_S : 0);
 }
 
-/* One call, as the GPU runner's parent side checks and sends it (gpu_runner_kernel.c: cut_gr_call). */
+/* What the rank cannot run is decided here, as the GPU runner's parent side decides it (gpu_runner_kernel.c:
+ * cut_gr_call): a call that does not fit the work or whose TMA map the worker would refuse (LAUNCH_ERROR), a
+ * missing cubin (COMPILE_ERROR). 1 when res holds such a status, 0 to send the call, -1 for a setup error. */
+static int decided_here(mpi_impl *m, const cut_call *c, cut_result *res, cut_err *e)
+{
+    cut_err ce = {{0}};
+    int bad = cut_call_check(&m->work, c, &ce) != 0;
+    for (int i = 0; !bad && i < c->nargs; i++)
+        bad = c->args[i].tma && cut_wp_tma_check(&c->args[i].desc, &ce) != 0;
+    if (bad) {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "%.250s", ce.msg);
+        return 1;
+    }
+    if (m->source && !c->src)
+        return cut_err_set(e, "rank %d compiles what it runs: a call without the kernel's source", m->rank);
+    /* a cubin that failed is a compile error even where the rank compiles (the optimizer's NVRTC check) */
+    return (!m->source || c->bin) && cut_gr_compile_failed(c->bin, res) != 0;
+}
+
+/* The request of call c: a RUN with its cubin, or a RUN_SOURCE with its source. */
+static void call_request(const cut_runner *r, const cut_call *c, const cut_energy_plan *plan, cut_buf *b)
+{
+    const mpi_impl *m = r->impl;
+    cut_wp_run q = {.what = CUT_WP_RUN_CALL, .call = *c, .energy = plan != NULL};
+    if (plan)
+        q.plan = *plan;
+    q.image = m->source ? (const uint8_t *)c->src : (const uint8_t *)c->bin->cubin;
+    q.image_size = m->source ? strlen(c->src) : c->bin->cubin_size;
+    cut_buf body, run;
+    cut_buf_init(&body);
+    cut_buf_init(&run);
+    cut_wp_run_body_encode(&q, &body);
+    cut_wp_run_encode(&r->timing, body.data, body.len, m->source ? &run : b);
+    if (m->source)
+        cut_mpi_run_source_encode(c->arch_a, &run, b);
+    cut_buf_free(&body);
+    cut_buf_free(&run);
+}
+
+/* The reply to a call: RUN_RESULT, or RUN_BUILT (the compile's numbers into comp); f freed. */
+static int call_reply(mpi_impl *m, cut_wp_frame *f, const cut_run_opts *o, cut_wp_run_result *rr, cut_err *e)
+{
+    const uint32_t want = m->source ? CUT_MPI_RUN_BUILT : CUT_WP_RUN_RESULT;
+    if (f->type != want)
+        return bad_reply(m, f, m->source ? "RUN_SOURCE" : "RUN", e);
+    cut_compile_info comp = {0};
+    cut_wp_frame res = *f;
+    cut_work_outputs none;
+    cut_err de = {{0}};
+    int rc = m->source ? cut_mpi_run_built_split(f, &comp, &res, &de) : 0;
+    if (rc == 0)
+        rc = cut_wp_run_result_decode(&res, &m->work, rr, o && o->outs ? o->outs : &none, &de);
+    cut_wp_frame_free(f);
+    if (rc != 0)
+        return lost(m, m->source ? "its RUN_BUILT" : "its RUN_RESULT", &de, e);
+    if (!(o && o->outs))
+        cut_work_outputs_free(&none);
+    rr->res.comp = comp;
+    return 0;
+}
+
+/* One call, as the GPU runner's parent side checks and sends it. */
 static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e)
 {
     mpi_impl *m = r->impl;
     cut_result_reset(res);
-    cut_err ce = {{0}};
-    if (cut_call_check(&m->work, c, &ce) != 0) {
-        res->status = CUT_ST_LAUNCH_ERROR;
-        snprintf(res->error, sizeof res->error, "%.250s", ce.msg);
-        return 0;
-    }
-    if ((!m->emu || c->bin) && cut_gr_compile_failed(c->bin, res) != 0)
-        return 0;
-    if (m->emu && !c->src)
-        return cut_err_set(e, "rank %d runs the emulator: a call without the kernel's source", m->rank);
-    for (int i = 0; i < c->nargs; i++)
-        if (c->args[i].tma && cut_wp_tma_check(&c->args[i].desc, &ce) != 0) {
-            res->status = CUT_ST_LAUNCH_ERROR;
-            snprintf(res->error, sizeof res->error, "%.250s", ce.msg);
-            return 0;
-        }
+    const int here = decided_here(m, c, res, e);
+    if (here != 0)
+        return here < 0 ? -1 : 0;
     const cut_energy_plan *plan = o ? o->energy : NULL;
-    cut_wp_run q = {.what = CUT_WP_RUN_CALL, .call = *c, .energy = plan != NULL};
-    if (plan)
-        q.plan = *plan;
-    q.image = m->emu ? (const uint8_t *)c->src : (const uint8_t *)c->bin->cubin;
-    q.image_size = m->emu ? strlen(c->src) : c->bin->cubin_size;
-    cut_buf body, b;
-    cut_buf_init(&body);
+    cut_buf b;
     cut_buf_init(&b);
-    cut_wp_run_body_encode(&q, &body);
-    cut_wp_run_encode(&r->timing, body.data, body.len, &b);
-    cut_buf_free(&body);
+    call_request(r, c, plan, &b);
     cut_wp_frame f;
-    int rc = request(m, CUT_WP_RUN, &b, call_deadline_s(r, plan), cut_wp_run_result_max(&m->work), &f, e);
+    const size_t max = cut_wp_run_result_max(&m->work) + CUT_MPI_BUILT_EXTRA;
+    int rc = request(m, m->source ? CUT_MPI_RUN_SOURCE : CUT_WP_RUN, &b, call_deadline_s(r, plan), max, &f, e);
     cut_buf_free(&b);
-    if (rc != 0)
-        return -1;
-    if (f.type != CUT_WP_RUN_RESULT)
-        return bad_reply(m, &f, "RUN", e);
     cut_wp_run_result rr;
-    cut_work_outputs none;
-    cut_err de = {{0}};
-    rc = cut_wp_run_result_decode(&f, &m->work, &rr, o && o->outs ? o->outs : &none, &de);
-    cut_wp_frame_free(&f);
-    if (rc != 0)
-        return lost(m, "its RUN_RESULT", &de, e);
-    if (!(o && o->outs))
-        cut_work_outputs_free(&none);
+    if (rc != 0 || call_reply(m, &f, o, &rr, e) != 0)
+        return -1;
     *res = rr.res;
     if (!plan)
         return 0;
@@ -220,7 +257,8 @@ int cut_runner_is_mpi(const cut_runner *r)
 }
 
 /* Caller frees with cut_runner_free. */
-cut_runner *cut_runner_mpi_new(int rank, const char *backend, const cut_timing *t, cut_mpi_hello *hello, cut_err *e)
+cut_runner *cut_runner_mpi_new(int rank, const cut_mpi_setup *s, const cut_timing *t, cut_mpi_hello *hello,
+                               cut_err *e)
 {
     if (rank < 1 || rank >= cut_mpi_size()) {
         cut_err_set(e, "MPI runner: rank %d is not a serving rank of this job (%d ranks)", rank, cut_mpi_size());
@@ -240,7 +278,7 @@ cut_runner *cut_runner_mpi_new(int rank, const char *backend, const cut_timing *
         cut_timing_default(&r->timing);
     cut_buf b;
     cut_buf_init(&b);
-    cut_wp_put_str(&b, backend);
+    cut_mpi_setup_encode(s, &b);
     cut_wp_frame f;
     int rc = request(m, CUT_MPI_SETUP, &b, SLACK_S, CUT_WP_MAX_REPLY, &f, e);
     cut_buf_free(&b);
@@ -256,7 +294,7 @@ cut_runner *cut_runner_mpi_new(int rank, const char *backend, const cut_timing *
         return NULL;
     }
     m->env = m->hello.env;
-    m->emu = !strcmp(m->env.backend, "emu");
+    m->source = m->hello.compiles;
     r->runner_refs = m->hello.runner_refs;
     if (hello)
         *hello = m->hello;

@@ -12,7 +12,7 @@
 
 typedef struct serve_state {
     cut_runner *local;
-    int emu;           /* the local runner compiles calls' source itself */
+    int source;        /* the local runner compiles calls' source itself (the emulator, the compile runner) */
     cut_mpi_make_runner make;
     void *ctx;
 } serve_state;
@@ -36,24 +36,23 @@ static int reply_error(const char *msg, cut_err *e)
 /* SETUP: the local runner, made by the caller's make, then HELLO. */
 static int on_setup(serve_state *s, const cut_wp_frame *f, cut_err *e)
 {
-    char backend[16];
-    cut_wp_rd rd;
-    cut_wp_rd_init(&rd, f->data, f->len);
-    if (cut_wp_get_str(&rd, backend, sizeof backend) != 0)
-        return reply_error("a malformed SETUP", e);
+    cut_mpi_setup setup;
+    cut_err me = {{0}};
+    if (cut_mpi_setup_decode(f, &setup, &me) != 0)
+        return reply_error(me.msg, e);
     cut_runner_free(s->local);
     cut_mpi_hello h;
     memset(&h, 0, sizeof h);
     h.device = -1;
     cut_devlimits_sm90(&h.limits);
-    cut_err me = {{0}};
-    if (!(s->local = s->make(s->ctx, backend, &h, &me)))
+    if (!(s->local = s->make(s->ctx, &setup, &h, &me)))
         return reply_error(me.msg, e);
     h.env = *s->local->env(s->local);
     h.runner_refs = s->local->runner_refs;
+    h.compiles = cut_runner_compiles(s->local) || !strcmp(h.env.backend, "emu");
     if (gethostname(h.host, sizeof h.host - 1) != 0)
         snprintf(h.host, sizeof h.host, "?");
-    s->emu = !strcmp(h.env.backend, "emu");
+    s->source = h.compiles;
     cut_buf b;
     cut_buf_init(&b);
     cut_mpi_hello_encode(&h, &b);
@@ -73,9 +72,11 @@ static int on_prepare(serve_state *s, const cut_wp_frame *f, cut_err *e)
     return reply(CUT_WP_ACK, NULL, e);
 }
 
-/* A RUN of a call: the call rebuilt around its image (the cubin, or the source under emulation) and run as the
- * worker would run it (emu_worker.c: run_call), the reply encoded with the same codec. pe gets a setup error. */
-static int run_call(serve_state *s, const cut_wp_frame *body, cut_buf *out, cut_err *pe)
+/* A RUN of a call: the call rebuilt around its image (the cubin, or the source its local runner compiles, for
+ * sm_XXa when arch_a) and run as the worker would run it (emu_worker.c: run_call), the reply encoded with the same
+ * codec. pe gets a setup error. */
+static int run_call(serve_state *s, const cut_wp_frame *body, int arch_a, cut_wp_run_result *rr, cut_buf *out,
+                    cut_err *pe)
 {
     cut_runner *r = s->local;
     cut_wp_run q;
@@ -86,11 +87,12 @@ static int run_call(serve_state *s, const cut_wp_frame *body, cut_buf *out, cut_
     char *src = NULL;
     cut_compiled bin;
     memset(&bin, 0, sizeof bin);
-    if (s->emu) {
+    if (s->source) {
         src = cut_xmalloc(q.image_size + 1);
         memcpy(src, q.image, q.image_size);
         src[q.image_size] = '\0';
         q.call.src = src;
+        q.call.arch_a = arch_a;
     } else {
         bin.ok = 1;
         bin.cubin = (char *)q.image; /* read only, while the frame lives */
@@ -98,40 +100,57 @@ static int run_call(serve_state *s, const cut_wp_frame *body, cut_buf *out, cut_
         bin.regs = bin.spill_stores = bin.spill_loads = bin.smem_static = bin.stack_frame = -1;
         q.call.bin = &bin;
     }
-    cut_wp_run_result rr;
-    memset(&rr, 0, sizeof rr);
-    rr.energy = q.energy;
+    memset(rr, 0, sizeof *rr);
+    rr->energy = q.energy;
     cut_work_outputs outs;
     memset(&outs, 0, sizeof outs);
     int rc;
     if (q.energy) {
         cut_err why = {{0}};
-        rc = cut_runner_energy_call(r, &q.call, &q.plan, &rr.res, &rr.er, &why); /* a failure is the meter's */
-        rr.energy_ok = rc == 0;
-        snprintf(rr.why, sizeof rr.why, "%s", rc == 0 ? "" : why.msg);
+        rc = cut_runner_energy_call(r, &q.call, &q.plan, &rr->res, &rr->er, &why); /* a failure is the meter's */
+        rr->energy_ok = rc == 0;
+        snprintf(rr->why, sizeof rr->why, "%s", rc == 0 ? "" : why.msg);
         rc = 0;
     } else {
-        rc = cut_runner_run_call(r, &q.call, &rr.res, cut_work_has_refs(r->work) ? NULL : &outs, pe);
+        rc = cut_runner_run_call(r, &q.call, &rr->res, cut_work_has_refs(r->work) ? NULL : &outs, pe);
     }
     if (rc == 0)
-        cut_wp_run_result_encode(&rr, r->work, rr.res.status == CUT_ST_OK ? &outs : NULL, out);
+        cut_wp_run_result_encode(rr, r->work, rr->res.status == CUT_ST_OK ? &outs : NULL, out);
     cut_work_outputs_free(&outs);
     free(src);
     return rc;
 }
 
+/* RUN (a cubin) or RUN_SOURCE (the source, compiled here): RUN_RESULT, or RUN_BUILT with the compile's numbers. */
 static int on_run(serve_state *s, const cut_wp_frame *f, cut_err *e)
 {
-    cut_wp_frame body;
+    cut_wp_frame run = *f, body;
     cut_err pe = {{0}};
+    int arch_a = 0;
     if (!s->local->work)
         return reply_error("a RUN before PREPARE_WORK", e);
-    if (cut_wp_run_split(f, &s->local->timing, &body, &pe) != 0)
+    const int with_source = f->type == CUT_MPI_RUN_SOURCE;
+    if (with_source != s->source)
+        return reply_error(s->source ? "a RUN with a cubin, and this rank compiles what it runs (RUN_SOURCE)"
+                                     : "a RUN_SOURCE, and this rank runs cubins (RUN)", e);
+    if (with_source && cut_mpi_run_source_split(f, &arch_a, &run, &pe) != 0)
         return reply_error(pe.msg, e);
-    cut_buf b;
+    if (cut_wp_run_split(&run, &s->local->timing, &body, &pe) != 0)
+        return reply_error(pe.msg, e);
+    cut_buf b, built;
     cut_buf_init(&b);
-    int rc = run_call(s, &body, &b, &pe) == 0 ? reply(CUT_WP_RUN_RESULT, &b, e) : reply_error(pe.msg, e);
+    cut_buf_init(&built);
+    cut_wp_run_result rr;
+    int rc;
+    if (run_call(s, &body, arch_a, &rr, &b, &pe) != 0)
+        rc = reply_error(pe.msg, e);
+    else if (s->source) {
+        cut_mpi_run_built_encode(&rr.res.comp, &b, &built);
+        rc = reply(CUT_MPI_RUN_BUILT, &built, e);
+    } else
+        rc = reply(CUT_WP_RUN_RESULT, &b, e);
     cut_buf_free(&b);
+    cut_buf_free(&built);
     return rc;
 }
 
@@ -168,6 +187,7 @@ int cut_mpi_serve(cut_mpi_make_runner make, void *ctx, cut_err *e)
             rc = on_prepare(&s, &f, e);
             break;
         case CUT_WP_RUN:
+        case CUT_MPI_RUN_SOURCE:
             rc = on_run(&s, &f, e);
             break;
         case CUT_MPI_ENV:

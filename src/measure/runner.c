@@ -46,6 +46,7 @@ int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_ca
     c->smem = ks->smem_dynamic;
     c->tol_scale = ks->tol_scale;
     c->gpu_only = ks->uses_inline_ptx;
+    c->arch_a = ks->arch_a;
     c->nargs = 3;
     for (int i = 0; i < 3; i++) {
         c->args[i].buf = i;

@@ -205,6 +205,12 @@ size_t cut_wp_run_result_max(const cut_work *w);
  * RUN (plus its compile allowance for the emulation worker, whose watchdog uses this). */
 double cut_wp_energy_timeout_s(double timeout_s, const cut_energy_plan *p);
 
+/* A compile's numbers (cut_compile_info): u32 compiled, ok, i32 regs, spill stores and loads, static smem, stack
+ * frame, f64 compile ms, u32 cache hit, u64 key. Decode rejects flags over 1 and a negative or non-finite time (-1;
+ * the cursor's position is then undefined). */
+void cut_wp_comp_encode(const cut_compile_info *c, cut_buf *b);
+int cut_wp_comp_decode(cut_wp_rd *r, cut_compile_info *c);
+
 /* ERROR: one sentence. */
 void cut_wp_error_encode(const char *msg, cut_buf *b);
 int cut_wp_error_decode(const cut_wp_frame *f, char *msg, size_t n);

@@ -231,3 +231,35 @@ void cut_wp_put_bytes(cut_buf *b, const void *p, size_t n)
 }
 
 void cut_wp_put_str(cut_buf *b, const char *s) { cut_wp_put_bytes(b, s, s ? strlen(s) : 0); }
+
+void cut_wp_comp_encode(const cut_compile_info *c, cut_buf *b)
+{
+    cut_wp_put_u32(b, c->compiled ? 1u : 0u);
+    cut_wp_put_u32(b, c->ok ? 1u : 0u);
+    const int nums[5] = {c->regs, c->spill_stores, c->spill_loads, c->smem_static, c->stack_frame};
+    for (int i = 0; i < 5; i++)
+        cut_wp_put_i32(b, nums[i]);
+    cut_wp_put_f64(b, c->compile_ms);
+    cut_wp_put_u32(b, c->cache_hit ? 1u : 0u);
+    cut_wp_put_u64(b, c->key);
+}
+
+int cut_wp_comp_decode(cut_wp_rd *r, cut_compile_info *c)
+{
+    uint32_t flags[3] = {0};
+    int32_t nums[5] = {0};
+    memset(c, 0, sizeof *c);
+    cut_wp_get_u32(r, &flags[0]);
+    cut_wp_get_u32(r, &flags[1]);
+    for (int i = 0; i < 5; i++)
+        cut_wp_get_i32(r, &nums[i]);
+    cut_wp_get_f64(r, &c->compile_ms);
+    cut_wp_get_u32(r, &flags[2]);
+    if (cut_wp_get_u64(r, &c->key) != 0 || flags[0] > 1 || flags[1] > 1 || flags[2] > 1 || !isfinite(c->compile_ms) ||
+        c->compile_ms < 0)
+        return -1;
+    c->compiled = (int)flags[0], c->ok = (int)flags[1], c->cache_hit = (int)flags[2];
+    c->regs = nums[0], c->spill_stores = nums[1], c->spill_loads = nums[2];
+    c->smem_static = nums[3], c->stack_frame = nums[4];
+    return 0;
+}

@@ -147,6 +147,7 @@ static int check_all(const cut_kspec *k, const cut_kcheck *kc, cut_runner *r, co
         }
         call.src = c[i].ks->src;
         call.bin = c[i].bin;
+        call.arch_a = c[i].ks->arch_a;
         cut_result chk;
         if ((rc = cut_runner_run_call(r, &call, &chk, NULL, e)) == 0)
             fold(&res[i], &chk, at);
@@ -182,6 +183,7 @@ int cut_kspec_run_candidates(const cut_kspec *k, const cut_kcheck *kc, cut_runne
         }
         call.src = c[i].ks->src;
         call.bin = c[i].bin;
+        call.arch_a = c[i].ks->arch_a;
         call.keep_dir = c[i].ks->keep_dir;
         rc = cut_runner_run_call(r, &call, &res[i], NULL, e);
         passed += rc == 0 && res[i].status == CUT_ST_OK && !res[i].not_run;

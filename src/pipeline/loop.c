@@ -307,9 +307,12 @@ static void fill_trial(cut_trial *tr, int trial, const cut_job *jb, const cut_co
         tr->err = res->max_abs_err;
     }
     tr->repeats = res->repeats;
-    tr->compile_ms = bin ? bin->compile_ms : 0;
-    tr->regs = bin ? bin->regs : -1;
-    tr->spills = bin && bin->spill_stores >= 0 ? bin->spill_stores + bin->spill_loads : -1;
+    cut_compile_info ci = res->comp; /* the runner's compile when it compiled the source itself (a serving rank) */
+    if (bin)
+        cut_compile_info_of(bin, &ci);
+    tr->compile_ms = ci.compiled ? ci.compile_ms : 0;
+    tr->regs = ci.compiled ? ci.regs : -1;
+    tr->spills = ci.compiled && ci.spill_stores >= 0 ? ci.spill_stores + ci.spill_loads : -1;
     tr->env = *env;
     cut_utc_timestamp(tr->ts, sizeof tr->ts);
     tr->energy_mj = er->energy_mj;
@@ -474,9 +477,8 @@ static int measure_record(loop_run *x, cut_job **jobs, int n, int first_trial, c
         track_best(x->st, cfg->objective, &tr);
         /* The strategy learns time, the dense signal (every candidate has it); energy is measured only for the
          * few fastest of each round. */
-        x->strat->observe(x->strat, &jb->sched, jb->res.status == CUT_ST_OK ? jb->res.median_ms : -1,
-                          bin ? bin->regs : -1);
-        if (jb->res.status != CUT_ST_OK) {
+        x->strat->observe(x->strat, &jb->sched, jb->res.status == CUT_ST_OK ? jb->res.median_ms : -1, tr.regs);
+        if (jb->res.status != CUT_ST_OK && jb->res.status != CUT_ST_COMPILED) { /* compiled, not run: no failure */
             x->st->failures_new++;
             cut_tune_dump_failure(cfg->kernel_dump_dir, x->t->stem, trial, &jb->ks, bin, &jb->res);
         }
