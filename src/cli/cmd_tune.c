@@ -25,8 +25,8 @@ static const char usage_text[] =
     "  --gemm WORDS        a GEMM in seed 004's form, e.g. --gemm M=1024 N=2048 K=3072 t=2000 (MN=, MNK= set\n"
     "                      several sizes; t= is the trial count; O= is accepted and ignored)\n"
     "  --m N --n N --k N   the same GEMM sizes as long flags\n"
-    "  --layout L          GEMM layout nn (default; B is KxN) or nt (B is NxK)\n"
-    "  --dtype D           GEMM input type fp32 (default), tf32, fp16 or bf16\n"
+    "  --layout L          conv layout nchw (default) or nhwc; with a GEMM: nn (default; B is KxN) or nt (B is NxK)\n"
+    "  --dtype D           input type fp32 (default), tf32, fp16 or bf16 (conv and GEMM; fp32 accumulate)\n"
     "  --tpl T             GEMM templates to search: simt, mma, wgmma, a comma list, or all (default: every\n"
     "                      template that computes the dtype on this device); GEMM logs go to\n"
     "                      DIR/tuningrecords/gemm_<layout>_<dtype>_M_.._N_.._K_...json, the 5 fastest to tuningresults/\n"
@@ -287,6 +287,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     int budget = 0, case_sel = 0, trials = -1, test = 0, gpu = 0, batch = 0, quiet = 0, no_sample = 0, final_k = -1,
         prior = 1, energy_steps = 3, idle_others = 0, emu_force = 0;
     const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL;
+    const char *dtype = NULL, *layout = NULL; /* a GEMM's or a conv's: applied once the op is known */
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -317,6 +318,10 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             rc = cut_arg_str(argc, argv, &i, &list_name, &e);
         } else if (!strcmp(a, "--conv")) {
             rc = cut_arg_str(argc, argv, &i, &conv_str, &e);
+        } else if (!strcmp(a, "--dtype")) {
+            rc = cut_arg_str(argc, argv, &i, &dtype, &e);
+        } else if (!strcmp(a, "--layout")) {
+            rc = cut_arg_str(argc, argv, &i, &layout, &e);
         } else if (!strcmp(a, "--backend")) {
             rc = cut_arg_str(argc, argv, &i, &backend, &e);
         } else if (!strcmp(a, "--outdir") || !strcmp(a, "--output_dir")) {
@@ -408,6 +413,10 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         return CUT_EXIT_USAGE;
     }
     if (gemm_given || tpl) {
+        if (cut_cli_gemm_types(dtype, layout, &gemm, &e) != 0) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            return CUT_EXIT_USAGE;
+        }
         cut_cli_gemm_opts go = {.g = gemm, .gemm_trials = gemm_trials, .trials = trials, .test = test,
                                 .conv_str = conv_str, .tpl = tpl, .backend = backend, .outdir = outdir,
                                 .cache_dir = cache_dir, .gpu = gpu, .batch = batch, .seed = (uint64_t)seed,
@@ -426,8 +435,9 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
 
     /* Workloads. */
     cut_conv_list list;
-    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0) {
+    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0 || cut_cli_conv_types(dtype, layout, &list, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
+        cut_conv_list_free(&list);
         return CUT_EXIT_USAGE;
     }
     if (case_sel > list.count) {
