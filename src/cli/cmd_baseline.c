@@ -33,6 +33,17 @@ static const char usage_text[] =
     "  --budget S     seconds of timing before no new candidate starts (default 120)\n"
     "  writes DIR/tuningresults/vendor_<gemm name>.json (one JSON line; --json FILE also gets it)\n";
 
+/* cuDNN's fastest valid algorithm or engine for fp32 data with TF32 tensor-core math (checked with the tf32
+ * tolerance), timed once after the FMA rounds: fin's second column. */
+static int tf32_column(cut_runner *r, cut_final *fin, cut_err *e)
+{
+    cut_result res;
+    if (cut_runner_gpu_cudnn_math(r, 1, &res, fin->vendor_tf32_algo, sizeof fin->vendor_tf32_algo, e) != 0)
+        return -1;
+    fin->vendor_tf32_ms = res.status == CUT_ST_OK ? res.median_ms : -1;
+    return 0;
+}
+
 static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir, const cut_conv *c, int case_idx,
                     FILE *json, cut_err *e)
 {
@@ -48,6 +59,8 @@ static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir
     int rc = cut_runner_prepare_conv(r, c, 7, e);
     if (rc == 0)
         rc = cut_final_case(r, &co, c, recs, n, TOPK, ROUNDS, 1, &fin, e);
+    if (rc == 0 && c->dtype == CUT_DT_FP32) /* the second column of fp32 data: cuDNN with TF32 tensor cores */
+        rc = tf32_column(r, &fin, e);
     if (rc == 0) {
         cut_final_print(stdout, c, case_idx, &fin);
         if (json)

@@ -278,10 +278,10 @@ int cut_wp_run_body_decode(const cut_wp_frame *body, const cut_work *w, cut_wp_r
         cut_wp_get_vendor(&r, &q->vendor);
     if (cut_wp_rd_finish(&r, body, e) != 0)
         return -1;
-    static const char *const names[] = {"a call", "CUDNN", "CUBLAS", "VENDOR"};
+    static const char *const names[] = {"a call", "CUDNN", "CUBLAS", "VENDOR", "CUDNN_TF32"};
     if (!w)
         return cut_err_set(e, "worker: RUN (%s) before PREPARE_WORK", names[q->what]);
-    if (q->what == CUT_WP_RUN_CUDNN && w->op.kind != CUT_WORK_CONV)
+    if ((q->what == CUT_WP_RUN_CUDNN || q->what == CUT_WP_RUN_CUDNN_TF32) && w->op.kind != CUT_WORK_CONV)
         return cut_err_set(e, "worker: CUDNN runs on a Conv2D work only");
     if ((q->what == CUT_WP_RUN_CUBLAS || q->what == CUT_WP_RUN_VENDOR) && w->op.kind != CUT_WORK_GEMM)
         return cut_err_set(e, "worker: %s runs on a GEMM work only", names[q->what]);
