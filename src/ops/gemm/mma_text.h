@@ -4,7 +4,7 @@
  *
  * A template's text is: its #defines (cut_mma_emit_tile_defines, plus M, N, K, LAYOUT_NT and its own), then
  * cut_mma_text_prims, its own load_tile(st, A, B, m0, n0, kt, tid) (one k tile's copies into a stage), then
- * cut_mma_text_frags and cut_mma_text_mainloop, then its kernel, which zeroes float acc[MI][NI][4], calls
+ * cut_mma_text_frags and cut_mma_text_mainloop, then its kernel, which declares float acc[MI][NI][4], calls
  * mainloop() and writes the accumulators (thread lane holds rows lane/4 and lane/4 + 8, columns 2*(lane%4) and
  * 2*(lane%4) + 1 of each m16n8 tile). */
 #ifndef CUTUNE_GEMM_MMA_TEXT_H
@@ -20,7 +20,8 @@
 extern const char cut_mma_text_prims[];
 /* load_frags(): the A and B fragments of one k step from a stage (ldmatrix; B as NT or NN by LAYOUT_NT). */
 extern const char cut_mma_text_frags[];
-/* mainloop(acc, sbase, A, B, m0, n0, kt0, kt1, tid): the cp.async pipeline over k tiles kt0..kt1-1. */
+/* mainloop(acc, A, B, m0, n0, kt0, kt1, tid): acc = the cp.async pipeline's sum over k tiles kt0..kt1-1 (shared
+ * memory at smem_base()). */
 extern const char cut_mma_text_mainloop[];
 
 /* #define DT (0 fp16, 1 bf16, 2 tf32), BM, BN, BK, WM, WN, STAGES, SWIZZLE. */
