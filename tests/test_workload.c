@@ -291,6 +291,40 @@ static void build_yolov3(convset *s, int *backbone_count)
     }
 }
 
+/* ResNet-50 v1.5, torchvision layout (Bottleneck, [3, 4, 6, 3], the stride on the 3x3), 224x224. */
+static void build_resnet50(convset *s)
+{
+    memset(s, 0, sizeof *s);
+    int hw = 224;
+    add_conv(s, &hw, 3, 64, 7, 2); /* stem */
+    hw = (hw + 2 - 3) / 2 + 1;     /* max-pool 3x3/2 pad 1 */
+    assert_int_equal(hw, 56);
+    int ch = 64;
+    const int widths[4] = {64, 128, 256, 512}, blocks[4] = {3, 4, 6, 3};
+    for (int stage = 0; stage < 4; stage++)
+        for (int blk = 0; blk < blocks[stage]; blk++) {
+            const int stride = (stage > 0 && blk == 0) ? 2 : 1, w = widths[stage], in_hw = hw;
+            add_conv(s, &hw, ch, w, 1, 1);
+            add_conv(s, &hw, w, w, 3, stride);
+            add_conv(s, &hw, w, 4 * w, 1, 1);
+            if (blk == 0) { /* projection shortcut: 1x1 with the block's stride */
+                int h2 = in_hw;
+                add_conv(s, &h2, ch, 4 * w, 1, stride);
+                assert_int_equal(h2, hw);
+            }
+            ch = 4 * w;
+        }
+    assert_int_equal(hw, 7);
+    assert_int_equal(s->n, 23);
+}
+
+/* The same set at batch n. */
+static void with_batch(convset *s, int n)
+{
+    for (int i = 0; i < s->n; i++)
+        s->c[i].n = n;
+}
+
 static void expect_list(const char *name, const convset *want)
 {
     cut_conv_list l;
@@ -333,6 +367,86 @@ static void test_list_resnet18(void **state)
     build_resnet18(s);
     expect_list("resnet18", s);
     free(s);
+}
+
+static void test_list_resnet50_and_batches(void **state)
+{
+    (void)state;
+    convset *s = malloc(sizeof *s);
+    build_resnet50(s);
+    expect_list("resnet50", s);
+    with_batch(s, 32);
+    expect_list("resnet50_b32", s);
+    s->n = 7;
+    memcpy(s->c, seed001, sizeof seed001);
+    expect_list("seed001_b1", s);
+    with_batch(s, 32);
+    expect_list("seed001_b32", s);
+    free(s);
+}
+
+/* dtype and layout: defaults keep the seed names, others are appended and read back; the storage types and
+ * bytes follow the dtype. */
+static void test_dtype_layout(void **state)
+{
+    (void)state;
+    cut_conv c = {1, 56, 56, 64, 64, 3, 3, 1, 1};
+    assert_true(cut_conv_is_default(&c));
+    char name[256];
+    const struct {
+        cut_dtype d;
+        cut_conv_layout l;
+        const char *tail;
+    } forms[] = {
+        {CUT_DT_FP32, CUT_NCHW, "padding_1"},
+        {CUT_DT_FP16, CUT_NHWC, "padding_1_dtype_fp16_layout_NHWC"},
+        {CUT_DT_BF16, CUT_NCHW, "padding_1_dtype_bf16"},
+        {CUT_DT_FP32, CUT_NHWC, "padding_1_layout_NHWC"},
+        {CUT_DT_TF32, CUT_NHWC, "padding_1_dtype_tf32_layout_NHWC"},
+    };
+    for (size_t i = 0; i < CUT_ARRAY_LEN(forms); i++) {
+        c.dtype = forms[i].d, c.layout = forms[i].l;
+        cut_conv_case_name(&c, 4, name, sizeof name);
+        const size_t nl = strlen(name), tl = strlen(forms[i].tail);
+        assert_true(nl > tl && strcmp(name + nl - tl, forms[i].tail) == 0);
+        strcat(name, ".json");
+        cut_conv back;
+        int idx = 0;
+        cut_err e = {{0}};
+        if (cut_conv_parse_case_name(name, &idx, &back, &e) != 0)
+            fail_msg("%s: %s", name, e.msg);
+        assert_int_equal(idx, 4);
+        assert_true(cut_conv_equal(&back, &c));
+    }
+    const char *bad[] = {
+        "case1_conv2d_N_1_H_8_W_8_CO_4_CI_4_KH_3_KW_3_strides_1_padding_1_dtype_fp8",
+        "case1_conv2d_N_1_H_8_W_8_CO_4_CI_4_KH_3_KW_3_strides_1_padding_1_dtype_fp32", /* a default spelt out */
+        "case1_conv2d_N_1_H_8_W_8_CO_4_CI_4_KH_3_KW_3_strides_1_padding_1_layout_NCHW",
+        "case1_conv2d_N_1_H_8_W_8_CO_4_CI_4_KH_3_KW_3_strides_1_padding_1_layout_NHWC_dtype_fp16", /* order */
+    };
+    for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
+        cut_conv back;
+        int idx = 0;
+        cut_err e = {{0}};
+        assert_int_equal(cut_conv_parse_case_name(bad[i], &idx, &back, &e), -1);
+    }
+    c.dtype = CUT_DT_FP16, c.layout = CUT_NHWC;
+    assert_false(cut_conv_is_default(&c));
+    assert_int_equal(cut_conv_in_elem(&c), CUT_EL_F16);
+    assert_int_equal(cut_conv_out_elem(&c), CUT_EL_F16);
+    assert_true(cut_conv_bytes(&c) == 2.0 * (56 * 56 * 64 * 2 + 64 * 64 * 9));
+    c.dtype = CUT_DT_TF32;
+    assert_int_equal(cut_conv_out_elem(&c), CUT_EL_F32);
+    assert_true(cut_conv_flops(&c) == 2.0 * 56 * 56 * 64 * 64 * 9);
+    cut_conv_layout l;
+    cut_err e = {{0}};
+    assert_int_equal(cut_conv_layout_parse("nhwc", &l, &e), 0);
+    assert_int_equal(l, CUT_NHWC);
+    assert_int_equal(cut_conv_layout_parse("nn", &l, &e), -1);
+    assert_non_null(strstr(e.msg, "nchw or nhwc"));
+    c.dtype = (cut_dtype)7;
+    assert_int_equal(cut_conv_validate(&c, &e), -1);
+    assert_non_null(strstr(e.msg, "dtype"));
 }
 
 static void test_list_yolov3(void **state)
@@ -455,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_validate),         cmocka_unit_test(test_flops_and_sizes),
         cmocka_unit_test(test_case_names),       cmocka_unit_test(test_list_seed001),
         cmocka_unit_test(test_list_resnet18),    cmocka_unit_test(test_list_yolov3),
+        cmocka_unit_test(test_list_resnet50_and_batches), cmocka_unit_test(test_dtype_layout),
         cmocka_unit_test(test_list_errors),      cmocka_unit_test(test_list_from_file_and_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

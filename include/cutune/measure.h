@@ -224,6 +224,11 @@ int cut_triton_worker_path(char *buf, size_t n, cut_err *e);
  * candidates. out gets the fastest valid algorithm (out->status != CUT_ST_OK when none was valid) and algo its
  * name ("IMPLICIT_PRECOMP_GEMM"). Returns -1 for setup errors (not a GPU runner, not prepared, no cuDNN). */
 int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e);
+/* The same in the workload's dtype and layout (issue 20): tf32_math 0 is the above for fp32 data; 1 lets fp32 data
+ * through TF32 tensor cores (checked with the tf32 tolerance); fp16, bf16 and tf32 workloads always run with
+ * tensor-op math, whatever tf32_math says. */
+int cut_runner_gpu_cudnn_math(cut_runner *r, int tf32_math, cut_result *out, char *algo, size_t algo_len,
+                              cut_err *e);
 
 /* cuBLAS baseline for the prepared GEMM, in the GPU runner's worker (libcublas.so.13 loaded with dlopen;
  * $CUTUNE_CUBLAS_LIB overrides): cublasSgemm with CUBLAS_PEDANTIC_MATH (fp32 FMA, no TF32 tensor cores), row-major

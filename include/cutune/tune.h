@@ -119,6 +119,9 @@ typedef struct cut_final {
     double vendor_ms;                /* cuDNN's fastest algorithm, best round; -1 if not measured */
     double vendor_warm_ms;           /* the baseline's warm time, best round; -1: none */
     char vendor_algo[128];
+    double vendor_tf32_ms;           /* an fp32 conv's second cuDNN column, TF32 tensor-core math (cutune baseline,
+                                        timed once after the rounds); -1: not measured */
+    char vendor_tf32_algo[128];
 } cut_final;
 
 /* The longer timing policy of the final measurement: >= 20 launches and >= 200 ms per kernel, and the warm

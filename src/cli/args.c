@@ -50,6 +50,32 @@ int cut_cli_workloads(const char *conv_str, const char *list_name, cut_conv_list
     return 0;
 }
 
+int cut_cli_gemm_types(const char *dtype, const char *layout, cut_gemm *g, cut_err *e)
+{
+    if (layout && cut_gemm_layout_parse(layout, &g->layout, e) != 0)
+        return cut_err_wrap(e, "option --layout");
+    if (dtype && cut_dtype_parse(dtype, &g->dtype, e) != 0)
+        return cut_err_wrap(e, "option --dtype");
+    return 0;
+}
+
+int cut_cli_conv_types(const char *dtype, const char *layout, cut_conv_list *list, cut_err *e)
+{
+    cut_dtype d = CUT_DT_FP32;
+    cut_conv_layout l = CUT_NCHW;
+    if (layout && cut_conv_layout_parse(layout, &l, e) != 0)
+        return cut_err_wrap(e, "option --layout (a conv's; nn and nt are a GEMM's, with --gemm)");
+    if (dtype && cut_dtype_parse(dtype, &d, e) != 0)
+        return cut_err_wrap(e, "option --dtype");
+    for (int i = 0; i < list->count; i++) {
+        if (dtype)
+            list->cases[i].dtype = d;
+        if (layout)
+            list->cases[i].layout = l;
+    }
+    return 0;
+}
+
 int cut_cli_cache_dir(const char *sub, char *buf, size_t n, cut_err *e)
 {
     const char *env = getenv("COMPILE_CACHE_DIR");

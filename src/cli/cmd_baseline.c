@@ -23,6 +23,7 @@ static const char usage_text[] =
     "  --gpu I        GPU index (default 0)\n"
     "  --outdir DIR   where tuningrecords/ is (default .)\n"
     "  --json FILE    append one JSON object per case to FILE\n"
+    "  --dtype D      fp32 (default: cuDNN's FMA and TF32 math both), tf32, fp16 or bf16;  --layout nchw|nhwc\n"
     "GEMM (the best vendor GEMM: cuBLAS GemmEx and cuBLASLt heuristic + enumerated algorithms, same harness):\n"
     "  --gemm WORDS   seed 004's words, e.g. --gemm M=4096 N=4096 K=4096 (also --m/--n/--k N)\n"
     "  --layout L     nn (default) or nt;  --dtype D   fp32 (default), tf32, fp16 or bf16\n"
@@ -31,6 +32,17 @@ static const char usage_text[] =
     "  --max-configs N  enumerated configurations at most (default 300)\n"
     "  --budget S     seconds of timing before no new candidate starts (default 120)\n"
     "  writes DIR/tuningresults/vendor_<gemm name>.json (one JSON line; --json FILE also gets it)\n";
+
+/* cuDNN's fastest valid algorithm or engine for fp32 data with TF32 tensor-core math (checked with the tf32
+ * tolerance), timed once after the FMA rounds: fin's second column. */
+static int tf32_column(cut_runner *r, cut_final *fin, cut_err *e)
+{
+    cut_result res;
+    if (cut_runner_gpu_cudnn_math(r, 1, &res, fin->vendor_tf32_algo, sizeof fin->vendor_tf32_algo, e) != 0)
+        return -1;
+    fin->vendor_tf32_ms = res.status == CUT_ST_OK ? res.median_ms : -1;
+    return 0;
+}
 
 static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir, const cut_conv *c, int case_idx,
                     FILE *json, cut_err *e)
@@ -47,6 +59,8 @@ static int run_case(cut_runner *r, const cut_gpu_info *info, const char *rec_dir
     int rc = cut_runner_prepare_conv(r, c, 7, e);
     if (rc == 0)
         rc = cut_final_case(r, &co, c, recs, n, TOPK, ROUNDS, 1, &fin, e);
+    if (rc == 0 && c->dtype == CUT_DT_FP32) /* the second column of fp32 data: cuDNN with TF32 tensor cores */
+        rc = tf32_column(r, &fin, e);
     if (rc == 0) {
         cut_final_print(stdout, c, case_idx, &fin);
         if (json)
@@ -79,6 +93,7 @@ static int vendor_option(int argc, char **argv, int *i, cut_vendor_opts *o, int 
 int cut_cmd_baseline(int argc, char **argv)
 {
     const char *list_name = "seed001", *conv_str = NULL, *outdir = ".", *json_path = NULL;
+    const char *dtype = NULL, *layout = NULL; /* a GEMM's or a conv's: applied once the op is known */
     int case_sel = 0, gpu = 0, gemm_given = 0, gemm_trials = 0, vendor_given = 0;
     cut_err e = {{0}};
     cut_gemm gemm;
@@ -95,6 +110,10 @@ int cut_cmd_baseline(int argc, char **argv)
             rc = cut_arg_str(argc, argv, &i, &list_name, &e);
         } else if (!strcmp(a, "--conv")) {
             rc = cut_arg_str(argc, argv, &i, &conv_str, &e);
+        } else if (!strcmp(a, "--dtype")) {
+            rc = cut_arg_str(argc, argv, &i, &dtype, &e);
+        } else if (!strcmp(a, "--layout")) {
+            rc = cut_arg_str(argc, argv, &i, &layout, &e);
         } else if (!strcmp(a, "--outdir")) {
             rc = cut_arg_str(argc, argv, &i, &outdir, &e);
         } else if (!strcmp(a, "--json")) {
@@ -124,10 +143,15 @@ int cut_cmd_baseline(int argc, char **argv)
                                       : "--gemm cannot be combined with --conv or --case");
             return CUT_EXIT_USAGE;
         }
+        if (cut_cli_gemm_types(dtype, layout, &gemm, &e) != 0) {
+            fprintf(stderr, "cutune baseline: %s\n", e.msg);
+            return CUT_EXIT_USAGE;
+        }
         return cut_baseline_gemm(&gemm, &vo, gpu, outdir, json_path);
     }
     cut_conv_list list;
-    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0) {
+    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0 || cut_cli_conv_types(dtype, layout, &list, &e) != 0) {
+        cut_conv_list_free(&list);
         fprintf(stderr, "cutune baseline: %s\n", e.msg);
         return CUT_EXIT_USAGE;
     }

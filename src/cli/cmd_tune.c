@@ -26,8 +26,8 @@ static const char usage_text[] =
     "  --gemm WORDS        a GEMM in seed 004's form, e.g. --gemm M=1024 N=2048 K=3072 t=2000 (MN=, MNK= set\n"
     "                      several sizes; t= is the trial count; O= is accepted and ignored)\n"
     "  --m N --n N --k N   the same GEMM sizes as long flags\n"
-    "  --layout L          GEMM layout nn (default; B is KxN) or nt (B is NxK)\n"
-    "  --dtype D           GEMM input type fp32 (default), tf32, fp16 or bf16\n"
+    "  --layout L          conv layout nchw (default) or nhwc; with a GEMM: nn (default; B is KxN) or nt (B is NxK)\n"
+    "  --dtype D           input type fp32 (default), tf32, fp16 or bf16 (conv and GEMM; fp32 accumulate)\n"
     "  --tpl T             GEMM templates to search: simt, mma, wgmma, a comma list, or all (default: every\n"
     "                      template that computes the dtype on this device); GEMM logs go to\n"
     "                      DIR/tuningrecords/gemm_<layout>_<dtype>_M_.._N_.._K_...json, the 5 fastest to tuningresults/\n"
@@ -458,6 +458,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
     const char *objective = "time", *tpl = NULL, *strategy = "evolve", *kernel = NULL, *sizes = NULL,
                *compile_on = NULL;
     const char *scheduler = "sequential";
+    const char *dtype = NULL, *layout = NULL; /* a GEMM's or a conv's: applied once the op is known */
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -488,6 +489,10 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             rc = cut_arg_str(argc, argv, &i, &list_name, &e);
         } else if (!strcmp(a, "--conv")) {
             rc = cut_arg_str(argc, argv, &i, &conv_str, &e);
+        } else if (!strcmp(a, "--dtype")) {
+            rc = cut_arg_str(argc, argv, &i, &dtype, &e);
+        } else if (!strcmp(a, "--layout")) {
+            rc = cut_arg_str(argc, argv, &i, &layout, &e);
         } else if (!strcmp(a, "--backend")) {
             rc = cut_arg_str(argc, argv, &i, &backend, &e);
         } else if (!strcmp(a, "--compile-on")) {
@@ -595,6 +600,10 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
         return CUT_EXIT_USAGE;
     }
     if (gemm_given || tpl) {
+        if (cut_cli_gemm_types(dtype, layout, &gemm, &e) != 0) {
+            fprintf(stderr, "cutune tune: %s\n", e.msg);
+            return CUT_EXIT_USAGE;
+        }
         cut_cli_gemm_opts go = {.g = gemm, .gemm_trials = gemm_trials, .trials = trials, .test = test,
                                 .conv_str = conv_str, .tpl = tpl, .backend = backend, .compile_on = compile_on,
                                 .outdir = outdir,
@@ -615,8 +624,9 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
 
     /* Workloads. */
     cut_conv_list list;
-    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0) {
+    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0 || cut_cli_conv_types(dtype, layout, &list, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
+        cut_conv_list_free(&list);
         return CUT_EXIT_USAGE;
     }
     if (case_sel > list.count) {

@@ -1,13 +1,16 @@
 /* cutune — the cuDNN baseline, run inside the measurement worker (see cudnn_baseline.h).
  *
  * libcudnn.so.9 is loaded with dlopen (cudnn.h for types and prototypes only), so cutune neither links cuDNN nor
- * needs it except for `cutune baseline`. The convolution is set up exactly as cutune's: fp32 NCHW, weights
- * [CO][CI][KH][KW], symmetric zero padding, square stride, cross-correlation. The math type is CUDNN_FMA_MATH:
- * on Ampere and later CUDNN_DEFAULT_MATH permits TF32 tensor-core kernels for fp32 data, which would not be a
- * like-for-like fp32 baseline. cudnnFindConvolutionForwardAlgorithmEx proposes the algorithms, then the v9 graph
+ * needs it except for `cutune baseline`. The convolution is set up exactly as cutune's workload: its dtype and
+ * layout (cudnn_types.h: NCHW with weights [CO][CI][KH][KW], or NHWC with KRSC weights), symmetric zero padding,
+ * square stride, cross-correlation, fp32 compute. fp32 data has two columns: CUDNN_FMA_MATH (on Ampere and later
+ * CUDNN_DEFAULT_MATH permits TF32 tensor-core kernels for fp32 data, which would not be a like-for-like fp32
+ * baseline) and TF32 (tensor-op math, checked with the tf32 tolerance); fp16, bf16 and tf32 data run with tensor-op
+ * math. cudnnFindConvolutionForwardAlgorithmEx proposes the algorithms, then the v9 graph
  * API's heuristics the engines (cudnn_engines.c); cuDNN's own times are ignored and every candidate goes through the
  * same check-and-time protocol as generated kernels, the fastest cold time wins. */
 #include "measure/cudnn_baseline.h"
+#include "measure/cudnn_types.h"
 
 #include "cutune/util.h"
 #include "gpu/cuda_drv.h"
@@ -168,7 +171,8 @@ void cut_cudnn_search_add(cut_cudnn_search *s, const cut_result *res, const char
         }                                                                                                            \
     } while (0)
 
-int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len, int *fatal, cut_err *e)
+int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, size_t algo_len, int *fatal,
+                       cut_err *e)
 {
     *fatal = 0;
     cut_result_reset(best);
@@ -185,6 +189,11 @@ int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len,
     const cut_cu_api *cu = cut_cu();
     const cut_conv *c = t.conv;
     const int oh = cut_conv_oh(c), ow = cut_conv_ow(c);
+    cut_cudnn_types ty;
+    cut_cudnn_conv_types(c, tf32_math, &ty);
+    const cudnnDataType_t dt = (cudnnDataType_t)ty.data_type;
+    const cudnnTensorFormat_t fmt = (cudnnTensorFormat_t)ty.format;
+    const cudnnMathType_t math = (cudnnMathType_t)ty.math;
 
     int rc = -1;
     dnn_run r = {.s = s, .x = t.in, .w = t.w, .y = t.out};
@@ -193,15 +202,15 @@ int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len,
     DNN_CHECK(s->cudnnCreateTensorDescriptor(&r.yd));
     DNN_CHECK(s->cudnnCreateFilterDescriptor(&r.wd));
     DNN_CHECK(s->cudnnCreateConvolutionDescriptor(&r.cd));
-    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, c->n, c->ci, c->h, c->w));
-    DNN_CHECK(s->cudnnSetFilter4dDescriptor(r.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, c->co, c->ci, c->kh, c->kw));
+    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r.xd, fmt, dt, c->n, c->ci, c->h, c->w));
+    DNN_CHECK(s->cudnnSetFilter4dDescriptor(r.wd, dt, fmt, c->co, c->ci, c->kh, c->kw));
     DNN_CHECK(s->cudnnSetConvolution2dDescriptor(r.cd, c->pad, c->pad, c->stride, c->stride, 1, 1,
                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    DNN_CHECK(s->cudnnSetConvolutionMathType(r.cd, CUDNN_FMA_MATH));
+    DNN_CHECK(s->cudnnSetConvolutionMathType(r.cd, math));
     cudnnMathType_t mt;
     DNN_CHECK(s->cudnnGetConvolutionMathType(r.cd, &mt));
-    if (mt != CUDNN_FMA_MATH) {
-        cut_err_set(e, "cuDNN did not accept CUDNN_FMA_MATH (math type is %d)", (int)mt);
+    if (mt != math) {
+        cut_err_set(e, "cuDNN did not accept math type %d (it kept %d)", (int)math, (int)mt);
         goto out;
     }
     int dn, dc, dh, dw;
@@ -211,7 +220,7 @@ int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len,
                     c->co, oh, ow);
         goto out;
     }
-    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, c->n, c->co, oh, ow));
+    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r.yd, fmt, dt, c->n, c->co, oh, ow));
 
     /* Workspace: up to 1 GiB, less if the device cannot spare it. */
     size_t free_b = 0, total_b = 0;
@@ -242,10 +251,11 @@ int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len,
     for (int i = 0; i < n_algos && !*fatal; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > r.ws_bytes)
             continue;
-        if (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-            continue; /* never expected with FMA math; skipped to keep the baseline fp32 */
+        if (perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
+            (!ty.tensor_cores && perf[i].mathType == CUDNN_TENSOR_OP_MATH))
+            continue; /* never expected with the math type set; skipped to keep the baseline in its precision */
         r.algo = perf[i].algo;
-        cut_wk_launcher l = {dnn_launch, &r};
+        cut_wk_launcher l = {dnn_launch, &r, ty.tol_scale};
         cut_result res;
         cut_wk_check_and_time(w, &l, &res, fatal);
         cut_cudnn_search_add(&srch, &res, cut_cudnn_fwd_algo_name(perf[i].algo), *fatal);
@@ -253,7 +263,7 @@ int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len,
     /* then the engines behind them and more, as PyTorch's benchmark mode finds them (the v9 graph API) */
     if (!*fatal) {
         cut_err ge = {{0}};
-        if (cut_cudnn_engines(w, s->handle, &t, r.ws, r.ws_bytes, &srch, fatal, &ge) != 0)
+        if (cut_cudnn_engines(w, s->handle, &t, &ty, r.ws, r.ws_bytes, &srch, fatal, &ge) != 0)
             fprintf(stderr, "cutune worker: cuDNN's engines not searched (the legacy algorithms only): %s\n",
                     ge.msg);
     }

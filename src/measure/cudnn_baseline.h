@@ -20,6 +20,7 @@ typedef struct cut_wk cut_wk; /* worker state (worker_int.h) */
 typedef struct cut_wk_launcher {
     int (*launch)(void *arg, CUstream s, char *msg, size_t n, int *sticky);
     void *arg;
+    double tol_scale; /* > 1: checked with the work's tolerances times this (TF32 math on fp32 data); else as is */
 } cut_wk_launcher;
 
 /* harness.c: poison the output with NaN, run once, synchronise, copy back and compare with the reference; then
@@ -50,17 +51,21 @@ void cut_cudnn_search_add(cut_cudnn_search *s, const cut_result *res, const char
 /* cudnn_engines.c: the engines cuDNN's heuristics (mode A, then fallback) propose for the prepared conv, each an
  * execution plan over t's tensors with a workspace of at most ws_bytes at ws, checked and timed by the protocol into
  * s. 0; -1 with e when the graph API cannot be used (s keeps what it had). */
-int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, CUdeviceptr ws, size_t ws_bytes,
-                      cut_cudnn_search *s, int *fatal, cut_err *e);
+struct cut_cudnn_types;
+int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, const struct cut_cudnn_types *ty,
+                      CUdeviceptr ws, size_t ws_bytes, cut_cudnn_search *s, int *fatal, cut_err *e);
 /* worker.c: a slot where the cuDNN code keeps its state across requests (freed by cut_cudnn_state_free). */
 void **cut_wk_cudnn_slot(cut_wk *w);
 
 /* cudnn_baseline.c: loads libcudnn.so.9 ($CUTUNE_CUDNN_LIB overrides) on first use, finds the forward algorithms
- * for the prepared workload (FMA math, cross-correlation, fp32 NCHW, workspace up to 1 GiB), checks and times each
+ * for the prepared workload (its dtype and layout, cross-correlation, workspace up to 1 GiB; math as
+ * cut_cudnn_conv_types gives it for tf32_math: fp32 data FMA (0) or TF32 (1), tensor-op math for the other
+ * dtypes), checks and times each
  * successful one with cut_wk_check_and_time, and returns the fastest valid one in best (status OK) with its name in
  * algo; when none is valid, best holds the first failure and algo the name of that algorithm. Returns -1 for setup
  * errors (no cuDNN, descriptor errors; e set). *fatal = 1 when the context died. */
-int cut_cudnn_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len, int *fatal, cut_err *e);
+int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, size_t algo_len, int *fatal,
+                       cut_err *e);
 /* Destroys the cuDNN handle kept in the slot (NULL is a no-op). */
 void cut_cudnn_state_free(void *state);
 /* "IMPLICIT_PRECOMP_GEMM" for CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "UNKNOWN" otherwise. */

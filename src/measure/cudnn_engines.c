@@ -7,6 +7,7 @@
  * cores or down-converted inputs (TF32) is skipped, so that the baseline stays fp32 FMA math, as PyTorch with
  * allow_tf32 = False. */
 #include "measure/cudnn_baseline.h"
+#include "measure/cudnn_types.h"
 
 #include "cutune/util.h"
 #include "gpu/cuda_drv.h"
@@ -68,11 +69,17 @@ static int dg_load(dg_api *a, cut_err *e)
         }                                                                                                            \
     } while (0)
 
-/* A finalized fp32 NCHW tensor descriptor. */
-static int dg_tensor(const dg_api *a, int64_t uid, int n, int c, int h, int w, dg_desc *d, cut_err *e)
+/* The descriptors of the convolution's graph, and the unique ids of its tensors x, w, y. */
+enum { DG_X, DG_W, DG_Y, DG_CONV, DG_OP, DG_GRAPH, DG_NDESC };
+static const int64_t dg_uids[3] = {'x', 'w', 'y'};
+
+/* A finalized descriptor of tensor which (0 x, 1 w, 2 y) of c in its dtype and layout (cudnn_types.h). */
+static int dg_tensor(const dg_api *a, const cut_conv *c, const cut_cudnn_types *ty, int which, dg_desc *d, cut_err *e)
 {
-    const int64_t dims[4] = {n, c, h, w}, strides[4] = {(int64_t)c * h * w, (int64_t)h * w, w, 1}, align = 16;
-    const cudnnDataType_t dt = CUDNN_DATA_FLOAT;
+    int64_t dims[4], strides[4];
+    const int64_t align = 16, uid = dg_uids[which];
+    cut_cudnn_tensor_dims(c, which, dims, strides);
+    const cudnnDataType_t dt = (cudnnDataType_t)ty->data_type;
     DG(a->cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, d));
     DG(a->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
     DG(a->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
@@ -85,14 +92,11 @@ out:
     return -1;
 }
 
-/* The convolution c as a finalized operation graph (its descriptors in d[0..5), destroyed by the caller). */
-enum { DG_X, DG_W, DG_Y, DG_CONV, DG_OP, DG_GRAPH, DG_NDESC };
-static const int64_t dg_uids[3] = {'x', 'w', 'y'};
-static int dg_graph(const dg_api *a, cudnnHandle_t h, const cut_conv *c, dg_desc d[DG_NDESC], cut_err *e)
+/* The convolution c as a finalized operation graph (its descriptors in d[0..5), destroyed by the caller). */static int dg_graph(const dg_api *a, cudnnHandle_t h, const cut_conv *c, const cut_cudnn_types *ty,
+                    dg_desc d[DG_NDESC], cut_err *e)
 {
-    if (dg_tensor(a, dg_uids[0], c->n, c->ci, c->h, c->w, &d[DG_X], e) != 0 ||
-        dg_tensor(a, dg_uids[1], c->co, c->ci, c->kh, c->kw, &d[DG_W], e) != 0 ||
-        dg_tensor(a, dg_uids[2], c->n, c->co, cut_conv_oh(c), cut_conv_ow(c), &d[DG_Y], e) != 0)
+    if (dg_tensor(a, c, ty, 0, &d[DG_X], e) != 0 || dg_tensor(a, c, ty, 1, &d[DG_W], e) != 0 ||
+        dg_tensor(a, c, ty, 2, &d[DG_Y], e) != 0)
         return -1;
     const cudnnDataType_t comp = CUDNN_DATA_FLOAT;
     const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -164,9 +168,9 @@ static void dg_heuristics(const dg_api *a, dg_desc graph, cudnnBackendHeurMode_t
     a->cudnnBackendDestroyDescriptor(heur);
 }
 
-/* The global index of cfg's engine, and whether its numerical notes allow an fp32 FMA baseline. 0, or -1 when it
- * cannot be read. */
-static int dg_engine(const dg_api *a, dg_desc cfg, int64_t *index, int *fp32)
+/* The global index of cfg's engine, and whether its numerical notes allow it as a candidate of ty
+ * (cut_cudnn_notes_ok). 0, or -1 when it cannot be read. */
+static int dg_engine(const dg_api *a, dg_desc cfg, const cut_cudnn_types *ty, int64_t *index, int *ok)
 {
     dg_desc eng = NULL;
     int64_t n = 0;
@@ -180,10 +184,11 @@ static int dg_engine(const dg_api *a, dg_desc cfg, int64_t *index, int *fp32)
             CUDNN_STATUS_SUCCESS &&
         a->cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
                                     CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes) == CUDNN_STATUS_SUCCESS) {
-        *fp32 = 1;
-        for (int64_t i = 0; i < n && i < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; i++)
-            if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE || notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
-                *fp32 = 0;
+        int v[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+        const int nv = (int)CUT_MIN(n, (int64_t)CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
+        for (int i = 0; i < nv; i++)
+            v[i] = (int)notes[i];
+        *ok = cut_cudnn_notes_ok(v, nv, ty);
         rc = 0;
     }
     a->cudnnBackendDestroyDescriptor(eng);
@@ -262,8 +267,8 @@ static void dg_run_free(const dg_api *a, dg_run *r)
     r->pack = r->plan = NULL;
 }
 
-int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, CUdeviceptr ws, size_t ws_bytes,
-                      cut_cudnn_search *s, int *fatal, cut_err *e)
+int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, const cut_cudnn_types *ty, CUdeviceptr ws,
+                      size_t ws_bytes, cut_cudnn_search *s, int *fatal, cut_err *e)
 {
     static dg_api api;
     static int loaded;
@@ -276,7 +281,7 @@ int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, CUdevice
     cudnnHandle_t h = handle;
     dg_desc d[DG_NDESC] = {0}, cfgs[DG_MAX_CFGS];
     int ncfg = 0, rc = -1;
-    if (dg_graph(a, h, t->conv, d, e) != 0)
+    if (dg_graph(a, h, t->conv, ty, d, e) != 0)
         goto out;
     static const cudnnBackendHeurMode_t modes[] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK};
     static const char *const mode_names[] = {"heuristics A", "heuristics B", "fallback"};
@@ -291,10 +296,10 @@ int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, CUdevice
     int nseen = 0;
     for (int i = 0; i < ncfg && !*fatal && s->timed < DG_MAX_PLANS; i++) {
         int64_t index = -1;
-        int fp32 = 0;
-        const int known = dg_engine(a, cfgs[i], &index, &fp32) == 0;
-        if (!known || !fp32) {
-            s->skipped_tc += known && !fp32;
+        int ok = 0;
+        const int known = dg_engine(a, cfgs[i], ty, &index, &ok) == 0;
+        if (!known || !ok) {
+            s->skipped_tc += known && !ok;
             continue;
         }
         dg_run r = {.a = a, .h = h, .engine = index};
@@ -312,7 +317,7 @@ int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, CUdevice
             continue;
         }
         seen[nseen++] = key;
-        const cut_wk_launcher l = {dg_launch, &r};
+        const cut_wk_launcher l = {dg_launch, &r, ty->tol_scale};
         cut_result res;
         cut_wk_check_and_time(w, &l, &res, fatal);
         s->timed++;

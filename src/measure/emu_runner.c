@@ -277,6 +277,107 @@ static int uses_inline_asm(const char *src)
     return 0;
 }
 
+/* ---- which lines the host compile sees (the emulation defines CUT_EMU) ---- */
+
+/* A conditional directive's condition as the host compile sees it: 1 true (CUT_EMU defined), 0 false, -1 unknown
+ * (any other condition). p points past "#if"/"#elif" or at the rest of "#ifdef"/"#ifndef". */
+static int emu_cond(const char *kw, const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const size_t n = strlen("CUT_EMU");
+    const int word = strncmp(p, "CUT_EMU", n) == 0 && !isalnum((unsigned char)p[n]) && p[n] != '_';
+    if (!strcmp(kw, "ifdef"))
+        return word ? 1 : -1;
+    if (!strcmp(kw, "ifndef"))
+        return word ? 0 : -1;
+    if (!strncmp(p, "defined(CUT_EMU)", 16))
+        return 1;
+    if (!strncmp(p, "!defined(CUT_EMU)", 17))
+        return 0;
+    return -1;
+}
+
+typedef struct emu_frame {
+    int taken;    /* a branch known to be compiled came already: the later ones are not */
+    int excluded; /* the current branch is known not to be compiled under CUT_EMU */
+} emu_frame;
+
+/* Applies directive line p (after the '#' and blanks) to the stack of open conditionals; -1 when the source
+ * defines or undefines CUT_EMU itself (or nests deeper than the stack), so that no line can be known excluded. */
+static int emu_directive(const char *p, emu_frame *st, int *depth, int cap)
+{
+    char kw[8] = "";
+    int n = 0;
+    while (n < 7 && isalpha((unsigned char)p[n]))
+        kw[n] = p[n], n++;
+    kw[n] = 0;
+    if (!strcmp(kw, "define") || !strcmp(kw, "undef")) {
+        const char *nl = strchr(p, '\n'), *at = strstr(p, "CUT_EMU");
+        return at && (!nl || at < nl) ? -1 : 0;
+    }
+    if (!strcmp(kw, "if") || !strcmp(kw, "ifdef") || !strcmp(kw, "ifndef")) {
+        if (*depth == cap)
+            return -1;
+        const int c = emu_cond(kw, p + n);
+        st[(*depth)++] = (emu_frame){.taken = c == 1, .excluded = c == 0};
+    } else if (*depth > 0 && !strcmp(kw, "elif")) {
+        emu_frame *f = &st[*depth - 1];
+        const int c = emu_cond(kw, p + n);
+        f->excluded = f->taken || c == 0;
+        f->taken |= c == 1;
+    } else if (*depth > 0 && !strcmp(kw, "else")) {
+        emu_frame *f = &st[*depth - 1];
+        /* known true when every earlier branch was known false; unknown otherwise (kept) */
+        f->excluded = f->taken;
+        f->taken = 1;
+    } else if (*depth > 0 && !strcmp(kw, "endif")) {
+        (*depth)--;
+    }
+    return 0;
+}
+
+/* A copy of src (malloc'd; NULL when it cannot tell) with every line inside a conditional branch that the host
+ * compile skips because CUT_EMU is defined (#ifndef CUT_EMU, the #else of #ifdef CUT_EMU, ...) blanked out. */
+static char *emu_visible(const char *src)
+{
+    emu_frame st[64];
+    int depth = 0;
+    char *out = cut_xstrdup(src);
+    for (char *line = out; line && *line;) {
+        char *nl = strchr(line, '\n');
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        int excluded = 0;
+        for (int i = 0; i < depth; i++)
+            excluded |= st[i].excluded;
+        if (*p == '#') {
+            p++;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (emu_directive(p, st, &depth, (int)CUT_ARRAY_LEN(st)) != 0) {
+                free(out);
+                return NULL;
+            }
+        } else if (excluded) {
+            memset(line, ' ', nl ? (size_t)(nl - line) : strlen(line));
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return out;
+}
+
+/* Inline PTX the host compile would see: asm outside the branches CUT_EMU excludes (a template that emulates its
+ * PTX under CUT_EMU, like igemm_tc, runs here). */
+static int emu_sees_inline_asm(const char *src)
+{
+    char *visible = emu_visible(src);
+    const int found = uses_inline_asm(visible ? visible : src);
+    free(visible);
+    return found;
+}
+
 /* One compiled call on the work: the verify.h device of the emulator. argv[i] is the address of argument i
  * (cut_emu_launch_argv) for the armed input set. */
 typedef struct kcall_run {
@@ -393,7 +494,7 @@ static int kcall_refused(const cut_call *c, cut_result *res)
                      "GPU");
             return -1;
         }
-    if (c->gpu_only || uses_inline_asm(c->src)) {
+    if (c->gpu_only || emu_sees_inline_asm(c->src)) {
         res->status = CUT_ST_INVALID;
         snprintf(res->error, sizeof res->error, "inline PTX (asm) cannot run under emulation: this kernel needs a GPU");
         return -1;

@@ -288,6 +288,7 @@ double cut_gr_deadline_s(const cut_runner *r, cut_wp_what what, const cut_energy
     const double t = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
     switch (what) {
     case CUT_WP_RUN_CUDNN:
+    case CUT_WP_RUN_CUDNN_TF32:
     case CUT_WP_RUN_CUBLAS:
         return CUT_MAX(300.0, 30.0 * r->timing.timeout_s);
     case CUT_WP_RUN_VENDOR:
@@ -418,12 +419,19 @@ static int baseline_request(cut_runner *r, cut_wp_what what_run, const char *wha
 
 int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)
 {
+    return cut_runner_gpu_cudnn_math(r, 0, out, algo, algo_len, e);
+}
+
+int cut_runner_gpu_cudnn_math(cut_runner *r, int tf32_math, cut_result *out, char *algo, size_t algo_len,
+                              cut_err *e)
+{
     if (!r || r->run != gpu_run)
         return cut_err_set(e, "the cuDNN baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
     if (!g->have_workload || g->work.op.kind != CUT_WORK_CONV)
         return cut_err_set(e, "the cuDNN baseline needs a prepared conv workload");
-    return baseline_request(r, CUT_WP_RUN_CUDNN, "cuDNN", out, algo, algo_len, e);
+    return baseline_request(r, tf32_math ? CUT_WP_RUN_CUDNN_TF32 : CUT_WP_RUN_CUDNN, tf32_math ? "cuDNN TF32" : "cuDNN",
+                            out, algo, algo_len, e);
 }
 
 int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t algo_len, cut_err *e)

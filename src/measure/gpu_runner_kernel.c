@@ -11,7 +11,8 @@
 
 static const char *what_name(cut_wp_what w)
 {
-    static const char *const names[] = {"RUN (a call)", "RUN (CUDNN)", "RUN (CUBLAS)", "RUN (VENDOR)"};
+    static const char *const names[] = {"RUN (a call)", "RUN (CUDNN)", "RUN (CUBLAS)", "RUN (VENDOR)",
+                                        "RUN (CUDNN_TF32)"};
     return w >= 0 && w < CUT_WP_RUN_WHAT_END ? names[w] : "RUN";
 }
 

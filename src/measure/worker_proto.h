@@ -159,6 +159,7 @@ int cut_wp_work_op(const cut_work *w, cut_conv *conv, cut_gemm *gemm, cut_err *e
 
 /* What a RUN runs. */
 typedef enum cut_wp_what { CUT_WP_RUN_CALL, CUT_WP_RUN_CUDNN, CUT_WP_RUN_CUBLAS, CUT_WP_RUN_VENDOR,
+                           CUT_WP_RUN_CUDNN_TF32, /* fp32 data through cuDNN's TF32 tensor-core math */
                            CUT_WP_RUN_WHAT_END } cut_wp_what;
 typedef struct cut_wp_run {
     cut_wp_what what;

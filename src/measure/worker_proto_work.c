@@ -138,7 +138,7 @@ fail:
 
 int cut_wp_work_op(const cut_work *w, cut_conv *conv, cut_gemm *gemm, cut_err *e)
 {
-    cut_elem in = CUT_EL_F32;
+    cut_elem in = CUT_EL_F32, out = CUT_EL_F32;
     if (w->op.kind == CUT_WORK_PLAIN)
         return 0;
     const int is_conv = w->op.kind == CUT_WORK_CONV;
@@ -147,19 +147,21 @@ int cut_wp_work_op(const cut_work *w, cut_conv *conv, cut_gemm *gemm, cut_err *e
         return cut_err_wrap(e, "PREPARE_WORK carries an invalid shape");
     if (!is_conv)
         in = cut_gemm_storage_elem(gemm->dtype);
+    else
+        in = cut_conv_in_elem(conv), out = cut_conv_out_elem(conv);
     const size_t want[3] = {is_conv ? cut_conv_in_elems(conv) : cut_gemm_a_elems(gemm),
                             is_conv ? cut_conv_w_elems(conv) : cut_gemm_b_elems(gemm),
                             is_conv ? cut_conv_out_elems(conv) : cut_gemm_c_elems(gemm)};
     if (w->nbufs != 3)
         return cut_err_set(e, "PREPARE_WORK: a %s work has %d buffers (two inputs and the output)", what, w->nbufs);
     for (int i = 0; i < 3; i++)
-        if (w->bufs[i].is_output != (i == 2) || w->bufs[i].dtype != (i < 2 ? in : CUT_EL_F32) ||
+        if (w->bufs[i].is_output != (i == 2) || w->bufs[i].dtype != (i < 2 ? in : out) ||
             w->bufs[i].elems != want[i])
             return cut_err_set(e, "PREPARE_WORK: buffer %d ('%s': %s %s of %zu elements) does not fit the %s, which "
                                   "needs %s %s of %zu",
                                i, w->bufs[i].name, cut_elem_name(w->bufs[i].dtype),
                                w->bufs[i].is_output ? "output" : "input", w->bufs[i].elems, what,
-                               cut_elem_name(i < 2 ? in : CUT_EL_F32), i == 2 ? "output" : "input", want[i]);
+                               cut_elem_name(i < 2 ? in : out), i == 2 ? "output" : "input", want[i]);
     return 0;
 }
 
@@ -276,10 +278,10 @@ int cut_wp_run_body_decode(const cut_wp_frame *body, const cut_work *w, cut_wp_r
         cut_wp_get_vendor(&r, &q->vendor);
     if (cut_wp_rd_finish(&r, body, e) != 0)
         return -1;
-    static const char *const names[] = {"a call", "CUDNN", "CUBLAS", "VENDOR"};
+    static const char *const names[] = {"a call", "CUDNN", "CUBLAS", "VENDOR", "CUDNN_TF32"};
     if (!w)
         return cut_err_set(e, "worker: RUN (%s) before PREPARE_WORK", names[q->what]);
-    if (q->what == CUT_WP_RUN_CUDNN && w->op.kind != CUT_WORK_CONV)
+    if ((q->what == CUT_WP_RUN_CUDNN || q->what == CUT_WP_RUN_CUDNN_TF32) && w->op.kind != CUT_WORK_CONV)
         return cut_err_set(e, "worker: CUDNN runs on a Conv2D work only");
     if ((q->what == CUT_WP_RUN_CUBLAS || q->what == CUT_WP_RUN_VENDOR) && w->op.kind != CUT_WORK_GEMM)
         return cut_err_set(e, "worker: %s runs on a GEMM work only", names[q->what]);

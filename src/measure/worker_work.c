@@ -492,7 +492,8 @@ void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res,
         return;
     }
     work_run r = {.cu = cut_wk_cu(w), .w = w, .k = k, .l = l, .fixed = 1};
-    const cut_vf v = {.work = &k->work, .atol = k->work.atol, .rtol = k->work.rtol, .fixed = 1};
+    const double scale = l->tol_scale > 1.0 ? l->tol_scale : 1.0;
+    const cut_vf v = {.work = &k->work, .atol = k->work.atol * scale, .rtol = k->work.rtol * scale, .fixed = 1};
     const cut_vf_dev d = run_dev(&r);
     cut_vf_check_and_time(&v, &d, res, fatal);
 }
@@ -525,7 +526,8 @@ int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply,
         return 0;
     }
     case CUT_WP_RUN_CUDNN:
-        if (cut_cudnn_baseline(w, &rr.res, rr.algo, sizeof rr.algo, fatal, e) != 0)
+    case CUT_WP_RUN_CUDNN_TF32:
+        if (cut_cudnn_baseline(w, q.what == CUT_WP_RUN_CUDNN_TF32, &rr.res, rr.algo, sizeof rr.algo, fatal, e) != 0)
             return -1;
         break;
     case CUT_WP_RUN_CUBLAS:

@@ -54,7 +54,7 @@ int cut_final_task(cut_runner *r, const cut_compile_opts *co, const cut_task *t,
 {
     memset(out, 0, sizeof *out);
     out->best = -1;
-    out->vendor_ms = out->vendor_warm_ms = -1;
+    out->vendor_ms = out->vendor_warm_ms = out->vendor_tf32_ms = -1;
     topk = CUT_MAX(0, CUT_MIN(topk, CUT_FINAL_MAX));
     rounds = CUT_MAX(1, rounds);
     int idx[CUT_FINAL_MAX];
@@ -157,6 +157,9 @@ void cut_final_print(FILE *f, const cut_conv *c, int case_idx, const cut_final *
     if (ow > 0 && tw > 0)
         fprintf(f, "\n        warm, back to back (CUDA graph):%*s cuDNN %9.4f ms  cutune %9.4f ms  speedup %.2fx", 27, "",
                 tw, ow, tw / ow);
+    if (fin->vendor_tf32_ms > 0)
+        fprintf(f, "\n        cuDNN with TF32 tensor cores (fp32 data): %-24s %9.4f ms", fin->vendor_tf32_algo,
+                fin->vendor_tf32_ms);
     fputc('\n', f);
     fflush(f);
 }
@@ -173,11 +176,17 @@ void cut_final_json(FILE *f, const cut_conv *c, int case_idx, int trials, double
             "{\"case\":%d,\"shape\":[%d,%d,%d,%d,%d,%d,%d,%d,%d],\"trials\":%d,\"cutune_ms\":%.6f,"
             "\"cutune_search_ms\":%.6f,\"cudnn_ms\":%.6f,\"cudnn_algo\":\"%s\",\"speedup\":%.4f,"
             "\"cutune_gflops\":%.1f,\"cudnn_gflops\":%.1f,\"retimed\":%d,\"search_s\":%.2f,\"best_sched\":%s,"
-            "\"cutune_warm_ms\":%.6f,\"cudnn_warm_ms\":%.6f,\"speedup_warm\":%.4f}\n",
+            "\"cutune_warm_ms\":%.6f,\"cudnn_warm_ms\":%.6f,\"speedup_warm\":%.4f",
             case_idx, c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad, trials, ours,
             fin->best >= 0 ? fin->search_ms[fin->best] : -1.0, theirs, fin->vendor_algo,
             (ours > 0 && theirs > 0) ? theirs / ours : 0, ours > 0 ? flops / ours / 1e6 : 0,
             theirs > 0 ? flops / theirs / 1e6 : 0, fin->k, search_s, sched, ow, tw, (ow > 0 && tw > 0) ? tw / ow : 0);
+    /* issue 20's fields only where they say something, so that fp32 NCHW lines stay as they were */
+    if (!cut_conv_is_default(c))
+        fprintf(f, ",\"dtype\":\"%s\",\"layout\":\"%s\"", cut_dtype_name(c->dtype), cut_conv_layout_name(c->layout));
+    if (fin->vendor_tf32_ms > 0)
+        fprintf(f, ",\"cudnn_tf32_ms\":%.6f,\"cudnn_tf32_algo\":\"%s\"", fin->vendor_tf32_ms, fin->vendor_tf32_algo);
+    fputs("}\n", f);
     fflush(f);
 }
 

@@ -28,7 +28,7 @@ static void to_record(cut_record *rec, const conv_wl *w, const cut_trial *tr)
     memset(rec, 0, sizeof *rec);
     rec->case_idx = w->case_idx;
     rec->conv = w->c;
-    snprintf(rec->dtype, sizeof rec->dtype, "fp32");
+    snprintf(rec->dtype, sizeof rec->dtype, "%s", cut_dtype_name(w->c.dtype));
     rec->sched = tr->sched;
     rec->status = tr->status;
     snprintf(rec->error, sizeof rec->error, "%s", tr->error);
@@ -124,7 +124,7 @@ static int conv_start(const cut_task *t, const cut_tune_cfg *cfg, cut_runner *r,
     memset(&proto, 0, sizeof proto);
     proto.case_idx = w->case_idx;
     proto.conv = w->c;
-    snprintf(proto.dtype, sizeof proto.dtype, "fp32");
+    snprintf(proto.dtype, sizeof proto.dtype, "%s", cut_dtype_name(w->c.dtype));
     proto.env = *r->env(r);
     return cut_write_case_csv(csv, start, &proto, cfg->trials, e);
 }

@@ -103,6 +103,20 @@ void cut_rec_add_num(cJSON *o, const char *key, double v)
     cJSON_AddRawToObject(o, key, buf);
 }
 
+/* The workload's dtype (its "dtype" string, read into r->dtype) and optional "layout" (NCHW when absent) into
+ * r->conv. */
+static int rec_conv_dtype_layout(const cJSON *wl, cut_record *r, cut_err *e)
+{
+    if (cut_dtype_parse(r->dtype, &r->conv.dtype, e) != 0)
+        return cut_err_wrap(e, "record field 'workload.dtype'");
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(wl, "layout");
+    if (!l)
+        return 0;
+    if (!cJSON_IsString(l) || cut_conv_layout_parse(l->valuestring, &r->conv.layout, e) != 0)
+        return cut_err_set(e, "record field 'workload.layout' must be \"NCHW\" or \"NHWC\"");
+    return 0;
+}
+
 void cut_record_to_json(const cut_record *r, cut_buf *b)
 {
     cJSON *root = cJSON_CreateObject();
@@ -120,7 +134,9 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
     const cut_conv *c = &r->conv;
     int shape[9] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
     cJSON_AddItemToObject(wl, "shape", cJSON_CreateIntArray(shape, 9));
-    cut_rec_add_str(wl, "dtype", r->dtype[0] ? r->dtype : "fp32");
+    cut_rec_add_str(wl, "dtype", c->dtype != CUT_DT_FP32 ? cut_dtype_name(c->dtype) : r->dtype[0] ? r->dtype : "fp32");
+    if (c->layout != CUT_NCHW) /* absent for NCHW: the lines of earlier versions */
+        cut_rec_add_str(wl, "layout", cut_conv_layout_name(c->layout));
 
     char sj[4096];
     cJSON *so = NULL;
@@ -263,7 +279,8 @@ static int parse_obj(const cJSON *root, cut_record *r, cut_err *e)
     r->conv = (cut_conv){s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
     if (cut_conv_validate(&r->conv, e) != 0)
         return cut_err_wrap(e, "record field 'workload.shape'");
-    if (cut_rec_get_str(wl, "workload.", "dtype", r->dtype, sizeof r->dtype, e) != 0)
+    if (cut_rec_get_str(wl, "workload.", "dtype", r->dtype, sizeof r->dtype, e) != 0 ||
+        rec_conv_dtype_layout(wl, r, e) != 0)
         return -1;
 
     const cJSON *sched = cut_rec_field(root, "", "sched", e);

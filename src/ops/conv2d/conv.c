@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Field names in the seeds' order [N, H, W, CO, CI, KH, KW, stride, pad]. */
 static const char *const field_names[9] = {"N", "H", "W", "CO", "CI", "KH", "KW", "stride", "pad"};
@@ -41,9 +42,34 @@ double cut_conv_flops(const cut_conv *c)
     return 2.0 * c->n * cut_conv_oh(c) * cut_conv_ow(c) * c->co * (double)c->ci * c->kh * c->kw;
 }
 
+static const char *const layout_names[CUT_LAYOUT_COUNT] = {"NCHW", "NHWC"};
+
+const char *cut_conv_layout_name(cut_conv_layout l) { return (unsigned)l < CUT_LAYOUT_COUNT ? layout_names[l] : "?"; }
+
+int cut_conv_layout_parse(const char *s, cut_conv_layout *l, cut_err *e)
+{
+    for (int i = 0; i < CUT_LAYOUT_COUNT; i++)
+        if (strcasecmp(s, layout_names[i]) == 0) {
+            *l = (cut_conv_layout)i;
+            return 0;
+        }
+    return cut_err_set(e, "unknown conv layout '%s': use nchw or nhwc", s);
+}
+
+cut_elem cut_conv_in_elem(const cut_conv *c)
+{
+    return c->dtype == CUT_DT_FP16 ? CUT_EL_F16 : c->dtype == CUT_DT_BF16 ? CUT_EL_BF16 : CUT_EL_F32;
+}
+
+/* fp16/bf16 results are rounded to the input type (what a network's next layer reads); tf32 and fp32 stay fp32. */
+cut_elem cut_conv_out_elem(const cut_conv *c) { return cut_conv_in_elem(c); }
+
+int cut_conv_is_default(const cut_conv *c) { return c->dtype == CUT_DT_FP32 && c->layout == CUT_NCHW; }
+
 double cut_conv_bytes(const cut_conv *c)
 {
-    return 4.0 * ((double)cut_conv_in_elems(c) + (double)cut_conv_w_elems(c) + (double)cut_conv_out_elems(c));
+    const double in = (double)cut_elem_size(cut_conv_in_elem(c)), out = (double)cut_elem_size(cut_conv_out_elem(c));
+    return in * ((double)cut_conv_in_elems(c) + (double)cut_conv_w_elems(c)) + out * (double)cut_conv_out_elems(c);
 }
 
 double cut_conv_gflops(const cut_conv *c, double ms)
@@ -78,7 +104,8 @@ static int64_t elems4(int64_t a, int64_t b, int64_t cc, int64_t d)
 int cut_conv_equal(const cut_conv *a, const cut_conv *b)
 {
     return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
-           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad;
+           a->kw == b->kw && a->stride == b->stride && a->pad == b->pad && a->dtype == b->dtype &&
+           a->layout == b->layout;
 }
 
 int cut_conv_validate(const cut_conv *c, cut_err *e)
@@ -92,6 +119,10 @@ int cut_conv_validate(const cut_conv *c, cut_err *e)
         return cut_err_set(e, "conv2d field stride is %d: the stride must be at least 1", c->stride);
     if (c->pad < 0)
         return cut_err_set(e, "conv2d field pad is %d: the padding must not be negative", c->pad);
+    if ((unsigned)c->dtype >= CUT_DT_COUNT)
+        return cut_err_set(e, "conv2d dtype %d is unknown (fp32, tf32, fp16, bf16)", (int)c->dtype);
+    if ((unsigned)c->layout >= CUT_LAYOUT_COUNT)
+        return cut_err_set(e, "conv2d layout %d is unknown (NCHW, NHWC)", (int)c->layout);
     /* Output sizes are computed in int (cut_conv_oh/ow): the padded extents must fit. */
     if ((int64_t)c->h + 2 * (int64_t)c->pad > INT_MAX || (int64_t)c->w + 2 * (int64_t)c->pad > INT_MAX)
         return cut_err_set(e, "conv2d field pad is %d: the padded input (H or W + 2*pad) exceeds 2^31 - 1", c->pad);
@@ -184,7 +215,7 @@ int cut_conv_parse(const char *s, cut_conv *c, cut_err *e)
     }
     if (*p != 0)
         return cut_err_set(e, "invalid conv2d shape '%s': unexpected trailing text '%s'", s, p);
-    cut_conv tmp;
+    cut_conv tmp = {0}; /* fp32, NCHW: a list line or --conv gives the sizes; the dtype and layout come apart */
     conv_from_array(v, &tmp);
     if (cut_conv_validate(&tmp, e) != 0)
         return cut_err_wrap(e, "invalid conv2d shape '%s'", s);
@@ -194,8 +225,12 @@ int cut_conv_parse(const char *s, cut_conv *c, cut_err *e)
 
 void cut_conv_name(const cut_conv *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "conv2d_N_%d_H_%d_W_%d_CO_%d_CI_%d_KH_%d_KW_%d_strides_%d_padding_%d", c->n, c->h, c->w, c->co,
-             c->ci, c->kh, c->kw, c->stride, c->pad);
+    int len = snprintf(buf, n, "conv2d_N_%d_H_%d_W_%d_CO_%d_CI_%d_KH_%d_KW_%d_strides_%d_padding_%d", c->n, c->h,
+                       c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad);
+    if (c->dtype != CUT_DT_FP32 && len >= 0 && (size_t)len < n)
+        len += snprintf(buf + len, n - (size_t)len, "_dtype_%s", cut_dtype_name(c->dtype));
+    if (c->layout != CUT_NCHW && len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, "_layout_%s", cut_conv_layout_name(c->layout));
 }
 
 void cut_conv_case_name(const cut_conv *c, int idx, char *buf, size_t n)
@@ -226,6 +261,33 @@ static int match_lit_int(const char **p, const char *lit, int *out)
     return 0;
 }
 
+/* The optional "_dtype_<name>" then "_layout_<name>" parts of a case name, each one only when not the default
+ * (the name cut_conv_name writes); c keeps the defaults for a missing part. -1 on a part that names nothing known
+ * or a default written out. */
+static int match_dtype_layout(const char **p, cut_conv *c)
+{
+    if (strncmp(*p, "_dtype_", 7) == 0) {
+        const char *q = *p + 7;
+        int i = 1;
+        for (; i < CUT_DT_COUNT; i++) {
+            const char *dn = cut_dtype_name((cut_dtype)i);
+            if (strncmp(q, dn, strlen(dn)) == 0 && (q[strlen(dn)] == 0 || q[strlen(dn)] == '_'))
+                break;
+        }
+        if (i == CUT_DT_COUNT)
+            return -1;
+        c->dtype = (cut_dtype)i;
+        *p = q + strlen(cut_dtype_name(c->dtype));
+    }
+    if (strncmp(*p, "_layout_", 8) == 0) {
+        if (strcmp(*p + 8, layout_names[CUT_NHWC]) != 0)
+            return -1;
+        c->layout = CUT_NHWC;
+        *p += 8 + strlen(layout_names[CUT_NHWC]);
+    }
+    return 0;
+}
+
 int cut_conv_parse_case_name(const char *name, int *idx, cut_conv *c, cut_err *e)
 {
     const char *base = strrchr(name, '/');
@@ -249,11 +311,11 @@ int cut_conv_parse_case_name(const char *name, int *idx, cut_conv *c, cut_err *e
                                "'%s' is not a case file name like "
                                "case1_conv2d_N_1_H_56_W_56_CO_64_CI_64_KH_3_KW_3_strides_1_padding_1.json",
                                name);
-    if (*p != 0)
+    cut_conv tmp = {0};
+    if (match_dtype_layout(&p, &tmp) != 0 || *p != 0)
         return cut_err_set(e, "'%s' is not a case file name: unexpected trailing text '%s'", name, p);
     if (v[0] < 1)
         return cut_err_set(e, "'%s': the case number must be at least 1", name);
-    cut_conv tmp;
     conv_from_array(v + 1, &tmp);
     if (cut_conv_validate(&tmp, e) != 0)
         return cut_err_wrap(e, "case file name '%s'", name);

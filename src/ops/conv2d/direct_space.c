@@ -26,11 +26,8 @@ static const int v_vec[] = {1, 2, 4};
 #define PICK(r, v) cut_pick(r, v, (int)CUT_ARRAY_LEN(v))
 #define STEP(r, v, cur) cut_step_in(r, v, (int)CUT_ARRAY_LEN(v), cur)
 
-static int applies(const cut_conv *c)
-{
-    (void)c;
-    return 1;
-}
+/* fp32 NCHW only: the CUDA-core templates read floats in that layout (igemm_tc computes the other dtypes). */
+static int applies(const cut_conv *c) { return cut_conv_is_default(c); }
 
 static int pick_divisor(cut_rng *r, int n)
 {

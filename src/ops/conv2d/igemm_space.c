@@ -38,11 +38,8 @@ static const int v_ktab[] = {0, 1};
 /* Unrolled compute body: FMAs of the unrolled part of the BK loop. NVRTC time grows with it (see check()). */
 #define MAX_UNROLLED_FMAS 2048
 
-static int applies(const cut_conv *c)
-{
-    (void)c;
-    return 1;
-}
+/* fp32 NCHW only, like direct (the tensor-core igemm_tc takes the other dtypes and NHWC). */
+static int applies(const cut_conv *c) { return cut_conv_is_default(c); }
 
 static int imin(int a, int b) { return a < b ? a : b; }
 

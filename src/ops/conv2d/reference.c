@@ -64,21 +64,81 @@ static void ref_plane(void *arg, long plane)
     }
 }
 
-void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out)
+static void ref_nchw(const cut_conv *c, const float *in, const float *w, double *out)
 {
     ref_job j = {.c = c, .in = in, .w = w, .out = out, .oh = cut_conv_oh(c), .ow = cut_conv_ow(c)};
     j.total = (long)c->n * c->co;
     cut_parallel_for(j.total, (double)j.total * j.oh * j.ow * c->ci * c->kh * c->kw, ref_plane, &j);
 }
 
+/* [A][B][C] -> [A][C][B] for A groups of a B x C matrix: NHWC <-> NCHW of each image (B = H*W, C = channels, or
+ * the reverse), KRSC -> KCRS of each filter. Element type by the caller's macro instantiation below. */
+#define CUT_TRANSPOSE_GROUPS(name, T)                                                                              \
+    static void name(const T *src, T *dst, size_t groups, size_t b, size_t cc)                                    \
+    {                                                                                                              \
+        for (size_t g = 0; g < groups; g++)                                                                        \
+            for (size_t i = 0; i < b; i++)                                                                         \
+                for (size_t k = 0; k < cc; k++)                                                                    \
+                    dst[(g * cc + k) * b + i] = src[(g * b + i) * cc + k];                                         \
+    }
+CUT_TRANSPOSE_GROUPS(transpose_f, float)
+CUT_TRANSPOSE_GROUPS(transpose_d, double)
+#undef CUT_TRANSPOSE_GROUPS
+
+/* NHWC: the NCHW reference on transposed copies (the reference is not timed; one code path stays the one tested
+ * against every template since the first version). */
+void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out)
+{
+    if (c->layout != CUT_NHWC) {
+        ref_nchw(c, in, w, out);
+        return;
+    }
+    const size_t hw = (size_t)c->h * c->w, khw = (size_t)c->kh * c->kw;
+    const size_t ohw = (size_t)cut_conv_oh(c) * cut_conv_ow(c);
+    float *in_t = cut_xmalloc(cut_conv_in_elems(c) * sizeof *in_t);
+    float *w_t = cut_xmalloc(cut_conv_w_elems(c) * sizeof *w_t);
+    double *out_t = cut_xmalloc(cut_conv_out_elems(c) * sizeof *out_t);
+    transpose_f(in, in_t, (size_t)c->n, hw, (size_t)c->ci);
+    transpose_f(w, w_t, (size_t)c->co, khw, (size_t)c->ci);
+    ref_nchw(c, in_t, w_t, out_t);
+    transpose_d(out_t, out, (size_t)c->n, (size_t)c->co, ohw);
+    free(in_t), free(w_t), free(out_t);
+}
+
 /* ---- comparison --------------------------------------------------------------------------------------- */
 
+/* Inputs are uniform in [-1, 1) (cut_work_pair), K = CI*KH*KW products per output, u = 2^-24.
+ *
+ * fp32 (FMA): each of the K fp32 adds rounds by at most u of the partial sum (<= K in size, ~sqrt(K) typically);
+ * the errors of a random-sign sum grow like sqrt(K) * u * sqrt(K), so atol 4uK (1e-5 at least) and rtol
+ * 32u*sqrt(K) bound it with room to spare (measured over every template since the first version).
+ *
+ * Tensor cores (tf32, fp16, bf16; mma.sync with fp32 accumulate): products of the (tf32-rounded or 16-bit) inputs
+ * are exact in fp32, but the accumulation inside an mma aligns the addends to the largest exponent and truncates
+ * rather than rounding to nearest, so each add may lose up to 2u instead of u: atol 8uK (twice fp32's).
+ *   tf32: the inputs are stored as fp32 and rounded to tf32 (10 mantissa bits, nearest) by the kernel: each
+ *     operand moves by at most 2^-11 of itself. A product a*b then errs by a*e_b + b*e_a, of variance
+ *     2 * E[a^2] * E[b^2] * 2^-22 / 3 = 2^-22 * 2/27 for uniform inputs (std 0.27 * 2^-11); K independent terms:
+ *     std 0.27 * 2^-11 * sqrt(K). atol adds 4 * 2^-11 * sqrt(K), ~15 standard deviations (the largest of ~10^7
+ *     outputs is within 6). A wrong index moves an output by |a*b| ~ 0.25 per term, 2.9x atol at K = 4608.
+ *     The output is fp32: rtol as fp32.
+ *   fp16, bf16: the stored inputs are the reference's inputs (no input error). The output is rounded to the
+ *     16-bit type both by the kernel (from its fp32 sum) and by the work (from the double reference): the two may
+ *     fall on either side of a rounding boundary, one unit in the last place apart: rtol 2^-10 (fp16, 10 mantissa
+ *     bits: an ulp is at most 2^-10 of the value) and 2^-7 (bf16). Near zero the ulp is absolute (fp16
+ *     subnormals: 2^-24 <= atol). */
 void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol)
 {
     const double u = 0x1.0p-24;
     const double k = (double)c->ci * c->kh * c->kw;
     *atol = CUT_MAX(4.0 * u * k, 1e-5);
     *rtol = CUT_MAX(32.0 * u * sqrt(k), 1e-5);
+    switch (c->dtype) {
+    case CUT_DT_TF32: *atol = 8.0 * u * k + 4.0 * 0x1.0p-11 * sqrt(k); break;
+    case CUT_DT_FP16: *atol = CUT_MAX(8.0 * u * k, 1e-5), *rtol = 0x1.0p-10; break;
+    case CUT_DT_BF16: *atol = CUT_MAX(8.0 * u * k, 1e-5), *rtol = 0x1.0p-7; break;
+    default: break;
+    }
 }
 
 void cut_conv_tolerance_scaled(const cut_conv *c, double scale, double *atol, double *rtol)

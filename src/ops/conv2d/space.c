@@ -11,6 +11,7 @@ static const cut_template *const registry[] = {
     &cut_tpl_direct,
     &cut_tpl_igemm,
     &cut_tpl_winograd,
+    &cut_tpl_igemm_tc,
 };
 
 int cut_template_count(void) { return (int)CUT_ARRAY_LEN(registry); }

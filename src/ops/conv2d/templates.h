@@ -133,6 +133,40 @@ typedef struct cut_wino_geom {
 } cut_wino_geom;
 void cut_winograd_geometry(const cut_conv *c, const cut_sched *s, cut_wino_geom *g);
 
+extern const cut_template cut_tpl_igemm_tc;
+
+/* Tensor-core implicit-GEMM knobs (indices into cut_sched.k; src/ops/conv2d/igemm_tc_gen.c explains the kernel):
+ * GEMM M = N*OH*OW (output pixels), N = CO, K = KH*KW*CI (NHWC: CI innermost) or CI*KH*KW (NCHW). */
+enum {
+    CUT_T_BM, CUT_T_BN, /* block tile along M, N: 32..256 */
+    CUT_T_BK,           /* block tile along K: 32, 64 (fp16/bf16); 16, 32 (tf32): rows of 64 or 128 bytes */
+    CUT_T_WM, CUT_T_WN, /* warp tile along M, N: 32, 64 */
+    CUT_T_STAGES,       /* cp.async pipeline depth: 2, 3, 4 */
+    CUT_T_SWIZZLE,      /* 1: XOR-swizzled shared-memory rows; 0: plain */
+    CUT_T_CPA,          /* input (im2col) copies: 16, 8, 4 bytes of cp.async (NHWC, CI aligned), 0: gathered
+                           element by element */
+    CUT_T_CPB,          /* weight copies: 16, 8, 4 bytes of cp.async (K aligned), 0: gathered */
+    CUT_T_NKNOBS
+};
+
+/* Everything that follows from an igemm_tc schedule (knobs clamped: finite also for an invalid one). */
+typedef struct cut_igemm_tc_geom {
+    int oh, ow;
+    int gm, gn, gk;      /* GEMM sizes */
+    int elem;            /* bytes of one input element: 2 or 4 */
+    int warps, threads;
+    int a_units, b_units; /* copies (cp.async pieces or gathered elements) per thread per k tile */
+    int smem_bytes;
+    int acc;             /* fp32 accumulators per thread */
+    int regs_est;        /* rough registers per thread */
+    unsigned grid[3];    /* N tiles, M tiles, 1 */
+} cut_igemm_tc_geom;
+void cut_igemm_tc_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_tc_geom *g);
+/* Largest cp.async width (16, 8, 4; 0: none) of the input (NHWC with CI * elem a multiple of it) and of the
+ * weights (K * elem a multiple of it). */
+int cut_igemm_tc_max_cpa(const cut_conv *c);
+int cut_igemm_tc_max_cpb(const cut_conv *c);
+
 /* ---- emitters (each appends the kernel text after the banner and fills out's launch configuration) ---- */
 
 /* The banner of a conv kernel: the workload and the schedule. */
@@ -143,5 +177,6 @@ void cut_emit_launch(cut_kernel_src *out, const unsigned grid[3], int threads);
 int cut_emit_direct(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 int cut_emit_igemm(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 int cut_emit_winograd(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 
 #endif

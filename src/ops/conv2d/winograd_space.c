@@ -91,7 +91,10 @@ static const int v_minb[] = {0, 1, 2};
  * and with prefetching alpha^2 live registers. */
 #define MAX_IPT 4
 
-static int applies(const cut_conv *c) { return c->kh == 3 && c->kw == 3 && c->stride == 1; }
+static int applies(const cut_conv *c)
+{
+    return cut_conv_is_default(c) && c->kh == 3 && c->kw == 3 && c->stride == 1;
+}
 
 
 /* Largest block tile worth having: tiles may overhang CO, the tile count and CI (guards handle the tails), but

@@ -9,30 +9,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CONV_DIMS = 9 };
+/* The nine sizes, then dtype and layout; a peer of an older version sends the nine sizes alone (fp32, NCHW). */
+enum { CONV_SIZES = 9, CONV_DIMS = 11 };
 
 void cut_conv_work_op(const cut_conv *c, cut_work_op *op)
 {
     memset(op, 0, sizeof *op);
     op->kind = CUT_WORK_CONV;
     op->ndims = CONV_DIMS;
-    const int v[CONV_DIMS] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad};
+    const int v[CONV_DIMS] = {c->n, c->h, c->w, c->co, c->ci, c->kh, c->kw, c->stride, c->pad, (int)c->dtype,
+                              (int)c->layout};
     for (int i = 0; i < CONV_DIMS; i++)
         op->dims[i] = v[i];
 }
 
 int cut_conv_of_work_op(const cut_work_op *op, cut_conv *c, cut_err *e)
 {
-    if (op->kind != CUT_WORK_CONV || op->ndims != CONV_DIMS)
+    if (op->kind != CUT_WORK_CONV || (op->ndims != CONV_DIMS && op->ndims != CONV_SIZES))
         return cut_err_set(e, "the work is not a Conv2D (op %d with %d parameters)", (int)op->kind, op->ndims);
-    int v[CONV_DIMS];
-    for (int i = 0; i < CONV_DIMS; i++) {
+    int v[CONV_DIMS] = {0};
+    for (int i = 0; i < op->ndims; i++) {
         if (op->dims[i] < INT_MIN || op->dims[i] > INT_MAX)
             return cut_err_set(e, "Conv2D parameter %d is %lld", i, op->dims[i]);
         v[i] = (int)op->dims[i];
     }
-    *c = (cut_conv){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+    *c = (cut_conv){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], (cut_dtype)v[9], (cut_conv_layout)v[10]};
     return cut_conv_validate(c, e);
+}
+
+/* The stored form of n rounded floats x in storage type el: x itself (f32; ownership moves), else a packed copy
+ * (x freed). Returned malloc'd. */
+static void *conv_store(const cut_conv *c, cut_elem el, float *x, size_t n)
+{
+    if (el == CUT_EL_F32)
+        return x;
+    void *packed = cut_xmalloc(n * cut_elem_size(el));
+    cut_dtype_pack(c->dtype, x, n, packed);
+    free(x);
+    return packed;
 }
 
 int cut_conv_work(const cut_conv *c, uint64_t seed, cut_work *w, cut_err *e)
@@ -42,17 +56,23 @@ int cut_conv_work(const cut_conv *c, uint64_t seed, cut_work *w, cut_err *e)
         return -1;
     const size_t n[3] = {cut_conv_in_elems(c), cut_conv_w_elems(c), cut_conv_out_elems(c)}, n_out = n[2];
     static const char *const names[3] = {"in", "w", "out"};
+    const cut_elem in_el = cut_conv_in_elem(c), out_el = cut_conv_out_elem(c);
     float *x[2][2];
-    cut_work_pair(w, names, CUT_EL_F32, n, seed, x);
+    cut_work_pair(w, names, in_el, n, seed, x);
+    w->bufs[2].dtype = out_el;
     double *ref = cut_xmalloc(n_out * sizeof(double));
     for (int s = 0; s < 2; s++) {
-        w->bufs[0].data[s] = x[s][0];
-        w->bufs[1].data[s] = x[s][1];
+        /* the inputs as the kernels read them (fp16/bf16 rounded; tf32 is rounded inside the tensor cores, which
+         * the tolerance covers), so that the reference is exact for the stored values */
+        cut_dtype_round(c->dtype, x[s][0], n[0]);
+        cut_dtype_round(c->dtype, x[s][1], n[1]);
         cut_conv_reference(c, x[s][0], x[s][1], ref);
+        w->bufs[0].data[s] = conv_store(c, in_el, x[s][0], n[0]);
+        w->bufs[1].data[s] = conv_store(c, in_el, x[s][1], n[1]);
         float *r = cut_xmalloc(n_out * sizeof(float));
         for (size_t i = 0; i < n_out; i++)
             r[i] = (float)ref[i];
-        w->bufs[2].data[s] = r;
+        w->bufs[2].data[s] = conv_store(c, out_el, r, n_out);
     }
     free(ref);
     w->check = CUT_CHECK_CLOSE;

@@ -1,0 +1,252 @@
+/* cutune — code generator of the tensor-core implicit-GEMM convolution "igemm_tc" (src/ops/conv2d/igemm_tc_space.c
+ * holds the space).
+ *
+ * The convolution as a GEMM C[M][N] = A[M][K] · B[N][K]ᵀ: M = N*OH*OW output pixels (row m is image m / (OH*OW),
+ * pixel m % (OH*OW)), N = CO, K = KH*KW*CI with CI innermost (NHWC) or CI*KH*KW with KW innermost (NCHW): the
+ * order in which the weights lie, so that B is the weight tensor as stored, rows of K contiguous elements, and
+ * A is the im2col view of the input, never materialised. The kernel is the "mma" GEMM's (src/ops/gemm/mma_text.c,
+ * explained in src/ops/gemm/mma_codegen.c): block tile BM x BN of C, (BM/WM) x (BN/WN) warps of
+ * mma.sync.m16n8k16 (fp16, bf16) or m16n8k8 (tf32) with fp32 accumulators, a STAGES-deep cp.async ring of k
+ * tiles in XOR-swizzled shared memory, ldmatrix fragments. This file adds what a convolution changes:
+ *
+ *   load_tile (one k tile): each A row is an output pixel, each k a (filter tap, channel); a thread's piece of
+ *     A_UNIT elements at (m, k) decodes m into (image, oh, ow) and k into (kh, kw, ci), and reads the input at
+ *     (oh*S - P + kh, ow*S - P + kw), or zero-fills the piece in the padding and past M or K.
+ *     CPA > 0 (NHWC, CI * elem a multiple of CPA): the piece is CPA bytes of consecutive channels of one tap,
+ *       one cp.async (src-size 0 for the zero fill). CPA = 0 (NCHW, or NHWC with CI not aligned, e.g. the
+ *       3-channel stem): element by element through registers (a load, st.shared), correct for any layout, and
+ *       slower: the loads are not asynchronous.
+ *     B: CPB-byte cp.async pieces of a weight row when K * elem allows (zero-filled past CO or K), else
+ *       element by element.
+ *   the epilogue: thread (g = lane/4, t = lane%4) holds rows g, g+8 and columns 2t, 2t+1 of each m16n8 tile; an
+ *     output element (m, co) is out[m][co] (NHWC: pairs of channels are one 32-bit or 64-bit store when CO is
+ *     even) or out[image][co][pixel] (NCHW: scalar stores, consecutive g are consecutive pixels). fp16 and bf16
+ *     outputs are rounded from the fp32 sums to nearest even (cvt.rn), tf32's are fp32.
+ *
+ * Under CUT_EMU (the host emulation) the PTX is replaced by its semantics (mma_text.c), so the same text runs on
+ * the CPU against the double reference.
+ *
+ * What the knobs trade: as the mma GEMM's (tile reuse against waves over the SMs and shared memory, pipeline
+ * depth, swizzle), plus CPA/CPB: 16-byte asynchronous copies against narrower ones and the synchronous gather
+ * the layout forces. */
+#include "codegen/emit.h"
+#include "ops/conv2d/templates.h"
+#include "ops/gemm/mma_text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char conv_load[] =
+    "#define OHW (OH * OW)\n"
+    "#define A_UNIT (CPA ? CPA / E : 1)     /* elements per copy of A (a cp.async piece or one gathered) */\n"
+    "#define A_UPR (BK / A_UNIT)\n"
+    "#define A_UNITS (BM * A_UPR)\n"
+    "#define A_ITERS ((A_UNITS + NTHR - 1) / NTHR)\n"
+    "#define B_UNIT (CPB ? CPB / E : 1)\n"
+    "#define B_UPR (BK / B_UNIT)\n"
+    "#define B_UNITS (BN * B_UPR)\n"
+    "#define B_ITERS ((B_UNITS + NTHR - 1) / NTHR)\n"
+    "\n"
+    "/* stores one element at shared address addr (the gathered copies) */\n"
+    "#ifdef CUT_EMU\n"
+    "__device__ __forceinline__ void sts(unsigned addr, T v) { __builtin_memcpy(smem + addr, &v, E); }\n"
+    "#elif DT == 2\n"
+    "__device__ __forceinline__ void sts(unsigned addr, T v)\n"
+    "{\n"
+    "    asm volatile(\"st.shared.b32 [%0], %1;\\n\" :: \"r\"(addr), \"r\"(__float_as_uint(v)) : \"memory\");\n"
+    "}\n"
+    "#else\n"
+    "__device__ __forceinline__ void sts(unsigned addr, T v)\n"
+    "{\n"
+    "    asm volatile(\"st.shared.b16 [%0], %1;\\n\" :: \"r\"(addr), \"h\"(v) : \"memory\");\n"
+    "}\n"
+    "#endif\n"
+    "\n"
+    "/* index into the input of im2col element (m, k), or -1 where it lies in the padding */\n"
+    "__device__ __forceinline__ int a_index(int m, int k)\n"
+    "{\n"
+    "    const int b = m / OHW, p = m - b * OHW, oh = p / OW, ow = p - oh * OW;\n"
+    "#if NHWC\n"
+    "    const int ci = k % CI, t = k / CI, kh = t / KW, kw = t - kh * KW;\n"
+    "#else\n"
+    "    const int kw = k % KW, t = k / KW, kh = t % KH, ci = t / KH;\n"
+    "#endif\n"
+    "    const int ih = oh * SH - PD + kh, iw = ow * SH - PD + kw;\n"
+    "    if ((unsigned)ih >= (unsigned)IH || (unsigned)iw >= (unsigned)IW)\n"
+    "        return -1;\n"
+    "#if NHWC\n"
+    "    return ((b * IH + ih) * IW + iw) * CI + ci;\n"
+    "#else\n"
+    "    return ((b * CI + ci) * IH + ih) * IW + iw;\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "/* shared address of element column kc of row r in a tile of rows of rowb bytes, cpr 16-byte chunks */\n"
+    "__device__ __forceinline__ unsigned tile_at(unsigned st, int r, int kc, int rowb, int cpr)\n"
+    "{\n"
+    "    return st + r * rowb + swz(r, (kc * E) >> 4, cpr) * 16 + ((kc * E) & 15);\n"
+    "}\n"
+    "\n"
+    "/* issues the copies of k tile kt into the stage at shared address st: the input's im2col rows, the weights */\n"
+    "__device__ __forceinline__ void load_tile(unsigned st, const T *__restrict__ A, const T *__restrict__ B,\n"
+    "                                          int m0, int n0, int kt, int tid)\n"
+    "{\n"
+    "    const int k0 = kt * BK;\n"
+    "    /* four pieces per unrolled step: fully unrolled, every piece's im2col decode stays live across the loop\n"
+    "     * (and a gather's loaded values), which spills at large tiles */\n"
+    "#pragma unroll 4\n"
+    "    for (int i = 0; i < A_ITERS; i++) {\n"
+    "        const int u = tid + i * NTHR;\n"
+    "        if (A_UNITS % NTHR == 0 || u < A_UNITS) {\n"
+    "            const int r = u / A_UPR, kc = (u % A_UPR) * A_UNIT, m = m0 + r, k = k0 + kc;\n"
+    "            const int x = (M % BM == 0 || m < M) && (K % BK == 0 || k < K) ? a_index(m, k) : -1;\n"
+    "#if CPA\n"
+    "            cp_async<CPA>(tile_at(st, r, kc, A_ROWB, A_CPR), A + (x < 0 ? 0 : x), x < 0 ? 0 : CPA);\n"
+    "#else\n"
+    "            sts(tile_at(st, r, kc, A_ROWB, A_CPR), x < 0 ? (T)0 : A[x]);\n"
+    "#endif\n"
+    "        }\n"
+    "    }\n"
+    "    st += A_BYTES;\n"
+    "#if CPB\n"
+    "#pragma unroll\n"
+    "#else\n"
+    "#pragma unroll 4 /* a few gathered loads in flight, as for A */\n"
+    "#endif\n"
+    "    for (int i = 0; i < B_ITERS; i++) {\n"
+    "        const int u = tid + i * NTHR;\n"
+    "        if (B_UNITS % NTHR == 0 || u < B_UNITS) {\n"
+    "            const int r = u / B_UPR, kc = (u % B_UPR) * B_UNIT, n = n0 + r, k = k0 + kc;\n"
+    "            const bool ok = (N % BN == 0 || n < N) && (K % BK == 0 || k < K);\n"
+    "#if CPB\n"
+    "            cp_async<CPB>(tile_at(st, r, kc, B_ROWB, B_CPR), ok ? B + (size_t)n * K + k : B, ok ? CPB : 0);\n"
+    "#else\n"
+    "            sts(tile_at(st, r, kc, B_ROWB, B_CPR), ok ? B[(size_t)n * K + k] : (T)0);\n"
+    "#endif\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+    "\n";
+
+static const char conv_kernel[] =
+    "#if DT == 2\n"
+    "typedef float OutT;\n"
+    "__device__ __forceinline__ OutT to_out(float v) { return v; }\n"
+    "#elif defined(CUT_EMU)\n"
+    "typedef unsigned short OutT;\n"
+    "/* float -> fp16 (DT 0) or bf16 (DT 1) bits, round to nearest even, as cvt.rn does */\n"
+    "__device__ __forceinline__ OutT to_out(float v)\n"
+    "{\n"
+    "    const unsigned x = __float_as_uint(v), s = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;\n"
+    "#if DT == 1\n"
+    "    return a > 0x7f800000u ? (OutT)(s | 0x7fc0u) : (OutT)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
+    "#else\n"
+    "    if (a > 0x7f800000u)\n"
+    "        return (OutT)(s | 0x7e00u);\n"
+    "    if (a >= 0x477ff000u) /* 65520 and up round to infinity */\n"
+    "        return (OutT)(s | 0x7c00u);\n"
+    "    if (a < 0x38800000u) /* below 2^-14: a subnormal, |v| * 2^24 rounded to an integer */\n"
+    "        return (OutT)(s | (unsigned)__builtin_rintf(__uint_as_float(a) * 16777216.0f));\n"
+    "    return (OutT)(s | ((a + 0x0fffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));\n"
+    "#endif\n"
+    "}\n"
+    "#else\n"
+    "typedef unsigned short OutT;\n"
+    "__device__ __forceinline__ OutT to_out(float v)\n"
+    "{\n"
+    "    unsigned short h;\n"
+    "#if DT == 1\n"
+    "    asm(\"cvt.rn.bf16.f32 %0, %1;\\n\" : \"=h\"(h) : \"f\"(v));\n"
+    "#else\n"
+    "    asm(\"cvt.rn.f16.f32 %0, %1;\\n\" : \"=h\"(h) : \"f\"(v));\n"
+    "#endif\n"
+    "    return h;\n"
+    "}\n"
+    "#endif\n"
+    "\n"
+    "/* the two adjacent channels n, n+1 of output row m (NHWC: row points at pixel m; NCHW: at channel 0 of it) */\n"
+    "__device__ __forceinline__ void store2(OutT *__restrict__ row, int n, float v0, float v1)\n"
+    "{\n"
+    "#if NHWC && N % 2 == 0\n"
+    "    if (N % BN == 0 || n < N) {\n"
+    "#if DT == 2\n"
+    "        *reinterpret_cast<float2 *>(row + n) = make_float2(v0, v1);\n"
+    "#else\n"
+    "        *reinterpret_cast<unsigned *>(row + n) = (unsigned)to_out(v0) | (unsigned)to_out(v1) << 16;\n"
+    "#endif\n"
+    "    }\n"
+    "#else\n"
+    "    const int step = NHWC ? 1 : OHW;\n"
+    "    if (n < N)\n"
+    "        row[(size_t)n * step] = to_out(v0);\n"
+    "    if (n + 1 < N)\n"
+    "        row[(size_t)(n + 1) * step] = to_out(v1);\n"
+    "#endif\n"
+    "}\n"
+    "\n"
+    "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
+    "cut_conv2d(const T *__restrict__ A, const T *__restrict__ B, OutT *__restrict__ C)\n"
+    "{\n"
+
+    "    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
+    "    const int wm = warp / WARPS_N, wn = warp % WARPS_N;\n"
+    "    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;\n"
+    "    float acc[MI][NI][4];\n"
+    "    mainloop(acc, A, B, m0, n0, 0, KT, tid);\n"
+    "\n"
+    "    const int g = lane >> 2, t = lane & 3;\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < MI; i++)\n"
+    "#pragma unroll\n"
+    "        for (int h = 0; h < 2; h++) {\n"
+    "            const int m = m0 + wm * WM + i * 16 + h * 8 + g;\n"
+    "            if (M % BM != 0 && m >= M)\n"
+    "                continue;\n"
+    "#if NHWC\n"
+    "            OutT *__restrict__ row = C + (size_t)m * N;\n"
+    "#else\n"
+    "            const int b = m / OHW;\n"
+    "            OutT *__restrict__ row = C + (size_t)b * N * OHW + (m - b * OHW);\n"
+    "#endif\n"
+    "#pragma unroll\n"
+    "            for (int j = 0; j < NI; j++)\n"
+    "                store2(row, n0 + wn * WN + j * 8 + 2 * t, acc[i][j][2 * h], acc[i][j][2 * h + 1]);\n"
+    "        }\n"
+    "}\n";
+
+static void emit_defines(cut_buf *b, const cut_conv *c, const cut_sched *s, const cut_igemm_tc_geom *g)
+{
+    const int *k = s->k;
+    cut_buf_printf(b, "#define NB %d\n#define IH %d\n#define IW %d\n#define CI %d\n#define CO %d\n", c->n, c->h,
+                   c->w, c->ci, c->co);
+    cut_buf_printf(b, "#define KH %d\n#define KW %d\n#define SH %d\n#define PD %d\n#define OH %d\n#define OW %d\n",
+                   c->kh, c->kw, c->stride, c->pad, g->oh, g->ow);
+    cut_buf_printf(b, "#define NHWC %d\n", c->layout == CUT_NHWC);
+    cut_buf_printf(b, "#define M %d /* N*OH*OW */\n#define N %d /* CO */\n#define K %d /* CI*KH*KW */\n", g->gm,
+                   g->gn, g->gk);
+    cut_buf_printf(b, "#define LAYOUT_NT 1 /* the weights are N rows of K */\n");
+    cut_mma_emit_tile_defines(b, c->dtype, k[CUT_T_BM], k[CUT_T_BN], k[CUT_T_BK], k[CUT_T_WM], k[CUT_T_WN],
+                              k[CUT_T_STAGES], k[CUT_T_SWIZZLE]);
+    cut_buf_printf(b, "#define CPA %d\n#define CPB %d\n", k[CUT_T_CPA], k[CUT_T_CPB]);
+}
+
+int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e)
+{
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    if (cut_tpl_igemm_tc.check(c, s, &d, e) != 0)
+        return cut_err_wrap(e, "codegen igemm_tc");
+    cut_igemm_tc_geom g;
+    cut_igemm_tc_geometry(c, s, &g);
+    emit_defines(b, c, s, &g);
+    const char *const parts[] = {cut_mma_text_prims, conv_load, cut_mma_text_frags, cut_mma_text_mainloop,
+                                 conv_kernel};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(parts); i++)
+        cut_buf_append(b, parts[i], strlen(parts[i]));
+    cut_emit_launch(out, g.grid, g.threads);
+    out->smem_dynamic = (unsigned)g.smem_bytes;
+    out->tol_scale = 1.0;
+    /* the PTX sits in #ifndef CUT_EMU branches: the host emulation runs the kernel (emu_runner reads the source) */
+    out->uses_inline_ptx = 0;
+    return 0;
+}

@@ -1,0 +1,405 @@
+/* Tensor-core implicit GEMM "igemm_tc" (fp16, bf16, tf32; NHWC and NCHW): applicability, refusals with their
+ * sentences, sampling and mutation, the launch configuration, hand-picked tail shapes under the host emulation
+ * (odd H/W, channels not a multiple of 8, stride 2, 1x1 and 5x5, the gather and every cp.async width) against the
+ * double reference with the dtype's tolerance through the emulation runner, a planted bug caught, and random
+ * schedules compiled with NVRTC for sm_90 without spills. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cutune/codegen.h"
+#include "cutune/compile.h"
+#include "cutune/emu.h"
+#include "cutune/space.h"
+#include "ops/conv2d/templates.h"
+#include "emu_check.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tpl_tc(void)
+{
+    const int t = cut_template_find("igemm_tc");
+    assert_true(t >= 0);
+    return t;
+}
+
+static cut_conv mkc(int n, int h, int w, int co, int ci, int k, int s, int p, cut_dtype dt, cut_conv_layout l)
+{
+    cut_conv c = {n, h, w, co, ci, k, k, s, p, dt, l};
+    return c;
+}
+
+/* bm bn bk wm wn stages swizzle cpa cpb */
+static cut_sched mks(int bm, int bn, int bk, int wm, int wn, int stages, int swz, int cpa, int cpb)
+{
+    cut_sched s;
+    memset(&s, 0, sizeof s);
+    s.tpl = tpl_tc();
+    const int v[CUT_T_NKNOBS] = {bm, bn, bk, wm, wn, stages, swz, cpa, cpb};
+    memcpy(s.k, v, sizeof v);
+    return s;
+}
+
+static void expect_refusal(const cut_conv *c, cut_sched s, const char *words)
+{
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_err e = {{0}};
+    char desc[256];
+    cut_sched_describe(&s, desc, sizeof desc);
+    if (cut_sched_check(c, &s, &d, &e) == 0)
+        fail_msg("accepted: %s (expected a refusal about '%s')", desc, words);
+    printf("  refused %s: %s\n", desc, e.msg);
+    if (!strstr(e.msg, words))
+        fail_msg("refusal '%s' does not mention '%s'", e.msg, words);
+}
+
+static void test_applies_and_refusals(void **state)
+{
+    (void)state;
+    const cut_template *t = cut_template_get(tpl_tc());
+    cut_conv c = mkc(1, 56, 56, 64, 64, 3, 1, 1, CUT_DT_FP32, CUT_NCHW);
+    assert_false(t->applies(&c));
+    /* and the CUDA-core templates leave the other dtypes and NHWC to it */
+    for (int i = 0; i < cut_template_count(); i++)
+        assert_int_equal(cut_template_get(i)->applies(&c), strcmp(cut_template_get(i)->name, "igemm_tc") != 0);
+    c.dtype = CUT_DT_FP16;
+    for (int i = 0; i < cut_template_count(); i++)
+        assert_int_equal(cut_template_get(i)->applies(&c), strcmp(cut_template_get(i)->name, "igemm_tc") == 0);
+    c = mkc(32, 56, 56, 256, 64, 3, 1, 1, CUT_DT_FP16, CUT_NHWC); /* GEMM 100352 x 256 x 576 */
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_err e = {{0}};
+    const cut_sched ok = mks(128, 64, 32, 64, 32, 3, 1, 16, 16);
+    if (cut_sched_check(&c, &ok, &d, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_int_equal(cut_igemm_tc_max_cpa(&c), 16);
+    expect_refusal(&c, mks(256, 256, 64, 64, 64, 4, 1, 16, 16), "shared memory");
+    expect_refusal(&c, mks(256, 256, 32, 32, 32, 2, 1, 16, 16), "64 warps");
+    expect_refusal(&c, mks(128, 64, 48, 64, 32, 3, 1, 16, 16), "not one of its allowed values");
+    expect_refusal(&c, mks(32, 64, 32, 64, 32, 3, 1, 16, 16), "exceeds the block tile");
+    cut_conv nchw = c;
+    nchw.layout = CUT_NCHW; /* no cp.async of the input in NCHW: consecutive k are not consecutive addresses */
+    expect_refusal(&nchw, ok, "needs NHWC");
+    expect_refusal(&nchw, mks(128, 64, 32, 64, 64, 2, 1, 0, 16), "registers"); /* 128 acc + the gather */
+    const cut_sched gather = mks(128, 64, 32, 64, 32, 3, 1, 0, 16);
+    assert_int_equal(cut_sched_check(&nchw, &gather, &d, &e), 0);
+    cut_conv stem = mkc(1, 224, 224, 64, 3, 7, 2, 3, CUT_DT_BF16, CUT_NHWC); /* CI 3, K 147: neither aligned */
+    assert_int_equal(cut_igemm_tc_max_cpa(&stem), 0);
+    assert_int_equal(cut_igemm_tc_max_cpb(&stem), 0);
+    expect_refusal(&stem, mks(128, 64, 32, 64, 32, 3, 1, 0, 4), "rows of K=147");
+    cut_conv tiny = mkc(1, 4, 4, 8, 8, 1, 1, 0, CUT_DT_FP16, CUT_NHWC);
+    expect_refusal(&tiny, ok, "far exceeds");
+    cut_conv tf = c;
+    tf.dtype = CUT_DT_TF32;
+    expect_refusal(&tf, mks(128, 64, 64, 64, 32, 3, 1, 16, 16), "16 or 32 for tf32");
+    const cut_conv fp32 = mkc(1, 56, 56, 64, 64, 3, 1, 1, CUT_DT_FP32, CUT_NHWC);
+    cut_err why = {{0}};
+    assert_int_equal(cut_template_get(tpl_tc())->check(&fp32, &ok, &d, &why), -1);
+    assert_non_null(strstr(why.msg, "fp32"));
+    d.sm_major = 7, d.sm_minor = 5;
+    assert_int_equal(cut_sched_check(&c, &ok, &d, &e), -1);
+    assert_non_null(strstr(e.msg, "sm_80"));
+}
+
+static void test_sampled_valid_and_mutations(void **state)
+{
+    (void)state;
+    const cut_dtype dts[] = {CUT_DT_FP16, CUT_DT_BF16, CUT_DT_TF32};
+    const cut_conv shapes[] = {mkc(1, 224, 224, 64, 3, 7, 2, 3, 0, 0), mkc(1, 56, 56, 64, 64, 3, 1, 1, 0, 0),
+                               mkc(1, 7, 7, 2048, 512, 1, 1, 0, 0, 0), mkc(32, 28, 28, 128, 128, 3, 1, 1, 0, 0),
+                               mkc(1, 9, 11, 12, 5, 5, 2, 2, 0, 0)};
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, 3);
+    const cut_template *t = cut_template_get(tpl_tc());
+    int mutated = 0, mutated_valid = 0, gathers = 0;
+    for (size_t di = 0; di < CUT_ARRAY_LEN(dts); di++)
+        for (int l = 0; l < 2; l++)
+            for (size_t si = 0; si < CUT_ARRAY_LEN(shapes); si++) {
+                cut_conv c = shapes[si];
+                c.dtype = dts[di], c.layout = (cut_conv_layout)l;
+                for (int i = 0; i < 40; i++) {
+                    cut_sched s;
+                    if (cut_sched_sample_valid(&c, &d, tpl_tc(), &r, &s, 2000) != 0)
+                        fail_msg("no valid schedule for shape %zu dtype %s layout %d", si, cut_dtype_name(c.dtype),
+                                 l);
+                    cut_igemm_tc_geom g;
+                    cut_igemm_tc_geometry(&c, &s, &g);
+                    assert_true(g.threads >= 32 && g.threads <= 512 && g.smem_bytes <= 227 * 1024);
+                    assert_true((long)g.grid[0] * s.k[CUT_T_BN] >= c.co);
+                    assert_true((long)g.grid[1] * s.k[CUT_T_BM] >= g.gm);
+                    gathers += s.k[CUT_T_CPA] == 0;
+                    for (int j = 0; j < 3; j++) {
+                        t->mutate(&c, &d, &r, &s);
+                        mutated++;
+                        cut_err e;
+                        if (cut_sched_check(&c, &s, &d, &e) != 0)
+                            break;
+                        mutated_valid++;
+                    }
+                }
+            }
+    printf("  %d of %d mutations valid; %d gathered inputs\n", mutated_valid, mutated, gathers);
+    assert_true(mutated_valid * 2 > mutated);
+    assert_true(gathers > 0);
+}
+
+static void test_codegen_launch_and_banner(void **state)
+{
+    (void)state;
+    const cut_conv c = mkc(2, 57, 57, 96, 64, 3, 2, 1, CUT_DT_FP16, CUT_NHWC); /* M = 2*29*29 = 1682 */
+    const cut_sched s = mks(128, 64, 64, 64, 32, 3, 1, 16, 16);
+    cut_kernel_src ks;
+    cut_err e = {{0}};
+    if (cut_codegen_conv(&c, &s, &ks, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_string_equal(ks.entry, "cut_conv2d");
+    assert_int_equal(ks.grid[0], 2);  /* ceil(96 / 64) */
+    assert_int_equal(ks.grid[1], 14); /* ceil(1682 / 128) */
+    assert_int_equal(ks.block[0], 4 * 32);
+    assert_int_equal(ks.smem_dynamic, 3 * (128 + 64) * 64 * 2);
+    assert_int_equal(ks.uses_inline_ptx, 0); /* its PTX has an emulation under CUT_EMU */
+    assert_non_null(strstr(ks.src, "_dtype_fp16_layout_NHWC (fp16, NHWC, weights CO x KH x KW x CI)"));
+    assert_non_null(strstr(ks.src, "igemm_tc bm=128 bn=64 bk=64 wm=64 wn=32 stages=3 swizzle=1 cpa=16 cpb=16"));
+    assert_non_null(strstr(ks.src, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+    assert_non_null(strstr(ks.src, "cvt.rn.f16.f32"));
+    cut_kernel_src_free(&ks);
+}
+
+/* Tail shapes of every dtype and layout: the gather (CI 3, NCHW), cp.async of 4, 8 and 16 bytes, stride 2, 1x1,
+ * 5x5, odd H and W, batch 2, CO not a multiple of the tile, K over several pipeline stages. */
+static const hand hands[] = {
+    {{1, 9, 11, 12, 3, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC}, {0, {32, 32, 32, 32, 32, 2, 1, 0, 0}}},
+    {{2, 7, 9, 20, 16, 3, 3, 2, 1, CUT_DT_FP16, CUT_NHWC}, {0, {64, 32, 32, 32, 32, 3, 1, 16, 16}}},
+    {{1, 8, 8, 24, 12, 1, 1, 1, 0, CUT_DT_BF16, CUT_NHWC}, {0, {32, 32, 32, 32, 32, 2, 0, 8, 8}}},
+    {{1, 11, 11, 16, 6, 5, 5, 2, 2, CUT_DT_TF32, CUT_NHWC}, {0, {32, 32, 16, 32, 32, 3, 1, 8, 8}}},
+    {{1, 6, 6, 40, 64, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC}, {0, {32, 64, 32, 32, 32, 4, 1, 16, 16}}},
+    {{1, 9, 11, 12, 3, 3, 3, 1, 1, CUT_DT_FP16, CUT_NCHW}, {0, {32, 32, 32, 32, 32, 2, 1, 0, 0}}},
+    {{2, 7, 9, 20, 16, 5, 5, 2, 2, CUT_DT_BF16, CUT_NCHW}, {0, {64, 32, 64, 32, 32, 2, 1, 0, 16}}},
+    {{1, 10, 10, 40, 8, 1, 1, 2, 0, CUT_DT_TF32, CUT_NCHW}, {0, {32, 64, 16, 32, 32, 2, 0, 0, 16}}},
+    {{1, 7, 7, 36, 10, 3, 3, 1, 1, CUT_DT_TF32, CUT_NHWC}, {0, {32, 32, 16, 32, 32, 3, 1, 4, 4}}},
+};
+
+static void test_emulated_tails(void **state)
+{
+    (void)state;
+    hand hs[CUT_ARRAY_LEN(hands)];
+    memcpy(hs, hands, sizeof hs);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++)
+        hs[i].s.tpl = tpl_tc();
+    cut_result res[CUT_ARRAY_LEN(hands)];
+    const int failures = run_emulated(hs, (int)CUT_ARRAY_LEN(hs), 1, res);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++) {
+        char name[256], desc[256];
+        cut_conv_name(&hs[i].c, name, sizeof name);
+        cut_sched_describe(&hs[i].s, desc, sizeof desc);
+        printf("  %s %s: %s, max error %.3g\n", name, desc, cut_status_name(res[i].status), res[i].max_abs_err);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* Random valid schedules of each dtype x layout on small shapes, emulated. */
+static void test_emulated_random(void **state)
+{
+    (void)state;
+    const cut_conv shapes[] = {mkc(1, 9, 9, 24, 8, 3, 1, 1, 0, 0), mkc(2, 6, 7, 40, 12, 1, 2, 0, 0, 0),
+                               mkc(1, 8, 8, 20, 16, 5, 1, 2, 0, 0)};
+    const cut_dtype dts[] = {CUT_DT_FP16, CUT_DT_BF16, CUT_DT_TF32};
+    const int per = tu_quick() ? 1 : 2;
+    hand hs[3 * 2 * 2];
+    int n = 0;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, 17);
+    for (size_t di = 0; di < CUT_ARRAY_LEN(dts); di++)
+        for (int l = 0; l < 2; l++)
+            for (int i = 0; i < per; i++) {
+                hs[n].c = shapes[(di + (size_t)l + (size_t)i) % CUT_ARRAY_LEN(shapes)];
+                hs[n].c.dtype = dts[di], hs[n].c.layout = (cut_conv_layout)l;
+                assert_int_equal(cut_sched_sample_valid(&hs[n].c, &d, tpl_tc(), &r, &hs[n].s, 2000), 0);
+                n++;
+            }
+    assert_int_equal(run_emulated(hs, n, 1, NULL), 0);
+}
+
+/* The emulated check catches a wrong im2col decode (kh and kw swapped in NHWC) and a dropped zero fill. */
+static void test_planted_bug_caught(void **state)
+{
+    (void)state;
+    const cut_conv c = mkc(1, 7, 9, 16, 8, 3, 1, 1, CUT_DT_FP16, CUT_NHWC);
+    cut_sched s = mks(32, 32, 32, 32, 32, 2, 1, 16, 16);
+    const char *plants[][2] = {
+        {"const int ci = k % CI, t = k / CI, kh = t / KW, kw = t - kh * KW;",
+         "const int ci = k % CI, t = k / CI, kw = t / KW, kh = t - kw * KW;"},
+        {"x < 0 ? 0 : CPA);", "CPA);"},
+    };
+    char *dir = tu_tmpdir("igemm_tc_plant");
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(plants); i++) {
+        cut_kernel_src ks;
+        cut_err e = {{0}};
+        assert_int_equal(cut_codegen_conv(&c, &s, &ks, &e), 0);
+        char *at = strstr(ks.src, plants[i][0]);
+        assert_non_null(at);
+        const size_t lf = strlen(plants[i][0]), lt = strlen(plants[i][1]), len = strlen(ks.src);
+        char *src = malloc(len - lf + lt + 1);
+        memcpy(src, ks.src, (size_t)(at - ks.src));
+        memcpy(src + (at - ks.src), plants[i][1], lt);
+        strcpy(src + (at - ks.src) + lt, at + lf);
+        free(ks.src);
+        ks.src = src;
+        cut_timing t;
+        cut_timing_default(&t);
+        t.warmup = 0, t.min_repeats = t.max_repeats = 1, t.min_total_ms = 0;
+        cut_runner *r = cut_runner_emu_new(dir, &t, &e);
+        assert_non_null(r);
+        assert_int_equal(cut_runner_prepare_conv(r, &c, 3, &e), 0);
+        cut_candidate cand = {.ks = &ks, .bin = NULL};
+        cut_result res;
+        assert_int_equal(cut_runner_measure(r, &cand, 1, &res, &e), 0);
+        printf("  planted '%s': %s (%s)\n", plants[i][1], cut_status_name(res.status), res.error);
+        assert_int_equal(res.status, CUT_ST_WRONG_RESULT);
+        cut_runner_free(r);
+        cut_kernel_src_free(&ks);
+    }
+    free(dir);
+}
+
+/* count random valid schedules of dtype dt over ResNet-50 layers (both layouts), compiled in one batch for sm_90:
+ * each must compile with no spills, <= 255 registers, and carry the tensor-core and cp.async instructions. */
+static void compile_random(cut_dtype dt, int count, uint64_t seed)
+{
+    const cut_conv shapes[] = {mkc(1, 224, 224, 64, 3, 7, 2, 3, 0, 0), mkc(1, 56, 56, 64, 64, 3, 1, 1, 0, 0),
+                               mkc(1, 56, 56, 256, 64, 1, 1, 0, 0, 0), mkc(32, 28, 28, 128, 128, 3, 1, 1, 0, 0),
+                               mkc(1, 7, 7, 2048, 512, 1, 1, 0, 0, 0), mkc(1, 14, 14, 512, 256, 3, 2, 1, 0, 0)};
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, seed);
+    cut_err e = {{0}};
+    cut_kernel_src *ks = calloc((size_t)count, sizeof *ks);
+    cut_compiled *bins = calloc((size_t)count, sizeof *bins);
+    const char **srcs = calloc((size_t)count, sizeof *srcs);
+    int *est = calloc((size_t)count, sizeof *est);
+    for (int i = 0; i < count; i++) {
+        cut_conv c = shapes[(i / 2) % (int)CUT_ARRAY_LEN(shapes)];
+        c.dtype = dt, c.layout = (cut_conv_layout)(i % 2);
+        cut_sched s;
+        assert_int_equal(cut_sched_sample_valid(&c, &d, tpl_tc(), &r, &s, 2000), 0);
+        if (cut_codegen_conv(&c, &s, &ks[i], &e) != 0)
+            fail_msg("%s", e.msg);
+        srcs[i] = ks[i].src;
+        cut_igemm_tc_geom g;
+        cut_igemm_tc_geometry(&c, &s, &g);
+        est[i] = g.regs_est;
+        assert_non_null(strstr(ks[i].src, dt == CUT_DT_TF32 ? "m16n8k8.row.col.f32.tf32" : "m16n8k16.row.col.f32"));
+        assert_non_null(strstr(ks[i].src, "cp.async"));
+    }
+    cut_compile_opts co;
+    cut_compile_opts_default(&co);
+    const double t0 = cut_now_s();
+    assert_int_equal(cut_compile_batch(srcs, count, &co, bins, &e), 0);
+    int failed = 0, spilling = 0, rmin = 1 << 30, rmax = 0;
+    double qmax = 0.0;
+    for (int i = 0; i < count; i++) {
+        const char *sched = strstr(ks[i].src, "// schedule: ");
+        const int slen = (int)(strchr(sched, '\n') - sched) - 13;
+        if (!bins[i].ok) {
+            fprintf(stderr, "NVRTC failed: %.*s\n%s\n", slen, sched + 13, bins[i].log);
+            failed++;
+            continue;
+        }
+        rmin = bins[i].regs < rmin ? bins[i].regs : rmin;
+        rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
+        qmax = (double)bins[i].regs / est[i] > qmax ? (double)bins[i].regs / est[i] : qmax;
+        if (bins[i].spill_stores || bins[i].spill_loads) {
+            printf("  spills %d/%d bytes at %d registers (est %d): %.*s\n", bins[i].spill_stores,
+                   bins[i].spill_loads, bins[i].regs, est[i], slen, sched + 13);
+            spilling++;
+        }
+    }
+    printf("  %s: %d random schedules compiled for sm_90 in %.1f s, %d failed; registers %d..%d (at most %.2f of "
+           "the estimate); %d spill\n",
+           cut_dtype_name(dt), count, cut_now_s() - t0, failed, rmin, rmax, qmax, spilling);
+    assert_int_equal(failed, 0);
+    assert_int_equal(spilling, 0);
+    for (int i = 0; i < count; i++) {
+        cut_compiled_free(&bins[i]);
+        cut_kernel_src_free(&ks[i]);
+    }
+    free(srcs), free(bins), free(ks), free(est);
+}
+
+static int compile_count(void)
+{
+    const char *n = getenv("CUTUNE_TC_COMPILES"); /* per dtype; more for a thorough local run */
+    return n && atoi(n) > 0 ? atoi(n) : tu_quick() ? 4 : 12;
+}
+
+static void test_nvrtc_random_fp16(void **state)
+{
+    (void)state;
+    compile_random(CUT_DT_FP16, compile_count(), 51);
+}
+
+static void test_nvrtc_random_bf16(void **state)
+{
+    (void)state;
+    compile_random(CUT_DT_BF16, compile_count(), 52);
+}
+
+static void test_nvrtc_random_tf32(void **state)
+{
+    (void)state;
+    compile_random(CUT_DT_TF32, compile_count(), 53);
+}
+
+/* The largest tiles the space allows compile without spills and within the register file. */
+static void test_large_tiles_fit(void **state)
+{
+    (void)state;
+    hand hs[] = {
+        {{32, 28, 28, 256, 128, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC}, {0, {256, 128, 64, 64, 64, 4, 1, 16, 16}}},
+        {{32, 28, 28, 256, 128, 3, 3, 1, 1, CUT_DT_BF16, CUT_NCHW}, {0, {128, 128, 32, 64, 32, 3, 1, 0, 16}}},
+        {{32, 28, 28, 256, 128, 3, 3, 1, 1, CUT_DT_TF32, CUT_NHWC}, {0, {128, 128, 32, 64, 32, 3, 1, 16, 16}}},
+    };
+    const int n = (int)CUT_ARRAY_LEN(hs);
+    for (int i = 0; i < n; i++)
+        hs[i].s.tpl = tpl_tc();
+    cut_kernel_src ks[CUT_ARRAY_LEN(hs)];
+    cut_compiled bins[CUT_ARRAY_LEN(hs)];
+    compile_hands(hs, n, ks, bins);
+    for (int i = 0; i < n; i++) {
+        cut_igemm_tc_geom g;
+        cut_igemm_tc_geometry(&hs[i].c, &hs[i].s, &g);
+        assert_fits(&hs[i], &bins[i], g.threads, g.regs_est, -1);
+        cut_compiled_free(&bins[i]);
+        cut_kernel_src_free(&ks[i]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_applies_and_refusals),
+        cmocka_unit_test(test_sampled_valid_and_mutations),
+        cmocka_unit_test(test_codegen_launch_and_banner),
+        cmocka_unit_test(test_emulated_tails),
+        cmocka_unit_test(test_emulated_random),
+        cmocka_unit_test(test_planted_bug_caught),
+        cmocka_unit_test(test_large_tiles_fit),
+        cmocka_unit_test(test_nvrtc_random_fp16),
+        cmocka_unit_test(test_nvrtc_random_bf16),
+        cmocka_unit_test(test_nvrtc_random_tf32),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
