@@ -23,6 +23,14 @@ static const cut_conv shapes[] = {
     {1, 6, 10, 5, 7, 3, 3, 1, 0},  {1, 11, 11, 16, 16, 3, 3, 1, 1},
 };
 
+/* The dtypes and layouts each template is tried in. */
+static const struct {
+    cut_dtype dtype;
+    cut_conv_layout layout;
+} variants[] = {
+    {CUT_DT_FP32, CUT_NCHW}, {CUT_DT_FP16, CUT_NHWC}, {CUT_DT_BF16, CUT_NCHW}, {CUT_DT_TF32, CUT_NHWC},
+};
+
 #define PER_TEMPLATE 200
 
 static void run_template(int tpl)
@@ -45,11 +53,19 @@ static void run_template(int tpl)
     cut_rng rng;
     cut_rng_seed(&rng, 1234 + (uint64_t)tpl);
 
-    int nshapes = (int)CUT_ARRAY_LEN(shapes), done = 0, failures = 0;
+    /* the shapes in every dtype and layout the template takes (only fp32 NCHW for the CUDA-core templates) */
+    cut_conv typed[CUT_ARRAY_LEN(shapes) * CUT_ARRAY_LEN(variants)];
+    int nshapes = 0, done = 0, failures = 0;
+    for (size_t v = 0; v < CUT_ARRAY_LEN(variants); v++)
+        for (size_t s = 0; s < CUT_ARRAY_LEN(shapes); s++) {
+            cut_conv c = shapes[s];
+            c.dtype = variants[v].dtype;
+            c.layout = variants[v].layout;
+            if (cut_template_get(tpl)->applies(&c))
+                typed[nshapes++] = c;
+        }
     for (int s = 0; s < nshapes && done < total; s++) {
-        const cut_conv *c = &shapes[s];
-        if (!cut_template_get(tpl)->applies(c))
-            continue;
+        const cut_conv *c = &typed[s];
         int want = (total - done + (nshapes - s) - 1) / (nshapes - s);
         cut_sched *sc = calloc((size_t)want, sizeof *sc);
         cut_kernel_src *ks = calloc((size_t)want, sizeof *ks);
@@ -84,8 +100,8 @@ static void run_template(int tpl)
         done += want;
         free(sc), free(ks), free(bins), free(srcs), free(cands), free(res);
     }
-    printf("template %s: %d schedules compiled with NVRTC (sm_90) and checked under emulation, %d failures\n",
-           cut_template_get(tpl)->name, done, failures);
+    printf("template %s: %d schedules over %d typed shapes compiled with NVRTC (sm_90) and checked under emulation, "
+           "%d failures\n", cut_template_get(tpl)->name, done, nshapes, failures);
     assert_int_equal(failures, 0);
     assert_true(done >= total);
     cut_runner_free(r);
