@@ -17,6 +17,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+import triton_worker  # noqa: E402 (needs the path above; imports neither triton nor numpy)
+
 MODULE = os.path.join(ROOT, "kernels", "triton", "matmul.py")
 META = {"BM": 32, "BN": 32, "BK": 16}
 OPTS = {"num_warps": 4, "num_stages": 2}
@@ -33,10 +35,7 @@ class Stop(Exception):
 class TorchLike:
     """What the GPU worker passes for a buffer (CudaDevice.typed): its dtype's str is torch's, its address aligned."""
 
-    class _Dt:
-        def __init__(self, name):
-            self.name = name
-
+    class _Dt(triton_worker.HostTensor._Dt):
         def __str__(self):
             return "torch." + self.name
 
@@ -70,7 +69,6 @@ class StandInGpu:
         pass
 
     def typed(self, buf, dtype, shape):
-        import triton_worker
         return TorchLike(triton_worker.DTYPES[dtype][1], buf)
 
 
@@ -96,7 +94,6 @@ def compile_req(m, n, k):
 def launch_hash(w, tmp, m, n, k, misalign=0):
     """The cache hash of the GPU worker's launch at m, n, k: its Work and Run, its launch, Triton's compile."""
     import numpy as np
-    import triton_worker
     dev = StandInGpu(misalign)
     work = triton_worker.Work(np, dev, prepare_req(tmp, m, n, k))
     run_req = dict({"op": "run", "module": MODULE, "entry": "matmul", "grid": [1, 1, 1], "meta": META,
@@ -137,7 +134,6 @@ def main():
     os.environ["TRITON_CACHE_DIR"] = cache
     os.environ["TRITON_INTERPRET"] = "0"
     try:
-        import triton_worker
         w = triton_worker.Worker(sys.stdout, 0, False, "cuda:90:32")
         why = w.setup()
         assert why is None, why

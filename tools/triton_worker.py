@@ -10,6 +10,10 @@ fd 1), so it cannot corrupt the replies. docs/triton_worker.md describes the req
   {"op": "run", "module", "entry", "grid", "meta", "num_warps", "num_stages", "args", "timing", "capture",
    "out_dir", "keep_dir"} -> {"status", "error", "median_ms", "min_ms", "max_ms", "repeats", "max_abs_err", ...}
   {"op": "quit"}     -> {"ok": true}, then exits 0
+With --compile-for BACKEND:ARCH:WARP_SIZE (cuda:90:32) it is a compile-only worker instead (no device, no torch):
+  {"op": "compile", "module", "entry", "meta", "num_warps", "num_stages", "args": [{"pointer": dtype} or
+   {"value", "dtype"}]} -> {"status", "error", "hash", "cache_entry", "seconds"}: the launch compiled into the cache
+   with Triton's own JIT key, for the C runner's compile pool (src/measure/triton_ahead.c).
 
 A run follows cutune's one check-and-time protocol (src/measure/verify.h), with the hooks this device has:
   A  outputs poisoned (bytes 0xFF; an accumulated output zeroed), one launch on input set 0, outputs compared with
