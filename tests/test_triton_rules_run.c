@@ -64,7 +64,7 @@ static cut_runner *runner(void)
     char cache[1200];
     snprintf(cache, sizeof cache, "%s/triton_rules_cache", tmp ? tmp : "/tmp");
     cut_err e = {{0}};
-    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, &e);
+    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, 0, &e);
     if (!r)
         fail_msg("%s", e.msg);
     return r;

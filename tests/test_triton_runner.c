@@ -92,7 +92,7 @@ static void test_triton_runner(void **state)
     const char *tmp = getenv("CUTUNE_TEST_TMP");
     char cache[1200];
     snprintf(cache, sizeof cache, "%s/triton_runner_cache", tmp ? tmp : "/tmp");
-    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, &e);
+    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, 0, &e);
     if (!r)
         fail_msg("%s", e.msg);
     const cut_measure_env *env = r->env(r);
@@ -193,7 +193,7 @@ static void test_triton_runner_bad_python(void **state)
 {
     (void)state;
     cut_err e = {{0}};
-    cut_runner *r = cut_runner_triton_new("/nonexistent/python3", worker, -1, NULL, "/tmp", &e);
+    cut_runner *r = cut_runner_triton_new("/nonexistent/python3", worker, -1, NULL, "/tmp", 0, &e);
     assert_null(r);
     printf("  no python: %s\n", e.msg);
     assert_non_null(strstr(e.msg, "could not start"));

@@ -10,6 +10,10 @@ fd 1), so it cannot corrupt the replies. docs/triton_worker.md describes the req
   {"op": "run", "module", "entry", "grid", "meta", "num_warps", "num_stages", "args", "timing", "capture",
    "out_dir", "keep_dir"} -> {"status", "error", "median_ms", "min_ms", "max_ms", "repeats", "max_abs_err", ...}
   {"op": "quit"}     -> {"ok": true}, then exits 0
+With --compile-for BACKEND:ARCH:WARP_SIZE (cuda:90:32) it is a compile-only worker instead (no device, no torch):
+  {"op": "compile", "module", "entry", "meta", "num_warps", "num_stages", "args": [{"pointer": dtype} or
+   {"value", "dtype"}]} -> {"status", "error", "hash", "cache_entry", "seconds"}: the launch compiled into the cache
+   with Triton's own JIT key, for the C runner's compile pool (src/measure/triton_ahead.c).
 
 A run follows cutune's one check-and-time protocol (src/measure/verify.h), with the hooks this device has:
   A  outputs poisoned (bytes 0xFF; an accumulated output zeroed), one launch on input set 0, outputs compared with
@@ -73,19 +77,24 @@ def _cache_dir():
 
 
 def _args(argv):
-    dev, interp = 0, False
+    """(device, interpret, compile target or None) from --device N, --interpret, --compile-for BACKEND:ARCH:WARPS."""
+    dev, interp, target = 0, False, None
     i = 1
     while i < len(argv):
         if argv[i] == "--device" and i + 1 < len(argv):
             dev = int(argv[i + 1])
             i += 1
+        elif argv[i] == "--compile-for" and i + 1 < len(argv):
+            target = argv[i + 1]
+            i += 1
         elif argv[i] == "--interpret":
             interp = True
         else:
-            sys.stderr.write("cutune triton worker: unknown argument '%s' (--device N, --interpret)\n" % argv[i])
+            sys.stderr.write("cutune triton worker: unknown argument '%s' (--device N, --interpret, "
+                             "--compile-for BACKEND:ARCH:WARP_SIZE)\n" % argv[i])
             sys.exit(2)
         i += 1
-    return dev, interp
+    return dev, interp, target
 
 
 # ---- element types ----
@@ -428,10 +437,7 @@ class Run:
         self.grid = tuple(int(x) for x in req["grid"])
         if not 1 <= len(self.grid) <= 3 or min(self.grid) < 1:
             raise SetupError("run: 'grid' must be 1 to 3 positive integers")
-        self.kw = dict(req.get("meta") or {})
-        for k in ("num_warps", "num_stages"):
-            if req.get(k) is not None:
-                self.kw[k] = int(req[k])
+        self.kw = launch_options(req)
         self.args = [self._args(req.get("args") or [], s) for s in range(2)]
         self.set, self.capture = 0, None
 
@@ -492,6 +498,13 @@ def _scalar(a):
         return int(v) if d in INTS else float(v)
     except (TypeError, ValueError):
         raise SetupError("run: scalar argument %r: '%s' is not a number" % (a, v))
+
+
+def compile_failure(e):
+    """Triton's exception from a compile as the run's Failed: out of resources is the launch's, the rest the code's."""
+    if "OutOfResources" in type(e).__name__:
+        return Failed(LAUNCH_ERROR, "the launch cannot fit: %s" % _exc_line(e))
+    return Failed(COMPILE_ERROR, "Triton does not compile it: %s" % _exc_line(e))
 
 
 def _exc_line(e):
@@ -593,13 +606,92 @@ def check_and_time(r, policy, res, capture):
     res["max_abs_err"] = max(first_err, res["max_abs_err"])
 
 
+# ---- compiling ahead: no device, no torch (docs/triton_worker.md, "Compiling ahead") ----
+
+def parse_target(text):
+    """'cuda:90:32' (backend, arch, warp size; what a GPU worker's hello reports) as Triton's GPUTarget."""
+    from triton.backends.compiler import GPUTarget
+    parts = str(text).split(":")
+    if len(parts) != 3 or not parts[0] or not parts[2].isdigit():
+        raise SetupError("a compile target is BACKEND:ARCH:WARP_SIZE (cuda:90:32), not '%s'" % text)
+    arch = int(parts[1]) if parts[1].isdigit() else parts[1]
+    return GPUTarget(parts[0], arch, int(parts[2]))
+
+
+def target_text(t):
+    return "%s:%s:%d" % (t.backend, t.arch, t.warp_size)
+
+
+class CompileOnlyDriver:
+    """Triton's driver in a compile-only worker: it reports the measuring GPU's target and has no device, so a JIT
+    warmup computes the launch's cache key with Triton's own code and compiles into the cache, launching nothing."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def get_current_target(self):
+        return self.target
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+
+class PointerArg:
+    """A buffer argument as the JIT specialises it: its dtype (the name after the last '.' is Triton's, as a torch
+    dtype's) and an address divisible by 16 (a CUDA tensor of the GPU worker: torch's allocations are 512-byte
+    aligned and each buffer is its own)."""
+
+    def __init__(self, dtype):
+        self.dtype = HostTensor._Dt(DTYPES[_dtype(dtype)][1])
+
+    @staticmethod
+    def data_ptr():
+        return 0
+
+
+def compile_args(req):
+    """A compile request's arguments as the GPU worker passes them: a buffer {"pointer": dtype} as a PointerArg, a
+    scalar {"value", "dtype"} as _scalar makes it."""
+    out = []
+    for a in req.get("args") or []:
+        if isinstance(a, dict) and "pointer" in a:
+            out.append(PointerArg(a["pointer"]))
+        elif isinstance(a, dict):
+            out.append(_scalar(a))
+        else:
+            raise SetupError("compile: an argument is {\"pointer\": dtype} or {\"value\", \"dtype\"}, not %r" % (a,))
+    return out
+
+
+def cache_entry(h):
+    """The folder of Triton's cache that holds the compile of hash h (None when Triton does not say)."""
+    try:
+        from triton.runtime.cache import get_cache_manager
+        return getattr(get_cache_manager(h), "cache_dir", None) if h else None
+    except Exception:
+        return None
+
+
+def launch_options(req):
+    """The run request's meta-parameters and launch options as the JIT's keyword arguments (Run does the same)."""
+    kw = dict(req.get("meta") or {})
+    for k in ("num_warps", "num_stages"):
+        if req.get(k) is not None:
+            kw[k] = int(req[k])
+    return kw
+
+
 # ---- the worker ----
 
 class Worker:
-    def __init__(self, out, dev_index, interp):
+    def __init__(self, out, dev_index, interp, target=None):
         self.out = out
         self.dev_index = dev_index
         self.interp = interp
+        self.target = target  # compile-only: the GPUTarget compiled for (no device, no torch)
         self.np = self.triton = self.dev = None
         self.work = None
         self.seq = 0
@@ -624,6 +716,13 @@ class Worker:
             self.triton = triton
         except Exception as e:
             return "triton does not import: %s" % _exc_line(e)
+        if self.target is not None:
+            try:
+                self.target = parse_target(self.target)
+            except SetupError as e:
+                return str(e)
+            triton.runtime.driver.set_active(CompileOnlyDriver(self.target))
+            return None
         if self.interp:
             self.dev = HostDevice(self.np)
             return None
@@ -640,10 +739,20 @@ class Worker:
         return None
 
     def hello(self, req):
-        return {"ok": True, "protocol": PROTOCOL, "device": self.dev.name(), "interpreter": self.dev.interpreter,
-                "triton": self.triton.__version__, "cache_dir": os.environ.get("TRITON_CACHE_DIR")}
+        """The device, and on a GPU the target Triton compiles for (what a compile-only worker is started with)."""
+        rep = {"ok": True, "protocol": PROTOCOL, "triton": self.triton.__version__,
+               "cache_dir": os.environ.get("TRITON_CACHE_DIR")}
+        if self.target is not None:
+            return dict(rep, device="compile only (%s)" % target_text(self.target), interpreter=False,
+                        target=target_text(self.target))
+        rep.update(device=self.dev.name(), interpreter=self.dev.interpreter)
+        if not self.dev.interpreter:
+            rep["target"] = target_text(self.triton.runtime.driver.active.get_current_target())
+        return rep
 
     def prepare(self, req):
+        if self.target is not None:
+            raise SetupError("a compile-only worker (--compile-for) takes no work: it compiles")
         self.work = None
         self.work = Work(self.np, self.dev, req)
         return {"ok": True, "capture": not self.work.has_refs}
@@ -678,9 +787,7 @@ class Worker:
         try:
             ck = r.kernel.warmup(*r.args[0], grid=r.grid, **r.kw)
         except Exception as e:
-            if "OutOfResources" in type(e).__name__:
-                raise Failed(LAUNCH_ERROR, "the launch cannot fit: %s" % _exc_line(e))
-            raise Failed(COMPILE_ERROR, "Triton does not compile it: %s" % _exc_line(e))
+            raise compile_failure(e)
         if not out_dir:
             return None
         os.makedirs(out_dir, exist_ok=True)
@@ -694,6 +801,34 @@ class Worker:
                 with open(os.path.join(out_dir, fname), "w" if isinstance(text, str) else "wb") as f:
                     f.write(text)
         return ck
+
+    def compile_ahead(self, req):
+        """A compile request (a compile-only worker): the module's entry compiled for the target at the launch's
+        specialisation (the run request's meta, options and typed arguments), into TRITON_CACHE_DIR, where the
+        measuring worker's JIT finds it. {"status": ok | compile_error | launch_error, "error", "hash" (the cache
+        entry's folder), "seconds"}."""
+        if self.target is None:
+            raise SetupError("compile: only a compile-only worker (--compile-for) compiles ahead")
+        t0 = time.perf_counter()
+        res = {"status": OK, "error": "", "hash": None}
+        name = None
+        try:
+            name, fn = self.load(req)
+            ck = fn.warmup(*compile_args(req), grid=(1,), **launch_options(req))
+            res["hash"] = getattr(ck, "hash", None)
+            res["cache_entry"] = cache_entry(res["hash"])
+        except Failed as f:
+            res.update(status=f.status, error=f.error)
+        except SetupError:
+            raise
+        except Exception as e:
+            f = compile_failure(e)
+            res.update(status=f.status, error=f.error)
+        finally:
+            if name:
+                sys.modules.pop(name, None)
+        res["seconds"] = time.perf_counter() - t0
+        return res
 
     @staticmethod
     def write_meta(ck, out_dir):
@@ -789,9 +924,11 @@ class Worker:
 
 
 def main():
-    dev_index, interp = _args(sys.argv)
+    dev_index, interp, target = _args(sys.argv)
     if interp:
         os.environ["TRITON_INTERPRET"] = "1"
+    if target is not None:  # compile-only: never the interpreter, which compiles nothing
+        os.environ["TRITON_INTERPRET"] = "0"
     os.environ["TRITON_CACHE_DIR"] = _cache_dir()
     interp = os.environ.get("TRITON_INTERPRET", "").lower() in ("1", "true", "on", "yes")
     # replies go to the original stdout; fd 1 (a kernel's printf, a module's print) goes to stderr
@@ -799,7 +936,7 @@ def main():
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     faulthandler.enable(file=sys.stderr)
-    w = Worker(out, dev_index, interp)
+    w = Worker(out, dev_index, interp, target)
     why = w.setup()
     for line in sys.stdin:
         line = line.strip()
@@ -822,13 +959,15 @@ def main():
                 w.reply(w.hello(req))
             elif op == "prepare":
                 w.reply(w.prepare(req))
+            elif op == "compile":
+                w.reply(w.compile_ahead(req))
             elif op == "run":
                 res = w.run(req)
                 w.reply(res)
                 if res.get("fatal"):
                     return 3  # the device is gone: the core starts a fresh worker
             else:
-                w.reply({"ok": False, "error": "unknown op %r (hello, prepare, run, quit)" % (op,)})
+                w.reply({"ok": False, "error": "unknown op %r (hello, prepare, run, compile, quit)" % (op,)})
         except SetupError as e:
             w.reply({"ok": False, "error": str(e)})
         except Exception as e:

@@ -119,6 +119,9 @@ struct cut_runner {
      * (and is reported to on_result like any result), so a time budget is honoured within a batch, overshooting by
      * at most the call running when it passes (and, under emulation, the host compile of the calls in hand). */
     double stop_at;
+    /* Optional: call c will be run (a variant just written): the runner may get ready for it, e.g. the Triton runner
+     * compiles it ahead on its compile pool. Never a failure: whatever it finds, the call's run reports. */
+    void (*ahead)(cut_runner *r, const cut_call *c);
 };
 
 /* ---- runner helpers (src/measure/runner.c): every op's way onto the one interface ---- */
@@ -139,6 +142,8 @@ int cut_runner_prepare_gemm(cut_runner *r, const cut_gemm *g, uint64_t seed, cut
  * or rank). 1 when r holds it now, 0 when r must build its own (from holds no op's work, or other runner_refs), -1
  * for a setup error. */
 int cut_runner_prepare_like(cut_runner *r, const cut_runner *from, cut_err *e);
+/* r->ahead(r, c) when the runner has one (cut_runner.ahead), else nothing. */
+void cut_runner_ahead(cut_runner *r, const cut_call *c);
 /* A caller's work (a user kernel's: cut_kspec_work), copied. */
 int cut_runner_prepare_work(cut_runner *r, const cut_work *w, cut_err *e);
 /* Generated candidates as calls on the prepared conv or GEMM work (cut_call_of_kernel). -1 for setup errors (nothing
@@ -210,9 +215,12 @@ cut_runner *cut_runner_gpu_new(int dev, const char *worker_exe, const cut_timing
  * dies is the call's FAULT, one that does not reply within t->timeout_s is killed (TIMEOUT); either way the next
  * call gets a fresh worker holding the work again. No energy runs. env(): backend "triton" or "triton-interp", the
  * worker's device name. NULL with a sentence when the worker cannot start (no triton, no numpy, no GPU: its reason).
- * Caller frees with cut_runner_free. */
+ * On a GPU, compile_jobs > 0 gives it a compile pool (docs/triton_worker.md, "Compiling ahead"): up to compile_jobs
+ * compile-only workers for the GPU's target (its worker's hello says it), fed by ahead() with the launches to come,
+ * whose compiles a run waits for, so that the worker's JIT finds them in the cache; never under the interpreter.
+ * Caller frees with cut_runner_free (the pool's workers killed and reaped with it). */
 cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int device, const cut_timing *t,
-                                  const char *cache_dir, cut_err *e);
+                                  const char *cache_dir, int compile_jobs, cut_err *e);
 /* The Triton worker script: $CUTUNE_TRITON_WORKER (a readable file, no fallback), triton_worker.py next to the running
  * executable (the build tree), <its folder>/../libexec/cutune/triton_worker.py, the install location compiled in.
  * Fills buf; -1 with a sentence naming CUTUNE_TRITON_WORKER and the paths tried. */

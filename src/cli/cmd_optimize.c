@@ -50,6 +50,8 @@ static const char usage_text[] =
     "                       its run on a GPU, so it gets 60 s more)\n"
     "  --python P           the Python that runs Triton specs' worker (triton, numpy; torch on a GPU; under\n"
     "                       --backend emu Triton's interpreter) ($CUTUNE_PYTHON, else python3)\n"
+    "  --triton-compile-jobs N  on a GPU, Triton variants are compiled ahead by N compile-only workers on the host's\n"
+    "                       other cores, shared by the GPUs (min(cores - 1, 8); 0: each compiles in its measurement)\n"
     "  --quiet              no per-variant lines\n"
     "  --worker FILE        seed 002's worker: run the variant of FILE (variants/<id>/control.json or\n"
     "                       baseline/control.json of a search folder) on the first of --gpus: compiled, checked\n"
@@ -72,6 +74,7 @@ typedef struct opt_cli {
     int gpus[16], ngpus;
     double timeout_s;
     const char *python;  /* --python: the Triton worker's interpreter */
+    int compile_jobs;    /* --triton-compile-jobs: the Triton compile pools' workers, over every GPU (-1: default) */
     cut_timing timing;   /* the runners' timing policy (make_runners) */
     int on_gpu;          /* the runners are GPU workers (else the host emulator: Triton's interpreter) */
 } opt_cli;
@@ -111,6 +114,7 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
     cut_opt_opts_default(&c->o);
     c->backend = "auto";
     c->timeout_s = 10;
+    c->compile_jobs = -1;
     c->llm_model = "gpt-5-mini";
     c->llm_api = "chat";
     c->llm_budget = 200;
@@ -169,6 +173,8 @@ static int parse_cli(int argc, char **argv, opt_cli *c, cut_err *e)
             c->o.quiet = 1;
         else if (!strcmp(a, "--python"))
             rc = cut_arg_str(argc, argv, &i, &c->python, e);
+        else if (!strcmp(a, "--triton-compile-jobs"))
+            rc = cut_arg_int(argc, argv, &i, 0, 64, &c->compile_jobs, e);
         else
             return cut_err_set(e, "unknown option '%s' (see cutune help optimize)", a);
         if (rc)
@@ -366,6 +372,15 @@ static int make_runners_direct(opt_cli *c, cut_runner **r, char *gpu_name, size_
 /* Triton compiles a variant inside its first launch: the per-variant limit on a GPU gets this much more. */
 #define TRITON_COMPILE_S 60.0
 
+/* Each GPU's share of --triton-compile-jobs (default: min(cores - 1, 8), the core left for the measuring worker), at
+ * least 1 when compiling ahead is on; 0 when it is off. */
+static int compile_jobs_per_gpu(const opt_cli *c)
+{
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const int total = c->compile_jobs >= 0 ? c->compile_jobs : (int)CUT_MAX(1, CUT_MIN(cores - 1, 8));
+    return total > 0 ? CUT_MAX(1, total / c->ngpus) : 0;
+}
+
 /* One Triton runner per --gpus entry, made at the first Triton spec (after make_runners: the same GPUs and timing,
  * or Triton's interpreter where the CUDA variants run on the host emulator). */
 static int make_triton_runners(const opt_cli *c, cut_runner **r, cut_err *e)
@@ -386,9 +401,10 @@ static int make_triton_runners(const opt_cli *c, cut_runner **r, cut_err *e)
     cut_timing t = c->timing;
     if (c->on_gpu)
         t.timeout_s += TRITON_COMPILE_S;
+    const int jobs = compile_jobs_per_gpu(c);
     for (int i = 0; i < c->ngpus; i++)
         if (!(r[i] = cut_runner_triton_new(py && *py ? py : "python3", worker, c->on_gpu ? c->gpus[i] : -1, &t,
-                                           cache, e)))
+                                           cache, jobs, e)))
             return cut_err_wrap(e, "the Triton worker (%s %s)", py && *py ? py : "python3", worker);
     return 0;
 }

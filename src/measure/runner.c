@@ -144,6 +144,12 @@ int cut_runner_prepare_like(cut_runner *r, const cut_runner *from, cut_err *e)
     return 1;
 }
 
+void cut_runner_ahead(cut_runner *r, const cut_call *c)
+{
+    if (r && r->ahead)
+        r->ahead(r, c);
+}
+
 int cut_runner_prepare_work(cut_runner *r, const cut_work *w, cut_err *e)
 {
     if (cut_work_check(w, e) != 0)

@@ -9,29 +9,25 @@
  * options; buffers go by name, scalars by value with their dtype. No reply within timing.timeout_s: the worker is
  * killed (TIMEOUT); its pipe closed: it died (FAULT, how it ended said); a reply with "fatal" (a GPU context lost):
  * the worker exits and the next call starts a fresh one. */
-#define _GNU_SOURCE /* pipe2, execvpe */
 #include "cutune/kstate.h"
 #include "cutune/log.h"
 #include "cutune/measure.h"
 #include "cutune/util.h"
 #include "measure/child.h"
+#include "measure/triton_ahead.h"
+#include "measure/triton_proc.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 /* How long a new worker may take to import Triton and say hello, or to take a work (prepare). */
 #define START_TIMEOUT_S 120.0
@@ -49,10 +45,12 @@ typedef struct tr_impl {
     int have_work, prepared; /* a work is kept; the live worker holds it */
     cut_work work;
     char *prepare_req;     /* the prepare request line (malloc'd) */
-    char *rbuf;            /* bytes read from the worker: rlen of them, the first rskip already handed out */
-    size_t rlen, rcap, rskip;
+    cut_tr_lines lines;    /* the worker's reply lines */
     long seq;
     cut_measure_env env;
+    char target[64];       /* what Triton compiles for on the worker's GPU ("cuda:90:32"; "" under the interpreter) */
+    int compile_jobs;      /* the compile pool's size (0: none) */
+    cut_tr_ahead *ahead;   /* the compile pool, NULL until started (docs/triton_worker.md, "Compiling ahead") */
 } tr_impl;
 
 /* ---- the worker process ---- */
@@ -63,37 +61,7 @@ static void worker_stop(tr_impl *g, int kill_now, char *how, size_t n)
 {
     cut_child_end(&g->pid, &g->to_w, &g->from_w, kill_now, EXIT_GRACE_S, REAP_LIMIT_S, "Triton worker", how, n);
     g->prepared = 0;
-    g->rlen = g->rskip = 0;
-}
-
-/* The worker's environment: ours without TRITON_INTERPRET and CUTUNE_TRITON_CACHE_DIR, then the runner's. The
- * array and its two added strings are malloc'd (free with free_env); the inherited strings are environ's. */
-static char **worker_env(const tr_impl *g)
-{
-    size_t n = 0;
-    while (environ && environ[n])
-        n++;
-    char **env = cut_xcalloc(n + 3, sizeof *env);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "TRITON_INTERPRET=", 17) != 0 && strncmp(environ[i], "CUTUNE_TRITON_CACHE_DIR=", 24))
-            env[k++] = environ[i];
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_buf_printf(&b, "CUTUNE_TRITON_CACHE_DIR=%s/triton", g->cache_dir);
-    env[k++] = b.data;
-    env[k++] = g->device < 0 ? cut_xstrdup("TRITON_INTERPRET=1") : cut_xstrdup("TRITON_INTERPRET=0");
-    return env;
-}
-
-static void free_env(char **env)
-{
-    size_t n = 0;
-    while (env[n])
-        n++;
-    free(env[n - 1]);
-    free(env[n - 2]);
-    free(env);
+    cut_tr_lines_reset(&g->lines);
 }
 
 /* Starts `python worker_py --interpret | --device N` with pipes on its stdin and stdout, its stderr appended to
@@ -105,52 +73,9 @@ static int worker_spawn(tr_impl *g, cut_err *e)
     snprintf(dev_s, sizeof dev_s, "%d", g->device);
     char *argv[] = {g->python, g->worker_py, g->device < 0 ? "--interpret" : "--device", g->device < 0 ? NULL : dev_s,
                     NULL};
-    int p2c[2], c2p[2];
-    const int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (logfd < 0)
-        return cut_err_set(e, "cannot open the Triton worker's log %s: %s", log_path, strerror(errno));
-    if (pipe2(p2c, O_CLOEXEC) != 0) {
-        const int err = errno;
-        close(logfd);
-        return cut_err_set(e, "cannot create a pipe for the Triton worker: %s", strerror(err));
-    }
-    if (pipe2(c2p, O_CLOEXEC) != 0) {
-        const int err = errno;
-        close(p2c[0]);
-        close(p2c[1]);
-        close(logfd);
-        return cut_err_set(e, "cannot create a pipe for the Triton worker: %s", strerror(err));
-    }
-    char **env = worker_env(g);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t child = fork();
-    if (child == 0) { /* async-signal-safe calls only until exec; dup2 clears close-on-exec on 0, 1, 2 */
-        dup2(p2c[0], STDIN_FILENO);
-        dup2(c2p[1], STDOUT_FILENO);
-        dup2(logfd, STDERR_FILENO);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        execvpe(g->python, argv, env);
-        _exit(127);
-    }
-    const int fork_errno = errno;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    free_env(env);
-    close(p2c[0]);
-    close(c2p[1]);
-    close(logfd);
-    if (child < 0) {
-        close(p2c[1]);
-        close(c2p[0]);
-        return cut_err_set(e, "cannot start the Triton worker: fork failed: %s", strerror(fork_errno));
-    }
-    g->pid = (int)child;
-    g->to_w = p2c[1];
-    g->from_w = c2p[0];
-    g->rlen = g->rskip = 0;
+    if (cut_tr_spawn(argv, g->cache_dir, g->device < 0, log_path, &g->pid, &g->to_w, &g->from_w, e) != 0)
+        return -1;
+    cut_tr_lines_reset(&g->lines);
     g->starts++;
     return 0;
 }
@@ -164,26 +89,12 @@ static int send_line(tr_impl *g, const char *line, cut_err *e)
     return err == EPIPE ? 1 : cut_err_set(e, "writing to the Triton worker failed: %s", strerror(err));
 }
 
-/* Reads one reply line before timeout_s passes. 1: *line (NUL-terminated, in g->rbuf, valid until the next read);
+/* Reads one reply line before timeout_s passes. 1: *line (NUL-terminated, in g->lines, valid until the next read);
  * 0: end of file (the worker is gone); -1: error (e); -2: timeout. */
 static int read_line(tr_impl *g, double timeout_s, char **line, cut_err *e)
 {
-    if (g->rskip) {
-        memmove(g->rbuf, g->rbuf + g->rskip, g->rlen - g->rskip);
-        g->rlen -= g->rskip;
-        g->rskip = 0;
-    }
     const double end = cut_now_s() + timeout_s;
-    for (;;) {
-        char *nl = g->rlen ? memchr(g->rbuf, '\n', g->rlen) : NULL;
-        if (nl) {
-            *nl = '\0';
-            *line = g->rbuf;
-            g->rskip = (size_t)(nl - g->rbuf) + 1;
-            return 1;
-        }
-        if (g->rlen >= MAX_REPLY)
-            return cut_err_set(e, "the Triton worker's reply is longer than %u bytes", MAX_REPLY);
+    while (!cut_tr_lines_next(&g->lines, line)) {
         const double left = end - cut_now_s();
         if (left <= 0)
             return -2;
@@ -193,19 +104,17 @@ static int read_line(tr_impl *g, double timeout_s, char **line, cut_err *e)
             return cut_err_set(e, "waiting for the Triton worker: poll failed: %s", strerror(errno));
         if (pr <= 0)
             continue;
-        if (g->rcap - g->rlen < 4096) {
-            g->rcap = g->rcap ? 2 * g->rcap : 8192;
-            g->rbuf = cut_xrealloc(g->rbuf, g->rcap);
-        }
-        const ssize_t got = read(g->from_w, g->rbuf + g->rlen, g->rcap - g->rlen - 1);
+        const long got = cut_tr_lines_read(&g->lines, g->from_w, MAX_REPLY);
+        if (got == -2)
+            return cut_err_set(e, "the Triton worker's reply is longer than %u bytes", MAX_REPLY);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
             return cut_err_set(e, "reading from the Triton worker failed: %s", strerror(errno));
         if (got == 0)
             return 0;
-        g->rlen += (size_t)got;
     }
+    return 1;
 }
 
 /* One request and its reply: like read_line (1 with *reply, caller cJSON_Delete; 0 the worker is gone, also when
@@ -308,6 +217,7 @@ static int worker_start(tr_impl *g, cut_err *e)
     const int interp = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "interpreter"));
     snprintf(g->env.backend, sizeof g->env.backend, interp ? "triton-interp" : "triton");
     snprintf(g->env.gpu_name, sizeof g->env.gpu_name, "%s", jstr(reply, "device") ? jstr(reply, "device") : "?");
+    snprintf(g->target, sizeof g->target, "%s", jstr(reply, "target") ? jstr(reply, "target") : "");
     cJSON_Delete(reply);
     return g->have_work ? worker_prepare(g, e) : 0;
 }
@@ -470,9 +380,10 @@ static cJSON *scalar_arg(const cut_call_arg *a)
     return o;
 }
 
-/* The run request for call c whose module is at module; NULL with why (the call's own failure: COMPILE_ERROR). */
-static char *run_request(const cut_runner *r, const tr_impl *g, const cut_call *c, const char *module, char *why,
-                         size_t n)
+/* What the worker's JIT specialises a launch of call c on, as a JSON object: the entry, the header's meta-parameters,
+ * num_warps and num_stages, the arguments (buffers by name; typed: {"pointer": dtype} instead, for a compile-only
+ * worker, which holds no work). NULL with why (the call's own failure: COMPILE_ERROR). */
+static cJSON *launch_json(const tr_impl *g, const cut_call *c, int typed, char *why, size_t n)
 {
     cJSON *q = cJSON_CreateObject(), *meta = cJSON_CreateObject(), *opts = cJSON_CreateObject();
     if (parse_meta(c->src, meta, opts, why, n) != 0) {
@@ -481,20 +392,40 @@ static char *run_request(const cut_runner *r, const tr_impl *g, const cut_call *
         cJSON_Delete(opts);
         return NULL;
     }
-    cJSON_AddStringToObject(q, "op", "run");
-    cJSON_AddStringToObject(q, "module", module);
     cJSON_AddStringToObject(q, "entry", c->entry);
-    cJSON *grid = cJSON_AddArrayToObject(q, "grid");
-    for (int i = 0; i < 3; i++)
-        cJSON_AddItemToArray(grid, cJSON_CreateNumber(c->grid[i]));
     cJSON_AddItemToObject(q, "meta", meta);
     for (cJSON *o = opts->child; o; o = o->next)
         cJSON_AddNumberToObject(q, o->string, o->valuedouble);
     cJSON_Delete(opts);
     cJSON *args = cJSON_AddArrayToObject(q, "args");
-    for (int i = 0; i < c->nargs; i++)
-        cJSON_AddItemToArray(args, c->args[i].buf >= 0 ? cJSON_CreateString(g->work.bufs[c->args[i].buf].name)
-                                                       : scalar_arg(&c->args[i]));
+    for (int i = 0; i < c->nargs; i++) {
+        const cut_call_arg *a = &c->args[i];
+        cJSON *v;
+        if (a->buf < 0) {
+            v = scalar_arg(a);
+        } else if (!typed) {
+            v = cJSON_CreateString(g->work.bufs[a->buf].name);
+        } else {
+            v = cJSON_CreateObject();
+            cJSON_AddStringToObject(v, "pointer", cut_elem_name(g->work.bufs[a->buf].dtype));
+        }
+        cJSON_AddItemToArray(args, v);
+    }
+    return q;
+}
+
+/* The run request for call c whose module is at module; NULL with why (the call's own failure: COMPILE_ERROR). */
+static char *run_request(const cut_runner *r, const tr_impl *g, const cut_call *c, const char *module, char *why,
+                         size_t n)
+{
+    cJSON *q = launch_json(g, c, 0, why, n);
+    if (!q)
+        return NULL;
+    cJSON_AddStringToObject(q, "op", "run");
+    cJSON_AddStringToObject(q, "module", module);
+    cJSON *grid = cJSON_AddArrayToObject(q, "grid");
+    for (int i = 0; i < 3; i++)
+        cJSON_AddItemToArray(grid, cJSON_CreateNumber(c->grid[i]));
     cJSON *t = cJSON_AddObjectToObject(q, "timing");
     cJSON_AddNumberToObject(t, "warmup", r->timing.warmup);
     cJSON_AddNumberToObject(t, "min_repeats", r->timing.min_repeats);
@@ -588,6 +519,65 @@ static void no_reply(tr_impl *g, int rc, double timeout_s, const cut_err *err, c
     }
 }
 
+/* ---- compiling ahead (triton_ahead.h) ---- */
+
+/* The compile pool, on a GPU whose worker said its target: started once. When it cannot start, every launch
+ * compiles in the worker as before (a warning says why). */
+static void ahead_start(tr_impl *g)
+{
+    if (g->ahead || g->device < 0 || g->compile_jobs < 1 || !g->target[0])
+        return;
+    char dir[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s/ahead", g->dir);
+    cut_err e = {{0}};
+    if (cut_mkdirs(dir, &e) != 0 ||
+        !(g->ahead = cut_tr_ahead_new(g->python, g->worker_py, g->target, g->cache_dir, dir, g->compile_jobs, &e))) {
+        cut_log(CUT_LOG_WARN, "Triton runner: no compiling ahead (the worker compiles every launch): %s\n", e.msg);
+        g->compile_jobs = 0;
+    }
+}
+
+/* The compile request of call c (malloc'd) and its key: what the worker's JIT specialises the launch on. NULL when
+ * there is no pool, no source, no work held (it types the buffers: the same dtypes at every size set of a spec) or a
+ * header that does not parse (the run says so). */
+static char *ahead_request(const tr_impl *g, const cut_call *c, uint64_t *key)
+{
+    char why[160];
+    if (!g->ahead || !c->src || !g->have_work)
+        return NULL;
+    for (int i = 0; i < c->nargs; i++)
+        if (c->args[i].buf >= g->work.nbufs)
+            return NULL;
+    cJSON *q = launch_json(g, c, 1, why, sizeof why);
+    char *req = q ? cJSON_PrintUnformatted(q) : NULL;
+    cJSON_Delete(q);
+    if (req)
+        *key = cut_tr_ahead_key(c->src, req);
+    return req;
+}
+
+/* The runner's ahead(): call c queued on the compile pool. */
+static void tr_ahead(cut_runner *r, const cut_call *c)
+{
+    tr_impl *g = r->impl;
+    uint64_t key = 0;
+    char *req = ahead_request(g, c, &key);
+    if (req)
+        cut_tr_ahead_submit(g->ahead, key, c->src, req);
+    free(req);
+}
+
+/* Before call c runs: its compile ahead, when one was queued, finished first (the worker's JIT then finds it in the
+ * cache). A failed one is left to the worker, which compiles the launch again and reports the failure as its own. */
+static void ahead_wait(tr_impl *g, const cut_call *c, double timeout_s)
+{
+    uint64_t key = 0;
+    char *req = ahead_request(g, c, &key), why[400];
+    if (req && cut_tr_ahead_wait(g->ahead, key, timeout_s, why, sizeof why) < 0)
+        cut_log(CUT_LOG_DEBUG, "Triton runner: a compile ahead failed (the run reports it): %s\n", why);
+    free(req);
+}
+
 /* One call: its module written, one run request. -1 only for setup errors (no worker, the folder unwritable). */
 static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e)
 {
@@ -612,6 +602,7 @@ static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_
         return -1;
     }
     const double timeout_s = r->timing.timeout_s > 0 ? r->timing.timeout_s : 10.0;
+    ahead_wait(g, c, timeout_s);
     cJSON *reply = NULL;
     cut_err err = {{0}};
     const int rc = request(g, line, timeout_s, &reply, &err);
@@ -656,6 +647,7 @@ static void tr_destroy(cut_runner *r)
         return;
     tr_impl *g = r->impl;
     if (g) {
+        cut_tr_ahead_free(g->ahead);
         if (g->pid) {
             cut_err ignore;
             if (send_line(g, "{\"op\":\"quit\"}", &ignore) == 0)
@@ -665,7 +657,7 @@ static void tr_destroy(cut_runner *r)
         }
         cut_work_free(&g->work);
         free(g->prepare_req);
-        free(g->rbuf);
+        cut_tr_lines_free(&g->lines);
         if (g->dir[0])
             cut_remove_tree(g->dir, NULL, NULL);
         free(g);
@@ -675,7 +667,7 @@ static void tr_destroy(cut_runner *r)
 
 /* Caller frees with cut_runner_free. */
 cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int device, const cut_timing *t,
-                                  const char *cache_dir, cut_err *e)
+                                  const char *cache_dir, int compile_jobs, cut_err *e)
 {
     if (!python || !*python || !worker_py || !*worker_py || !cache_dir || !*cache_dir) {
         cut_err_set(e, "the Triton runner needs a Python, the worker script and a cache folder");
@@ -687,6 +679,7 @@ cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int
     }
     tr_impl *g = cut_xcalloc(1, sizeof *g);
     g->device = device < 0 ? -1 : device;
+    g->compile_jobs = compile_jobs;
     g->to_w = g->from_w = -1;
     if (snprintf(g->python, sizeof g->python, "%s", python) >= (int)sizeof g->python ||
         snprintf(g->worker_py, sizeof g->worker_py, "%s", worker_py) >= (int)sizeof g->worker_py ||
@@ -713,6 +706,7 @@ cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int
     r->run = tr_run;
     r->env = tr_env;
     r->destroy = tr_destroy;
+    r->ahead = tr_ahead;
     if (t)
         r->timing = *t;
     else
@@ -721,5 +715,6 @@ cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int
         tr_destroy(r);
         return NULL;
     }
+    ahead_start(g);
     return r;
 }

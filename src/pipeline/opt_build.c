@@ -150,6 +150,29 @@ static void fill_src(const kopt *ko, const vjob *j, const char *src, const cut_c
     ks->smem_dynamic = call->smem;
 }
 
+/* A Triton variant's launches handed to the runner that measures it (the k-th of a round: runner k), which compiles
+ * them ahead on its compile pool while the round goes on: at the spec's sizes, and at check_sizes where it is checked
+ * there too (their ints specialise differently: two compiles). CUDA variants compile in the loop's compile stream. */
+static void compile_ahead(kopt *ko, const char *src, const long long *vals)
+{
+    if (ko->k->lang != CUT_KS_TRITON)
+        return;
+    cut_runner *r = ko->runners[(ko->nvj - 1) % ko->nr];
+    cut_call call;
+    cut_err ignore;
+    char why[8];
+    for (int set = CUT_KS_SIZES; set <= CUT_KS_CHECK_SIZES; set++) {
+        const int skip = set == CUT_KS_CHECK_SIZES && (!ko->k->has_check_sizes ||
+                                                       !cut_kspec_allows_at(ko->k, set, vals, why, sizeof why));
+        if (skip)
+            continue;
+        if (cut_kspec_call_at(ko->k, (cut_ks_sizeset)set, vals, &call, &ignore) != 0)
+            continue;
+        call.src = src;
+        cut_runner_ahead(r, &call);
+    }
+}
+
 /* Materialises, diffs, patches and writes the variant (the loop then compiles it). Errors of the variant are its
  * status; disk errors are stashed (they end the run at the next record). */
 int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
@@ -230,8 +253,10 @@ int cut_opt_build(kopt *ko, int ticket, cut_kernel_src *ks, cut_err *e)
     ko->builds++;
     j->compiled = 1;
     j->launch = l;
-    if (j->runnable)
+    if (j->runnable) {
+        compile_ahead(ko, ks->src, vals);
         return 0;
+    }
     if (cut_opt_write_text(j->dir, "stdout.log", "", &de) != 0)
         cut_opt_stash(ko, &de);
     return -1;
