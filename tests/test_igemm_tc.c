@@ -281,6 +281,146 @@ static void test_split_k_space(void **state)
     assert_true(split > 0 && split < 40);
 }
 
+/* The fused epilogue (bias, bias and ReLU) in every dtype and layout, with and without split-K (applied once,
+ * after the slices' sum), CO odd (scalar stores, the bias guard). */
+static const hand epi_hands[] = {
+    {{1, 7, 9, 20, 16, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC, CUT_EPI_BIAS_RELU}, {0, {64, 32, 32, 32, 32, 2, 1, 16, 16, 1}}},
+    {{1, 5, 5, 24, 64, 3, 3, 1, 1, CUT_DT_BF16, CUT_NCHW, CUT_EPI_BIAS}, {0, {32, 32, 32, 32, 32, 3, 1, 0, 16, 4}}},
+    {{1, 6, 6, 12, 20, 3, 3, 2, 1, CUT_DT_TF32, CUT_NCHW, CUT_EPI_BIAS_RELU}, {0, {32, 32, 16, 32, 32, 2, 0, 4, 4, 2}}},
+    {{2, 5, 7, 17, 32, 1, 1, 1, 0, CUT_DT_TF32, CUT_NHWC, CUT_EPI_BIAS_RELU}, {0, {32, 32, 16, 32, 32, 2, 1, 16, 16, 1}}},
+    {{1, 5, 5, 40, 256, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC, CUT_EPI_BIAS}, {0, {32, 64, 64, 32, 32, 3, 1, 16, 16, 8}}},
+};
+
+static void test_emulated_epilogue(void **state)
+{
+    (void)state;
+    hand hs[CUT_ARRAY_LEN(epi_hands)];
+    memcpy(hs, epi_hands, sizeof hs);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++)
+        hs[i].s.tpl = tpl_tc();
+    cut_result res[CUT_ARRAY_LEN(hs)];
+    const int failures = run_emulated(hs, (int)CUT_ARRAY_LEN(hs), 2, res);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++) {
+        char name[256], desc[256];
+        cut_conv_name(&hs[i].c, name, sizeof name);
+        cut_sched_describe(&hs[i].s, desc, sizeof desc);
+        printf("  %s %s: %s, max error %.3g\n", name, desc, cut_status_name(res[i].status), res[i].max_abs_err);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* The epilogue as a workload property: the name's _epi_ part round-trips, the work carries the bias as a fourth
+ * buffer whose values the reference adds (and ReLU clamps), the op descriptor keeps it, the tolerance widens by
+ * one rounding, the CUDA-core templates leave it to igemm_tc, and the kernel takes the bias after the output. */
+static void test_epilogue_workload(void **state)
+{
+    (void)state;
+    cut_conv c = mkc(1, 5, 5, 6, 4, 3, 1, 1, CUT_DT_BF16, CUT_NHWC);
+    c.epilogue = CUT_EPI_BIAS_RELU;
+    char name[256];
+    cut_conv_case_name(&c, 3, name, sizeof name);
+    assert_string_equal(name, "case3_conv2d_N_1_H_5_W_5_CO_6_CI_4_KH_3_KW_3_strides_1_padding_1_dtype_bf16_layout_NHWC"
+                              "_epi_bias_relu");
+    cut_conv back;
+    int idx;
+    cut_err e = {{0}};
+    assert_int_equal(cut_conv_parse_case_name(name, &idx, &back, &e), 0);
+    assert_true(cut_conv_equal(&c, &back));
+    c.epilogue = CUT_EPI_BIAS;
+    cut_conv_case_name(&c, 1, name, sizeof name);
+    assert_non_null(strstr(name, "_layout_NHWC_epi_bias"));
+    assert_int_equal(cut_conv_parse_case_name(name, &idx, &back, &e), 0);
+    assert_int_equal(back.epilogue, CUT_EPI_BIAS);
+    assert_int_equal(cut_conv_parse_case_name("case1_conv2d_N_1_H_5_W_5_CO_6_CI_4_KH_3_KW_3_strides_1_padding_1_epi_x",
+                                              &idx, &back, &e), -1);
+    cut_conv_epilogue x;
+    assert_int_equal(cut_conv_epilogue_parse("BIAS_RELU", &x, &e), 0);
+    assert_int_equal(x, CUT_EPI_BIAS_RELU);
+    assert_int_equal(cut_conv_epilogue_parse("relu", &x, &e), -1);
+    assert_non_null(strstr(e.msg, "bias_relu"));
+
+    c.epilogue = CUT_EPI_BIAS_RELU;
+    cut_work w;
+    assert_int_equal(cut_conv_work(&c, 9, &w, &e), 0);
+    assert_int_equal(w.nbufs, 4);
+    assert_string_equal(w.bufs[3].name, "bias");
+    assert_int_equal(w.bufs[3].elems, 6);
+    assert_false(w.bufs[3].is_output);
+    assert_true(w.bufs[2].is_output);
+    cut_conv op;
+    assert_int_equal(cut_conv_of_work_op(&w.op, &op, &e), 0);
+    assert_true(cut_conv_equal(&c, &op));
+    /* ReLU: no negative reference output, and some exactly zero */
+    float *ref = malloc(cut_conv_out_elems(&c) * sizeof(float));
+    cut_elem_to_floats(w.bufs[2].dtype, w.bufs[2].data[0], cut_conv_out_elems(&c), ref);
+    int zeros = 0;
+    for (size_t i = 0; i < cut_conv_out_elems(&c); i++) {
+        assert_true(ref[i] >= 0.0f);
+        zeros += ref[i] == 0.0f;
+    }
+    assert_true(zeros > 0);
+    free(ref);
+    cut_work_free(&w);
+    double a0, r0, a1, r1;
+    cut_conv plain = c;
+    plain.epilogue = CUT_EPI_NONE;
+    cut_conv_tolerance(&plain, &a0, &r0);
+    cut_conv_tolerance(&c, &a1, &r1);
+    assert_true(a1 == a0 && r1 > r0);
+    for (int i = 0; i < cut_template_count(); i++)
+        assert_int_equal(cut_template_get(i)->applies(&c), strcmp(cut_template_get(i)->name, "igemm_tc") == 0);
+    cut_conv fp32 = c;
+    fp32.dtype = CUT_DT_FP32, fp32.layout = CUT_NCHW;
+    assert_false(cut_conv_is_default(&fp32));
+    cut_kernel_src ks;
+    const cut_sched s = mks(32, 32, 32, 32, 32, 2, 1, 8, 8);
+    if (cut_codegen_conv(&c, &s, &ks, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_int_equal(ks.nbufs, 4);
+    assert_non_null(strstr(ks.src, "#define EPI 2"));
+    assert_non_null(strstr(ks.src, "_epi_bias_relu"));
+    cut_kernel_src_free(&ks);
+}
+
+/* The value of the feature named name in f. */
+static float feature(const float *f, const char *name)
+{
+    for (int i = 0; i < CUT_FEAT_LEN; i++)
+        if (!strcmp(cut_features_name(i), name))
+            return f[i];
+    fail_msg("no feature named %s", name);
+    return 0.0f;
+}
+
+/* The cost model sees dtype, layout, epilogue, split-K, waves over the SMs, shared memory and copies per thread. */
+static void test_features(void **state)
+{
+    (void)state;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_conv c = mkc(1, 7, 7, 512, 512, 3, 1, 1, CUT_DT_FP16, CUT_NHWC);
+    cut_sched s = mks(64, 64, 64, 32, 32, 3, 1, 16, 16);
+    float f1[CUT_FEAT_LEN], f8[CUT_FEAT_LEN], ft[CUT_FEAT_LEN];
+    assert_int_equal(cut_features_conv(&c, &s, &d, -1, f1, CUT_FEAT_LEN), CUT_FEAT_LEN);
+    s.k[CUT_T_SPLITK] = 8;
+    assert_int_equal(cut_features_conv(&c, &s, &d, -1, f8, CUT_FEAT_LEN), CUT_FEAT_LEN);
+    cut_conv t = c;
+    t.dtype = CUT_DT_TF32, t.layout = CUT_NCHW, t.epilogue = CUT_EPI_BIAS_RELU;
+    cut_sched st = mks(64, 64, 32, 32, 32, 3, 1, 4, 16);
+    assert_int_equal(cut_features_conv(&t, &st, &d, -1, ft, CUT_FEAT_LEN), CUT_FEAT_LEN);
+    assert_true(feature(f1, "onehot_igemm_tc") == 1.0f);
+    assert_true(feature(f1, "input_elem_bytes") == 2.0f && feature(ft, "input_elem_bytes") == 4.0f);
+    assert_true(feature(f1, "layout_nhwc") == 1.0f && feature(ft, "layout_nhwc") == 0.0f);
+    assert_true(feature(ft, "dtype_tf32") == 1.0f && feature(ft, "epilogue") == 2.0f);
+    assert_true(feature(f1, "log2_splitk") == 0.0f && feature(f8, "log2_splitk") == 3.0f);
+    /* 1 x 8 tiles fill 8 of 132 SMs; 8 slices 64 */
+    assert_true(feature(f8, "waves") > 7.5f * feature(f1, "waves"));
+    assert_true(feature(f8, "log2_ktiles_per_block") < feature(f1, "log2_ktiles_per_block"));
+    assert_true(feature(f1, "smem_kib") > 48.0f);
+    assert_true(feature(f1, "copies_per_thread_per_ktile") > 0.0f);
+    assert_true(feature(f1, "gathered_per_thread_per_ktile") == 0.0f);
+}
+
 /* Random valid schedules of each dtype x layout on small shapes, emulated. */
 static void test_emulated_random(void **state)
 {
@@ -340,7 +480,8 @@ static void expect_plant_caught(const cut_conv *c, const cut_sched *s, const cha
 
 /* The emulated check catches a wrong im2col decode (kh and kw swapped in NHWC), a dropped zero fill, a row table
  * whose odd rows repeat the even ones (in range: a plant reading out of bounds would crash the emulation), and a
- * split-K reduction that drops the first slice. */
+ * split-K reduction that drops the first slice, and an epilogue without its ReLU or with channel 0's bias
+ * everywhere. */
 static void test_planted_bug_caught(void **state)
 {
     (void)state;
@@ -359,6 +500,10 @@ static void test_planted_bug_caught(void **state)
     cut_sched split = mks(32, 32, 32, 32, 32, 2, 1, 16, 16);
     split.k[CUT_T_SPLITK] = 4;
     expect_plant_caught(&longk, &split, "for (int q = 0; q < SPLITK; q++)", "for (int q = 1; q < SPLITK; q++)", dir);
+    cut_conv epi = c;
+    epi.epilogue = CUT_EPI_BIAS_RELU;
+    expect_plant_caught(&epi, &s, "v = fmaxf(v, 0.0f);", "", dir);
+    expect_plant_caught(&epi, &s, "bias_at(bias, n)", "bias_at(bias, 0)", dir);
     free(dir);
 }
 
@@ -490,6 +635,9 @@ int main(void)
         cmocka_unit_test(test_emulated_random),
         cmocka_unit_test(test_emulated_split_k),
         cmocka_unit_test(test_split_k_space),
+        cmocka_unit_test(test_emulated_epilogue),
+        cmocka_unit_test(test_epilogue_workload),
+        cmocka_unit_test(test_features),
         cmocka_unit_test(test_planted_bug_caught),
         cmocka_unit_test(test_large_tiles_fit),
         cmocka_unit_test(test_nvrtc_random_fp16),

@@ -26,6 +26,8 @@
  *   split-K (SPLITK > 1): slice blockIdx.z sums k tiles [z*KPS, (z+1)*KPS) and the tile's last block to arrive
  *     adds the slices' fp32 partials in slice order (deterministic; CUT_EMIT_SPLITK_TEXT, as the fp32 igemm),
  *     then stores and rounds once as above.
+ *   the fused epilogue (the workload's, EPI 1 or 2): + bias[co] (the inputs' type), then ReLU, on the fp32 sum
+ *     before the one rounding to the output type; the bias is the kernel's fourth argument.
  *   the A rows' decode (image, oh*S-P, ow*S-P, their input offset) is a shared table filled once per block; a
  *     piece decodes only its k (multiply-shift divisions by constants).
  *
@@ -189,6 +191,40 @@ static const char conv_kernel[] =
     "}\n"
     "#endif\n"
     "\n"
+    "#if EPI\n"
+    "#define EPI_ARGS , const T *__restrict__ bias\n"
+    "/* the bias of channel n (< N) as fp32 */\n"
+    "__device__ __forceinline__ float bias_at(const T *__restrict__ bias, int n)\n"
+    "{\n"
+    "#if DT == 2\n"
+    "    return bias[n];\n"
+    "#elif DT == 1\n"
+    "    return __uint_as_float((unsigned)bias[n] << 16);\n"
+    "#elif defined(CUT_EMU)\n"
+    "    return emu_val(bias[n], 0);\n"
+    "#else\n"
+    "    float f;\n"
+    "    asm(\"cvt.f32.f16 %0, %1;\\n\" : \"=f\"(f) : \"h\"(bias[n]));\n"
+    "    return f;\n"
+    "#endif\n"
+    "}\n"
+    "#else\n"
+    "#define EPI_ARGS\n"
+    "#endif\n"
+    "\n"
+    "/* the fused epilogue of output channel n on the fp32 sum v, before the one rounding to OutT: EPI 1 adds the\n"
+    " * bias, EPI 2 then applies ReLU */\n"
+    "__device__ __forceinline__ float epi(float v, const T *__restrict__ bias, int n)\n"
+    "{\n"
+    "#if EPI\n"
+    "    v += N % BN == 0 || n < N ? bias_at(bias, n) : 0.0f;\n"
+    "#if EPI == 2\n"
+    "    v = fmaxf(v, 0.0f);\n"
+    "#endif\n"
+    "#endif\n"
+    "    return v;\n"
+    "}\n"
+    "\n"
     "/* the two adjacent channels n, n+1 of output row m (NHWC: row points at pixel m; NCHW: at channel 0 of it) */\n"
     "__device__ __forceinline__ void store2(OutT *__restrict__ row, int n, float v0, float v1)\n"
     "{\n"
@@ -244,8 +280,11 @@ static const char conv_kernel[] =
     "#endif\n"
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
-    "cut_conv2d(const T *__restrict__ A, const T *__restrict__ B, OutT *__restrict__ C CUT_WS_ARGS)\n"
+    "cut_conv2d(const T *__restrict__ A, const T *__restrict__ B, OutT *__restrict__ C EPI_ARGS CUT_WS_ARGS)\n"
     "{\n"
+    "#if !EPI\n"
+    "    const T *bias = nullptr; /* epi() adds nothing */\n"
+    "#endif\n"
     "    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
     "    const int wm = warp / WARPS_N, wn = warp % WARPS_N;\n"
     "    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;\n"
@@ -276,7 +315,10 @@ static const char conv_kernel[] =
     "#endif\n"
     "#pragma unroll\n"
     "            for (int j = 0; j < NI; j++)\n"
-    "                store2(row, n0 + wn * WN + j * 8 + 2 * t, acc[i][j][2 * h], acc[i][j][2 * h + 1]);\n"
+    "            {\n"
+    "                const int n = n0 + wn * WN + j * 8 + 2 * t;\n"
+    "                store2(row, n, epi(acc[i][j][2 * h], bias, n), epi(acc[i][j][2 * h + 1], bias, n + 1));\n"
+    "            }\n"
     "        }\n"
     "}\n";
 
@@ -295,6 +337,7 @@ static void emit_defines(cut_buf *b, const cut_conv *c, const cut_sched *s, cons
                               k[CUT_T_STAGES], k[CUT_T_SWIZZLE]);
     cut_buf_printf(b, "#define CPA %d\n#define CPB %d\n#define SPLITK %d\n", k[CUT_T_CPA], k[CUT_T_CPB],
                    g->split);
+    cut_buf_printf(b, "#define EPI %d /* 0 none, 1 bias, 2 bias and ReLU */\n", (int)c->epilogue);
 }
 
 int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e)
@@ -313,6 +356,7 @@ int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_ker
     cut_emit_launch(out, g.grid, g.threads);
     out->smem_dynamic = (unsigned)g.smem_ring;
     out->tol_scale = 1.0;
+    out->nbufs = c->epilogue != CUT_EPI_NONE ? 4 : 0; /* the bias after the output */
     /* the PTX sits in #ifndef CUT_EMU branches: the host emulation runs the kernel (emu_runner reads the source) */
     out->uses_inline_ptx = 0;
     return 0;
