@@ -189,22 +189,30 @@ static const hand hands[] = {
     {{1, 7, 7, 36, 10, 3, 3, 1, 1, CUT_DT_TF32, CUT_NHWC}, {0, {32, 32, 16, 32, 32, 3, 1, 4, 4, 1}}},
 };
 
-static void test_emulated_tails(void **state)
+/* Runs n (<= 16) hand-picked igemm_tc schedules under emulation, each `repeats` times, printing each result; none
+ * may fail. */
+static void run_tc_hands(const hand *src, int n, int repeats)
 {
-    (void)state;
-    hand hs[CUT_ARRAY_LEN(hands)];
-    memcpy(hs, hands, sizeof hs);
-    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++)
+    hand hs[16];
+    cut_result res[16];
+    assert_true(n <= 16);
+    memcpy(hs, src, (size_t)n * sizeof *hs);
+    for (int i = 0; i < n; i++)
         hs[i].s.tpl = tpl_tc();
-    cut_result res[CUT_ARRAY_LEN(hands)];
-    const int failures = run_emulated(hs, (int)CUT_ARRAY_LEN(hs), 1, res);
-    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++) {
+    const int failures = run_emulated(hs, n, repeats, res);
+    for (int i = 0; i < n; i++) {
         char name[256], desc[256];
         cut_conv_name(&hs[i].c, name, sizeof name);
         cut_sched_describe(&hs[i].s, desc, sizeof desc);
         printf("  %s %s: %s, max error %.3g\n", name, desc, cut_status_name(res[i].status), res[i].max_abs_err);
     }
     assert_int_equal(failures, 0);
+}
+
+static void test_emulated_tails(void **state)
+{
+    (void)state;
+    run_tc_hands(hands, (int)CUT_ARRAY_LEN(hands), 1);
 }
 
 /* Split-K on batch 1 with a long K (7x7, CI 512, 3x3: 72 k tiles in 8 slices) and shorter ones in every dtype
@@ -222,21 +230,9 @@ static const hand split_hands[] = {
 static void test_emulated_split_k(void **state)
 {
     (void)state;
-    hand hs[CUT_ARRAY_LEN(split_hands)];
-    memcpy(hs, split_hands, sizeof hs);
-    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++)
-        hs[i].s.tpl = tpl_tc();
-    cut_result res[CUT_ARRAY_LEN(hs)];
-    const int failures = run_emulated(hs, (int)CUT_ARRAY_LEN(hs), 2, res);
-    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++) {
-        char name[256], desc[256];
-        cut_conv_name(&hs[i].c, name, sizeof name);
-        cut_sched_describe(&hs[i].s, desc, sizeof desc);
-        printf("  %s %s: %s, max error %.3g\n", name, desc, cut_status_name(res[i].status), res[i].max_abs_err);
-    }
-    assert_int_equal(failures, 0);
+    run_tc_hands(split_hands, (int)CUT_ARRAY_LEN(split_hands), 2);
     cut_igemm_tc_geom g;
-    cut_igemm_tc_geometry(&hs[0].c, &hs[0].s, &g);
+    cut_igemm_tc_geometry(&split_hands[0].c, &split_hands[0].s, &g);
     assert_int_equal(g.ktiles, 72);
     assert_int_equal(g.grid[2], 8);
     assert_int_equal(g.ws_bytes, 4L * 8 * 1 * 2 * 64 * 32); /* 8 slices of 1 x 2 tiles */
@@ -294,19 +290,7 @@ static const hand epi_hands[] = {
 static void test_emulated_epilogue(void **state)
 {
     (void)state;
-    hand hs[CUT_ARRAY_LEN(epi_hands)];
-    memcpy(hs, epi_hands, sizeof hs);
-    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++)
-        hs[i].s.tpl = tpl_tc();
-    cut_result res[CUT_ARRAY_LEN(hs)];
-    const int failures = run_emulated(hs, (int)CUT_ARRAY_LEN(hs), 2, res);
-    for (size_t i = 0; i < CUT_ARRAY_LEN(hs); i++) {
-        char name[256], desc[256];
-        cut_conv_name(&hs[i].c, name, sizeof name);
-        cut_sched_describe(&hs[i].s, desc, sizeof desc);
-        printf("  %s %s: %s, max error %.3g\n", name, desc, cut_status_name(res[i].status), res[i].max_abs_err);
-    }
-    assert_int_equal(failures, 0);
+    run_tc_hands(epi_hands, (int)CUT_ARRAY_LEN(epi_hands), 2);
 }
 
 /* The epilogue as a workload property: the name's _epi_ part round-trips, the work carries the bias as a fourth
@@ -454,15 +438,7 @@ static void expect_plant_caught(const cut_conv *c, const cut_sched *s, const cha
     cut_kernel_src ks;
     cut_err e = {{0}};
     assert_int_equal(cut_codegen_conv(c, s, &ks, &e), 0);
-    char *at = strstr(ks.src, from);
-    assert_non_null(at);
-    const size_t lf = strlen(from), lt = strlen(to), len = strlen(ks.src);
-    char *src = malloc(len - lf + lt + 1);
-    memcpy(src, ks.src, (size_t)(at - ks.src));
-    memcpy(src + (at - ks.src), to, lt);
-    strcpy(src + (at - ks.src) + lt, at + lf);
-    free(ks.src);
-    ks.src = src;
+    assert_int_equal(tu_plant(&ks.src, from, to), 0);
     cut_timing t;
     cut_timing_default(&t);
     t.warmup = 0, t.min_repeats = t.max_repeats = 1, t.min_total_ms = 0;

@@ -462,6 +462,18 @@ static void winograd_features(const cut_conv *c, const cut_sched *s, const cut_d
     f[F_XFORM_PER_FMA] = (float)(xform / step_fma);
 }
 
+/* 1 when none of s's nknobs knobs is negative and the nsizes knobs the geometry divides by are positive. */
+static int knobs_usable(const cut_sched *s, int nknobs, const int *sizes, size_t nsizes)
+{
+    for (int i = 0; i < nknobs; i++)
+        if (s->k[i] < 0)
+            return 0;
+    for (size_t i = 0; i < nsizes; i++)
+        if (s->k[sizes[i]] <= 0)
+            return 0;
+    return 1;
+}
+
 int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap)
 {
     if (cap < CUT_FEAT_LEN || s->tpl < 0 || s->tpl >= CUT_FEAT_NTPL || !cut_template_get(s->tpl))
@@ -490,30 +502,18 @@ int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits
     } else if (strcmp(t->name, "igemm") == 0) {
         static const int sizes[] = {CUT_G_BM,  CUT_G_BN,     CUT_G_BK, CUT_G_TM,     CUT_G_TN,
                                     CUT_G_WLM, CUT_G_STAGES, CUT_G_VA, CUT_G_UNROLL, CUT_G_SPLITK};
-        for (int i = 0; i < CUT_G_NKNOBS; i++)
-            if (s->k[i] < 0)
-                return -1;
-        for (size_t i = 0; i < CUT_ARRAY_LEN(sizes); i++)
-            if (s->k[sizes[i]] <= 0)
-                return -1; /* knobs the geometry divides by */
+        if (!knobs_usable(s, CUT_G_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
+            return -1;
         igemm_features(c, s, d, regs, out);
     } else if (strcmp(t->name, "winograd") == 0) {
         static const int sizes[] = {CUT_W_BCO, CUT_W_BT, CUT_W_BC, CUT_W_RCO, CUT_W_RT, CUT_W_RXI, CUT_W_UNROLL};
-        for (int i = 0; i < CUT_W_NKNOBS; i++)
-            if (s->k[i] < 0)
-                return -1;
-        for (size_t i = 0; i < CUT_ARRAY_LEN(sizes); i++)
-            if (s->k[sizes[i]] <= 0)
-                return -1; /* knobs the geometry divides by */
+        if (!knobs_usable(s, CUT_W_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
+            return -1;
         winograd_features(c, s, d, regs, out);
     } else if (strcmp(t->name, "igemm_tc") == 0) {
         static const int sizes[] = {CUT_T_BM, CUT_T_BN, CUT_T_BK, CUT_T_WM, CUT_T_WN, CUT_T_STAGES, CUT_T_SPLITK};
-        for (int i = 0; i < CUT_T_NKNOBS; i++)
-            if (s->k[i] < 0)
-                return -1;
-        for (size_t i = 0; i < CUT_ARRAY_LEN(sizes); i++)
-            if (s->k[sizes[i]] <= 0)
-                return -1; /* knobs the geometry divides by */
+        if (!knobs_usable(s, CUT_T_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
+            return -1;
         igemm_tc_features(c, s, d, regs, out);
     } else {
         /* a template without derived features yet: its knobs, so that the model can still tell schedules apart */
