@@ -77,4 +77,21 @@ static inline int tu_quick(void)
     return q && *q && strcmp(q, "0") != 0;
 }
 
+/* A planted bug: the first occurrence of from in the malloc'd text *src becomes to (*src is replaced). 0, or -1
+ * when from does not occur. */
+static inline int tu_plant(char **src, const char *from, const char *to)
+{
+    char *at = strstr(*src, from);
+    if (!at)
+        return -1;
+    const size_t lf = strlen(from), lt = strlen(to), n = strlen(*src), pre = (size_t)(at - *src);
+    char *out = malloc(n - lf + lt + 1);
+    memcpy(out, *src, pre);
+    memcpy(out + pre, to, lt);
+    strcpy(out + pre + lt, at + lf);
+    free(*src);
+    *src = out;
+    return 0;
+}
+
 #endif

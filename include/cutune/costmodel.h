@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* Length of every feature vector, whatever the template (unused slots are 0). */
-#define CUT_FEAT_LEN 64
+#define CUT_FEAT_LEN 80
 
 typedef struct cut_costmodel cut_costmodel;
 

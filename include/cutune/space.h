@@ -22,6 +22,9 @@ typedef struct cut_template {
     const char *name; /* "direct" */
     int nknobs;
     const char *const *knob_names;
+    /* NULL, or per knob the value a schedule written before the knob existed means (a record's JSON without it);
+     * an entry < 0 marks a knob every schedule must carry. */
+    const int *knob_defaults;
     /* 1 if this template applies to the workload at all (e.g. Winograd needs 3x3 stride 1). */
     int (*applies)(const cut_conv *c);
     /* Draws a random schedule; it may be invalid (callers check). */

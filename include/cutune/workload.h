@@ -21,6 +21,14 @@ const char *cut_conv_layout_name(cut_conv_layout l);
 /* Case-insensitive "nchw" or "nhwc"; anything else is an error naming both. */
 int cut_conv_layout_parse(const char *s, cut_conv_layout *l, cut_err *e);
 
+/* An optional epilogue fused after the convolution: y = conv + bias[co] (bias: CO values in the inputs' dtype),
+ * then max(y, 0) for bias_relu; computed in fp32 and rounded once to the output type. */
+typedef enum cut_conv_epilogue { CUT_EPI_NONE = 0, CUT_EPI_BIAS, CUT_EPI_BIAS_RELU, CUT_EPI_COUNT } cut_conv_epilogue;
+/* "none", "bias", "bias_relu" ("?" outside the enum). */
+const char *cut_conv_epilogue_name(cut_conv_epilogue x);
+/* Case-insensitive one of those names; anything else is an error naming them. */
+int cut_conv_epilogue_parse(const char *s, cut_conv_epilogue *x, cut_err *e);
+
 /* A convolution with square stride and symmetric zero padding. Format as the seeds: [N, H, W, CO, CI, KH, KW,
  * stride, pad]. dtype: the inputs' type (fp32: FMA on CUDA cores, as every earlier version; tf32: fp32 storage
  * rounded to tf32 by the tensor cores; fp16, bf16: 16-bit storage), always accumulated in fp32; the output is fp16
@@ -30,12 +38,13 @@ typedef struct cut_conv {
     int n, h, w, co, ci, kh, kw, stride, pad;
     cut_dtype dtype;        /* CUT_DT_FP32 (default), CUT_DT_TF32, CUT_DT_FP16, CUT_DT_BF16 */
     cut_conv_layout layout; /* CUT_NCHW (default), CUT_NHWC */
+    cut_conv_epilogue epilogue; /* CUT_EPI_NONE (default): the bias and ReLU (tensor-core template only) */
 } cut_conv;
 
 /* Storage types of the inputs (in, w) and of the output: 16-bit for fp16/bf16, f32 otherwise. */
 cut_elem cut_conv_in_elem(const cut_conv *c);
 cut_elem cut_conv_out_elem(const cut_conv *c);
-/* 1 for the default dtype and layout (fp32, NCHW): names, records and kernels as before issue 20. */
+/* 1 for the default dtype, layout and epilogue (fp32, NCHW, none): names, records and kernels as before issue 20. */
 int cut_conv_is_default(const cut_conv *c);
 
 static inline int cut_conv_oh(const cut_conv *c) { return (c->h + 2 * c->pad - c->kh) / c->stride + 1; }
@@ -60,12 +69,12 @@ int cut_conv_equal(const cut_conv *a, const cut_conv *b);
 /* Parses "N,H,W,CO,CI,KH,KW,stride,pad" (also with [ ] and spaces). Validates. */
 int cut_conv_parse(const char *s, cut_conv *c, cut_err *e);
 /* "conv2d_N_1_H_272_W_272_CO_64_CI_32_KH_3_KW_3_strides_1_padding_1", followed by "_dtype_fp16" when the dtype
- * is not fp32 and "_layout_NHWC" when the layout is not NCHW. */
+ * is not fp32, "_layout_NHWC" when the layout is not NCHW and "_epi_bias_relu" (or "_epi_bias") with an epilogue. */
 void cut_conv_name(const cut_conv *c, char *buf, size_t n);
 /* "case{idx}_" + cut_conv_name(), idx 1-based (seed 001 naming). */
 void cut_conv_case_name(const cut_conv *c, int idx, char *buf, size_t n);
-/* Parses a case file name (with or without directory and .json/.csv suffix) back into idx and shape, dtype and
- * layout (the defaults when the name has no _dtype_ / _layout_ part). */
+/* Parses a case file name (with or without directory and .json/.csv suffix) back into idx and shape, dtype,
+ * layout and epilogue (the defaults when the name has no _dtype_ / _layout_ / _epi_ part). */
 int cut_conv_parse_case_name(const char *name, int *idx, cut_conv *c, cut_err *e);
 
 /* A named list of cases (seed001, resnet18, yolov3, or a file). */
@@ -91,6 +100,9 @@ const char *cut_workloads_dir(void);
 /* Double-precision CPU reference convolution (multi-threaded) of float inputs in c's layout (16-bit inputs: their
  * values, already rounded). out has cut_conv_out_elems elements in c's layout. */
 void cut_conv_reference(const cut_conv *c, const float *in, const float *w, double *out);
+/* c's epilogue over a reference out (cut_conv_out_elems, c's layout): out + bias[co] (CO floats), then ReLU for
+ * bias_relu; nothing for none. */
+void cut_conv_reference_epilogue(const cut_conv *c, const float *bias, double *out);
 /* Tolerance of c's dtype with reduction length K = CI*KH*KW (reference.c derives each): fp32 FMA, tf32 (input
  * rounding in the tensor cores), fp16/bf16 (exact products, output rounding). */
 void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol);

@@ -59,10 +59,13 @@ int cut_cli_gemm_types(const char *dtype, const char *layout, cut_gemm *g, cut_e
     return 0;
 }
 
-int cut_cli_conv_types(const char *dtype, const char *layout, cut_conv_list *list, cut_err *e)
+int cut_cli_conv_types(const char *dtype, const char *layout, const char *epilogue, cut_conv_list *list, cut_err *e)
 {
     cut_dtype d = CUT_DT_FP32;
     cut_conv_layout l = CUT_NCHW;
+    cut_conv_epilogue x = CUT_EPI_NONE;
+    if (epilogue && cut_conv_epilogue_parse(epilogue, &x, e) != 0)
+        return cut_err_wrap(e, "option --epilogue");
     if (layout && cut_conv_layout_parse(layout, &l, e) != 0)
         return cut_err_wrap(e, "option --layout (a conv's; nn and nt are a GEMM's, with --gemm)");
     if (dtype && cut_dtype_parse(dtype, &d, e) != 0)
@@ -72,6 +75,8 @@ int cut_cli_conv_types(const char *dtype, const char *layout, cut_conv_list *lis
             list->cases[i].dtype = d;
         if (layout)
             list->cases[i].layout = l;
+        if (epilogue)
+            list->cases[i].epilogue = x;
     }
     return 0;
 }

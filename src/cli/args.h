@@ -17,9 +17,9 @@ int cut_cli_workloads(const char *conv_str, const char *list_name, cut_conv_list
 
 /* --dtype and --layout of tune and baseline mean a GEMM's (nn|nt) or a conv's (nchw|nhwc), which only the other
  * options tell: the commands keep the strings (NULL: not given) and apply them once the op is known. Each is an
- * error naming its option; the conv form sets every case of the list. */
+ * error naming its option; the conv form sets every case of the list (and --epilogue, a conv's only). */
 int cut_cli_gemm_types(const char *dtype, const char *layout, cut_gemm *g, cut_err *e);
-int cut_cli_conv_types(const char *dtype, const char *layout, cut_conv_list *list, cut_err *e);
+int cut_cli_conv_types(const char *dtype, const char *layout, const char *epilogue, cut_conv_list *list, cut_err *e);
 
 /* cutune's cache folder, where NVRTC cubins and (under sub "emu") the emulator's host-compiled kernels are kept:
  * $COMPILE_CACHE_DIR when set (seed 002's name), else the per-user cut_default_cache_dir ($XDG_CACHE_HOME/cutune,

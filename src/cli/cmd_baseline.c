@@ -24,6 +24,7 @@ static const char usage_text[] =
     "  --outdir DIR   where tuningrecords/ is (default .)\n"
     "  --json FILE    append one JSON object per case to FILE\n"
     "  --dtype D      fp32 (default: cuDNN's FMA and TF32 math both), tf32, fp16 or bf16;  --layout nchw|nhwc\n"
+    "  --epilogue E   none (default); bias and bias_relu have no cuDNN baseline yet (refused with a sentence)\n"
     "GEMM (the best vendor GEMM: cuBLAS GemmEx and cuBLASLt heuristic + enumerated algorithms, same harness):\n"
     "  --gemm WORDS   seed 004's words, e.g. --gemm M=4096 N=4096 K=4096 (also --m/--n/--k N)\n"
     "  --layout L     nn (default) or nt;  --dtype D   fp32 (default), tf32, fp16 or bf16\n"
@@ -94,6 +95,7 @@ int cut_cmd_baseline(int argc, char **argv)
 {
     const char *list_name = "seed001", *conv_str = NULL, *outdir = ".", *json_path = NULL;
     const char *dtype = NULL, *layout = NULL; /* a GEMM's or a conv's: applied once the op is known */
+    const char *epilogue = NULL;              /* a conv's fused epilogue: none, bias, bias_relu */
     int case_sel = 0, gpu = 0, gemm_given = 0, gemm_trials = 0, vendor_given = 0;
     cut_err e = {{0}};
     cut_gemm gemm;
@@ -114,6 +116,8 @@ int cut_cmd_baseline(int argc, char **argv)
             rc = cut_arg_str(argc, argv, &i, &dtype, &e);
         } else if (!strcmp(a, "--layout")) {
             rc = cut_arg_str(argc, argv, &i, &layout, &e);
+        } else if (!strcmp(a, "--epilogue")) {
+            rc = cut_arg_str(argc, argv, &i, &epilogue, &e);
         } else if (!strcmp(a, "--outdir")) {
             rc = cut_arg_str(argc, argv, &i, &outdir, &e);
         } else if (!strcmp(a, "--json")) {
@@ -150,7 +154,7 @@ int cut_cmd_baseline(int argc, char **argv)
         return cut_baseline_gemm(&gemm, &vo, gpu, outdir, json_path);
     }
     cut_conv_list list;
-    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0 || cut_cli_conv_types(dtype, layout, &list, &e) != 0) {
+    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0 || cut_cli_conv_types(dtype, layout, epilogue, &list, &e) != 0) {
         cut_conv_list_free(&list);
         fprintf(stderr, "cutune baseline: %s\n", e.msg);
         return CUT_EXIT_USAGE;

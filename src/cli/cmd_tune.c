@@ -27,6 +27,8 @@ static const char usage_text[] =
     "                      several sizes; t= is the trial count; O= is accepted and ignored)\n"
     "  --m N --n N --k N   the same GEMM sizes as long flags\n"
     "  --layout L          conv layout nchw (default) or nhwc; with a GEMM: nn (default; B is KxN) or nt (B is NxK)\n"
+    "  --epilogue E        conv: none (default), bias or bias_relu, fused after the convolution (+ bias per CO in\n"
+    "                      the dtype, then ReLU); tensor-core dtypes only (the igemm_tc template)\n"
     "  --dtype D           input type fp32 (default), tf32, fp16 or bf16 (conv and GEMM; fp32 accumulate)\n"
     "  --tpl T             GEMM templates to search: simt, mma, wgmma, a comma list, or all (default: every\n"
     "                      template that computes the dtype on this device); GEMM logs go to\n"
@@ -459,6 +461,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
                *compile_on = NULL;
     const char *scheduler = "sequential";
     const char *dtype = NULL, *layout = NULL; /* a GEMM's or a conv's: applied once the op is known */
+    const char *epilogue = NULL;              /* a conv's fused epilogue: none, bias, bias_relu */
     long long seed = 1;
     double timeout = 10;
     cut_err e = {{0}};
@@ -493,6 +496,8 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
             rc = cut_arg_str(argc, argv, &i, &dtype, &e);
         } else if (!strcmp(a, "--layout")) {
             rc = cut_arg_str(argc, argv, &i, &layout, &e);
+        } else if (!strcmp(a, "--epilogue")) {
+            rc = cut_arg_str(argc, argv, &i, &epilogue, &e);
         } else if (!strcmp(a, "--backend")) {
             rc = cut_arg_str(argc, argv, &i, &backend, &e);
         } else if (!strcmp(a, "--compile-on")) {
@@ -624,7 +629,7 @@ static int tune_cmd(int argc, char **argv, cut_cli_idle *idle)
 
     /* Workloads. */
     cut_conv_list list;
-    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0 || cut_cli_conv_types(dtype, layout, &list, &e) != 0) {
+    if (cut_cli_workloads(conv_str, list_name, &list, &e) != 0 || cut_cli_conv_types(dtype, layout, epilogue, &list, &e) != 0) {
         fprintf(stderr, "cutune tune: %s\n", e.msg);
         cut_conv_list_free(&list);
         return CUT_EXIT_USAGE;

@@ -29,6 +29,40 @@
     "#define ST_VN(p, s) *(p) = (s)[0]\n" \
     "#endif\n"
 
+/* CUDA C text of split-K by the last-arriving block (the fp32 igemm, igemm_tc), given SPLITK, WS_FLOATS (fp32
+ * partials of all slices) and WS_TILES (output tiles, one counter each). The workspace is a static __device__
+ * array and the counters another (zero at module load), or, with CUT_WS_PARAM defined (an exported kernel), the
+ * kernel's trailing arguments CUT_WS_ARGS. cut_splitk_last(cnt, tid), called by every thread of a block once its
+ * partial is written: true in the last block of the tile to arrive, which then sums every slice's partial in
+ * slice order (bitwise the same whichever block comes last) and writes *cnt = 0 for the next launch. No block
+ * waits for another and no atomics touch the output. */
+#define CUT_EMIT_SPLITK_TEXT \
+    "#if SPLITK > 1 && defined(CUT_WS_PARAM)\n" \
+    "/* exported: the caller's workspace, WS_FLOATS floats of partials then WS_TILES counters (zero) */\n" \
+    "#define CUT_WS_ARGS , float *cut_ws, unsigned int *cut_cnt\n" \
+    "#elif SPLITK > 1\n" \
+    "static __device__ float cut_ws[WS_FLOATS];        /* partial C tiles of every slice */\n" \
+    "static __device__ unsigned int cut_cnt[WS_TILES]; /* slices done per tile; zero between launches */\n" \
+    "#define CUT_WS_ARGS\n" \
+    "#else\n" \
+    "#define CUT_WS_ARGS\n" \
+    "#endif\n" \
+    "#if SPLITK > 1\n" \
+    "__device__ __forceinline__ bool cut_splitk_last(unsigned int *cnt, int tid)\n" \
+    "{\n" \
+    "    __shared__ int s_last;\n" \
+    "    __threadfence(); /* this thread's partial is visible before the block counts itself in */\n" \
+    "    __syncthreads();\n" \
+    "    if (tid == 0)\n" \
+    "        s_last = atomicAdd(cnt, 1u) == SPLITK - 1;\n" \
+    "    __syncthreads();\n" \
+    "    if (!s_last)\n" \
+    "        return false;\n" \
+    "    __threadfence(); /* the other slices' partials are read after their counts */\n" \
+    "    return true;\n" \
+    "}\n" \
+    "#endif\n"
+
 /* CUDA C text of the same templates' inner loop over one shared-memory k tile of buffer cb (an int in scope): each
  * thread loads its TM values of A and TN of B (LDS_VM / LDS_VN) and accumulates their outer product into acc. */
 #define CUT_EMIT_OUTER_PRODUCT \

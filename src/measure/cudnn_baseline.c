@@ -182,6 +182,11 @@ int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, s
     cut_wk_get_tensors(w, &t);
     if (!t.conv)
         return cut_err_set(e, "cuDNN baseline: no workload prepared");
+    if (t.conv->epilogue != CUT_EPI_NONE)
+        return cut_err_set(e, "cuDNN baseline: no baseline of the fused %s epilogue yet (cuDNN's "
+                              "cudnnConvolutionBiasActivationForward is to come); measure the convolution alone "
+                              "with --epilogue none",
+                           cut_conv_epilogue_name(t.conv->epilogue));
     void **slot = cut_wk_cudnn_slot(w);
     if (!*slot && !(*slot = dnn_load(e)))
         return -1;

@@ -47,8 +47,8 @@ int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_ca
     c->tol_scale = ks->tol_scale;
     c->gpu_only = ks->uses_inline_ptx;
     c->arch_a = ks->arch_a;
-    c->nargs = 3;
-    for (int i = 0; i < 3; i++) {
+    c->nargs = ks->nbufs > 3 && ks->ntma == 0 ? ks->nbufs : 3;
+    for (int i = 0; i < c->nargs; i++) {
         c->args[i].buf = i;
         if (i < ks->ntma) { /* the maps of the work's first two buffers (A and B), by value */
             c->args[i].tma = 1;

@@ -152,8 +152,14 @@ int cut_wp_work_op(const cut_work *w, cut_conv *conv, cut_gemm *gemm, cut_err *e
     const size_t want[3] = {is_conv ? cut_conv_in_elems(conv) : cut_gemm_a_elems(gemm),
                             is_conv ? cut_conv_w_elems(conv) : cut_gemm_b_elems(gemm),
                             is_conv ? cut_conv_out_elems(conv) : cut_gemm_c_elems(gemm)};
-    if (w->nbufs != 3)
-        return cut_err_set(e, "PREPARE_WORK: a %s work has %d buffers (two inputs and the output)", what, w->nbufs);
+    /* a conv with an epilogue has a fourth buffer, its bias: CO inputs of the inputs' type */
+    const int nbufs = is_conv && conv->epilogue != CUT_EPI_NONE ? 4 : 3;
+    if (w->nbufs != nbufs)
+        return cut_err_set(e, "PREPARE_WORK: a %s work has %d buffers (two inputs and the output%s)", what, w->nbufs,
+                           nbufs == 4 ? ", then the epilogue's bias" : "");
+    if (nbufs == 4 && (w->bufs[3].is_output || w->bufs[3].dtype != in || w->bufs[3].elems != (size_t)conv->co))
+        return cut_err_set(e, "PREPARE_WORK: buffer 3 ('%s') is not the epilogue's bias (%s input of CO=%d)",
+                           w->bufs[3].name, cut_elem_name(in), conv->co);
     for (int i = 0; i < 3; i++)
         if (w->bufs[i].is_output != (i == 2) || w->bufs[i].dtype != (i < 2 ? in : out) ||
             w->bufs[i].elems != want[i])

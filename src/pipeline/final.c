@@ -184,6 +184,8 @@ void cut_final_json(FILE *f, const cut_conv *c, int case_idx, int trials, double
     /* issue 20's fields only where they say something, so that fp32 NCHW lines stay as they were */
     if (!cut_conv_is_default(c))
         fprintf(f, ",\"dtype\":\"%s\",\"layout\":\"%s\"", cut_dtype_name(c->dtype), cut_conv_layout_name(c->layout));
+    if (c->epilogue != CUT_EPI_NONE)
+        fprintf(f, ",\"epilogue\":\"%s\"", cut_conv_epilogue_name(c->epilogue));
     if (fin->vendor_tf32_ms > 0)
         fprintf(f, ",\"cudnn_tf32_ms\":%.6f,\"cudnn_tf32_algo\":\"%s\"", fin->vendor_tf32_ms, fin->vendor_tf32_algo);
     fputs("}\n", f);

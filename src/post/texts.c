@@ -28,20 +28,32 @@ void cut_export_smem_optin_text(cut_buf *b, const cut_kernel_src *ks, const char
                        qualified);
 }
 
+/* The value of k's knob `name`, or dflt when its template has none. */
+static int knob(const cut_export_kernel *k, const char *name, int dflt)
+{
+    const cut_template *t = cut_template_get(k->sched.tpl);
+    for (int i = 0; t && i < t->nknobs; i++)
+        if (!strcmp(t->knob_names[i], name))
+            return k->sched.k[i];
+    return dflt;
+}
+
 int cut_export_workspace(const cut_export_kernel *k, size_t *partial_floats, size_t *counters)
 {
     const cut_template *t = cut_template_get(k->sched.tpl);
-    int split = 1;
-    for (int i = 0; t && !strcmp(t->name, "igemm") && i < t->nknobs; i++)
-        if (!strcmp(t->knob_names[i], "splitk"))
-            split = k->sched.k[i];
+    const int split = knob(k, "splitk", 1);
     *partial_floats = *counters = 0;
-    if (split <= 1)
+    if (split <= 1 || !t)
         return 0;
     const cut_conv *c = &k->conv;
-    /* the kernel's SPLITK * CO * NG partials and one counter per output tile (its grid: N tiles x M tiles) */
-    *partial_floats = (size_t)split * (size_t)c->co * (size_t)c->n * (size_t)cut_conv_oh(c) * (size_t)cut_conv_ow(c);
+    /* one counter per output tile (the grid: N tiles x M tiles x slices); the partials: the igemm's SPLITK * CO *
+     * NG, igemm_tc's SPLITK whole (overhanging) BM x BN tiles */
     *counters = (size_t)k->ks.grid[0] * k->ks.grid[1];
+    if (!strcmp(t->name, "igemm_tc"))
+        *partial_floats = (size_t)split * *counters * (size_t)knob(k, "bm", 0) * (size_t)knob(k, "bn", 0);
+    else
+        *partial_floats =
+            (size_t)split * (size_t)c->co * (size_t)c->n * (size_t)cut_conv_oh(c) * (size_t)cut_conv_ow(c);
     return 1;
 }
 

@@ -103,12 +103,15 @@ void cut_rec_add_num(cJSON *o, const char *key, double v)
     cJSON_AddRawToObject(o, key, buf);
 }
 
-/* The workload's dtype (its "dtype" string, read into r->dtype) and optional "layout" (NCHW when absent) into
- * r->conv. */
+/* The workload's dtype (its "dtype" string, read into r->dtype), optional "epilogue" (none when absent) and
+ * optional "layout" (NCHW when absent) into r->conv. */
 static int rec_conv_dtype_layout(const cJSON *wl, cut_record *r, cut_err *e)
 {
     if (cut_dtype_parse(r->dtype, &r->conv.dtype, e) != 0)
         return cut_err_wrap(e, "record field 'workload.dtype'");
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(wl, "epilogue");
+    if (x && (!cJSON_IsString(x) || cut_conv_epilogue_parse(x->valuestring, &r->conv.epilogue, e) != 0))
+        return cut_err_set(e, "record field 'workload.epilogue' must be \"bias\" or \"bias_relu\"");
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(wl, "layout");
     if (!l)
         return 0;
@@ -137,6 +140,8 @@ void cut_record_to_json(const cut_record *r, cut_buf *b)
     cut_rec_add_str(wl, "dtype", c->dtype != CUT_DT_FP32 ? cut_dtype_name(c->dtype) : r->dtype[0] ? r->dtype : "fp32");
     if (c->layout != CUT_NCHW) /* absent for NCHW: the lines of earlier versions */
         cut_rec_add_str(wl, "layout", cut_conv_layout_name(c->layout));
+    if (c->epilogue != CUT_EPI_NONE) /* absent without one, likewise */
+        cut_rec_add_str(wl, "epilogue", cut_conv_epilogue_name(c->epilogue));
 
     char sj[4096];
     cJSON *so = NULL;

@@ -56,6 +56,23 @@ int cut_conv_layout_parse(const char *s, cut_conv_layout *l, cut_err *e)
     return cut_err_set(e, "unknown conv layout '%s': use nchw or nhwc", s);
 }
 
+static const char *const epilogue_names[CUT_EPI_COUNT] = {"none", "bias", "bias_relu"};
+
+const char *cut_conv_epilogue_name(cut_conv_epilogue x)
+{
+    return (unsigned)x < CUT_EPI_COUNT ? epilogue_names[x] : "?";
+}
+
+int cut_conv_epilogue_parse(const char *s, cut_conv_epilogue *x, cut_err *e)
+{
+    for (int i = 0; i < CUT_EPI_COUNT; i++)
+        if (strcasecmp(s, epilogue_names[i]) == 0) {
+            *x = (cut_conv_epilogue)i;
+            return 0;
+        }
+    return cut_err_set(e, "unknown conv epilogue '%s': use none, bias or bias_relu", s);
+}
+
 cut_elem cut_conv_in_elem(const cut_conv *c)
 {
     return c->dtype == CUT_DT_FP16 ? CUT_EL_F16 : c->dtype == CUT_DT_BF16 ? CUT_EL_BF16 : CUT_EL_F32;
@@ -64,7 +81,10 @@ cut_elem cut_conv_in_elem(const cut_conv *c)
 /* fp16/bf16 results are rounded to the input type (what a network's next layer reads); tf32 and fp32 stay fp32. */
 cut_elem cut_conv_out_elem(const cut_conv *c) { return cut_conv_in_elem(c); }
 
-int cut_conv_is_default(const cut_conv *c) { return c->dtype == CUT_DT_FP32 && c->layout == CUT_NCHW; }
+int cut_conv_is_default(const cut_conv *c)
+{
+    return c->dtype == CUT_DT_FP32 && c->layout == CUT_NCHW && c->epilogue == CUT_EPI_NONE;
+}
 
 double cut_conv_bytes(const cut_conv *c)
 {
@@ -105,7 +125,7 @@ int cut_conv_equal(const cut_conv *a, const cut_conv *b)
 {
     return a->n == b->n && a->h == b->h && a->w == b->w && a->co == b->co && a->ci == b->ci && a->kh == b->kh &&
            a->kw == b->kw && a->stride == b->stride && a->pad == b->pad && a->dtype == b->dtype &&
-           a->layout == b->layout;
+           a->layout == b->layout && a->epilogue == b->epilogue;
 }
 
 int cut_conv_validate(const cut_conv *c, cut_err *e)
@@ -123,6 +143,8 @@ int cut_conv_validate(const cut_conv *c, cut_err *e)
         return cut_err_set(e, "conv2d dtype %d is unknown (fp32, tf32, fp16, bf16)", (int)c->dtype);
     if ((unsigned)c->layout >= CUT_LAYOUT_COUNT)
         return cut_err_set(e, "conv2d layout %d is unknown (NCHW, NHWC)", (int)c->layout);
+    if ((unsigned)c->epilogue >= CUT_EPI_COUNT)
+        return cut_err_set(e, "conv2d epilogue %d is unknown (none, bias, bias_relu)", (int)c->epilogue);
     /* Output sizes are computed in int (cut_conv_oh/ow): the padded extents must fit. */
     if ((int64_t)c->h + 2 * (int64_t)c->pad > INT_MAX || (int64_t)c->w + 2 * (int64_t)c->pad > INT_MAX)
         return cut_err_set(e, "conv2d field pad is %d: the padded input (H or W + 2*pad) exceeds 2^31 - 1", c->pad);
@@ -230,7 +252,9 @@ void cut_conv_name(const cut_conv *c, char *buf, size_t n)
     if (c->dtype != CUT_DT_FP32 && len >= 0 && (size_t)len < n)
         len += snprintf(buf + len, n - (size_t)len, "_dtype_%s", cut_dtype_name(c->dtype));
     if (c->layout != CUT_NCHW && len >= 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, "_layout_%s", cut_conv_layout_name(c->layout));
+        len += snprintf(buf + len, n - (size_t)len, "_layout_%s", cut_conv_layout_name(c->layout));
+    if (c->epilogue != CUT_EPI_NONE && len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, "_epi_%s", cut_conv_epilogue_name(c->epilogue));
 }
 
 void cut_conv_case_name(const cut_conv *c, int idx, char *buf, size_t n)
@@ -261,7 +285,7 @@ static int match_lit_int(const char **p, const char *lit, int *out)
     return 0;
 }
 
-/* The optional "_dtype_<name>" then "_layout_<name>" parts of a case name, each one only when not the default
+/* The optional "_dtype_<name>", "_layout_<name>" then "_epi_<name>" parts of a case name, each one only when not the default
  * (the name cut_conv_name writes); c keeps the defaults for a missing part. -1 on a part that names nothing known
  * or a default written out. */
 static int match_dtype_layout(const char **p, cut_conv *c)
@@ -280,10 +304,21 @@ static int match_dtype_layout(const char **p, cut_conv *c)
         *p = q + strlen(cut_dtype_name(c->dtype));
     }
     if (strncmp(*p, "_layout_", 8) == 0) {
-        if (strcmp(*p + 8, layout_names[CUT_NHWC]) != 0)
+        const size_t l = strlen(layout_names[CUT_NHWC]);
+        if (strncmp(*p + 8, layout_names[CUT_NHWC], l) != 0 || ((*p)[8 + l] != 0 && (*p)[8 + l] != '_'))
             return -1;
         c->layout = CUT_NHWC;
-        *p += 8 + strlen(layout_names[CUT_NHWC]);
+        *p += 8 + l;
+    }
+    if (strncmp(*p, "_epi_", 5) == 0) {
+        /* the longest name first: "bias" is a prefix of "bias_relu" */
+        for (int i = CUT_EPI_COUNT - 1; i > CUT_EPI_NONE; i--)
+            if (strcmp(*p + 5, epilogue_names[i]) == 0) {
+                c->epilogue = (cut_conv_epilogue)i;
+                *p += 5 + strlen(epilogue_names[i]);
+                return 0;
+            }
+        return -1;
     }
     return 0;
 }

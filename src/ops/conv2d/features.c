@@ -38,6 +38,12 @@ enum {
     /* algorithm: direct multiplications per multiplication done (1; Winograd F(2x2) 2.25, F(4x4) 4), and the
      * transform operations (loads, flops, stores of the input/filter/output transforms) per GEMM FMA */
     F_MUL_SAVING = F_KNOB0 + CUT_MAX_KNOBS, F_XFORM_PER_FMA,
+    /* the workload's types (issue 20): bytes per input element, tensor cores, tf32 / bf16 (fp16 is neither),
+     * NHWC, the fused epilogue (0 none, 1 bias, 2 bias and ReLU); and the tensor-core template's own quantities:
+     * split-K slices (log2), copies per thread per k tile (cp.async pieces and gathered elements), the gathered
+     * ones among them, k tiles per block (log2) */
+    F_ELEM_BYTES, F_TENSOR_CORE, F_TF32, F_BF16, F_NHWC, F_EPILOGUE,
+    F_LOG_SPLITK, F_COPIES_PER_THREAD, F_GATHERED_PER_THREAD, F_LOG_KTILES_BLOCK,
     F_END
 };
 
@@ -64,6 +70,10 @@ static const char *const names[CUT_FEAT_LEN] = {
     [F_STAGE_W_SECTORS] = "stage_w_sectors_per_warp", [F_SMEM_IN_CONFLICT] = "smem_in_bank_conflict",
     [F_SMEM_W_CONFLICT] = "smem_w_bank_conflict", [F_LOG_WARP_SMEM_READS] = "log2_warp_smem_floats_per_step",
     [F_MUL_SAVING] = "mul_saving", [F_XFORM_PER_FMA] = "transform_ops_per_fma",
+    [F_ELEM_BYTES] = "input_elem_bytes", [F_TENSOR_CORE] = "tensor_core", [F_TF32] = "dtype_tf32",
+    [F_BF16] = "dtype_bf16", [F_NHWC] = "layout_nhwc", [F_EPILOGUE] = "epilogue",
+    [F_LOG_SPLITK] = "log2_splitk", [F_COPIES_PER_THREAD] = "copies_per_thread_per_ktile",
+    [F_GATHERED_PER_THREAD] = "gathered_per_thread_per_ktile", [F_LOG_KTILES_BLOCK] = "log2_ktiles_per_block",
 };
 
 const char *cut_features_name(int i)
@@ -261,6 +271,20 @@ static void direct_features(const cut_conv *c, const cut_sched *s, const cut_dev
 }
 
 /* Implicit GEMM (space/igemm.c, codegen/igemm.c): M = CO, N = batch*OH*OW, K = CI*KH*KW in BM x BN x BK tiles. */
+/* The work and resources of a GEMM-like block (the implicit GEMMs): threads, accumulators per thread, a block
+ * tile of block_out outputs over kblock of K, blocks in the grid, then occupancy and waves (resources). */
+static void gemm_block_features(float *f, const cut_devlimits *d, int threads, int acc, double block_out,
+                                double kblock, double blocks, int regs, int smem_bytes)
+{
+    f[F_LOG_THREADS] = lg(threads);
+    f[F_LOG_ACC] = lg(acc);
+    f[F_LOG_BLOCK_OUT] = lg(block_out);
+    f[F_LOG_FMA_THREAD] = lg(acc * kblock);
+    f[F_LOG_FMA_BLOCK] = lg(block_out * kblock);
+    f[F_LOG_BLOCKS] = lg(blocks);
+    resources(f, d, threads, regs, smem_bytes, blocks);
+}
+
 static void igemm_features(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *f)
 {
     const int *k = s->k;
@@ -271,14 +295,9 @@ static void igemm_features(const cut_conv *c, const cut_sched *s, const cut_devl
     const int threads = g.threads > 0 ? g.threads : 1, acc = g.acc > 0 ? g.acc : 1;
     const double kblock = (double)g.kps * bk; /* K handled by one block (one split-K slice) */
 
-    f[F_LOG_THREADS] = lg(threads);
-    f[F_LOG_ACC] = lg(acc);
-    f[F_LOG_BLOCK_OUT] = lg((double)bm * bn);
-    f[F_LOG_FMA_THREAD] = lg(acc * kblock);
-    f[F_LOG_FMA_BLOCK] = lg((double)bm * bn * kblock);
     double blocks = (double)g.grid[0] * g.grid[1] * g.grid[2];
-    f[F_LOG_BLOCKS] = lg(blocks);
-    resources(f, d, threads, regs > 0 ? regs : g.regs_est, g.smem_bytes, blocks);
+    gemm_block_features(f, d, threads, acc, (double)bm * bn, kblock, blocks, regs > 0 ? regs : g.regs_est,
+                        g.smem_bytes);
 
     /* one BK step: BM x BN x BK FMAs from (BM + BN) x BK staged floats */
     f[F_LOG_INTENSITY] = lg(2.0 * bm * bn / (4.0 * (bm + bn)));
@@ -313,6 +332,36 @@ static void igemm_features(const cut_conv *c, const cut_sched *s, const cut_devl
     f[F_LOG_WARP_SMEM_READS] = lg((double)wlm * tm + (32.0 / wlm) * tn);
 
     for (int i = 0; i < CUT_G_NKNOBS && i < CUT_MAX_KNOBS; i++)
+        f[F_KNOB0 + i] = lg(1.0 + k[i]);
+}
+
+/* The tensor-core implicit GEMM (igemm_tc_space.c): the mma GEMM's tile quantities over the convolution's GEMM,
+ * its waves over the SMs with split-K's slices, shared memory (ring and row table), copies per thread. */
+static void igemm_tc_features(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *f)
+{
+    const int *k = s->k;
+    cut_igemm_tc_geom g;
+    cut_igemm_tc_geometry(c, s, &g);
+    const int bm = k[CUT_T_BM], bn = k[CUT_T_BN], bk = k[CUT_T_BK];
+    const int threads = g.threads > 0 ? g.threads : 1, acc = g.acc > 0 ? g.acc : 1;
+    const double kblock = (double)g.kps * bk; /* K of one block (one split-K slice) */
+    const double blocks = (double)g.grid[0] * g.grid[1] * g.grid[2];
+    gemm_block_features(f, d, threads, acc, (double)bm * bn, kblock, blocks, regs > 0 ? regs : g.regs_est,
+                        g.smem_bytes);
+    /* one k tile: BM x BN x BK MACs from (BM + BN) x BK staged elements */
+    f[F_LOG_INTENSITY] = lg(2.0 * bm * bn / ((double)g.elem * (bm + bn)));
+    f[F_GLOBAL_LOADS_PER_FMA] = (float)((double)(bm + bn) / ((double)bm * bn));
+    f[F_STAGE_PER_FMA] = (float)((double)(bm + bn) / ((double)threads * acc));
+    f[F_LOG_FMA_PER_SYNC] = lg((double)acc * bk);
+    f[F_VEC] = (float)CUT_MIN(k[CUT_T_CPA], k[CUT_T_CPB]);
+    f[F_LOG_RED_STEPS] = lg(g.kps);
+    f[F_TILE_EFF] = (float)((double)g.gm * g.gn / ((double)g.grid[1] * bm * g.grid[0] * bn));
+    f[F_RED_EFF] = (float)((double)g.gk / ((double)g.ktiles * bk));
+    f[F_LOG_SPLITK] = lg(g.split);
+    f[F_COPIES_PER_THREAD] = (float)(g.a_units + g.b_units);
+    f[F_GATHERED_PER_THREAD] = (float)((k[CUT_T_CPA] ? 0 : g.a_units) + (k[CUT_T_CPB] ? 0 : g.b_units));
+    f[F_LOG_KTILES_BLOCK] = lg(g.kps);
+    for (int i = 0; i < CUT_T_NKNOBS && i < CUT_MAX_KNOBS; i++)
         f[F_KNOB0 + i] = lg(1.0 + k[i]);
 }
 
@@ -413,6 +462,18 @@ static void winograd_features(const cut_conv *c, const cut_sched *s, const cut_d
     f[F_XFORM_PER_FMA] = (float)(xform / step_fma);
 }
 
+/* 1 when none of s's nknobs knobs is negative and the nsizes knobs the geometry divides by are positive. */
+static int knobs_usable(const cut_sched *s, int nknobs, const int *sizes, size_t nsizes)
+{
+    for (int i = 0; i < nknobs; i++)
+        if (s->k[i] < 0)
+            return 0;
+    for (size_t i = 0; i < nsizes; i++)
+        if (s->k[sizes[i]] <= 0)
+            return 0;
+    return 1;
+}
+
 int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap)
 {
     if (cap < CUT_FEAT_LEN || s->tpl < 0 || s->tpl >= CUT_FEAT_NTPL || !cut_template_get(s->tpl))
@@ -426,6 +487,12 @@ int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits
     out[F_LOG_KHW] = lg((double)c->kh * c->kw);
     out[F_STRIDE] = (float)c->stride;
     out[F_MUL_SAVING] = 1.0f;
+    out[F_ELEM_BYTES] = (float)cut_elem_size(cut_conv_in_elem(c));
+    out[F_TENSOR_CORE] = c->dtype != CUT_DT_FP32;
+    out[F_TF32] = c->dtype == CUT_DT_TF32;
+    out[F_BF16] = c->dtype == CUT_DT_BF16;
+    out[F_NHWC] = c->layout == CUT_NHWC;
+    out[F_EPILOGUE] = (float)c->epilogue;
     const cut_template *t = cut_template_get(s->tpl);
     if (strcmp(t->name, "direct") == 0) {
         for (int i = 0; i < CUT_D_NKNOBS; i++)
@@ -435,22 +502,19 @@ int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits
     } else if (strcmp(t->name, "igemm") == 0) {
         static const int sizes[] = {CUT_G_BM,  CUT_G_BN,     CUT_G_BK, CUT_G_TM,     CUT_G_TN,
                                     CUT_G_WLM, CUT_G_STAGES, CUT_G_VA, CUT_G_UNROLL, CUT_G_SPLITK};
-        for (int i = 0; i < CUT_G_NKNOBS; i++)
-            if (s->k[i] < 0)
-                return -1;
-        for (size_t i = 0; i < CUT_ARRAY_LEN(sizes); i++)
-            if (s->k[sizes[i]] <= 0)
-                return -1; /* knobs the geometry divides by */
+        if (!knobs_usable(s, CUT_G_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
+            return -1;
         igemm_features(c, s, d, regs, out);
     } else if (strcmp(t->name, "winograd") == 0) {
         static const int sizes[] = {CUT_W_BCO, CUT_W_BT, CUT_W_BC, CUT_W_RCO, CUT_W_RT, CUT_W_RXI, CUT_W_UNROLL};
-        for (int i = 0; i < CUT_W_NKNOBS; i++)
-            if (s->k[i] < 0)
-                return -1;
-        for (size_t i = 0; i < CUT_ARRAY_LEN(sizes); i++)
-            if (s->k[sizes[i]] <= 0)
-                return -1; /* knobs the geometry divides by */
+        if (!knobs_usable(s, CUT_W_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
+            return -1;
         winograd_features(c, s, d, regs, out);
+    } else if (strcmp(t->name, "igemm_tc") == 0) {
+        static const int sizes[] = {CUT_T_BM, CUT_T_BN, CUT_T_BK, CUT_T_WM, CUT_T_WN, CUT_T_STAGES, CUT_T_SPLITK};
+        if (!knobs_usable(s, CUT_T_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
+            return -1;
+        igemm_tc_features(c, s, d, regs, out);
     } else {
         /* a template without derived features yet: its knobs, so that the model can still tell schedules apart */
         for (int i = 0; i < t->nknobs && i < CUT_MAX_KNOBS; i++)

@@ -27,7 +27,7 @@
  * Split-K (SPLITK > 1): slice z sums k tiles [z*KPS, (z+1)*KPS); each block writes its partial tile to a static
  * __device__ workspace, then a per-tile counter (a static __device__ array, zero at module load) tells the last
  * arriving block to add the slices' partials in slice order (deterministic) and write the output once; it resets
- * the counter to 0 for the next launch. No atomics touch the output (outputs are NaN-poisoned before runs), and
+ * the counter to 0 for the next launch (CUT_EMIT_SPLITK_TEXT, shared with igemm_tc). No atomics touch the output (outputs are NaN-poisoned before runs), and
  * no block ever waits for another. Two concurrent launches of the same loaded module would share the counters and
  * the workspace: tuning launches one at a time, and an exported kernel (CUT_WS_PARAM defined) takes both as
  * arguments instead, one workspace per stream (src/post/texts.c).
@@ -91,16 +91,9 @@ static const char igemm_head[] =
     "\n"
     CUT_EMIT_VEC_SMEM_MACROS
     "\n"
-    "#if SPLITK > 1 && defined(CUT_WS_PARAM)\n"
-    "/* exported: the caller's workspace, SPLITK * CO * NG floats of partials then GRID_MN counters (zero) */\n"
-    "#define CUT_WS_ARGS , float *cut_ws, unsigned int *cut_cnt\n"
-    "#elif SPLITK > 1\n"
-    "static __device__ float cut_ws[SPLITK * CO * NG];   /* partial C tiles of every slice */\n"
-    "static __device__ unsigned int cut_cnt[GRID_MN];    /* slices done per tile; zero between launches */\n"
-    "#define CUT_WS_ARGS\n"
-    "#else\n"
-    "#define CUT_WS_ARGS\n"
-    "#endif\n"
+    "#define WS_FLOATS (SPLITK * CO * NG)\n"
+    "#define WS_TILES GRID_MN\n"
+    CUT_EMIT_SPLITK_TEXT
     "\n"
     "extern \"C\" __global__ void LAUNCH_BOUNDS\n"
     "cut_conv2d(const float *__restrict__ in, const float *__restrict__ w, float *__restrict__ out CUT_WS_ARGS)\n"
@@ -217,7 +210,6 @@ static const char igemm_tail[] =
     "#if SPLITK > 1\n"
     "    /* Split-K: publish this slice's partial tile; the last slice to arrive sums all of them in slice order. */\n"
     "    {\n"
-    "        __shared__ int s_last;\n"
     "        float *__restrict__ ws = cut_ws + (size_t)blockIdx.z * CO * NG;\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < TM; i++) {\n"
@@ -229,15 +221,9 @@ static const char igemm_tail[] =
     "                    ws[m * NG + n] = acc[i][j];\n"
     "            }\n"
     "        }\n"
-    "        __threadfence();\n"
-    "        __syncthreads();\n"
     "        const int tile = blockIdx.y * gridDim.x + blockIdx.x;\n"
-    "        if (tid == 0)\n"
-    "            s_last = atomicAdd(&cut_cnt[tile], 1u) == SPLITK - 1;\n"
-    "        __syncthreads();\n"
-    "        if (!s_last)\n"
+    "        if (!cut_splitk_last(&cut_cnt[tile], tid))\n"
     "            return;\n"
-    "        __threadfence();\n"
     "        /* sum in slice order (bitwise reproducible whichever block arrives last), own partial included */\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < TM; i++)\n"

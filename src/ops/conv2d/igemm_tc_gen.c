@@ -23,6 +23,14 @@
  *     even) or out[image][co][pixel] (NCHW: scalar stores, consecutive g are consecutive pixels). fp16 and bf16
  *     outputs are rounded from the fp32 sums to nearest even (cvt.rn), tf32's are fp32.
  *
+ *   split-K (SPLITK > 1): slice blockIdx.z sums k tiles [z*KPS, (z+1)*KPS) and the tile's last block to arrive
+ *     adds the slices' fp32 partials in slice order (deterministic; CUT_EMIT_SPLITK_TEXT, as the fp32 igemm),
+ *     then stores and rounds once as above.
+ *   the fused epilogue (the workload's, EPI 1 or 2): + bias[co] (the inputs' type), then ReLU, on the fp32 sum
+ *     before the one rounding to the output type; the bias is the kernel's fourth argument.
+ *   the A rows' decode (image, oh*S-P, ow*S-P, their input offset) is a shared table filled once per block; a
+ *     piece decodes only its k (multiply-shift divisions by constants).
+ *
  * Under CUT_EMU (the host emulation) the PTX is replaced by its semantics (mma_text.c), so the same text runs on
  * the CPU against the double reference.
  *
@@ -62,22 +70,41 @@ static const char conv_load[] =
     "}\n"
     "#endif\n"
     "\n"
-    "/* index into the input of im2col element (m, k), or -1 where it lies in the padding */\n"
-    "__device__ __forceinline__ int a_index(int m, int k)\n"
+    "/* The im2col decode of the block's A rows, once per block (a row's pixel is the same in every k tile): row r\n"
+    " * is {input offset of (image, ih0, iw0, channel 0), ih0 = oh*S-P, iw0 = ow*S-P}; a row past M has ih0 far\n"
+    " * below zero, so that every range test zero-fills it */\n"
+    "__shared__ int4 a_rows[BM];\n"
+    "__device__ __forceinline__ void decode_rows(int m0, int tid)\n"
     "{\n"
-    "    const int b = m / OHW, p = m - b * OHW, oh = p / OW, ow = p - oh * OW;\n"
+    "    for (int r = tid; r < BM; r += NTHR) {\n"
+    "        const int m = m0 + r, b = m / OHW, p = m - b * OHW, oh = p / OW, ow = p - oh * OW;\n"
+    "        const int ih0 = oh * SH - PD, iw0 = ow * SH - PD;\n"
+    "#if NHWC\n"
+    "        const int off = ((b * IH + ih0) * IW + iw0) * CI;\n"
+    "#else\n"
+    "        const int off = (b * CI * IH + ih0) * IW + iw0;\n"
+    "#endif\n"
+    "        a_rows[r] = M % BM == 0 || m < M ? make_int4(off, ih0, iw0, 0) : make_int4(0, -(1 << 30), 0, 0);\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "}\n"
+    "\n"
+    "/* index into the input of im2col element (row r of the block, k), or -1 where it lies in the padding or past\n"
+    " * M; only k is decoded here (divisions by constants: multiply-shift) */\n"
+    "__device__ __forceinline__ int a_index(int r, int k)\n"
+    "{\n"
+    "    const int4 row = a_rows[r];\n"
     "#if NHWC\n"
     "    const int ci = k % CI, t = k / CI, kh = t / KW, kw = t - kh * KW;\n"
     "#else\n"
     "    const int kw = k % KW, t = k / KW, kh = t % KH, ci = t / KH;\n"
     "#endif\n"
-    "    const int ih = oh * SH - PD + kh, iw = ow * SH - PD + kw;\n"
-    "    if ((unsigned)ih >= (unsigned)IH || (unsigned)iw >= (unsigned)IW)\n"
+    "    if ((unsigned)(row.y + kh) >= (unsigned)IH || (unsigned)(row.z + kw) >= (unsigned)IW)\n"
     "        return -1;\n"
     "#if NHWC\n"
-    "    return ((b * IH + ih) * IW + iw) * CI + ci;\n"
+    "    return row.x + (kh * IW + kw) * CI + ci;\n"
     "#else\n"
-    "    return ((b * CI + ci) * IH + ih) * IW + iw;\n"
+    "    return row.x + (ci * IH + kh) * IW + kw;\n"
     "#endif\n"
     "}\n"
     "\n"
@@ -98,8 +125,8 @@ static const char conv_load[] =
     "    for (int i = 0; i < A_ITERS; i++) {\n"
     "        const int u = tid + i * NTHR;\n"
     "        if (A_UNITS % NTHR == 0 || u < A_UNITS) {\n"
-    "            const int r = u / A_UPR, kc = (u % A_UPR) * A_UNIT, m = m0 + r, k = k0 + kc;\n"
-    "            const int x = (M % BM == 0 || m < M) && (K % BK == 0 || k < K) ? a_index(m, k) : -1;\n"
+    "            const int r = u / A_UPR, kc = (u % A_UPR) * A_UNIT, k = k0 + kc;\n"
+    "            const int x = K % BK == 0 || k < K ? a_index(r, k) : -1;\n"
     "#if CPA\n"
     "            cp_async<CPA>(tile_at(st, r, kc, A_ROWB, A_CPR), A + (x < 0 ? 0 : x), x < 0 ? 0 : CPA);\n"
     "#else\n"
@@ -164,6 +191,40 @@ static const char conv_kernel[] =
     "}\n"
     "#endif\n"
     "\n"
+    "#if EPI\n"
+    "#define EPI_ARGS , const T *__restrict__ bias\n"
+    "/* the bias of channel n (< N) as fp32 */\n"
+    "__device__ __forceinline__ float bias_at(const T *__restrict__ bias, int n)\n"
+    "{\n"
+    "#if DT == 2\n"
+    "    return bias[n];\n"
+    "#elif DT == 1\n"
+    "    return __uint_as_float((unsigned)bias[n] << 16);\n"
+    "#elif defined(CUT_EMU)\n"
+    "    return emu_val(bias[n], 0);\n"
+    "#else\n"
+    "    float f;\n"
+    "    asm(\"cvt.f32.f16 %0, %1;\\n\" : \"=f\"(f) : \"h\"(bias[n]));\n"
+    "    return f;\n"
+    "#endif\n"
+    "}\n"
+    "#else\n"
+    "#define EPI_ARGS\n"
+    "#endif\n"
+    "\n"
+    "/* the fused epilogue of output channel n on the fp32 sum v, before the one rounding to OutT: EPI 1 adds the\n"
+    " * bias, EPI 2 then applies ReLU */\n"
+    "__device__ __forceinline__ float epi(float v, const T *__restrict__ bias, int n)\n"
+    "{\n"
+    "#if EPI\n"
+    "    v += N % BN == 0 || n < N ? bias_at(bias, n) : 0.0f;\n"
+    "#if EPI == 2\n"
+    "    v = fmaxf(v, 0.0f);\n"
+    "#endif\n"
+    "#endif\n"
+    "    return v;\n"
+    "}\n"
+    "\n"
     "/* the two adjacent channels n, n+1 of output row m (NHWC: row points at pixel m; NCHW: at channel 0 of it) */\n"
     "__device__ __forceinline__ void store2(OutT *__restrict__ row, int n, float v0, float v1)\n"
     "{\n"
@@ -184,15 +245,59 @@ static const char conv_kernel[] =
     "#endif\n"
     "}\n"
     "\n"
-    "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
-    "cut_conv2d(const T *__restrict__ A, const T *__restrict__ B, OutT *__restrict__ C)\n"
+    "#define KPS ((KT + SPLITK - 1) / SPLITK) /* k tiles per split-K slice */\n"
+    "#define ACCN (MI * NI * 4)                 /* accumulators per thread */\n"
+    "#define WS_TILES (TILES_M * TILES_N)\n"
+    "#define WS_FLOATS (SPLITK * WS_TILES * NTHR * ACCN)\n"
+    CUT_EMIT_SPLITK_TEXT
+    "\n"
+    "#if SPLITK > 1\n"
+    "/* Publishes this slice's accumulators (partial [slice][tile][accumulator][thread]: each store coalesced, no\n"
+    " * bounds to test); false in every block but the tile's last to arrive, whose acc becomes the sum of the slices\n"
+    " * in slice order (its own from registers), rounded once at the output */\n"
+    "__device__ __forceinline__ bool splitk_reduce(float (&acc)[MI][NI][4], float *ws, unsigned int *cnt, int tid)\n"
     "{\n"
-
+    "    const int tile = blockIdx.y * gridDim.x + blockIdx.x, z = blockIdx.z;\n"
+    "    float *__restrict__ tw = ws + (size_t)tile * ACCN * NTHR + tid;\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < ACCN; e++)\n"
+    "        tw[(size_t)z * WS_TILES * ACCN * NTHR + e * NTHR] = acc[e / (NI * 4)][e / 4 % NI][e % 4];\n"
+    "    if (!cut_splitk_last(&cnt[tile], tid))\n"
+    "        return false;\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < ACCN; e++) {\n"
+    "        float sum = 0.0f;\n"
+    "#pragma unroll 1\n"
+    "        for (int q = 0; q < SPLITK; q++)\n"
+    "            sum += q == z ? acc[e / (NI * 4)][e / 4 % NI][e % 4]\n"
+    "                          : __ldcg(&tw[(size_t)q * WS_TILES * ACCN * NTHR + e * NTHR]);\n"
+    "        acc[e / (NI * 4)][e / 4 % NI][e % 4] = sum;\n"
+    "    }\n"
+    "    if (tid == 0)\n"
+    "        cnt[tile] = 0u; /* every slice has arrived: ready for the next launch */\n"
+    "    return true;\n"
+    "}\n"
+    "#endif\n"
+    "\n"
+    "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
+    "cut_conv2d(const T *__restrict__ A, const T *__restrict__ B, OutT *__restrict__ C EPI_ARGS CUT_WS_ARGS)\n"
+    "{\n"
+    "#if !EPI\n"
+    "    const T *bias = nullptr; /* epi() adds nothing */\n"
+    "#endif\n"
     "    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
     "    const int wm = warp / WARPS_N, wn = warp % WARPS_N;\n"
     "    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;\n"
+    "    decode_rows(m0, tid);\n"
     "    float acc[MI][NI][4];\n"
+    "#if SPLITK > 1\n"
+    "    const int kt0 = blockIdx.z * KPS; /* the space leaves every slice at least one tile */\n"
+    "    mainloop(acc, A, B, m0, n0, kt0, kt0 + KPS < KT ? kt0 + KPS : KT, tid);\n"
+    "    if (!splitk_reduce(acc, cut_ws, cut_cnt, tid))\n"
+    "        return;\n"
+    "#else\n"
     "    mainloop(acc, A, B, m0, n0, 0, KT, tid);\n"
+    "#endif\n"
     "\n"
     "    const int g = lane >> 2, t = lane & 3;\n"
     "#pragma unroll\n"
@@ -210,7 +315,10 @@ static const char conv_kernel[] =
     "#endif\n"
     "#pragma unroll\n"
     "            for (int j = 0; j < NI; j++)\n"
-    "                store2(row, n0 + wn * WN + j * 8 + 2 * t, acc[i][j][2 * h], acc[i][j][2 * h + 1]);\n"
+    "            {\n"
+    "                const int n = n0 + wn * WN + j * 8 + 2 * t;\n"
+    "                store2(row, n, epi(acc[i][j][2 * h], bias, n), epi(acc[i][j][2 * h + 1], bias, n + 1));\n"
+    "            }\n"
     "        }\n"
     "}\n";
 
@@ -227,7 +335,9 @@ static void emit_defines(cut_buf *b, const cut_conv *c, const cut_sched *s, cons
     cut_buf_printf(b, "#define LAYOUT_NT 1 /* the weights are N rows of K */\n");
     cut_mma_emit_tile_defines(b, c->dtype, k[CUT_T_BM], k[CUT_T_BN], k[CUT_T_BK], k[CUT_T_WM], k[CUT_T_WN],
                               k[CUT_T_STAGES], k[CUT_T_SWIZZLE]);
-    cut_buf_printf(b, "#define CPA %d\n#define CPB %d\n", k[CUT_T_CPA], k[CUT_T_CPB]);
+    cut_buf_printf(b, "#define CPA %d\n#define CPB %d\n#define SPLITK %d\n", k[CUT_T_CPA], k[CUT_T_CPB],
+                   g->split);
+    cut_buf_printf(b, "#define EPI %d /* 0 none, 1 bias, 2 bias and ReLU */\n", (int)c->epilogue);
 }
 
 int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e)
@@ -244,8 +354,9 @@ int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_ker
     for (size_t i = 0; i < CUT_ARRAY_LEN(parts); i++)
         cut_buf_append(b, parts[i], strlen(parts[i]));
     cut_emit_launch(out, g.grid, g.threads);
-    out->smem_dynamic = (unsigned)g.smem_bytes;
+    out->smem_dynamic = (unsigned)g.smem_ring;
     out->tol_scale = 1.0;
+    out->nbufs = c->epilogue != CUT_EPI_NONE ? 4 : 0; /* the bias after the output */
     /* the PTX sits in #ifndef CUT_EMU branches: the host emulation runs the kernel (emu_runner reads the source) */
     out->uses_inline_ptx = 0;
     return 0;

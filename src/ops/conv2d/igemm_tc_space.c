@@ -5,9 +5,12 @@
  * memory of a GEMM of the convolution's sizes, its limits apply. What is the convolution's own: the input is an
  * im2col view gathered on the fly, so its copies are cp.async pieces only where the layout makes a piece
  * contiguous (NHWC, CI * elem a multiple of the width), else single elements through registers; the weights are
- * rows of K contiguous elements, copied with cp.async when K * elem allows the width. The space excludes more than
- * 16 warps, shared memory over the device's limit, a register estimate over 255 or over the register file, too
- * many copies per thread, and block tiles far larger than the GEMM. */
+ * rows of K contiguous elements, copied with cp.async when K * elem allows the width (tf32's 4-byte elements are
+ * always aligned, so its NCHW gather may be a 4-byte cp.async per element too). Split-K cuts the k tiles into
+ * slices over blockIdx.z where there are at least two tiles per slice; which count wins (more blocks against the
+ * partial tiles' round trip through L2) the search decides. The space excludes more than 16 warps, shared memory
+ * over the device's limit, a register estimate over 255 or over the register file, too many copies per thread,
+ * block tiles far larger than the GEMM, and split-K slices of fewer than two k tiles or a workspace over 64 MiB. */
 #include "ops/conv2d/templates.h"
 #include "ops/gemm/mma.h"
 
@@ -15,8 +18,10 @@
 #include <string.h>
 
 static const char *const knob_names[CUT_T_NKNOBS] = {
-    "bm", "bn", "bk", "wm", "wn", "stages", "swizzle", "cpa", "cpb",
+    "bm", "bn", "bk", "wm", "wn", "stages", "swizzle", "cpa", "cpb", "splitk",
 };
+/* records of the first version carry no splitk: they meant one slice */
+static const int knob_defaults[CUT_T_NKNOBS] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, 1};
 
 static const int v_bm[] = {32, 64, 128, 256};
 static const int v_bn[] = {32, 64, 128, 256};
@@ -27,6 +32,7 @@ static const int v_wn[] = {32, 64};
 static const int v_stages[] = {2, 3, 4};
 static const int v_swizzle[] = {0, 1};
 static const int v_cp[] = {0, 4, 8, 16};
+static const int v_splitk[] = {1, 2, 4, 8, 16};
 
 #define PICK(r, v) cut_pick(r, v, (int)CUT_ARRAY_LEN(v))
 #define STEP(r, v, cur) cut_step_in(r, v, (int)CUT_ARRAY_LEN(v), cur)
@@ -40,6 +46,8 @@ static const int v_cp[] = {0, 4, 8, 16};
 #define REGS_OTHER 40
 /* the gather loop's decode and loaded values, partly unrolled */
 #define REGS_GATHER 24
+/* Largest split-K workspace (fp32 partial tiles, a static __device__ array of the kernel), as the fp32 igemm's */
+#define MAX_WS_BYTES (64L << 20)
 /* Registers kept free below ptxas's cap of 255 (a 64x64 warp tile estimated at 252 spilled 8 bytes) */
 #define REGS_MARGIN 8
 
@@ -62,7 +70,10 @@ static int widest(long bytes, int elem)
 
 int cut_igemm_tc_max_cpa(const cut_conv *c)
 {
-    return c->layout == CUT_NHWC ? widest((long)c->ci * elem_bytes(c), elem_bytes(c)) : 0;
+    if (c->layout == CUT_NHWC)
+        return widest((long)c->ci * elem_bytes(c), elem_bytes(c));
+    /* NCHW: consecutive k are not consecutive addresses, but one tf32 element is an aligned 4-byte piece */
+    return c->dtype == CUT_DT_TF32 ? 4 : 0;
 }
 
 int cut_igemm_tc_max_cpb(const cut_conv *c)
@@ -113,8 +124,12 @@ void cut_igemm_tc_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_tc_g
     const int cpa = cut_clampi(s->k[CUT_T_CPA], 0, 16), cpb = cut_clampi(s->k[CUT_T_CPB], 0, 16);
     out->a_units = units_per_thread(bm, bk, gm.elem, cpa, gm.threads);
     out->b_units = units_per_thread(bn, bk, gm.elem, cpb, gm.threads);
-    out->smem_bytes = gm.smem_bytes;
+    out->smem_ring = gm.smem_bytes;
+    out->smem_bytes = gm.smem_bytes + CUT_IGEMM_TC_ROW_BYTES * bm;
     out->acc = gm.acc;
+    out->split = cut_clampi(s->k[CUT_T_SPLITK], 1, 64);
+    out->ktiles = cut_ceil_div(g.k, bk);
+    out->kps = cut_ceil_div(out->ktiles, out->split);
     /* the mma GEMM's estimate with this kernel's copies: cp.async pieces keep an address each, a gather loop
      * its decode */
     /* the input's loop is unrolled by 4 (igemm_tc_gen.c), the weights' cp.async loop fully */
@@ -123,7 +138,9 @@ void cut_igemm_tc_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_tc_g
                     (cpa && cpb ? 0 : REGS_GATHER) + (gm.elem == 4 ? 16 : 0) + REGS_OTHER;
     out->grid[0] = (unsigned)gm.tiles_n;
     out->grid[1] = (unsigned)gm.tiles_m;
-    out->grid[2] = 1;
+    out->grid[2] = (unsigned)out->split;
+    /* one fp32 partial per element of every (overhanging) block tile and slice */
+    out->ws_bytes = out->split > 1 ? 4L * out->split * gm.tiles_m * gm.tiles_n * bm * bn : 0;
 }
 
 /* A cp.async width for an operand whose widest is max: mostly the widest, sometimes a narrower one or the gather,
@@ -139,6 +156,17 @@ static int pick_cp(cut_rng *r, int max)
     return w;
 }
 
+/* Split-K slices for the knobs in k: half the time none, else one of the counts that leave every slice two k
+ * tiles (none if K is too short). */
+static int pick_split(const cut_conv *c, const int *k, cut_rng *r)
+{
+    const int ktiles = cut_ceil_div(c->ci * c->kh * c->kw, cut_imax(k[CUT_T_BK], 1));
+    int n = 0;
+    while (n < (int)CUT_ARRAY_LEN(v_splitk) && ktiles >= 2 * v_splitk[n])
+        n++;
+    return n <= 1 || cut_rng_below(r, 2) ? 1 : v_splitk[cut_rng_below(r, (uint32_t)n)];
+}
+
 static void sample(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sched *s)
 {
     (void)d;
@@ -152,6 +180,7 @@ static void sample(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
     k[CUT_T_SWIZZLE] = PICK(r, v_swizzle);
     k[CUT_T_CPA] = pick_cp(r, cut_igemm_tc_max_cpa(c));
     k[CUT_T_CPB] = pick_cp(r, cut_igemm_tc_max_cpb(c));
+    k[CUT_T_SPLITK] = pick_split(c, k, r);
 }
 
 /* A width the operand allows: w itself, else its widest (which may be 0, the gather). */
@@ -173,6 +202,7 @@ static void mutate(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
     case CUT_T_WN: k[which] = STEP(r, v_wn, k[which]); break;
     case CUT_T_STAGES: k[which] = STEP(r, v_stages, k[which]); break;
     case CUT_T_SWIZZLE: k[which] = !k[which]; break;
+    case CUT_T_SPLITK: k[which] = STEP(r, v_splitk, k[which]); break;
     default: k[which] = STEP(r, v_cp, k[which]); break;
     }
     if (is_16bit(c->dtype) ? !CUT_IN(v_bk16, k[CUT_T_BK]) : !CUT_IN(v_bk32, k[CUT_T_BK]))
@@ -187,7 +217,7 @@ static int check_knob_lists(const cut_conv *c, const cut_sched *s, cut_err *e)
     const int bk_ok = is_16bit(c->dtype) ? CUT_IN(v_bk16, k[CUT_T_BK]) : CUT_IN(v_bk32, k[CUT_T_BK]);
     if (CUT_IN(v_bm, k[CUT_T_BM]) && CUT_IN(v_bn, k[CUT_T_BN]) && bk_ok && CUT_IN(v_wm, k[CUT_T_WM]) &&
         CUT_IN(v_wn, k[CUT_T_WN]) && CUT_IN(v_stages, k[CUT_T_STAGES]) && CUT_IN(v_swizzle, k[CUT_T_SWIZZLE]) &&
-        CUT_IN(v_cp, k[CUT_T_CPA]) && CUT_IN(v_cp, k[CUT_T_CPB]))
+        CUT_IN(v_cp, k[CUT_T_CPA]) && CUT_IN(v_cp, k[CUT_T_CPB]) && CUT_IN(v_splitk, k[CUT_T_SPLITK]))
         return 0;
     char desc[256];
     cut_sched_describe(s, desc, sizeof desc);
@@ -201,8 +231,9 @@ static int check_copies(const cut_conv *c, const int *k, cut_err *e)
 {
     const int ma = cut_igemm_tc_max_cpa(c), mb = cut_igemm_tc_max_cpb(c);
     if (k[CUT_T_CPA] != 0 && (k[CUT_T_CPA] > ma || k[CUT_T_CPA] < elem_bytes(c)))
-        return cut_err_set(e, "cpa=%d: cp.async of the input needs NHWC with CI x %d bytes a multiple of the width "
-                              "(CI=%d, %s: %d bytes at most; cpa=0 gathers element by element)",
+        return cut_err_set(e, "cpa=%d: cp.async of the input needs NHWC with CI x %d bytes a multiple of the width, "
+                              "or tf32 NCHW with 4 bytes (CI=%d, %s: %d bytes at most; cpa=0 gathers element by "
+                              "element)",
                            k[CUT_T_CPA], elem_bytes(c), c->ci, cut_conv_layout_name(c->layout), ma);
     if (k[CUT_T_CPB] != 0 && (k[CUT_T_CPB] > mb || k[CUT_T_CPB] < elem_bytes(c)))
         return cut_err_set(e, "cpb=%d: cp.async of the weights needs rows of K=%d elements x %d bytes aligned to the "
@@ -227,12 +258,30 @@ static int check_resources(const cut_sched *s, const cut_igemm_tc_geom *g, const
     }
     const int limit = cut_gemm_mma_smem_limit(d);
     if (g->smem_bytes > limit)
-        return cut_err_set(e, "%d bytes of shared memory (STAGES x (BM + BN) x BK x %d bytes) exceed the %d bytes a "
-                              "block may use on sm_%d%d",
-                           g->smem_bytes, g->elem, limit, d->sm_major, d->sm_minor);
+        return cut_err_set(e, "%d bytes of shared memory (STAGES x (BM + BN) x BK x %d bytes, and %d per A row of "
+                              "the decode table) exceed the %d bytes a block may use on sm_%d%d",
+                           g->smem_bytes, g->elem, CUT_IGEMM_TC_ROW_BYTES, limit, d->sm_major, d->sm_minor);
     if (g->regs_est + REGS_MARGIN > d->max_regs_per_thread || (long)g->regs_est * g->threads > d->max_regs_per_block)
         return cut_err_set(e, "about %d registers per thread (%d accumulators) x %d threads exceed the register file",
                            g->regs_est, g->acc, g->threads);
+    return 0;
+}
+
+/* Split-K: at least two k tiles per slice (shorter slices are mostly the partials' round trip), none empty,
+ * and the workspace within the limit. */
+static int check_split(const cut_sched *s, const cut_igemm_tc_geom *g, cut_err *e)
+{
+    if (g->split <= 1)
+        return 0;
+    if (g->ktiles < 2 * g->split)
+        return cut_err_set(e, "splitk=%d needs at least %d k tiles (two per slice); K=%d has %d of bk=%d", g->split,
+                           2 * g->split, g->gk, g->ktiles, s->k[CUT_T_BK]);
+    if ((g->split - 1) * g->kps >= g->ktiles)
+        return cut_err_set(e, "splitk=%d leaves a slice without k tiles (%d tiles of bk=%d, %d per slice)", g->split,
+                           g->ktiles, s->k[CUT_T_BK], g->kps);
+    if (g->ws_bytes > MAX_WS_BYTES)
+        return cut_err_set(e, "splitk=%d needs a %ld-byte workspace of partial tiles (limit %ld)", g->split,
+                           g->ws_bytes, MAX_WS_BYTES);
     return 0;
 }
 
@@ -261,6 +310,8 @@ static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, 
         return cut_err_set(e, "block tile %dx%dx%d far exceeds the GEMM %dx%dx%d (M = N*OH*OW, N = CO, K = "
                               "CI*KH*KW)",
                            k[CUT_T_BM], k[CUT_T_BN], k[CUT_T_BK], g.gm, g.gn, g.gk);
+    if (check_split(s, &g, e) != 0)
+        return -1;
     return check_resources(s, &g, d, e);
 }
 
@@ -268,6 +319,7 @@ const cut_template cut_tpl_igemm_tc = {
     .name = "igemm_tc",
     .nknobs = CUT_T_NKNOBS,
     .knob_names = knob_names,
+    .knob_defaults = knob_defaults,
     .applies = applies,
     .sample = sample,
     .mutate = mutate,

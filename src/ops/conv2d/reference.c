@@ -105,6 +105,19 @@ void cut_conv_reference(const cut_conv *c, const float *in, const float *w, doub
     free(in_t), free(w_t), free(out_t);
 }
 
+void cut_conv_reference_epilogue(const cut_conv *c, const float *bias, double *out)
+{
+    if (c->epilogue == CUT_EPI_NONE)
+        return;
+    const size_t ohw = (size_t)cut_conv_oh(c) * cut_conv_ow(c), n = cut_conv_out_elems(c);
+    for (size_t i = 0; i < n; i++) {
+        /* NHWC: co innermost; NCHW: planes of OH*OW per co */
+        const size_t co = c->layout == CUT_NHWC ? i % (size_t)c->co : i / ohw % (size_t)c->co;
+        const double y = out[i] + bias[co];
+        out[i] = c->epilogue == CUT_EPI_BIAS_RELU && y < 0.0 ? 0.0 : y;
+    }
+}
+
 /* ---- comparison --------------------------------------------------------------------------------------- */
 
 /* Inputs are uniform in [-1, 1) (cut_work_pair), K = CI*KH*KW products per output, u = 2^-24.
@@ -126,7 +139,10 @@ void cut_conv_reference(const cut_conv *c, const float *in, const float *w, doub
  *     16-bit type both by the kernel (from its fp32 sum) and by the work (from the double reference): the two may
  *     fall on either side of a rounding boundary, one unit in the last place apart: rtol 2^-10 (fp16, 10 mantissa
  *     bits: an ulp is at most 2^-10 of the value) and 2^-7 (bf16). Near zero the ulp is absolute (fp16
- *     subnormals: 2^-24 <= atol). */
+ *     subnormals: 2^-24 <= atol).
+ *
+ * The epilogue (bias, bias_relu) adds the dtype-rounded bias (exact in the reference) to the fp32 sum: one more
+ * fp32 rounding, u of the result, added to rtol; ReLU moves no error (max(y, 0) is 1-Lipschitz). */
 void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol)
 {
     const double u = 0x1.0p-24;
@@ -139,6 +155,8 @@ void cut_conv_tolerance(const cut_conv *c, double *atol, double *rtol)
     case CUT_DT_BF16: *atol = CUT_MAX(8.0 * u * k, 1e-5), *rtol = 0x1.0p-7; break;
     default: break;
     }
+    if (c->epilogue != CUT_EPI_NONE)
+        *rtol += u;
 }
 
 void cut_conv_tolerance_scaled(const cut_conv *c, double scale, double *atol, double *rtol)

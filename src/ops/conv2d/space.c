@@ -97,6 +97,10 @@ int cut_sched_from_cjson(const void *obj, cut_sched *s, cut_err *e)
     s->tpl = tpl;
     for (int i = 0; i < t->nknobs; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, t->knob_names[i]);
+        if (!v && t->knob_defaults && t->knob_defaults[i] >= 0) {
+            s->k[i] = t->knob_defaults[i]; /* a schedule recorded before this knob existed */
+            continue;
+        }
         if (!cJSON_IsNumber(v) || !(v->valuedouble >= INT_MIN && v->valuedouble <= INT_MAX) ||
             v->valuedouble != (double)(int)v->valuedouble)
             return cut_err_set(e, "schedule of template '%s' lacks integer knob '%s'", t->name, t->knob_names[i]);

@@ -146,6 +146,8 @@ enum {
     CUT_T_CPA,          /* input (im2col) copies: 16, 8, 4 bytes of cp.async (NHWC, CI aligned), 0: gathered
                            element by element */
     CUT_T_CPB,          /* weight copies: 16, 8, 4 bytes of cp.async (K aligned), 0: gathered */
+    CUT_T_SPLITK,       /* K slices over blockIdx.z, summed in slice order by the last block of each tile: 1..16
+                           (records written before it existed mean 1) */
     CUT_T_NKNOBS
 };
 
@@ -156,12 +158,18 @@ typedef struct cut_igemm_tc_geom {
     int elem;            /* bytes of one input element: 2 or 4 */
     int warps, threads;
     int a_units, b_units; /* copies (cp.async pieces or gathered elements) per thread per k tile */
-    int smem_bytes;
+    int smem_ring;       /* the cp.async ring (dynamic shared memory) */
+    int smem_bytes;      /* the ring and the table of the A rows' im2col decode (static) */
     int acc;             /* fp32 accumulators per thread */
     int regs_est;        /* rough registers per thread */
-    unsigned grid[3];    /* N tiles, M tiles, 1 */
+    int ktiles, kps;     /* BK tiles along K, and per split-K slice */
+    int split;           /* split-K slices (1: none) */
+    long ws_bytes;       /* split-K workspace: SPLITK x tiles x BM x BN fp32 partials, 0 without split-K */
+    unsigned grid[3];    /* N tiles, M tiles, split-K slices */
 } cut_igemm_tc_geom;
 void cut_igemm_tc_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_tc_geom *g);
+/* Bytes per A row of the block's decode table (igemm_tc_gen.c: an int4 of offset, ih0, iw0). */
+#define CUT_IGEMM_TC_ROW_BYTES 16
 /* Largest cp.async width (16, 8, 4; 0: none) of the input (NHWC with CI * elem a multiple of it) and of the
  * weights (K * elem a multiple of it). */
 int cut_igemm_tc_max_cpa(const cut_conv *c);
