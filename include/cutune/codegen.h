@@ -38,6 +38,8 @@ typedef struct cut_kernel_src {
      * (const __grid_constant__), then C as a float pointer. */
     int ntma;
     cut_tma_desc tma[2];
+    int extra_bufs;            /* device pointers to the work's buffers 3, 4, ... after those three (a GEMM with
+                                  beta != 0: Cin, C's old contents); 0 for every kernel before issue 21 */
     char *keep_dir;            /* owned, NULL: none. A folder where the runner may leave its own build of the kernel
                                   (the Triton worker: kernel.ptx, kernel.ttgir, kernel.sass, triton_meta.json) */
 } cut_kernel_src;
