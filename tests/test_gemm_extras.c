@@ -154,17 +154,8 @@ static double emulate(const cut_gemm *g, const cut_sched *s, const char *from, c
     cut_kernel_src ks;
     if (cut_codegen_gemm(g, s, &ks, &e) != 0)
         fail_msg("%s", e.msg);
-    if (from) {
-        char *at = strstr(ks.src, from);
-        assert_non_null(at);
-        const size_t lf = strlen(from), lt = strlen(to), n = strlen(ks.src);
-        char *src = malloc(n - lf + lt + 1);
-        memcpy(src, ks.src, (size_t)(at - ks.src));
-        memcpy(src + (at - ks.src), to, lt);
-        strcpy(src + (at - ks.src) + lt, at + lf);
-        free(ks.src);
-        ks.src = src;
-    }
+    if (from) /* a planted bug: the first occurrence of from becomes to */
+        assert_int_equal(tu_replace_first(&ks.src, from, to), 0);
     cut_emu_kernel *k = NULL;
     if (cut_emu_compile(ks.src, ks.entry, dir, &k, &e) != 0)
         fail_msg("host compile: %s", e.msg);

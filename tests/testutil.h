@@ -71,6 +71,25 @@ static inline int tu_signal_child(void (*child)(int ready_fd, long arg), long ar
 }
 
 /* 1 when the tests should be quick (sanitizer builds): fewer random cases. */
+/* Replaces the first occurrence of from in the malloc'd string *src with to (a planted bug in generated code). 0, or
+ * -1 when from does not occur (*src unchanged). */
+static inline int tu_replace_first(char **src, const char *from, const char *to)
+{
+    char *at = strstr(*src, from);
+    if (!at)
+        return -1;
+    const size_t pre = (size_t)(at - *src), fl = strlen(from), tl = strlen(to), rest = strlen(at + fl);
+    char *s = malloc(pre + tl + rest + 1);
+    if (!s)
+        return -1;
+    memcpy(s, *src, pre);
+    memcpy(s + pre, to, tl);
+    memcpy(s + pre + tl, at + fl, rest + 1);
+    free(*src);
+    *src = s;
+    return 0;
+}
+
 static inline int tu_quick(void)
 {
     const char *q = getenv("CUTUNE_TEST_QUICK");
