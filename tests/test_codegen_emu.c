@@ -108,26 +108,11 @@ static void run_template(int tpl)
     free(dir);
 }
 
-/* 1 when template tpl applies to one of the (fp32 NCHW) shapes at all. */
-static int applies_to_any(int tpl)
-{
-    for (size_t s = 0; s < CUT_ARRAY_LEN(shapes); s++)
-        if (cut_template_get(tpl)->applies(&shapes[s]))
-            return 1;
-    return 0;
-}
-
 static void test_all_templates(void **state)
 {
     (void)state;
-    for (int t = 0; t < cut_template_count(); t++) {
-        if (!applies_to_any(t)) { /* the tensor-core template: fp16/bf16/tf32 only, test_igemm_tc emulates it */
-            printf("template %s: applies to none of these fp32 shapes (its own test emulates it)\n",
-                   cut_template_get(t)->name);
-            continue;
-        }
+    for (int t = 0; t < cut_template_count(); t++)
         run_template(t);
-    }
 }
 
 int main(void)

@@ -360,7 +360,7 @@ static void test_epilogue_workload(void **state)
     const cut_sched s = mks(32, 32, 32, 32, 32, 2, 1, 8, 8);
     if (cut_codegen_conv(&c, &s, &ks, &e) != 0)
         fail_msg("%s", e.msg);
-    assert_int_equal(ks.nbufs, 4);
+    assert_int_equal(ks.extra_bufs, 1); /* (in, w, out, bias) */
     assert_non_null(strstr(ks.src, "#define EPI 2"));
     assert_non_null(strstr(ks.src, "_epi_bias_relu"));
     cut_kernel_src_free(&ks);

@@ -35,11 +35,11 @@ typedef struct cut_kernel_src {
     int arch_a;                /* 1: needs the architecture-specific target (sm_90a: wgmma, setmaxnreg) */
     /* Kernel arguments: ntma == 0: (in, w, out) as three device pointers (a GEMM: A, B, C). ntma == 2: the tensor
      * maps of tma[0] and tma[1], each passed by value as a 128-byte, 64-byte-aligned CUtensorMap
-     * (const __grid_constant__), then C as a float pointer. A conv with an epilogue (nbufs 4) takes its bias
-     * after out: (in, w, out, bias). */
+     * (const __grid_constant__), then C as a float pointer. */
     int ntma;
-    int nbufs;                 /* the work's buffers passed as pointers in order (0: the three above) */
     cut_tma_desc tma[2];
+    int extra_bufs;            /* device pointers to the work's buffers 3, 4, ... after those three (a GEMM with
+                                  beta != 0: Cin, C's old contents; a conv with an epilogue: its bias) */
     char *keep_dir;            /* owned, NULL: none. A folder where the runner may leave its own build of the kernel
                                   (the Triton worker: kernel.ptx, kernel.ttgir, kernel.sass, triton_meta.json) */
 } cut_kernel_src;

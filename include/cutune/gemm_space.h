@@ -79,7 +79,8 @@ int cut_codegen_gemm_simt(const cut_gemm *g, const cut_gemm_sched *s, cut_kernel
  * TMA + mbarriers + wgmma with producer/consumer warp specialisation; src/ops/gemm/wgmma.c).
  *
  * Kernel contract (every template): extern "C" __global__ entry "cut_gemm", C fp32 row-major M x N, A row-major
- * M x K and B row-major K x N (NN) or N x K (NT) stored in the dtype's storage type (fp32 and tf32: float; fp16:
+ * M x K (K x M for TN, TT) and B row-major K x N (NN, TN) or N x K (NT, TT), batch of each packed (cutune/gemm.h),
+ * and after C a float pointer Cin when beta != 0 (cut_kernel_src.extra_bufs), stored in the dtype's storage type (fp32 and tf32: float; fp16:
  * __half; bf16: __nv_bfloat16); arguments as cut_kernel_src says (three pointers, or two TMA maps and C). Sizes are
  * baked into the source. M, N, K need not be multiples of any tile (tails handled, never rejected for that). */
 
@@ -100,6 +101,9 @@ typedef struct cut_gemm_template {
     int nknobs;
     /* Knob name in index order ("bm", ...), "?" outside [0, nknobs). */
     const char *(*knob_name)(int knob);
+    /* The value a record without this knob means (a knob added later, e.g. mma's splitk: 1), or -1 when every
+     * record must carry it. NULL: every knob is required. */
+    int (*knob_default)(int knob);
     /* 1 if the template can compute g on d at all (dtype, layout, architecture), else 0 and, when why is not
      * NULL, a sentence ("the SIMT template computes fp32 only"). */
     int (*applies)(const cut_gemm *g, const cut_devlimits *d, cut_err *why);

@@ -9,7 +9,12 @@
  * column-major; a row-major X[r][c] is the column-major Xᵀ with leading dimension c. So we ask cuBLAS for
  * Cᵀ (N×M, ldc = N) = op(B) · Aᵀ, where Aᵀ is A's memory as a K×M column-major matrix (lda = K) and op(B) is
  * B's memory as N×K column-major (ldb = N, no transpose) for NN, or B's memory as K×N column-major (ldb = K)
- * transposed for NT. */
+ * transposed for NT. A stored K×M (TN, TT) is the column-major M×K (lda = M), transposed.
+ *
+ * Strided-batched workloads run cublasGemmStridedBatchedEx / cublasSgemmStridedBatched with the packed batch strides;
+ * alpha is passed as is. beta != 0 is not measured here: cuBLAS updates C in place, while the work keeps C's old
+ * contents apart (Cin, so that the harness's poisoned-output check stands); only cuBLASLt's C/D pair reads one
+ * buffer and writes another, so cuBLASLt measures those workloads (cublaslt_baseline.c). */
 #include "measure/cublas_baseline.h"
 
 #include "cutune/util.h"
@@ -34,7 +39,9 @@
     X(cublasGetMathMode)                                                                                             \
     X(cublasSetStream_v2)                                                                                            \
     X(cublasSgemm_v2)                                                                                                \
-    X(cublasGemmEx)
+    X(cublasGemmEx)                                                                                                  \
+    X(cublasSgemmStridedBatched)                                                                                     \
+    X(cublasGemmStridedBatchedEx)
 
 #define CUT_BLAS_FIELD(fn) __typeof__(fn) *fn;
 typedef struct blas_state {
@@ -103,8 +110,10 @@ static blas_state *blas_load(cut_err *e)
 
 typedef struct blas_run {
     blas_state *s;
-    cublasOperation_t op_b;
-    int m, n, k, ldb;
+    cublasOperation_t op_a, op_b;
+    int m, n, k, lda, ldb, batch;
+    long long stride_a, stride_b, stride_c;
+    float alpha;
     CUdeviceptr a, b, c;
     /* cublasGemmEx (ex = 1): input type and compute type */
     int ex;
@@ -112,23 +121,38 @@ typedef struct blas_run {
     cublasComputeType_t compute;
 } blas_run;
 
+/* One call: GemmEx or Sgemm for one matrix, their strided-batched forms for a batch. */
+static cublasStatus_t blas_call(const blas_run *r)
+{
+    const blas_state *s = r->s;
+    const float zero = 0.0f;
+    const void *a = (const void *)(uintptr_t)r->a, *b = (const void *)(uintptr_t)r->b;
+    void *c = (void *)(uintptr_t)r->c;
+    if (r->ex && r->batch > 1)
+        return s->cublasGemmStridedBatchedEx(s->handle, r->op_b, r->op_a, r->n, r->m, r->k, &r->alpha, b, r->ab_type,
+                                             r->ldb, r->stride_b, a, r->ab_type, r->lda, r->stride_a, &zero, c,
+                                             CUDA_R_32F, r->n, r->stride_c, r->batch, r->compute, CUBLAS_GEMM_DEFAULT);
+    if (r->ex)
+        return s->cublasGemmEx(s->handle, r->op_b, r->op_a, r->n, r->m, r->k, &r->alpha, b, r->ab_type, r->ldb, a,
+                               r->ab_type, r->lda, &zero, c, CUDA_R_32F, r->n, r->compute, CUBLAS_GEMM_DEFAULT);
+    if (r->batch > 1)
+        return s->cublasSgemmStridedBatched(s->handle, r->op_b, r->op_a, r->n, r->m, r->k, &r->alpha, b, r->ldb,
+                                            r->stride_b, a, r->lda, r->stride_a, &zero, c, r->n, r->stride_c,
+                                            r->batch);
+    return s->cublasSgemm_v2(s->handle, r->op_b, r->op_a, r->n, r->m, r->k, &r->alpha, b, r->ldb, a, r->lda, &zero, c,
+                             r->n);
+}
+
 static int blas_launch(void *arg, CUstream stream, char *msg, size_t n, int *sticky)
 {
     blas_run *r = arg;
-    const float one = 1.0f, zero = 0.0f;
     cublasStatus_t st = r->s->cublasSetStream_v2(r->s->handle, (cudaStream_t)stream);
-    if (st == CUBLAS_STATUS_SUCCESS && r->ex)
-        st = r->s->cublasGemmEx(r->s->handle, r->op_b, CUBLAS_OP_N, r->n, r->m, r->k, &one,
-                                (const void *)(uintptr_t)r->b, r->ab_type, r->ldb, (const void *)(uintptr_t)r->a,
-                                r->ab_type, r->k, &zero, (void *)(uintptr_t)r->c, CUDA_R_32F, r->n, r->compute,
-                                CUBLAS_GEMM_DEFAULT);
-    else if (st == CUBLAS_STATUS_SUCCESS)
-        st = r->s->cublasSgemm_v2(r->s->handle, r->op_b, CUBLAS_OP_N, r->n, r->m, r->k, &one,
-                                             (const float *)(uintptr_t)r->b, r->ldb, (const float *)(uintptr_t)r->a,
-                                             r->k, &zero, (float *)(uintptr_t)r->c, r->n);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = blas_call(r);
     if (st == CUBLAS_STATUS_SUCCESS)
         return 0;
-    snprintf(msg, n, "%s: %s", r->ex ? "cublasGemmEx" : "cublasSgemm", r->s->cublasGetStatusString(st));
+    snprintf(msg, n, "%s%s: %s", r->ex ? "cublasGemm" : "cublasSgemm", r->batch > 1 ? "StridedBatched" : "",
+             r->s->cublasGetStatusString(st));
     /* An execution failure may have killed the context: ask the driver. */
     *sticky = cut_cu()->cuCtxSynchronize() != CUDA_SUCCESS;
     return -1;
@@ -147,9 +171,22 @@ static int blas_math(blas_state *s, cublasMath_t mode, cut_err *e)
 static blas_run blas_run_of(blas_state *s, const cut_wk_tensors *t)
 {
     const cut_gemm *g = t->gemm;
-    const int nt = g->layout == CUT_GEMM_NT;
-    return (blas_run){.s = s, .op_b = nt ? CUBLAS_OP_T : CUBLAS_OP_N, .m = g->m, .n = g->n, .k = g->k,
-                      .ldb = nt ? g->k : g->n, .a = t->in, .b = t->w, .c = t->out};
+    const int at = cut_gemm_a_trans(g), bt = cut_gemm_b_trans(g);
+    return (blas_run){.s = s, .op_a = at ? CUBLAS_OP_T : CUBLAS_OP_N, .op_b = bt ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      .m = g->m, .n = g->n, .k = g->k, .lda = at ? g->m : g->k, .ldb = bt ? g->k : g->n,
+                      .batch = cut_gemm_batch(g), .stride_a = (long long)cut_gemm_stride(g, 'A'),
+                      .stride_b = (long long)cut_gemm_stride(g, 'B'), .stride_c = (long long)cut_gemm_stride(g, 'C'),
+                      .alpha = (float)cut_gemm_alpha(g), .a = t->in, .b = t->w, .c = t->out};
+}
+
+/* cuBLAS computes C in place: a workload with beta != 0 (C's old contents apart, in Cin) is cuBLASLt's. */
+static int blas_refuse_beta(const cut_gemm *g, const char *what, cut_err *e)
+{
+    if (cut_gemm_beta(g) == 0.0)
+        return 0;
+    return cut_err_set(e, "%s: beta is %g, and cuBLAS updates C in place while cutune keeps C's old contents in a "
+                          "separate input (Cin); cuBLASLt, which reads C and writes D, measures this workload",
+                       what, cut_gemm_beta(g));
 }
 
 /* Loads cuBLAS into the worker's slot on first use; the prepared GEMM's tensors into t. */
@@ -184,6 +221,11 @@ int cut_cublas_vendor(cut_wk *w, cut_vendor_acc *a, int *fatal, cut_err *e)
     blas_state *s = blas_get(w, &t, "cuBLAS vendor baseline", e);
     if (!s)
         return -1;
+    cut_err why = {{0}};
+    if (blas_refuse_beta(t.gemm, "cuBLAS", &why) != 0) {
+        cut_vendor_note(a, "%s", why.msg); /* cuBLASLt's alone */
+        return 0;
+    }
     blas_run r = blas_run_of(s, &t);
     r.ex = 1;
     r.compute = CUBLAS_COMPUTE_32F;
@@ -225,12 +267,15 @@ int cut_cublas_baseline(cut_wk *w, cut_result *best, char *algo, size_t algo_len
     if (t.gemm && t.gemm->dtype != CUT_DT_FP32)
         return cut_err_set(e, "cuBLAS SGEMM baseline: dtype %s is not fp32 (the vendor baseline covers it)",
                            cut_dtype_name(t.gemm->dtype));
+    if (t.gemm && blas_refuse_beta(t.gemm, "cuBLAS SGEMM baseline", e) != 0)
+        return -1;
     blas_state *s = blas_get(w, &t, "cuBLAS baseline", e);
     if (!s || blas_math(s, CUBLAS_PEDANTIC_MATH, e) != 0)
         return -1;
     blas_run r = blas_run_of(s, &t);
     cut_wk_launcher l = {blas_launch, &r};
     cut_wk_check_and_time(w, &l, best, fatal);
-    snprintf(algo, algo_len, "SGEMM_PEDANTIC_%s", r.op_b == CUBLAS_OP_T ? "NT" : "NN");
+    snprintf(algo, algo_len, "SGEMM_PEDANTIC_%c%c%s", r.op_a == CUBLAS_OP_T ? 'T' : 'N',
+             r.op_b == CUBLAS_OP_T ? 'T' : 'N', r.batch > 1 ? "_STRIDED_BATCHED" : "");
     return 0;
 }

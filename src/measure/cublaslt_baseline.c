@@ -4,7 +4,10 @@
  * libcublasLt.so.13 is loaded with dlopen (cublasLt.h for types and prototypes only). The row-major GEMM is the
  * column-major Cᵀ (N×M, ld N) = op(B-memory) · (A-memory), as in cublas_baseline.c: cuBLASLt's "A" is cutune's B
  * (NN: N×K column-major with ld N, no transpose; NT: K×N with ld K, transposed) and its "B" is cutune's A (K×M with
- * ld K). D = C (in place, beta 0), fp32 in every case; alpha and beta are host floats (scale type CUDA_R_32F).
+ * ld K; TN and TT: A's memory is M×K with ld M, transposed). D is cutune's C, fp32 in every case; cuBLASLt's C is
+ * cutune's Cin (C's old contents, kept apart) when beta != 0, else D itself (beta 0, never read). alpha and beta are
+ * host floats (scale type CUDA_R_32F). A strided batch sets BATCH_COUNT and STRIDED_BATCH_OFFSET (packed strides) on
+ * every layout.
  *
  * Candidates: the heuristic's top N (cublasLtMatmulAlgoGetHeuristic, workspace <= 64 MiB), then an enumeration in
  * the manner of the CUTLASS profiler: every algorithm id (cublasLtMatmulAlgoGetIds), for each its capabilities
@@ -44,6 +47,7 @@
     X(cublasLtMatmulDescSetAttribute)                                                                                \
     X(cublasLtMatrixLayoutCreate)                                                                                    \
     X(cublasLtMatrixLayoutDestroy)                                                                                   \
+    X(cublasLtMatrixLayoutSetAttribute)                                                                              \
     X(cublasLtMatmulPreferenceCreate)                                                                                \
     X(cublasLtMatmulPreferenceDestroy)                                                                               \
     X(cublasLtMatmulPreferenceSetAttribute)                                                                          \
@@ -129,8 +133,9 @@ typedef struct lt_problem {
     cublasComputeType_t compute;
     cudaDataType_t ab, cd; /* input type; output type (CUDA_R_32F) */
     cublasLtMatmulDesc_t op;
-    cublasLtMatrixLayout_t la, lb, lc; /* cuBLASLt's A (cutune's B), B (cutune's A), C = D */
-    CUdeviceptr a_mem, b_mem, c_mem;
+    cublasLtMatrixLayout_t la, lb, lc; /* cuBLASLt's A (cutune's B), B (cutune's A), C and D (the same shape) */
+    CUdeviceptr a_mem, b_mem, c_mem, d_mem;
+    float alpha, beta;
     int small; /* few output tiles: split-K configurations are worth enumerating */
 } lt_problem;
 
@@ -174,6 +179,23 @@ static int lt_types(cut_dtype d, lt_problem *p, cut_err *e)
             return cut_err_set(e, "cuBLASLt: %s failed: %s", what, s->cublasLtGetStatusString(lt_st_));              \
     } while (0)
 
+/* A column-major rows×cols layout with leading dimension ld, batched as g is. */
+static int lt_layout(lt_state *s, const cut_gemm *g, cudaDataType_t type, uint64_t rows, uint64_t cols, int64_t ld,
+                     char which, cublasLtMatrixLayout_t *l, cut_err *e)
+{
+    LT_TRY(s->cublasLtMatrixLayoutCreate(l, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+    const int32_t batch = cut_gemm_batch(g);
+    const int64_t stride = (int64_t)cut_gemm_stride(g, which);
+    if (batch == 1)
+        return 0;
+    LT_TRY(s->cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch),
+           "setting BATCH_COUNT");
+    LT_TRY(s->cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                               sizeof stride),
+           "setting STRIDED_BATCH_OFFSET");
+    return 0;
+}
+
 /* Fills p for the prepared GEMM; the caller frees it with lt_problem_free also after an error. */
 static int lt_problem_init(lt_state *s, const cut_wk_tensors *t, lt_problem *p, cut_err *e)
 {
@@ -181,20 +203,24 @@ static int lt_problem_init(lt_state *s, const cut_wk_tensors *t, lt_problem *p, 
     memset(p, 0, sizeof *p);
     if (lt_types(g->dtype, p, e) != 0)
         return -1;
-    const int nt = g->layout == CUT_GEMM_NT;
-    const cublasOperation_t ta = nt ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+    const int nt = cut_gemm_b_trans(g), at = cut_gemm_a_trans(g);
+    const cublasOperation_t ta = nt ? CUBLAS_OP_T : CUBLAS_OP_N, tb = at ? CUBLAS_OP_T : CUBLAS_OP_N;
     LT_TRY(s->cublasLtMatmulDescCreate(&p->op, p->compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
     LT_TRY(s->cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "setting TRANSA");
     LT_TRY(s->cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "setting TRANSB");
     const uint64_t m = (uint64_t)g->m, n = (uint64_t)g->n, k = (uint64_t)g->k;
-    LT_TRY(s->cublasLtMatrixLayoutCreate(&p->la, p->ab, nt ? k : n, nt ? n : k, (int64_t)(nt ? k : n)),
-           "the layout of B");
-    LT_TRY(s->cublasLtMatrixLayoutCreate(&p->lb, p->ab, k, m, (int64_t)k), "the layout of A");
-    LT_TRY(s->cublasLtMatrixLayoutCreate(&p->lc, p->cd, n, m, (int64_t)n), "the layout of C");
+    if (lt_layout(s, g, p->ab, nt ? k : n, nt ? n : k, (int64_t)(nt ? k : n), 'B', &p->la, e) != 0 ||
+        lt_layout(s, g, p->ab, at ? m : k, at ? k : m, (int64_t)(at ? m : k), 'A', &p->lb, e) != 0 ||
+        lt_layout(s, g, p->cd, n, m, (int64_t)n, 'C', &p->lc, e) != 0)
+        return cut_err_wrap(e, "cuBLASLt layouts of the %s GEMM", cut_gemm_layout_name(g->layout));
     p->a_mem = t->w;
     p->b_mem = t->in;
-    p->c_mem = t->out;
-    p->small = (double)CUT_CEIL_DIV(g->m, 128) * (double)CUT_CEIL_DIV(g->n, 128) < 264.0; /* < 2 waves of 132 SMs */
+    p->d_mem = t->out;
+    p->c_mem = t->cin ? t->cin : t->out;
+    p->alpha = (float)cut_gemm_alpha(g);
+    p->beta = (float)cut_gemm_beta(g);
+    p->small = (double)CUT_CEIL_DIV(g->m, 128) * (double)CUT_CEIL_DIV(g->n, 128) * cut_gemm_batch(g) <
+               264.0; /* < 2 waves of 132 SMs */
     return 0;
 }
 
@@ -452,10 +478,9 @@ static int lt_launch(void *arg, CUstream stream, char *msg, size_t n, int *stick
 {
     const lt_run *r = arg;
     const lt_problem *p = r->p;
-    const float one = 1.0f, zero = 0.0f;
     cublasStatus_t st = r->s->cublasLtMatmul(
-        r->s->h, p->op, &one, (const void *)(uintptr_t)p->a_mem, p->la, (const void *)(uintptr_t)p->b_mem, p->lb,
-        &zero, (const void *)(uintptr_t)p->c_mem, p->lc, (void *)(uintptr_t)p->c_mem, p->lc, &r->c->algo,
+        r->s->h, p->op, &p->alpha, (const void *)(uintptr_t)p->a_mem, p->la, (const void *)(uintptr_t)p->b_mem, p->lb,
+        &p->beta, (const void *)(uintptr_t)p->c_mem, p->lc, (void *)(uintptr_t)p->d_mem, p->lc, &r->c->algo,
         r->c->ws ? (void *)(uintptr_t)r->s->ws : NULL, r->c->ws, (cudaStream_t)stream);
     if (st == CUBLAS_STATUS_SUCCESS)
         return 0;

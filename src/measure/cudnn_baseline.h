@@ -30,11 +30,11 @@ typedef struct cut_wk_launcher {
 void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal);
 
 /* worker_work.c: the prepared work's shape and device tensors of set 0 (conv NULL unless a conv is prepared, gemm
- * NULL unless a GEMM is; for a GEMM in/w/out are A/B/C). */
+ * NULL unless a GEMM is; for a GEMM in/w/out are A/B/C, and cin C's old contents when beta != 0, else 0). */
 typedef struct cut_wk_tensors {
     const cut_conv *conv;
     const cut_gemm *gemm;
-    CUdeviceptr in, w, out;
+    CUdeviceptr in, w, out, cin;
 } cut_wk_tensors;
 void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t);
 /* cuDNN's candidates as they are checked and timed (cudnn_baseline.c): the legacy Find call's algorithms, then the

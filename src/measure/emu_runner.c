@@ -205,6 +205,7 @@ static void host_refs(emu_runner *er, const cut_gemm *g)
         cut_elem_to_floats(w->bufs[0].dtype, w->bufs[0].data[s], na, a);
         cut_elem_to_floats(w->bufs[1].dtype, w->bufs[1].data[s], nb, b);
         cut_gemm_reference(g, a, b, c);
+        cut_gemm_reference_beta(g, cut_gemm_work_cin(g, w, s), c);
         float *ref = alloc_aligned(nc * sizeof *ref);
         for (size_t i = 0; i < nc; i++)
             ref[i] = (float)c[i];

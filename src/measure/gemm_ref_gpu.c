@@ -87,13 +87,31 @@ static int ref_handle(cut_err *e)
     return 0;
 }
 
+/* alpha · op(A) · op(B) of every batch, one DGEMM per batch (a reference: simplicity over speed). A stored K×M (TN,
+ * TT) is the column-major M×K with ld M, transposed; B as cublas_baseline.c explains. */
+static int ref_dgemm(const cut_gemm *g, CUdeviceptr da, CUdeviceptr db, CUdeviceptr dc, cut_err *e)
+{
+    const double alpha = cut_gemm_alpha(g), zero = 0.0;
+    const int at = cut_gemm_a_trans(g), bt = cut_gemm_b_trans(g);
+    const double *a = (const double *)(uintptr_t)da, *b = (const double *)(uintptr_t)db;
+    double *c = (double *)(uintptr_t)dc;
+    for (int z = 0; z < cut_gemm_batch(g); z++) {
+        cublasStatus_t st = ref_state.api.dgemm(ref_state.h, bt ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                                at ? CUBLAS_OP_T : CUBLAS_OP_N, g->n, g->m, g->k, &alpha,
+                                                b + cut_gemm_stride(g, 'B') * z, bt ? g->k : g->n,
+                                                a + cut_gemm_stride(g, 'A') * z, at ? g->m : g->k, &zero,
+                                                c + cut_gemm_stride(g, 'C') * z, g->n);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return cut_err_set(e, "GPU reference: cublasDgemm (batch %d): %s", z, ref_state.api.status(st));
+    }
+    return 0;
+}
+
 int cut_gemm_reference_gpu(const cut_cu_api *cu, const cut_gemm *g, const float *a, const float *b, double *ref,
                            cut_err *e)
 {
     if (ref_handle(e) != 0)
         return -1;
-    const dgemm_api api = ref_state.api;
-    cublasHandle_t h = ref_state.h;
     CUdeviceptr da = 0, db = 0, dc = 0;
     int rc = -1;
     const size_t nc = cut_gemm_c_elems(g);
@@ -107,15 +125,8 @@ int cut_gemm_reference_gpu(const cut_cu_api *cu, const cut_gemm *g, const float 
         cut_err_set(e, "GPU reference: C in fp64: %s", dsc);
         goto out;
     }
-    const double one = 1.0, zero = 0.0;
-    const int nt = g->layout == CUT_GEMM_NT;
-    cublasStatus_t st = api.dgemm(h, nt ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->m, g->k, &one,
-                       (const double *)(uintptr_t)db, nt ? g->k : g->n, (const double *)(uintptr_t)da, g->k, &zero,
-                       (double *)(uintptr_t)dc, g->n);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-        cut_err_set(e, "GPU reference: cublasDgemm: %s", api.status(st));
+    if (ref_dgemm(g, da, db, dc, e) != 0)
         goto out;
-    }
     if ((cr = cu->cuCtxSynchronize()) != CUDA_SUCCESS || (cr = cu->cuMemcpyDtoH(ref, dc, nc * sizeof(double))) != 0) {
         char dsc[160];
         cut_cu_describe(cr, dsc, sizeof dsc);

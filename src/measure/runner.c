@@ -47,7 +47,12 @@ int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_ca
     c->tol_scale = ks->tol_scale;
     c->gpu_only = ks->uses_inline_ptx;
     c->arch_a = ks->arch_a;
-    c->nargs = ks->nbufs > 3 && ks->ntma == 0 ? ks->nbufs : 3;
+    if (ks->extra_bufs < 0 || 3 + ks->extra_bufs > CUT_CALL_MAX_ARGS) {
+        res->status = CUT_ST_LAUNCH_ERROR;
+        snprintf(res->error, sizeof res->error, "the kernel asks for %d buffers after the three", ks->extra_bufs);
+        return -1;
+    }
+    c->nargs = 3 + ks->extra_bufs;
     for (int i = 0; i < c->nargs; i++) {
         c->args[i].buf = i;
         if (i < ks->ntma) { /* the maps of the work's first two buffers (A and B), by value */

@@ -149,25 +149,27 @@ int cut_wp_work_op(const cut_work *w, cut_conv *conv, cut_gemm *gemm, cut_err *e
         in = cut_gemm_storage_elem(gemm->dtype);
     else
         in = cut_conv_in_elem(conv), out = cut_conv_out_elem(conv);
-    const size_t want[3] = {is_conv ? cut_conv_in_elems(conv) : cut_gemm_a_elems(gemm),
+    const size_t want[4] = {is_conv ? cut_conv_in_elems(conv) : cut_gemm_a_elems(gemm),
                             is_conv ? cut_conv_w_elems(conv) : cut_gemm_b_elems(gemm),
-                            is_conv ? cut_conv_out_elems(conv) : cut_gemm_c_elems(gemm)};
-    /* a conv with an epilogue has a fourth buffer, its bias: CO inputs of the inputs' type */
-    const int nbufs = is_conv && conv->epilogue != CUT_EPI_NONE ? 4 : 3;
+                            is_conv ? cut_conv_out_elems(conv) : cut_gemm_c_elems(gemm),
+                            is_conv ? (size_t)conv->co : cut_gemm_c_elems(gemm)};
+    /* A fourth buffer, an input: a conv epilogue's bias (CO values of the inputs' type), or a GEMM's C old contents
+     * when it reads them (beta != 0: fp32, cut_gemm_work). */
+    const int nbufs = (is_conv ? conv->epilogue != CUT_EPI_NONE : cut_gemm_cin_buf(gemm) >= 0) ? 4 : 3;
     if (w->nbufs != nbufs)
-        return cut_err_set(e, "PREPARE_WORK: a %s work has %d buffers (two inputs and the output%s)", what, w->nbufs,
-                           nbufs == 4 ? ", then the epilogue's bias" : "");
-    if (nbufs == 4 && (w->bufs[3].is_output || w->bufs[3].dtype != in || w->bufs[3].elems != (size_t)conv->co))
-        return cut_err_set(e, "PREPARE_WORK: buffer 3 ('%s') is not the epilogue's bias (%s input of CO=%d)",
-                           w->bufs[3].name, cut_elem_name(in), conv->co);
-    for (int i = 0; i < 3; i++)
-        if (w->bufs[i].is_output != (i == 2) || w->bufs[i].dtype != (i < 2 ? in : out) ||
-            w->bufs[i].elems != want[i])
+        return cut_err_set(e, "PREPARE_WORK: a %s work has %d buffers (%s)", what, w->nbufs,
+                           nbufs == 3  ? "two inputs and the output"
+                           : is_conv   ? "two inputs, the output and the epilogue's bias"
+                                       : "two inputs, the output and C's old contents");
+    for (int i = 0; i < nbufs; i++) {
+        const cut_elem want_el = i < 2 || (i == 3 && is_conv) ? in : out;
+        if (w->bufs[i].is_output != (i == 2) || w->bufs[i].dtype != want_el || w->bufs[i].elems != want[i])
             return cut_err_set(e, "PREPARE_WORK: buffer %d ('%s': %s %s of %zu elements) does not fit the %s, which "
                                   "needs %s %s of %zu",
                                i, w->bufs[i].name, cut_elem_name(w->bufs[i].dtype),
                                w->bufs[i].is_output ? "output" : "input", w->bufs[i].elems, what,
-                               cut_elem_name(i < 2 ? in : out), i == 2 ? "output" : "input", want[i]);
+                               cut_elem_name(want_el), i == 2 ? "output" : "input", want[i]);
+    }
     return 0;
 }
 

@@ -70,6 +70,9 @@ void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
         t->w = k->d[1][0];
         t->out = k->d[2][0];
     }
+    const int ci = t->gemm ? cut_gemm_cin_buf(t->gemm) : -1;
+    if (ci >= 0 && ci < k->work.nbufs)
+        t->cin = k->d[ci][0];
 }
 
 /* Allocates the device buffers of k's work and uploads its inputs. */
@@ -94,8 +97,8 @@ static int upload(const cut_cu_api *cu, wk_work *k, cut_err *e)
     return 0;
 }
 
-/* A GEMM work without references: each set's C from cuBLAS DGEMM of the stored A and B (as floats), rounded to
- * float, becomes the work's reference. */
+/* A GEMM work without references: each set's C from cuBLAS DGEMM of the stored A and B (as floats), plus beta·Cin,
+ * rounded to float, becomes the work's reference. */
 static int runner_refs(const cut_cu_api *cu, wk_work *k, cut_err *e)
 {
     cut_work *w = &k->work;
@@ -112,6 +115,7 @@ static int runner_refs(const cut_cu_api *cu, wk_work *k, cut_err *e)
             rc = -1;
             break;
         }
+        cut_gemm_reference_beta(g, cut_gemm_work_cin(g, w, s), c); /* beta's part on the host: cheap */
         float *r = cut_xmalloc(nc * sizeof(float));
         for (size_t i = 0; i < nc; i++)
             r[i] = (float)c[i];

@@ -56,9 +56,13 @@ int cut_gemm_sched_from_cjson(const void *obj, cut_sched *s, cut_err *e)
         seen |= 1 << i;
         tmp.k[i] = (int)it->valuedouble;
     }
-    for (int i = 0; i < t->nknobs && i < CUT_MAX_KNOBS; i++)
-        if (!(seen & (1 << i)))
+    for (int i = 0; i < t->nknobs && i < CUT_MAX_KNOBS; i++) {
+        const int dflt = t->knob_default ? t->knob_default(i) : -1;
+        if (!(seen & (1 << i)) && dflt < 0)
             return cut_err_set(e, "the %s schedule lacks knob '%s'", t->name, t->knob_name(i));
+        if (!(seen & (1 << i)))
+            tmp.k[i] = dflt; /* a record written before the knob existed */
+    }
     *s = tmp;
     return 0;
 }
@@ -74,6 +78,30 @@ static void add_workload(cJSON *root, const cut_gemm *g)
     cJSON_AddNumberToObject(wl, "k", g->k);
     cJSON_AddStringToObject(wl, "layout", cut_gemm_layout_name(g->layout));
     cJSON_AddStringToObject(wl, "dtype", cut_dtype_name(g->dtype));
+    /* issue 21's fields only when not the defaults, so a plain GEMM's line reads as it always did */
+    if (cut_gemm_batch(g) > 1)
+        cJSON_AddNumberToObject(wl, "batch", cut_gemm_batch(g));
+    if (cut_gemm_alpha(g) != 1.0 || cut_gemm_beta(g) != 0.0) {
+        cut_rec_add_num(wl, "alpha", cut_gemm_alpha(g));
+        cut_rec_add_num(wl, "beta", cut_gemm_beta(g));
+    }
+}
+
+/* The optional workload fields batch, alpha and beta (absent: 1, 1, 0). */
+static int parse_extras(const cJSON *wl, cut_gemm *g, cut_err *e)
+{
+    int batch = 1;
+    double alpha = 1.0, beta = 0.0;
+    if (cJSON_GetObjectItemCaseSensitive(wl, "batch") && cut_rec_get_int(wl, "workload.", "batch", &batch, e) != 0)
+        return -1;
+    if (cJSON_GetObjectItemCaseSensitive(wl, "alpha") &&
+        (cut_rec_get_num(wl, "workload.", "alpha", NAN, &alpha, e) != 0 ||
+         cut_rec_get_num(wl, "workload.", "beta", NAN, &beta, e) != 0))
+        return -1;
+    if (batch < 1)
+        return cut_err_set(e, "record field 'workload.batch' is %d: it must be at least 1", batch);
+    cut_gemm_set_extras(g, batch, alpha, beta);
+    return 0;
 }
 
 void cut_gemm_record_to_json(const cut_gemm_record *r, cut_buf *b)
@@ -122,7 +150,7 @@ static int parse_workload(const cJSON *root, cut_gemm *g, cut_err *e)
     if (cut_rec_get_int(wl, "workload.", "m", &g->m, e) != 0 || cut_rec_get_int(wl, "workload.", "n", &g->n, e) != 0 ||
         cut_rec_get_int(wl, "workload.", "k", &g->k, e) != 0 ||
         cut_rec_get_str(wl, "workload.", "layout", layout, sizeof layout, e) != 0 ||
-        cut_rec_get_str(wl, "workload.", "dtype", dtype, sizeof dtype, e) != 0)
+        cut_rec_get_str(wl, "workload.", "dtype", dtype, sizeof dtype, e) != 0 || parse_extras(wl, g, e) != 0)
         return -1;
     if (cut_gemm_layout_parse(layout, &g->layout, e) != 0 || cut_dtype_parse(dtype, &g->dtype, e) != 0 ||
         cut_gemm_validate(g, e) != 0)

@@ -356,7 +356,7 @@ int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_ker
     cut_emit_launch(out, g.grid, g.threads);
     out->smem_dynamic = (unsigned)g.smem_ring;
     out->tol_scale = 1.0;
-    out->nbufs = c->epilogue != CUT_EPI_NONE ? 4 : 0; /* the bias after the output */
+    out->extra_bufs = c->epilogue != CUT_EPI_NONE; /* the bias after the output */
     /* the PTX sits in #ifndef CUT_EMU branches: the host emulation runs the kernel (emu_runner reads the source) */
     out->uses_inline_ptx = 0;
     return 0;

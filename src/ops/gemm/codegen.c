@@ -18,7 +18,11 @@
  *     lanes read consecutive 16-byte chunks and the final stores coalesce.
  * With DBUF = 1 the shared tiles are double-buffered: the global loads of tile t+1 are issued into registers
  * before the FMAs of tile t and stored to the other buffer after them (one __syncthreads per tile instead of two).
- * Epilogue: guarded stores of the register tile, float2/float4 along n when N allows aligned vectors.
+ * Epilogue: guarded stores of the register tile, float2/float4 along n when N allows aligned vectors; each value is
+ * alpha·acc (+ beta·Cin when beta != 0: Cin is read only then), through EPI (src/ops/gemm/extras.h).
+ * Issue 21: A stored K×M (TN, TT) is loaded like NN's B: BK rows of BM floats, vectors along m, stored to As[k][m]
+ * with one vector store (no transposition on the way). A strided batch is blockIdx.z: each block moves A, B, C
+ * (and Cin) to its matrix first (BATCH_SLICE).
  *
  * What the knobs trade. BM, BN: reuse of every loaded element (global traffic per FMA ~ 1/BM + 1/BN) against the
  * number of blocks. BK: fewer barriers per FMA against shared memory and staging registers. TM, TN: TM + TN shared
@@ -26,6 +30,7 @@
  * against twice the shared memory and the live prefetched tile. PAD: bank conflicts of the transposing stores.
  * UNROLL: unroll factor of the BK loop (code size UNROLL*TM*TN FMAs). */
 #include "codegen/emit.h"
+#include "ops/gemm/extras.h"
 #include "ops/gemm/simt.h"
 
 #include "cutune/util.h"
@@ -43,8 +48,13 @@ static const char gemm_head[] =
     "#define LDA (BM + PAD)\n"
     "#define LDB (BN + PAD)\n"
     "#define KT ((K + BK - 1) / BK)\n"
-    "#define A_VPR (BK / VEC)\n"
+    "#if LAYOUT_TA\n"
+    "#define A_VPR (BM / VEC) /* A tile: BK rows (k) of BM/VEC vectors (m) */\n"
+    "#define A_TOT (BK * A_VPR)\n"
+    "#else\n"
+    "#define A_VPR (BK / VEC) /* A tile: BM rows (m) of BK/VEC vectors (k) */\n"
     "#define A_TOT (BM * A_VPR)\n"
+    "#endif\n"
     "#define A_PER ((A_TOT + NTHR - 1) / NTHR)\n"
     "#if LAYOUT_NT\n"
     "#define B_VPR (BK / VEC) /* B tile: BN rows (n) of BK/VEC vectors (k) */\n"
@@ -114,8 +124,9 @@ static const char gemm_start[] =
     CUT_EMIT_VEC_SMEM_MACROS
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
-    "cut_gemm(const elem_t *__restrict__ A, const elem_t *__restrict__ B, float *__restrict__ C)\n"
+    "cut_gemm(const elem_t *__restrict__ A, const elem_t *__restrict__ B, float *__restrict__ C CIN_PARAM)\n"
     "{\n"
+    "    BATCH_SLICE()\n"
     "    const int tid = threadIdx.x;\n"
     "    const int tx = tid % TX, ty = tid / TX;\n"
     "    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;\n"
@@ -136,9 +147,15 @@ static const char gemm_load[] =
     "#pragma unroll\n"
     "        for (int i = 0; i < A_PER; i++) {\n"
     "            const int idx = tid + i * NTHR;\n"
+    "#if LAYOUT_TA\n"
+    "            const int k = ktl * BK + idx / A_VPR, m = m0 + (idx % A_VPR) * VEC;\n"
+    "            const size_t off = (size_t)k * M + m;\n"
+    "#else\n"
     "            const int m = m0 + idx / A_VPR, k = ktl * BK + (idx % A_VPR) * VEC;\n"
+    "            const size_t off = (size_t)m * K + k;\n"
+    "#endif\n"
     "            if ((A_TOT % NTHR == 0 || idx < A_TOT) && (M % BM == 0 || m < M) && (K % BK == 0 || k < K))\n"
-    "                LDG_VEC(a_st[i], A + (size_t)m * K + k)\n"
+    "                LDG_VEC(a_st[i], A + off)\n"
     "            else {\n"
     "#pragma unroll\n"
     "                for (int v = 0; v < VEC; v++)\n"
@@ -170,9 +187,13 @@ static const char gemm_store[] =
     "        for (int i = 0; i < A_PER; i++) {\n"
     "            const int idx = tid + i * NTHR, r = idx / A_VPR, c = (idx % A_VPR) * VEC;\n"
     "            if (A_TOT % NTHR == 0 || idx < A_TOT) {\n"
+    "#if LAYOUT_TA\n"
+    "                STS_VEC(&As[sb][r][c], a_st[i]); /* A stored KxM: the row is k already */\n"
+    "#else\n"
     "#pragma unroll\n"
     "                for (int v = 0; v < VEC; v++)\n"
     "                    As[sb][c + v][r] = a_st[i][v];\n"
+    "#endif\n"
     "            }\n"
     "        }\n"
     "#pragma unroll\n"
@@ -206,13 +227,18 @@ static const char gemm_tail[] =
     "            const int n = n0 + c * (TX * VN) + tx * VN;\n"
     "#if N % VN == 0\n"
     "            /* n is a multiple of VN, so the chunk is aligned and wholly inside or outside the row */\n"
-    "            if (N % BN == 0 || n < N)\n"
-    "                ST_VN(&c_row[n], &acc[i][c * VN]);\n"
+    "            if (N % BN == 0 || n < N) {\n"
+    "                float o[VN];\n"
+    "#pragma unroll\n"
+    "                for (int v = 0; v < VN; v++)\n"
+    "                    o[v] = EPI(acc[i][c * VN + v], (size_t)m * N + n + v);\n"
+    "                ST_VN(&c_row[n], o);\n"
+    "            }\n"
     "#else\n"
     "#pragma unroll\n"
     "            for (int v = 0; v < VN; v++)\n"
     "                if (n + v < N)\n"
-    "                    c_row[n + v] = acc[i][c * VN + v];\n"
+    "                    c_row[n + v] = EPI(acc[i][c * VN + v], (size_t)m * N + n + v);\n"
     "#endif\n"
     "        }\n"
     "    }\n"
@@ -258,7 +284,8 @@ static void emit_defines(cut_buf *b, const cut_gemm *g, const cut_gemm_sched *s)
 {
     const int *k = s->k;
     cut_buf_printf(b, "#define M %d\n#define N %d\n#define K %d\n#define LAYOUT_NT %d\n", g->m, g->n, g->k,
-                   g->layout == CUT_GEMM_NT);
+                   cut_gemm_b_trans(g));
+    cut_gemm_emit_extras(b, g, 1);
     if (cut_dtype_size(g->dtype) == 2)
         cut_buf_printf(b, "#define ELEM_BF16 %d\n", g->dtype == CUT_DT_BF16);
     cut_buf_printf(b, "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n#define TN %d\n", k[CUT_GS_BM],
@@ -283,6 +310,7 @@ int cut_codegen_gemm_simt(const cut_gemm *g, const cut_gemm_sched *s, cut_kernel
     cut_emit_gemm_banner(&b, g, s, NULL);
     emit_defines(&b, g, s);
     cut_buf_append(&b, gemm_head, strlen(gemm_head));
+    cut_buf_append(&b, cut_gemm_extras_text, strlen(cut_gemm_extras_text));
     const char *ldg = cut_dtype_size(g->dtype) == 2 ? gemm_ldg16 : gemm_ldg32;
     cut_buf_append(&b, ldg, strlen(ldg));
     cut_buf_append(&b, gemm_start, strlen(gemm_start));
@@ -296,5 +324,6 @@ int cut_codegen_gemm_simt(const cut_gemm *g, const cut_gemm_sched *s, cut_kernel
     out->smem_dynamic = 0;
     out->uses_inline_ptx = 0;
     out->tol_scale = 1.0;
+    out->extra_bufs = cut_gemm_extra_bufs(g);
     return 0;
 }

@@ -5,7 +5,7 @@
  * excludes what cannot run: more than 16 warps or fewer than 2, dynamic shared memory over the device's limit
  * (STAGES * (BM + BN) * BK * elem bytes), a register estimate over 255 per thread or over the register file for
  * the block (accumulators WM*WN/32 + double-buffered fragments + addresses), a cp.async width the rows'
- * alignment does not allow. */
+ * alignment does not allow, a split-K with more slices than k tiles. */
 #include "ops/gemm/mma.h"
 
 #include "codegen/knobs.h"
@@ -14,7 +14,7 @@
 #include <string.h>
 
 static const char *const knob_names[CUT_GM_NKNOBS] = {
-    "bm", "bn", "bk", "wm", "wn", "stages", "swizzle", "group_m", "cpw",
+    "bm", "bn", "bk", "wm", "wn", "stages", "swizzle", "group_m", "cpw", "splitk",
 };
 
 static const int v_bm[] = {64, 128, 256};
@@ -27,6 +27,11 @@ static const int v_stages[] = {2, 3, 4};
 static const int v_swizzle[] = {0, 1};
 static const int v_group_m[] = {1, 4, 8};
 static const int v_cpw[] = {4, 8, 16};
+static const int v_splitk[] = {1, 2, 4, 8};
+/* Output tiles (over the batch) below which split-K is worth sampling: fewer than two waves of 132 SMs. */
+#define SPLITK_TILES 264
+/* Serial split-K keeps one turn counter per output tile in a module variable. */
+#define SPLITK_MAX_TURNS (1 << 20)
 
 #define PICK(r, v) cut_pick(r, v, (int)CUT_ARRAY_LEN(v))
 #define STEP(r, v, cur) cut_step_in(r, v, (int)CUT_ARRAY_LEN(v), cur)
@@ -60,11 +65,19 @@ void cut_gemm_mma_describe(const cut_sched *s, char *buf, size_t n)
 int cut_gemm_mma_max_cpw(const cut_gemm *g)
 {
     const int e = elem_bytes(g->dtype);
-    const int row_b = g->layout == CUT_GEMM_NT ? g->k : g->n;
+    const int row_a = cut_gemm_a_trans(g) ? g->m : g->k, row_b = cut_gemm_b_trans(g) ? g->k : g->n;
     for (int w = 16; w >= 4; w /= 2)
-        if (w >= e && ((long)g->k * e) % w == 0 && ((long)row_b * e) % w == 0)
+        if (w >= e && ((long)row_a * e) % w == 0 && ((long)row_b * e) % w == 0)
             return w;
     return 0;
+}
+
+/* The rows of A and B named for the sentences: "A (K=70) and of B (N=130)". */
+static void rows_phrase(const cut_gemm *g, char *buf, size_t n)
+{
+    const int at = cut_gemm_a_trans(g), bt = cut_gemm_b_trans(g);
+    snprintf(buf, n, "A (%s=%d) and of B (%s=%d)", at ? "M" : "K", at ? g->m : g->k, bt ? "K" : "N",
+             bt ? g->k : g->n);
 }
 
 int cut_gemm_mma_smem_limit(const cut_devlimits *d)
@@ -90,13 +103,13 @@ void cut_gemm_mma_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_mma_g
     out->threads = 32 * out->warps_m * out->warps_n;
     out->mi = cut_imax(wm / 16, 1);
     out->ni = cut_imax(wn / 8, 1);
-    out->a_row_bytes = bk * out->elem;
-    out->b_rows = g->layout == CUT_GEMM_NT ? bn : bk;
-    out->b_row_bytes = (g->layout == CUT_GEMM_NT ? bk : bn) * out->elem;
-    out->stage_bytes = bm * out->a_row_bytes + out->b_rows * out->b_row_bytes;
+    out->a_row_bytes = (cut_gemm_a_trans(g) ? bm : bk) * out->elem;
+    out->b_rows = cut_gemm_b_trans(g) ? bn : bk;
+    out->b_row_bytes = (cut_gemm_b_trans(g) ? bk : bn) * out->elem;
+    out->stage_bytes = bm * bk * out->elem + out->b_rows * out->b_row_bytes;
     out->smem_bytes = stages * out->stage_bytes;
     const int cpw = cut_clampi(k[CUT_GM_CPW], 4, 16);
-    out->copies = cut_ceil_div(bm * out->a_row_bytes / cpw, out->threads) +
+    out->copies = cut_ceil_div(bm * bk * out->elem / cpw, out->threads) +
                   cut_ceil_div(out->b_rows * out->b_row_bytes / cpw, out->threads);
     out->acc = out->mi * out->ni * 4;
     /* accumulators + two k steps of fragments (A: 4 per m16 tile, B: 2 per n8 tile) + an address per cp.async
@@ -106,9 +119,10 @@ void cut_gemm_mma_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_mma_g
                     REGS_OTHER;
     out->tiles_m = cut_ceil_div(cut_imax(g->m, 1), bm);
     out->tiles_n = cut_ceil_div(cut_imax(g->n, 1), bn);
+    out->splitk = cut_clampi(k[CUT_GM_SPLITK], 1, 64); /* 0 (a conv's view of this template): none */
     out->grid[0] = (unsigned)out->tiles_n;
     out->grid[1] = (unsigned)out->tiles_m;
-    out->grid[2] = 1;
+    out->grid[2] = (unsigned)(cut_gemm_batch(g) * out->splitk);
 }
 
 /* Mostly the widest cp.async width the alignment allows; sometimes a narrower one, so the model sees its effect. */
@@ -137,6 +151,9 @@ static void sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sc
     k[CUT_GM_SWIZZLE] = PICK(r, v_swizzle);
     k[CUT_GM_GROUP_M] = PICK(r, v_group_m);
     pick_cpw(g, r, k);
+    /* split-K mostly where the output tiles cannot fill the GPU (skinny GEMMs, M <= 64) */
+    const long tiles = (long)cut_ceil_div(g->m, k[CUT_GM_BM]) * cut_ceil_div(g->n, k[CUT_GM_BN]) * cut_gemm_batch(g);
+    k[CUT_GM_SPLITK] = tiles < SPLITK_TILES || cut_rng_below(r, 8) == 0 ? PICK(r, v_splitk) : 1;
 }
 
 static void mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s)
@@ -155,6 +172,7 @@ static void mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sc
     case CUT_GM_STAGES: k[which] = STEP(r, v_stages, k[which]); break;
     case CUT_GM_SWIZZLE: k[which] = !k[which]; break;
     case CUT_GM_GROUP_M: k[which] = STEP(r, v_group_m, k[which]); break;
+    case CUT_GM_SPLITK: k[which] = STEP(r, v_splitk, k[which]); break;
     default: k[which] = STEP(r, v_cpw, k[which]); break;
     }
     /* keep the schedule on the dtype's lists and within the alignment */
@@ -188,7 +206,8 @@ static int check_knob_lists(const cut_gemm *g, const cut_sched *s, cut_err *e)
     const int bk_ok = is_16bit(g->dtype) ? CUT_IN(v_bk16, k[CUT_GM_BK]) : CUT_IN(v_bk32, k[CUT_GM_BK]);
     if (CUT_IN(v_bm, k[CUT_GM_BM]) && CUT_IN(v_bn, k[CUT_GM_BN]) && bk_ok && CUT_IN(v_wm, k[CUT_GM_WM]) &&
         CUT_IN(v_wn, k[CUT_GM_WN]) && CUT_IN(v_stages, k[CUT_GM_STAGES]) && CUT_IN(v_swizzle, k[CUT_GM_SWIZZLE]) &&
-        CUT_IN(v_group_m, k[CUT_GM_GROUP_M]) && CUT_IN(v_cpw, k[CUT_GM_CPW]))
+        CUT_IN(v_group_m, k[CUT_GM_GROUP_M]) && CUT_IN(v_cpw, k[CUT_GM_CPW]) &&
+        (k[CUT_GM_SPLITK] == 0 || CUT_IN(v_splitk, k[CUT_GM_SPLITK]))) /* 0: built before the knob, as 1 */
         return 0;
     char desc[256];
     cut_gemm_mma_describe(s, desc, sizeof desc);
@@ -197,35 +216,47 @@ static int check_knob_lists(const cut_gemm *g, const cut_sched *s, cut_err *e)
                        cut_dtype_name(g->dtype), desc);
 }
 
+/* A slice needs at least one k tile, and serial split-K one turn counter per output tile. */
+static int check_splitk(const cut_gemm *g, const cut_sched *s, cut_err *e)
+{
+    const int sk = s->k[CUT_GM_SPLITK], kt = cut_ceil_div(g->k, s->k[CUT_GM_BK]);
+    if (sk > kt)
+        return cut_err_set(e, "splitk=%d slices K=%d into more parts than its %d k tiles of bk=%d", sk, g->k, kt,
+                           s->k[CUT_GM_BK]);
+    const long turns = (long)cut_ceil_div(g->m, s->k[CUT_GM_BM]) * cut_ceil_div(g->n, s->k[CUT_GM_BN]) *
+                       cut_gemm_batch(g);
+    if (sk > 1 && turns > SPLITK_MAX_TURNS)
+        return cut_err_set(e, "splitk=%d keeps a turn counter per output tile, and %ld tiles exceed %d: such a GEMM "
+                              "fills the GPU without splitting K",
+                           sk, turns, SPLITK_MAX_TURNS);
+    return 0;
+}
+
 int cut_gemm_mma_check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
 {
     const int *k = s->k;
     if (!applies(g, NULL, e))
         return -1;
-    if (g->layout != CUT_GEMM_NN && g->layout != CUT_GEMM_NT)
-        return cut_err_set(e, "unknown GEMM layout %d", (int)g->layout);
     if (g->m <= 0 || g->n <= 0 || g->k <= 0)
         return cut_err_set(e, "GEMM sizes must be positive (M=%d N=%d K=%d)", g->m, g->n, g->k);
-    if ((long)g->m * g->k >= (1L << 31) || (long)g->m * g->n >= (1L << 31) || (long)g->n * g->k >= (1L << 31))
-        return cut_err_set(e, "a matrix of M=%d N=%d K=%d has 2^31 or more elements (32-bit indexing)", g->m,
-                           g->n, g->k);
+    if (cut_gemm_validate(g, e) != 0) /* layout, batch, alpha, beta, operands under 2^31 elements */
+        return -1;
     if (check_knob_lists(g, s, e) != 0)
         return -1;
     if (k[CUT_GM_WM] > k[CUT_GM_BM] || k[CUT_GM_WN] > k[CUT_GM_BN])
         return cut_err_set(e, "warp tile %dx%d exceeds the block tile %dx%d", k[CUT_GM_WM], k[CUT_GM_WN],
                            k[CUT_GM_BM], k[CUT_GM_BN]);
     const int max = cut_gemm_mma_max_cpw(g);
+    char rows[96];
+    rows_phrase(g, rows, sizeof rows);
     if (max == 0)
-        return cut_err_set(e, "cp.async copies at least 4 bytes: the rows of A (K=%d) and of B (%s=%d) of %s must "
-                              "be a multiple of 4 bytes",
-                           g->k, g->layout == CUT_GEMM_NT ? "K" : "N", g->layout == CUT_GEMM_NT ? g->k : g->n,
-                           cut_dtype_name(g->dtype));
+        return cut_err_set(e, "cp.async copies at least 4 bytes: the rows of %s of %s must be a multiple of 4 bytes",
+                           rows, cut_dtype_name(g->dtype));
     if (k[CUT_GM_CPW] > max || k[CUT_GM_CPW] < elem_bytes(g->dtype))
-        return cut_err_set(e, "cp.async width %d bytes needs the rows of A (K=%d) and of B (%s=%d) aligned to it "
-                              "(%d bytes at most here, and at least one %s element)",
-                           k[CUT_GM_CPW], g->k, g->layout == CUT_GEMM_NT ? "K" : "N",
-                           g->layout == CUT_GEMM_NT ? g->k : g->n, max, cut_dtype_name(g->dtype));
-    return 0;
+        return cut_err_set(e, "cp.async width %d bytes needs the rows of %s aligned to it (%d bytes at most here, and "
+                              "at least one %s element)",
+                           k[CUT_GM_CPW], rows, max, cut_dtype_name(g->dtype));
+    return check_splitk(g, s, e);
 }
 
 static int check(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, cut_err *e)
@@ -280,8 +311,12 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
     memcpy(out->grid, mg.grid, sizeof out->grid);
 }
 
+/* Knobs added after records were first written read as their neutral value when a record lacks them. */
+static int knob_default(int knob) { return knob == CUT_GM_SPLITK ? 1 : -1; }
+
 const cut_gemm_template cut_gemm_tpl_mma = {
     .name = "mma",
+    .knob_default = knob_default,
     .nknobs = CUT_GM_NKNOBS,
     .knob_name = cut_gemm_mma_knob_name,
     .applies = applies,

@@ -14,6 +14,8 @@ enum {
     CUT_GM_SWIZZLE,       /* 1: XOR-swizzled shared-memory rows (no bank conflicts); 0: plain rows */
     CUT_GM_GROUP_M,       /* block rasterisation: 1 (row by row), 4, 8 (groups of GROUP_M tile rows, for L2 reuse) */
     CUT_GM_CPW,           /* cp.async width in bytes: 16, 8, 4 (narrower when rows are not 16-byte aligned) */
+    CUT_GM_SPLITK,        /* k slices per output tile, summed in turn (serial split-K): 1, 2, 4, 8. Issue 21; a
+                             record without it reads as 1 (cut_gemm_template.knob_default) */
     CUT_GM_NKNOBS
 };
 
@@ -30,7 +32,8 @@ typedef struct cut_gemm_mma_geom {
     int acc;               /* fp32 accumulators per thread: WM*WN/32 */
     int regs_est;          /* rough registers per thread */
     int tiles_m, tiles_n;
-    unsigned grid[3];      /* tiles_n, tiles_m, 1 */
+    int splitk;            /* k slices (1: none) */
+    unsigned grid[3];      /* tiles_n, tiles_m, batch x splitk */
 } cut_gemm_mma_geom;
 
 const char *cut_gemm_mma_knob_name(int knob);
@@ -40,8 +43,8 @@ void cut_gemm_mma_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_mma_g
 int cut_gemm_mma_check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e);
 /* Dynamic shared memory a block may use on sm_XY (227 KiB on sm_90, 163 KiB on sm_80/87, 99 KiB otherwise). */
 int cut_gemm_mma_smem_limit(const cut_devlimits *d);
-/* Largest cp.async width (16, 8, 4 bytes) that the rows of A and B allow: A's rows are K elements, B's are K
- * (NT) or N (NN). 0 if not even 4 bytes (a 16-bit GEMM with an odd K, or odd N in NN). */
+/* Largest cp.async width (16, 8, 4 bytes) that the rows of A and B allow: A's rows are K elements (M for TN, TT),
+ * B's are K (NT, TT) or N (NN, TN). 0 if not even 4 bytes (a 16-bit GEMM with an odd K, or odd N in NN). */
 int cut_gemm_mma_max_cpw(const cut_gemm *g);
 
 /* The shared-memory swizzle, exactly as the generated kernel computes it (the generator emits the same formula):

@@ -41,8 +41,18 @@
  * tile against shared memory per stage. WM, WN: ldmatrix per mma (A loads scale with WM/16, B with WN/8 per k
  * step) against accumulator registers (WM*WN/32) and warps per block. STAGES: latency hidden by tiles in flight
  * against shared memory (fewer blocks per SM). SWIZZLE: bank conflicts. GROUP_M: L2 hit rate of A and B across
- * concurrently running blocks. CPW: 16-byte copies where the rows allow, narrower ones otherwise. */
+ * concurrently running blocks. CPW: 16-byte copies where the rows allow, narrower ones otherwise.
+ *
+ * Issue 21. TN/TT (A stored K×M): A's tile is staged as BK rows of BM (m contiguous, A's own layout) and its
+ * fragments come from ldmatrix.x4.trans (16-bit; the same transposition NN's B uses) or four 32-bit LDS (tf32).
+ * Strided batch and split-K share blockIdx.z = batch × SPLITK + slice. SPLITK > 1 (skinny or few-tile GEMMs that
+ * cannot fill the SMs): slice s sums k tiles [s·KT/SPLITK, (s+1)·KT/SPLITK), and the slices of a tile write C in turn
+ * (serial split-K, deterministic: always the same order of additions): slice 0 stores alpha·acc (+ beta·Cin), each
+ * later one waits for its turn on a module variable, adds its alpha·acc to C and passes the turn on; the last resets
+ * it to 0, so the next launch (and the harness's module-state checks) find it as loaded. No workspace, no atomics
+ * on data. Epilogue values through EPI (src/ops/gemm/extras.h). */
 #include "codegen/emit.h"
+#include "ops/gemm/extras.h"
 #include "ops/gemm/simt.h"
 #include "ops/gemm/mma.h"
 #include "ops/gemm/mma_text.h"
@@ -55,7 +65,7 @@
 /* The GEMM's own text around the shared machinery (mma_text.h): its cp.async units, load_tile, and kernel. */
 static const char gemm_units[] =
     "#define A_UPR (A_ROWB / CPW)            /* cp.async units per row of A */\n"
-    "#define A_UNITS (BM * A_UPR)\n"
+    "#define A_UNITS ((LAYOUT_TA ? BK : BM) * A_UPR)\n"
     "#define A_ITERS ((A_UNITS + NTHR - 1) / NTHR)\n"
     "#define B_UPR (B_ROWB / CPW)\n"
     "#define B_UNITS (B_ROWS * B_UPR)\n"
@@ -70,9 +80,15 @@ static const char gemm_units[] =
     "        const int u = tid + i * NTHR;\n"
     "        if (A_UNITS % NTHR == 0 || u < A_UNITS) {\n"
     "            const int r = u / A_UPR, cb = (u % A_UPR) * CPW; /* row, byte column */\n"
+    "#if LAYOUT_TA\n"
+    "            const int k = k0 + r, m = m0 + cb / E;\n"
+    "            const bool ok = (M % BM == 0 || m < M) && (K % BK == 0 || k < K);\n"
+    "            const T *src = ok ? A + (size_t)k * M + m : A;\n"
+    "#else\n"
     "            const int m = m0 + r, k = k0 + cb / E;\n"
     "            const bool ok = (M % BM == 0 || m < M) && (K % BK == 0 || k < K);\n"
     "            const T *src = ok ? A + (size_t)m * K + k : A;\n"
+    "#endif\n"
     "            cp_async<CPW>(st + r * A_ROWB + swz(r, cb >> 4, A_CPR) * 16 + (cb & 15), src, ok ? CPW : 0);\n"
     "        }\n"
     "    }\n"
@@ -99,9 +115,14 @@ static const char gemm_units[] =
 ;
 
 static const char gemm_kernel[] =
+    "#if SPLITK > 1\n"
+    "/* serial split-K: per output tile the slice that may write next (0 between launches: the last slice resets it) */\n"
+    "__device__ unsigned cut_splitk_turn[BATCH * TILES_M * TILES_N];\n"
+    "#endif\n"
     "extern \"C\" __global__ void __launch_bounds__(NTHR, 1)\n"
-    "cut_gemm(const T *__restrict__ A, const T *__restrict__ B, float *__restrict__ C)\n"
+    "cut_gemm(const T *__restrict__ A, const T *__restrict__ B, float *__restrict__ C CIN_PARAM)\n"
     "{\n"
+    "    BATCH_SLICE()\n"
 
     "    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
     "    const int wm = warp / WARPS_N, wn = warp % WARPS_N;\n"
@@ -117,7 +138,16 @@ static const char gemm_kernel[] =
     "    const int m0 = tm * BM, n0 = tn * BN;\n"
     "\n"
     "    float acc[MI][NI][4];\n"
-    "    mainloop(acc, A, B, m0, n0, 0, KT, tid);\n"
+    "    mainloop(acc, A, B, m0, n0, slice * KT / SPLITK, (slice + 1) * KT / SPLITK, tid);\n"
+    "#if SPLITK > 1\n"
+    "    /* wait for the earlier slices of this tile (lower block indices, started first, so never a deadlock) */\n"
+    "    unsigned *turn = &cut_splitk_turn[(z * TILES_M + tm) * TILES_N + tn];\n"
+    "    if (tid == 0)\n"
+    "        while (*(volatile unsigned *)turn != (unsigned)slice)\n"
+    "            ;\n"
+    "    __syncthreads();\n"
+    "    __threadfence();\n"
+    "#endif\n"
     "\n"
     "    /* accumulators -> C: c0 c1 at (g, 2t), (g, 2t+1); c2 c3 eight rows below */\n"
     "    const int g = lane >> 2, t = lane & 3;\n"
@@ -134,15 +164,23 @@ static const char gemm_kernel[] =
     "                const int n = n0 + wn * WN + j * 8 + 2 * t;\n"
     "#if N % 2 == 0\n"
     "                if (N % BN == 0 || n < N)\n"
-    "                    *reinterpret_cast<float2 *>(c_row + n) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);\n"
+    "                    *reinterpret_cast<float2 *>(c_row + n) = make_float2(EPI(acc[i][j][2 * h], (size_t)m * N + n),\n"
+    "                                                                         EPI(acc[i][j][2 * h + 1], (size_t)m * N + n + 1));\n"
     "#else\n"
     "                if (n < N)\n"
-    "                    c_row[n] = acc[i][j][2 * h];\n"
+    "                    c_row[n] = EPI(acc[i][j][2 * h], (size_t)m * N + n);\n"
     "                if (n + 1 < N)\n"
-    "                    c_row[n + 1] = acc[i][j][2 * h + 1];\n"
+    "                    c_row[n + 1] = EPI(acc[i][j][2 * h + 1], (size_t)m * N + n + 1);\n"
     "#endif\n"
     "            }\n"
     "        }\n"
+    "#if SPLITK > 1\n"
+    "    /* publish this slice's C, then hand the tile to the next slice (the last one leaves 0 for the next launch) */\n"
+    "    __threadfence();\n"
+    "    __syncthreads();\n"
+    "    if (tid == 0)\n"
+    "        atomicExch(turn, slice + 1 == SPLITK ? 0u : (unsigned)slice + 1u);\n"
+    "#endif\n"
     "}\n"
 ;
 
@@ -150,7 +188,8 @@ static void emit_defines(cut_buf *b, const cut_gemm *g, const cut_sched *s)
 {
     const int *k = s->k;
     cut_buf_printf(b, "#define M %d\n#define N %d\n#define K %d\n#define LAYOUT_NT %d\n", g->m, g->n, g->k,
-                   g->layout == CUT_GEMM_NT);
+                   cut_gemm_b_trans(g));
+    cut_gemm_emit_extras(b, g, k[CUT_GM_SPLITK]);
     cut_mma_emit_tile_defines(b, g->dtype, k[CUT_GM_BM], k[CUT_GM_BN], k[CUT_GM_BK], k[CUT_GM_WM], k[CUT_GM_WN],
                               k[CUT_GM_STAGES], k[CUT_GM_SWIZZLE]);
     cut_buf_printf(b, "#define GROUP_M %d\n#define CPW %d\n", k[CUT_GM_GROUP_M], k[CUT_GM_CPW]);
@@ -167,8 +206,8 @@ int cut_codegen_gemm_mma(const cut_gemm *g, const cut_sched *s, cut_kernel_src *
     cut_buf_init(&b);
     cut_emit_gemm_banner(&b, g, s, "cp.async pipeline -> ldmatrix -> mma.sync tensor cores (sm_80+)");
     emit_defines(&b, g, s);
-    const char *const parts[] = {cut_mma_text_prims, gemm_units, cut_mma_text_frags, cut_mma_text_mainloop,
-                                 gemm_kernel};
+    const char *const parts[] = {cut_gemm_extras_text, cut_mma_text_prims, gemm_units, cut_mma_text_frags,
+                                 cut_mma_text_mainloop, gemm_kernel};
     for (size_t i = 0; i < CUT_ARRAY_LEN(parts); i++)
         cut_buf_append(&b, parts[i], strlen(parts[i]));
     out->src = b.data; /* ownership moves to out */
@@ -181,5 +220,6 @@ int cut_codegen_gemm_mma(const cut_gemm *g, const cut_sched *s, cut_kernel_src *
     out->tol_scale = 1.0;
     out->arch_a = 0;
     out->ntma = 0;
+    out->extra_bufs = cut_gemm_extra_bufs(g);
     return 0;
 }

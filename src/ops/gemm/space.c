@@ -46,13 +46,14 @@ void cut_gemm_simt_describe(const cut_gemm_sched *s, char *buf, size_t n)
         off += (size_t)snprintf(buf + off, n - off, " %s=%d", knob_names[i], s->k[i]);
 }
 
-/* Largest vector width the rows of A and B allow: A's rows are K long; B's rows are N long (NN) or K long (NT).
- * Every row then starts on a vector boundary (the buffers themselves are at least 16-byte aligned). */
+/* Largest vector width the rows of A and B allow: A's rows are K long (NN, NT) or M long (TN, TT); B's rows are N
+ * long (NN, TN) or K long (NT, TT). Every row then starts on a vector boundary (the buffers themselves are at least
+ * 16-byte aligned, and the batch strides are whole numbers of rows). */
 static int max_vec(const cut_gemm *g)
 {
-    int row_b = g->layout == CUT_GEMM_NT ? g->k : g->n;
+    const int row_a = cut_gemm_a_trans(g) ? g->m : g->k, row_b = cut_gemm_b_trans(g) ? g->k : g->n;
     for (int v = 4; v > 1; v /= 2)
-        if (g->k % v == 0 && row_b % v == 0)
+        if (row_a % v == 0 && row_b % v == 0)
             return v;
     return 1;
 }
@@ -80,7 +81,7 @@ void cut_gemm_simt_geometry(const cut_gemm *g, const cut_gemm_sched *s, cut_gemm
     out->unrolled_fmas = (unroll < bk ? unroll : bk) * tm * tn;
     out->grid[0] = (unsigned)cut_ceil_div(cut_imax(g->n, 1), bn);
     out->grid[1] = (unsigned)cut_ceil_div(cut_imax(g->m, 1), bm);
-    out->grid[2] = 1;
+    out->grid[2] = (unsigned)cut_gemm_batch(g);
 }
 
 void cut_gemm_simt_sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_gemm_sched *s)
@@ -143,22 +144,19 @@ int cut_gemm_simt_check_shape(const cut_gemm *g, const cut_gemm_sched *s, cut_er
     const int *k = s->k;
     if (g->dtype < 0 || g->dtype >= CUT_DT_COUNT)
         return cut_err_set(e, "unknown GEMM dtype %d", (int)g->dtype);
-    if (g->layout != CUT_GEMM_NN && g->layout != CUT_GEMM_NT)
-        return cut_err_set(e, "unknown GEMM layout %d", (int)g->layout);
     if (g->m <= 0 || g->n <= 0 || g->k <= 0)
         return cut_err_set(e, "GEMM sizes must be positive (M=%d N=%d K=%d)", g->m, g->n, g->k);
-    if ((long)g->m * g->k >= (1L << 31) || (long)g->m * g->n >= (1L << 31) || (long)g->n * g->k >= (1L << 31))
-        return cut_err_set(e, "a matrix of M=%d N=%d K=%d has 2^31 or more elements (32-bit indexing)", g->m,
-                           g->n, g->k);
+    if (cut_gemm_validate(g, e) != 0) /* layout, batch, alpha, beta, operands under 2^31 elements */
+        return -1;
     if (check_knob_lists(s, e) != 0)
         return -1;
     if (k[CUT_GS_TM] > k[CUT_GS_BM] || k[CUT_GS_TN] > k[CUT_GS_BN])
         return cut_err_set(e, "thread tile %dx%d exceeds the block tile %dx%d", k[CUT_GS_TM], k[CUT_GS_TN],
                            k[CUT_GS_BM], k[CUT_GS_BN]);
     if (k[CUT_GS_VEC] > max_vec(g))
-        return cut_err_set(e, "vec=%d needs K (%d) and the rows of B (%s: %d) divisible by %d", k[CUT_GS_VEC],
-                           g->k, g->layout == CUT_GEMM_NT ? "K" : "N", g->layout == CUT_GEMM_NT ? g->k : g->n,
-                           k[CUT_GS_VEC]);
+        return cut_err_set(e, "vec=%d needs the rows of A (%s: %d) and of B (%s: %d) divisible by %d", k[CUT_GS_VEC],
+                           cut_gemm_a_trans(g) ? "M" : "K", cut_gemm_a_trans(g) ? g->m : g->k,
+                           cut_gemm_b_trans(g) ? "K" : "N", cut_gemm_b_trans(g) ? g->k : g->n, k[CUT_GS_VEC]);
     if (k[CUT_GS_UNROLL] > k[CUT_GS_BK])
         return cut_err_set(e, "unroll=%d exceeds bk=%d", k[CUT_GS_UNROLL], k[CUT_GS_BK]);
     return 0;

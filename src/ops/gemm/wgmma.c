@@ -70,6 +70,15 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
         return cut_err_set(why, "wgmma reads tf32 operands K-major only, so the wgmma template computes tf32 as NT "
                                 "(an NN B would need a transpose)"),
                0;
+    if (cut_gemm_a_trans(g))
+        return cut_err_set(why, "the wgmma template reads A as M rows of K through its TMA box; A stored KxM (%s) is "
+                                "the mma and SIMT templates' for now",
+                           cut_gemm_layout_name(g->layout)),
+               0;
+    if (cut_gemm_has_extras(g))
+        return cut_err_set(why, "the wgmma template computes one GEMM with alpha 1 and beta 0 (its TMA maps are 2-D "
+                                "and its epilogue plain); a batch, alpha or beta is the mma and SIMT templates'"),
+               0;
     return 1;
 }
 
