@@ -72,6 +72,26 @@ static cut_result run_variant(cut_runner *r, const cut_kspec *k, const char *nam
     return res;
 }
 
+/* A Triton runner under the interpreter with this timing policy (no minimum time), its cache in the test's folder. */
+static cut_runner *new_runner(int warmup, int min_repeats, int max_repeats, double timeout_s)
+{
+    cut_timing t;
+    cut_timing_default(&t);
+    t.warmup = warmup;
+    t.min_repeats = min_repeats;
+    t.max_repeats = max_repeats;
+    t.min_total_ms = 0;
+    t.timeout_s = timeout_s;
+    const char *tmp = getenv("CUTUNE_TEST_TMP");
+    char cache[1200];
+    snprintf(cache, sizeof cache, "%s/triton_runner_cache", tmp ? tmp : "/tmp");
+    cut_err e = {{0}};
+    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, 0, &e);
+    if (!r)
+        fail_msg("%s", e.msg);
+    return r;
+}
+
 static void test_triton_runner(void **state)
 {
     (void)state;
@@ -82,19 +102,7 @@ static void test_triton_runner(void **state)
     cut_work w;
     assert_int_equal(cut_kspec_work(&k, &w, &e), 0);
 
-    cut_timing t;
-    cut_timing_default(&t);
-    t.warmup = 1;
-    t.min_repeats = 2;
-    t.max_repeats = 3;
-    t.min_total_ms = 0;
-    t.timeout_s = 5;
-    const char *tmp = getenv("CUTUNE_TEST_TMP");
-    char cache[1200];
-    snprintf(cache, sizeof cache, "%s/triton_runner_cache", tmp ? tmp : "/tmp");
-    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, 0, &e);
-    if (!r)
-        fail_msg("%s", e.msg);
+    cut_runner *r = new_runner(1, 2, 3, 5);
     const cut_measure_env *env = r->env(r);
     assert_string_equal(env->backend, "triton-interp");
     assert_non_null(strstr(env->gpu_name, "interpreter"));
@@ -238,17 +246,7 @@ static void test_triton_runner_held(void **state)
 {
     (void)state;
     cut_err e = {{0}};
-    cut_timing t;
-    cut_timing_default(&t);
-    t.warmup = 0;
-    t.min_repeats = t.max_repeats = 1;
-    t.timeout_s = 20;
-    const char *tmp = getenv("CUTUNE_TEST_TMP");
-    char cache[1200];
-    snprintf(cache, sizeof cache, "%s/triton_runner_cache", tmp ? tmp : "/tmp");
-    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, 0, &e);
-    if (!r)
-        fail_msg("%s", e.msg);
+    cut_runner *r = new_runner(0, 1, 1, 20);
     cut_kspec ka, kb;
     cut_work wa, wb;
     spec_work(r, "\"ROWS\": 6, \"COLS\": 100", &ka, &wa);

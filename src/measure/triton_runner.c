@@ -8,9 +8,9 @@
  * prepare request again, which the worker, holding that key too, takes as a select. Each work's prepare request is
  * kept, so a fresh worker gets the selected work again. A call is one run request: its source's tunables header (the
  * Python assignments between CUT_KST_PY_BEGIN and CUT_KST_PY_END) becomes the launch's meta-parameters, num_warps
- * and num_stages its options; buffers go by name, scalars by value with their dtype. No reply within timing.timeout_s: the worker is
- * killed (TIMEOUT); its pipe closed: it died (FAULT, how it ended said); a reply with "fatal" (a GPU context lost):
- * the worker exits and the next call starts a fresh one. */
+ * and num_stages its options; buffers go by name, scalars by value with their dtype. No reply within
+ * timing.timeout_s: the worker is killed (TIMEOUT); its pipe closed: it died (FAULT, how it ended said); a reply with
+ * "fatal" (a GPU context lost): the worker exits and the next call starts a fresh one. */
 #include "cutune/kstate.h"
 #include "cutune/log.h"
 #include "cutune/measure.h"
