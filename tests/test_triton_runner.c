@@ -72,6 +72,26 @@ static cut_result run_variant(cut_runner *r, const cut_kspec *k, const char *nam
     return res;
 }
 
+/* A Triton runner under the interpreter with this timing policy (no minimum time), its cache in the test's folder. */
+static cut_runner *new_runner(int warmup, int min_repeats, int max_repeats, double timeout_s)
+{
+    cut_timing t;
+    cut_timing_default(&t);
+    t.warmup = warmup;
+    t.min_repeats = min_repeats;
+    t.max_repeats = max_repeats;
+    t.min_total_ms = 0;
+    t.timeout_s = timeout_s;
+    const char *tmp = getenv("CUTUNE_TEST_TMP");
+    char cache[1200];
+    snprintf(cache, sizeof cache, "%s/triton_runner_cache", tmp ? tmp : "/tmp");
+    cut_err e = {{0}};
+    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, 0, &e);
+    if (!r)
+        fail_msg("%s", e.msg);
+    return r;
+}
+
 static void test_triton_runner(void **state)
 {
     (void)state;
@@ -82,19 +102,7 @@ static void test_triton_runner(void **state)
     cut_work w;
     assert_int_equal(cut_kspec_work(&k, &w, &e), 0);
 
-    cut_timing t;
-    cut_timing_default(&t);
-    t.warmup = 1;
-    t.min_repeats = 2;
-    t.max_repeats = 3;
-    t.min_total_ms = 0;
-    t.timeout_s = 5;
-    const char *tmp = getenv("CUTUNE_TEST_TMP");
-    char cache[1200];
-    snprintf(cache, sizeof cache, "%s/triton_runner_cache", tmp ? tmp : "/tmp");
-    cut_runner *r = cut_runner_triton_new(python, worker, -1, &t, cache, 0, &e);
-    if (!r)
-        fail_msg("%s", e.msg);
+    cut_runner *r = new_runner(1, 2, 3, 5);
     const cut_measure_env *env = r->env(r);
     assert_string_equal(env->backend, "triton-interp");
     assert_non_null(strstr(env->gpu_name, "interpreter"));
@@ -188,6 +196,105 @@ static void test_triton_runner(void **state)
     cut_kspec_free(&k);
 }
 
+/* The spec at other sizes (ROWS 5, COLS 77), parsed into k, and its work with references captured on r into w (the
+ * references malloc'd: freed by free_refs). */
+static void spec_work(cut_runner *r, const char *sizes, cut_kspec *k, cut_work *w)
+{
+    char json[sizeof spec_json + 32];
+    const char *at = strstr(spec_json, "\"ROWS\": 6, \"COLS\": 100");
+    snprintf(json, sizeof json, "%.*s%s%s", (int)(at - spec_json), spec_json, sizes,
+             at + strlen("\"ROWS\": 6, \"COLS\": 100"));
+    cut_err e = {{0}};
+    if (cut_kspec_parse(json, strlen(json), fixtures, k, &e) != 0 || cut_kspec_work(k, w, &e) != 0 ||
+        r->prepare(r, w, 0, &e) != 0)
+        fail_msg("%s", e.msg);
+    cut_call c;
+    assert_int_equal(cut_kspec_call(k, NULL, &c, &e), 0);
+    char *base = cut_kstate_materialise(k, NULL);
+    c.src = base;
+    cut_result res;
+    cut_work_outputs outs;
+    if (cut_runner_run_call(r, &c, &res, &outs, &e) != 0)
+        fail_msg("%s", e.msg);
+    assert_int_equal(res.status, CUT_ST_OK);
+    free(base);
+    w->bufs[1].data[0] = outs.data[1][0];
+    w->bufs[1].data[1] = outs.data[1][1];
+}
+
+static void free_refs(cut_work *w, cut_kspec *k)
+{
+    free((void *)w->bufs[1].data[0]);
+    free((void *)w->bufs[1].data[1]);
+    w->bufs[1].data[0] = w->bufs[1].data[1] = NULL;
+    cut_kspec_work_free(w);
+    cut_kspec_free(k);
+}
+
+static void prepare_ok(cut_runner *r, const cut_work *w)
+{
+    cut_err e = {{0}};
+    if (cut_runner_prepare_work(r, w, &e) != 0)
+        fail_msg("%s", e.msg);
+}
+
+/* Two works held (the spec's sizes and others, as kcheck.c switches between them): switching back and forth sends
+ * nothing after the first prepare of each, the results are a fresh prepare's, a candidate that wrote its input leaves
+ * the held work clean, a work that differs in one element is sent, and a fresh worker (after a fault) loads the
+ * work it is switched to. */
+static void test_triton_runner_held(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_runner *r = new_runner(0, 1, 1, 20);
+    cut_kspec ka, kb;
+    cut_work wa, wb;
+    spec_work(r, "\"ROWS\": 6, \"COLS\": 100", &ka, &wa);
+    spec_work(r, "\"ROWS\": 5, \"COLS\": 77", &kb, &wb);
+    prepare_ok(r, &wa);
+    const cut_result fresh = run_variant(r, &ka, "softmax_ok", NULL);
+    assert_int_equal(fresh.status, CUT_ST_OK);
+    prepare_ok(r, &wb);
+    assert_int_equal(run_variant(r, &kb, "softmax_ok", NULL).status, CUT_ST_OK);
+
+    const cut_prep_stats before = r->prep;
+    prepare_ok(r, &wa);
+    cut_result res = run_variant(r, &ka, "softmax_ok", NULL);
+    assert_int_equal(res.status, CUT_ST_OK);
+    assert_true(res.max_abs_err == fresh.max_abs_err); /* the same data: the same outputs */
+    assert_int_equal(run_variant(r, &ka, "softmax_writes_input", NULL).status, CUT_ST_INPUT_MODIFIED);
+    prepare_ok(r, &wb);
+    prepare_ok(r, &wa);
+    res = run_variant(r, &ka, "softmax_ok", NULL);
+    assert_int_equal(res.status, CUT_ST_OK); /* the input the last candidate wrote was restored */
+    assert_true(res.max_abs_err == fresh.max_abs_err);
+    printf("  held: %ld sent (%.0f bytes), %ld held\n", r->prep.sent - before.sent, r->prep.bytes - before.bytes,
+           r->prep.held - before.held);
+    assert_int_equal(r->prep.sent, before.sent);
+    assert_true(r->prep.bytes == before.bytes);
+    assert_int_equal(r->prep.held, before.held + 3);
+
+    /* one element of set 1 changed: another work, sent; its set-1 check then fails against the old references */
+    cut_work changed;
+    assert_int_equal(cut_work_keep(&wa, 0, &changed, &e), 0);
+    ((float *)changed.bufs[0].data[1])[7] += 1.0f;
+    prepare_ok(r, &changed);
+    assert_int_equal(r->prep.sent, before.sent + 1);
+    assert_int_equal(run_variant(r, &ka, "softmax_ok", NULL).status, CUT_ST_WRONG_OTHER_DATA);
+    cut_work_free(&changed);
+
+    /* a fault ends the worker; the fresh one loads the work it is switched to from the files kept */
+    prepare_ok(r, &wb);
+    assert_int_equal(run_variant(r, &kb, "softmax_oob", NULL).status, CUT_ST_FAULT);
+    const long sent = r->prep.sent;
+    prepare_ok(r, &wb);
+    assert_int_equal(r->prep.sent, sent + 1);
+    assert_int_equal(run_variant(r, &kb, "softmax_ok", NULL).status, CUT_ST_OK);
+    free_refs(&wa, &ka);
+    free_refs(&wb, &kb);
+    cut_runner_free(r);
+}
+
 /* A worker that cannot start says why in a sentence. */
 static void test_triton_runner_bad_python(void **state)
 {
@@ -209,6 +316,7 @@ int main(void)
     snprintf(fixtures, sizeof fixtures, "%s/triton", fx);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_triton_runner),
+        cmocka_unit_test(test_triton_runner_held),
         cmocka_unit_test(test_triton_runner_bad_python),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,13 +114,46 @@ def files(tmp):
     return paths
 
 
-def prepare(w, paths, refs=True):
+def prepare(w, paths, refs=True, **extra):
+    """A prepare of x (paths["x"]) and y (references paths["y"], or none); extra: "key", "hold"."""
     y = {"name": "y", "dtype": "float32", "shape": [ROWS, COLS], "is_output": True}
     if refs:
         y["refs"] = paths["y"]
-    return w.ask({"op": "prepare", "atol": 1e-5, "rtol": 1e-5, "scalars": {"n_cols": COLS},
-                  "buffers": [{"name": "x", "dtype": "float32", "shape": [ROWS, COLS], "is_output": False,
-                               "inputs": paths["x"]}, y]})
+    req = {"op": "prepare", "atol": 1e-5, "rtol": 1e-5, "scalars": {"n_cols": COLS},
+           "buffers": [{"name": "x", "dtype": "float32", "shape": [ROWS, COLS], "is_output": False,
+                        "inputs": paths["x"]}, y]}
+    req.update(extra)
+    return w.ask(req)
+
+
+def held_works(w, paths):
+    """Works held by key: a held key is a select that reads nothing, a held work is as clean as a fresh one after a
+    candidate wrote its input, at most "hold" works are kept (the least recently selected dropped), a prepare
+    without a key drops them all."""
+    swapped = {n: p[::-1] for n, p in paths.items()}  # another work of the same shape: the sets exchanged
+    every = 4 * ROWS * COLS * 4  # x and y, two sets each, fp32
+
+    def held(p, key, want, hold=2):
+        r = prepare(w, p, key=key, hold=hold)
+        good = r is not None and r.get("ok") and r.get("held") is want and r.get("loaded_bytes") == (0 if want else
+                                                                                                    every)
+        check(good, "prepare key %s -> %s (held: %s)" % (key, json.dumps(r), want))
+
+    held(paths, "a", False)
+    held(swapped, "b", False)
+    expect(w, "softmax_writes_input.py", "input_modified", "'x'")  # on b
+    held(paths, "a", True)
+    expect(w, "softmax_ok.py", "ok")
+    held(swapped, "b", True)
+    expect(w, "softmax_ok.py", "ok")  # b restored after the input writer
+    held(paths, "c", False)  # evicts a, the least recently selected
+    held(paths, "a", False)  # evicts b
+    held(paths, "c", True)
+    held(swapped, "b", False)
+    check(prepare(w, paths) == {"ok": True, "capture": False}, "prepare without a key")
+    held(paths, "c", False)  # dropped by the keyless prepare
+    r = prepare(w, paths, key="d", hold=0)
+    check(r is not None and r.get("ok") is False and "'hold'" in r.get("error", ""), "hold 0 -> %s" % json.dumps(r))
 
 
 def run(w, fixture, timeout=REPLY_TIMEOUT_S, **extra):
@@ -238,6 +271,8 @@ def main():
         r = r and run(w, "rowsum_atomic.py", entry="rowsum_kernel", grid=[ROWS, (COLS + 31) // 32],
                       meta={"BLOCK": 32}, args=["x", "s", "n_cols"])
         check(r is not None and r.get("status") == "ok", "%-24s -> %s (accumulate)" % ("rowsum_atomic.py", show(r)))
+
+        held_works(w, paths)
 
         # malformed requests: a reply that says why, the worker goes on
         r = w.ask({"op": "prepare", "buffers": [{"name": "x", "dtype": "f8", "shape": [1], "inputs": ["a", "b"]}]})

@@ -197,6 +197,37 @@ static void test_conv_work(void **state)
     assert_int_equal(cut_conv_work(&impossible, 1, &w, &e), -1);
 }
 
+/* cut_work_same: a deep copy is the same work; one byte, a tolerance, a name, references present or not: another. */
+static void test_work_same(void **state)
+{
+    (void)state;
+    const cut_conv c = {1, 9, 9, 4, 3, 3, 3, 1, 1};
+    cut_work w, copy;
+    cut_err e;
+    assert_int_equal(cut_conv_work(&c, 42, &w, &e), 0);
+    assert_int_equal(cut_work_keep(&w, 0, &copy, &e), 0);
+    assert_true(cut_work_same(&w, &copy) && cut_work_same(&copy, &w));
+    ((unsigned char *)copy.bufs[1].data[1])[3] ^= 1;
+    assert_false(cut_work_same(&w, &copy));
+    ((unsigned char *)copy.bufs[1].data[1])[3] ^= 1;
+    copy.rtol *= 2;
+    assert_false(cut_work_same(&w, &copy));
+    copy.rtol = w.rtol;
+    copy.bufs[0].name[0] ^= 1;
+    assert_false(cut_work_same(&w, &copy));
+    copy.bufs[0].name[0] ^= 1;
+    const void *ref = copy.bufs[2].data[0];
+    copy.bufs[2].data[0] = NULL;
+    assert_false(cut_work_same(&w, &copy));
+    copy.bufs[2].data[0] = ref;
+    copy.op.dims[2]++;
+    assert_false(cut_work_same(&w, &copy));
+    copy.op.dims[2]--;
+    assert_true(cut_work_same(&w, &copy));
+    cut_work_free(&copy);
+    cut_work_free(&w);
+}
+
 static void test_gemm_work(void **state)
 {
     (void)state;
@@ -280,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_compare_rules),
         cmocka_unit_test(test_structural_checks),
         cmocka_unit_test(test_conv_work),
+        cmocka_unit_test(test_work_same),
         cmocka_unit_test(test_gemm_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,10 @@ kernel or a module prints goes to stderr (fd 1 is pointed at fd 2 at start; repl
 fd 1), so it cannot corrupt the replies. docs/triton_worker.md describes the requests; in short:
 
   {"op": "hello"}    -> {"ok": true, "device": "...", "interpreter": bool, "triton": "3.x"}
-  {"op": "prepare", "buffers": [...], "atol", "rtol", "check", "scalars": {...}} -> {"ok": true}
+  {"op": "prepare", "buffers": [...], "atol", "rtol", "check", "scalars": {...}, "key", "hold"}
+                     -> {"ok": true, "capture": bool} (+ "held": bool, "loaded_bytes": n with a key)
+     with a key, the work is held under it (at most "hold" works, the least recently used dropped beyond): a prepare
+     naming a key held already selects that work and reads nothing (the core never reuses a key for other data)
   {"op": "run", "module", "entry", "grid", "meta", "num_warps", "num_stages", "args", "timing", "capture",
    "out_dir", "keep_dir"} -> {"status", "error", "median_ms", "min_ms", "max_ms", "repeats", "max_abs_err", ...}
   {"op": "quit"}     -> {"ok": true}, then exits 0
@@ -37,6 +40,7 @@ CUTUNE_TRITON_CACHE_DIR is Triton's cache folder (TRITON_CACHE_DIR), by default 
 ($XDG_CACHE_HOME/cutune/triton, else ~/.cache/cutune/triton). --device N picks the GPU (default 0).
 Needs numpy and triton; torch on a GPU only.
 """
+import collections
 import ctypes
 import faulthandler
 import importlib.util
@@ -375,6 +379,7 @@ class Work:
             raise SetupError("prepare: unknown check '%s' (close, frobenius, exact)" % self.check)
         self.scalars = dict(req.get("scalars") or {})
         self.bufs, self.by_name = [], {}
+        self.loaded = 0  # bytes read from the request's files
         for i, b in enumerate(bufs):
             self.bufs.append(self._buf(i, b))
             self.by_name[self.bufs[-1]["name"]] = i
@@ -416,6 +421,7 @@ class Work:
                     raise SetupError("prepare: buffer '%s' set %d: '%s' has %d bytes, the shape needs %d" %
                                      (name, s, p, raw.size, nbytes))
                 data.append(raw)
+                self.loaded += nbytes
         elif not out:
             raise SetupError("prepare: input '%s' has no 'inputs'" % name)
         d = {"name": name, "dtype": dtype, "shape": shape, "elems": elems, "nbytes": nbytes, "is_output": out,
@@ -693,7 +699,8 @@ class Worker:
         self.interp = interp
         self.target = target  # compile-only: the GPUTarget compiled for (no device, no torch)
         self.np = self.triton = self.dev = None
-        self.work = None
+        self.work = None  # the selected work
+        self.works = collections.OrderedDict()  # key -> Work, least recently selected first
         self.seq = 0
 
     def reply(self, obj):
@@ -751,11 +758,31 @@ class Worker:
         return rep
 
     def prepare(self, req):
+        """Selects the work held under req["key"], else makes it from the request's files and holds it under that key
+        (a request without a key: the one work, nothing else held). Between runs a held work is as a fresh one: every
+        run poisons its outputs and restores any input it finds modified, whatever the outcome."""
         if self.target is not None:
             raise SetupError("a compile-only worker (--compile-for) takes no work: it compiles")
+        key, hold = req.get("key"), req.get("hold", 2)
+        if key is not None and not isinstance(key, str):
+            raise SetupError("prepare: 'key' must be a string")
+        if isinstance(hold, bool) or not isinstance(hold, int) or hold < 1:
+            raise SetupError("prepare: 'hold' must be a positive integer, not %r" % (hold,))
+        if key in self.works:
+            self.works.move_to_end(key)
+            self.work = self.works[key]
+            return {"ok": True, "capture": not self.work.has_refs, "held": True, "loaded_bytes": 0}
         self.work = None
-        self.work = Work(self.np, self.dev, req)
-        return {"ok": True, "capture": not self.work.has_refs}
+        if key is None:
+            self.works.clear()
+        while len(self.works) >= hold:  # room first: at most `hold` works in memory, the new one included
+            self.works.popitem(last=False)
+        work = Work(self.np, self.dev, req)
+        self.work = work
+        if key is None:
+            return {"ok": True, "capture": not work.has_refs}
+        self.works[key] = work
+        return {"ok": True, "capture": not work.has_refs, "held": False, "loaded_bytes": work.loaded}
 
     def load(self, req):
         """The entry of the module at req["module"], loaded under a name of its own. Failed(COMPILE_ERROR)."""

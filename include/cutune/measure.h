@@ -87,6 +87,14 @@ typedef struct cut_run_opts {
     cut_energy_result *er;
 } cut_run_opts;
 
+/* What a runner's prepares cost (the runners that keep works: Triton, GPU and emulation workers): prepares that sent a
+ * work to the worker process, the bytes sent or written for them (a restart's resend included), and prepares of a
+ * work the runner held already, which sent no data (a select). */
+typedef struct cut_prep_stats {
+    long sent, held;
+    double bytes;
+} cut_prep_stats;
+
 typedef struct cut_runner cut_runner;
 struct cut_runner {
     void *impl;
@@ -122,6 +130,7 @@ struct cut_runner {
     /* Optional: call c will be run (a variant just written): the runner may get ready for it, e.g. the Triton runner
      * compiles it ahead on its compile pool. Never a failure: whatever it finds, the call's run reports. */
     void (*ahead)(cut_runner *r, const cut_call *c);
+    cut_prep_stats prep; /* counted by the runner's prepares (zero for runners that count none) */
 };
 
 /* ---- runner helpers (src/measure/runner.c): every op's way onto the one interface ---- */

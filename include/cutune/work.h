@@ -115,6 +115,10 @@ void cut_work_pair(cut_work *w, const char *const names[3], cut_elem in_dtype, c
 /* Frees the data of a work that owns it (owns_data) and clears the work; NULL is a no-op. */
 void cut_work_free(cut_work *w);
 
+/* 1 when a and b are the same work to a runner: every field but owns_data equal and every buffer's bytes equal (a
+ * full comparison, no hash: a runner that holds a copy takes a work for its copy only when nothing differs). */
+int cut_work_same(const cut_work *a, const cut_work *b);
+
 /* ---- a call on a work ---- */
 
 /* One kernel argument: a buffer's device (or host, emulated) address, a TMA map over a buffer, or scalar bytes. */

@@ -106,7 +106,6 @@ void cut_gr_worker_stop(gpu_impl *g, int kill_now, char *how, size_t n)
     g->worker_prepared = 0;
 }
 
-/* Sends PREPARE with the kept workload and waits for ACK. */
 /* A reply that is not the one expected (rc from cut_wp_recv): says what came instead into msg, frees the frame and
  * stops the worker (errors and timeouts: kill; else it exits once the pipes close), saying how into how. */
 static void fail_reply(gpu_impl *g, int rc, cut_wp_frame *f, const char *unexpected, const char *closed,
@@ -124,6 +123,7 @@ static void fail_reply(gpu_impl *g, int rc, cut_wp_frame *f, const char *unexpec
     cut_gr_worker_stop(g, rc < 0, how, how_len);
 }
 
+/* Sends PREPARE_WORK with the kept workload (all of it: inputs of both sets, references) and waits for ACK. */
 static int worker_prepare(gpu_impl *g, cut_err *e)
 {
     cut_buf b;
@@ -131,6 +131,9 @@ static int worker_prepare(gpu_impl *g, cut_err *e)
     cut_wp_work_encode(&g->work, &b);
     const uint32_t type = CUT_WP_PREPARE_WORK;
     int rc = cut_wp_send(g->to_w, type, b.data, b.len, e);
+    g->prep->sent++;
+    g->prep->bytes += (double)b.len;
+    cut_log(CUT_LOG_DEBUG, "GPU runner: PREPARE_WORK sent to the worker (%zu bytes)\n", b.len);
     cut_buf_free(&b);
     if (rc != 0) {
         char how[96];
@@ -527,6 +530,7 @@ static cut_runner *runner_new(int dev, const char *emu_dir, int emu_temp, const 
     }
     cut_runner *r = cut_xcalloc(1, sizeof *r);
     r->impl = g;
+    g->prep = &r->prep;
     r->prepare = gpu_prepare;
     r->run = gpu_run;
     r->runner_refs = !g->emu; /* the GPU worker computes large GEMM references with cuBLAS DGEMM */

@@ -27,6 +27,7 @@ typedef struct gpu_impl {
     int worker_prepared;
 
     int have_workload;
+    cut_prep_stats *prep; /* the runner's counters: every PREPARE_WORK sent and its bytes */
     cut_work work;     /* the prepared work, owned (a deep copy, or the op's own work): sent again to a new worker */
 } gpu_impl;
 

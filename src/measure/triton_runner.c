@@ -1,19 +1,22 @@
 /* cutune — the Triton runner (issue 18): drives tools/triton_worker.py, one Python process per GPU (or Triton's
  * interpreter on the CPU), through JSON lines on its stdin and stdout (docs/triton_worker.md).
  *
- * The runner keeps a private folder (mkdtemp under $TMPDIR, removed with the runner): the prepared work's input sets
- * and references as raw files (work/), each call's module (kN.py), the worker's outputs (out/: captured outputs,
- * PTX) and the worker's stderr (worker.log, appended across restarts). The prepare request is kept, so a fresh
- * worker gets the same work again. A call is one run request: its source's tunables header (the Python assignments
- * between CUT_KST_PY_BEGIN and CUT_KST_PY_END) becomes the launch's meta-parameters, num_warps and num_stages its
- * options; buffers go by name, scalars by value with their dtype. No reply within timing.timeout_s: the worker is
- * killed (TIMEOUT); its pipe closed: it died (FAULT, how it ended said); a reply with "fatal" (a GPU context lost):
- * the worker exits and the next call starts a fresh one. */
+ * The runner keeps a private folder (mkdtemp under $TMPDIR, removed with the runner): each held work's input sets and
+ * references as raw files (work/wN/, written once), each call's module (kN.py), the worker's outputs (out/: captured
+ * outputs, PTX) and the worker's stderr (worker.log, appended across restarts). It holds up to CUT_HELD_MAX works
+ * (held.h), each known to the worker by its key "wN": a prepare of a work it holds writes nothing and sends only its
+ * prepare request again, which the worker, holding that key too, takes as a select. Each work's prepare request is
+ * kept, so a fresh worker gets the selected work again. A call is one run request: its source's tunables header (the
+ * Python assignments between CUT_KST_PY_BEGIN and CUT_KST_PY_END) becomes the launch's meta-parameters, num_warps
+ * and num_stages its options; buffers go by name, scalars by value with their dtype. No reply within
+ * timing.timeout_s: the worker is killed (TIMEOUT); its pipe closed: it died (FAULT, how it ended said); a reply with
+ * "fatal" (a GPU context lost): the worker exits and the next call starts a fresh one. */
 #include "cutune/kstate.h"
 #include "cutune/log.h"
 #include "cutune/measure.h"
 #include "cutune/util.h"
 #include "measure/child.h"
+#include "measure/held.h"
 #include "measure/triton_ahead.h"
 #include "measure/triton_proc.h"
 
@@ -42,9 +45,9 @@ typedef struct tr_impl {
     int device;            /* -1: the interpreter */
     int pid, to_w, from_w; /* pid 0: no worker */
     int starts;
-    int have_work, prepared; /* a work is kept; the live worker holds it */
-    cut_work work;
-    char *prepare_req;     /* the prepare request line (malloc'd) */
+    int prepared;          /* the live worker has the selected work selected */
+    cut_held held;         /* the works kept, their prepare requests; the selected one is the prepared work */
+    cut_prep_stats *prep;  /* the runner's counters */
     cut_tr_lines lines;    /* the worker's reply lines */
     long seq;
     cut_measure_env env;
@@ -52,6 +55,13 @@ typedef struct tr_impl {
     int compile_jobs;      /* the compile pool's size (0: none) */
     cut_tr_ahead *ahead;   /* the compile pool, NULL until started (docs/triton_worker.md, "Compiling ahead") */
 } tr_impl;
+
+/* The selected work (NULL before the first prepare). */
+static const cut_work *cur_work(const tr_impl *g)
+{
+    const cut_held_work *h = cut_held_cur(&g->held);
+    return h ? &h->work : NULL;
+}
 
 /* ---- the worker process ---- */
 
@@ -187,13 +197,22 @@ static int start_failed(tr_impl *g, const char *what, int rc, const cJSON *reply
                        tail);
 }
 
-/* Sends the kept prepare request to the live worker. */
+/* Sends the selected work's prepare request to the live worker; counts what it cost: a work the worker holds is a
+ * select ("held"), else it loaded the work's files ("loaded_bytes"). */
 static int worker_prepare(tr_impl *g, cut_err *e)
 {
     cJSON *reply = NULL;
-    const int rc = request(g, g->prepare_req, START_TIMEOUT_S, &reply, e);
+    const cut_held_work *h = cut_held_cur(&g->held);
+    const int rc = request(g, h->line, START_TIMEOUT_S, &reply, e);
     if (rc == 1 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
+        const int held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "held"));
+        const double bytes = jnum(reply, "loaded_bytes", 0);
         cJSON_Delete(reply);
+        g->prep->held += held;
+        g->prep->sent += !held;
+        g->prep->bytes += bytes;
+        cut_log(CUT_LOG_DEBUG, "Triton runner: work w%llu %s\n", (unsigned long long)h->id,
+                held ? "held by the worker: selected" : "loaded by the worker");
         g->prepared = 1;
         return 0;
     }
@@ -219,7 +238,7 @@ static int worker_start(tr_impl *g, cut_err *e)
     snprintf(g->env.gpu_name, sizeof g->env.gpu_name, "%s", jstr(reply, "device") ? jstr(reply, "device") : "?");
     snprintf(g->target, sizeof g->target, "%s", jstr(reply, "target") ? jstr(reply, "target") : "");
     cJSON_Delete(reply);
-    return g->have_work ? worker_prepare(g, e) : 0;
+    return cur_work(g) ? worker_prepare(g, e) : 0;
 }
 
 /* A live worker holding the kept work: (re)started as needed, once more on a fresh one if the old one is gone. */
@@ -228,7 +247,7 @@ static int worker_ready(tr_impl *g, cut_err *e)
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!g->pid && worker_start(g, e) != 0)
             return -1;
-        if (!g->have_work || g->prepared || worker_prepare(g, e) == 0)
+        if (!cur_work(g) || g->prepared || worker_prepare(g, e) == 0)
             return 0;
     }
     return -1;
@@ -236,17 +255,35 @@ static int worker_ready(tr_impl *g, cut_err *e)
 
 /* ---- prepare ---- */
 
-/* The prepare request for the kept work, its files written under dir/work (each buffer's input sets, or its
- * references). */
-static int prepare_request(tr_impl *g, cut_err *e)
+/* The folder of held work h's files. */
+static void work_dir(const tr_impl *g, const cut_held_work *h, char *buf, size_t n)
 {
-    const cut_work *w = &g->work;
-    char wdir[PATH_MAX + 8];
-    snprintf(wdir, sizeof wdir, "%s/work", g->dir);
+    snprintf(buf, n, "%s/work/w%llu", g->dir, (unsigned long long)h->id);
+}
+
+/* A held work evicted (held.h): its files go with it. */
+static void evict_files(void *ctx, cut_held_work *h)
+{
+    char wdir[PATH_MAX + 32];
+    work_dir(ctx, h, wdir, sizeof wdir);
+    cut_remove_tree(wdir, NULL, NULL);
+}
+
+/* Held work h's prepare request (h->line), its files written under its folder (each buffer's input sets, or its
+ * references): its key, and how many works the worker holds (as many as the runner). */
+static int prepare_request(tr_impl *g, cut_held_work *h, cut_err *e)
+{
+    const cut_work *w = &h->work;
+    char wdir[PATH_MAX + 32];
+    work_dir(g, h, wdir, sizeof wdir);
     if (cut_mkdirs(wdir, e) != 0)
         return -1;
     cJSON *q = cJSON_CreateObject(), *bufs = cJSON_AddArrayToObject(q, "buffers");
+    char key[32];
+    snprintf(key, sizeof key, "w%llu", (unsigned long long)h->id);
     cJSON_AddStringToObject(q, "op", "prepare");
+    cJSON_AddStringToObject(q, "key", key);
+    cJSON_AddNumberToObject(q, "hold", CUT_HELD_MAX);
     for (int i = 0; i < w->nbufs; i++) {
         const cut_work_buf *b = &w->bufs[i];
         for (int j = 0; j < i; j++)
@@ -267,7 +304,7 @@ static int prepare_request(tr_impl *g, cut_err *e)
             continue; /* an output without references: capture */
         cJSON *files = cJSON_AddArrayToObject(o, b->is_output ? "refs" : "inputs");
         for (int s = 0; s < 2; s++) {
-            char path[PATH_MAX + 32];
+            char path[PATH_MAX + 64];
             snprintf(path, sizeof path, "%s/b%d.%s%d.bin", wdir, i, b->is_output ? "ref" : "in", s);
             if (cut_write_file_atomic(path, b->data[s], b->elems * cut_elem_size(b->dtype), e) != 0) {
                 cJSON_Delete(q);
@@ -279,30 +316,35 @@ static int prepare_request(tr_impl *g, cut_err *e)
     cJSON_AddNumberToObject(q, "atol", w->atol);
     cJSON_AddNumberToObject(q, "rtol", w->rtol);
     cJSON_AddStringToObject(q, "check", cut_check_rule_name(w->check));
-    free(g->prepare_req);
-    g->prepare_req = cJSON_PrintUnformatted(q);
+    free(h->line);
+    h->line = cJSON_PrintUnformatted(q);
     cJSON_Delete(q);
     return 0;
 }
 
-/* Keeps the work (taken over, or a deep copy), writes its files and hands it to the worker. */
+/* Selects the work: a held one as it is (take: w's data freed), else kept (taken over, or a deep copy) in a slot of
+ * its own, the least recently used evicted, its files written. Then the worker gets its prepare request: for a work
+ * the worker holds too, a select. */
 static int tr_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
 {
     tr_impl *g = r->impl;
-    cut_work copy;
-    if (cut_work_keep(w, take, &copy, e) != 0)
-        return -1;
-    cut_work_free(&g->work);
-    g->work = copy;
-    r->work = &g->work;
-    g->have_work = 1;
-    g->prepared = 0;
-    if (prepare_request(g, e) != 0) {
-        cut_work_free(&g->work);
-        g->have_work = 0;
+    int i = cut_held_find(&g->held, w);
+    if (i >= 0 && take)
+        cut_work_free(w);
+    if (i < 0) {
+        cut_work copy;
         r->work = NULL;
-        return -1;
+        if (cut_work_keep(w, take, &copy, e) != 0)
+            return -1;
+        i = cut_held_put(&g->held, &copy, evict_files, g);
+        if (prepare_request(g, &g->held.slot[i], e) != 0) {
+            evict_files(g, &g->held.slot[i]);
+            cut_held_drop(&g->held, i);
+            return -1;
+        }
     }
+    r->work = &g->held.slot[i].work;
+    g->prepared = 0;
     if (worker_ready(g, e) == 0)
         return 0;
     worker_stop(g, 1, NULL, 0); /* once more on a fresh worker: the old one may have died since */
@@ -404,10 +446,10 @@ static cJSON *launch_json(const tr_impl *g, const cut_call *c, int typed, char *
         if (a->buf < 0) {
             v = scalar_arg(a);
         } else if (!typed) {
-            v = cJSON_CreateString(g->work.bufs[a->buf].name);
+            v = cJSON_CreateString(cur_work(g)->bufs[a->buf].name);
         } else {
             v = cJSON_CreateObject();
-            cJSON_AddStringToObject(v, "pointer", cut_elem_name(g->work.bufs[a->buf].dtype));
+            cJSON_AddStringToObject(v, "pointer", cut_elem_name(cur_work(g)->bufs[a->buf].dtype));
         }
         cJSON_AddItemToArray(args, v);
     }
@@ -432,7 +474,7 @@ static char *run_request(const cut_runner *r, const tr_impl *g, const cut_call *
     cJSON_AddNumberToObject(t, "max_repeats", r->timing.max_repeats);
     cJSON_AddNumberToObject(t, "min_total_ms", r->timing.min_total_ms);
     cJSON_AddBoolToObject(t, "flush_l2", r->timing.flush_l2);
-    cJSON_AddBoolToObject(q, "capture", !cut_work_has_refs(&g->work));
+    cJSON_AddBoolToObject(q, "capture", !cut_work_has_refs(cur_work(g)));
     char out_dir[PATH_MAX + 8];
     snprintf(out_dir, sizeof out_dir, "%s/out", g->dir);
     cJSON_AddStringToObject(q, "out_dir", out_dir);
@@ -447,8 +489,9 @@ static char *run_request(const cut_runner *r, const tr_impl *g, const cut_call *
 static int read_captured(const tr_impl *g, const cJSON *reply, cut_work_outputs *outs, char *why, size_t n)
 {
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(reply, "outputs");
-    for (int i = 0; i < g->work.nbufs; i++) {
-        const cut_work_buf *b = &g->work.bufs[i];
+    const cut_work *w = cur_work(g);
+    for (int i = 0; i < w->nbufs; i++) {
+        const cut_work_buf *b = &w->bufs[i];
         if (!b->is_output)
             continue;
         const cJSON *pair = cJSON_GetObjectItemCaseSensitive(files, b->name);
@@ -543,10 +586,11 @@ static void ahead_start(tr_impl *g)
 static char *ahead_request(const tr_impl *g, const cut_call *c, uint64_t *key)
 {
     char why[160];
-    if (!g->ahead || !c->src || !g->have_work)
+    const cut_work *w = cur_work(g);
+    if (!g->ahead || !c->src || !w)
         return NULL;
     for (int i = 0; i < c->nargs; i++)
-        if (c->args[i].buf >= g->work.nbufs)
+        if (c->args[i].buf >= w->nbufs)
             return NULL;
     cJSON *q = launch_json(g, c, 1, why, sizeof why);
     char *req = q ? cJSON_PrintUnformatted(q) : NULL;
@@ -584,7 +628,7 @@ static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_
     tr_impl *g = r->impl;
     cut_result_reset(res);
     cut_err ce = {{0}};
-    if (cut_call_check(&g->work, c, &ce) != 0 || !c->src) {
+    if (cut_call_check(cur_work(g), c, &ce) != 0 || !c->src) {
         res->status = c->src ? CUT_ST_LAUNCH_ERROR : CUT_ST_COMPILE_ERROR;
         snprintf(res->error, sizeof res->error, "%.250s", c->src ? ce.msg : "the call has no Triton source");
         return 0;
@@ -613,7 +657,7 @@ static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_
         return 0;
     }
     take_reply(g, reply, res);
-    if (res->status == CUT_ST_OK && o && o->outs && !cut_work_has_refs(&g->work) &&
+    if (res->status == CUT_ST_OK && o && o->outs && !cut_work_has_refs(cur_work(g)) &&
         read_captured(g, reply, o->outs, res->error, sizeof res->error) != 0) {
         cut_work_outputs_free(o->outs);
         res->status = CUT_ST_FAULT;
@@ -625,7 +669,7 @@ static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_
 static int tr_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e)
 {
     tr_impl *g = r->impl;
-    if (!g->have_work)
+    if (!cur_work(g))
         return cut_err_set(e, "Triton runner: run called before prepare");
     if (o && o->outs && n != 1)
         return cut_err_set(e, "Triton runner: captured outputs are for one call at a time (%d given)", n);
@@ -655,8 +699,7 @@ static void tr_destroy(cut_runner *r)
             else
                 worker_stop(g, 1, NULL, 0);
         }
-        cut_work_free(&g->work);
-        free(g->prepare_req);
+        cut_held_free(&g->held);
         cut_tr_lines_free(&g->lines);
         if (g->dir[0])
             cut_remove_tree(g->dir, NULL, NULL);
@@ -678,6 +721,7 @@ cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int
         return NULL;
     }
     tr_impl *g = cut_xcalloc(1, sizeof *g);
+    cut_held_init(&g->held);
     g->device = device < 0 ? -1 : device;
     g->compile_jobs = compile_jobs;
     g->to_w = g->from_w = -1;
@@ -702,6 +746,7 @@ cut_runner *cut_runner_triton_new(const char *python, const char *worker_py, int
     g->env.clock_events = -1;
     cut_runner *r = cut_xcalloc(1, sizeof *r);
     r->impl = g;
+    g->prep = &r->prep;
     r->prepare = tr_prepare;
     r->run = tr_run;
     r->env = tr_env;

@@ -1,10 +1,12 @@
 /* cutune — a user kernel's candidates on the runner (cutune/task.h): checked and timed at the spec's sizes, then,
  * when the spec gives "check_sizes", checked once more on a work of its own at those sizes (cutune/kspec.h).
  *
- * The runner holds one work at a time, so a batch runs at the spec's sizes first (the one protocol, verify.h, as
- * for every candidate), then the runner takes the work at check_sizes, each candidate that passed runs there through
+ * The runner has one work prepared at a time, so a batch runs at the spec's sizes first (the one protocol, verify.h,
+ * as for every candidate), then the runner takes the work at check_sizes, each candidate that passed runs there through
  * the same protocol under a timing policy of one launch (its time discarded: the check sizes are never timed, and
  * their work counts no FLOPs or bytes, so no physical floor), and the runner gets the work at the spec's sizes back.
+ * A runner that holds both works (the Triton runner, src/measure/held.c) makes each switch a select; the others
+ * send the whole work each time (the optimizer's done event counts both).
  * The references at check_sizes come the way those at the spec's sizes do: a capture run of the spec's reference
  * kernel, or of the baseline, at check_sizes. */
 #include "cutune/kstate.h"

@@ -22,6 +22,8 @@
  * opt_build.c builds the variants and the baseline (optimize_int.h is shared between them). */
 #include "pipeline/optimize_int.h"
 
+#include "cutune/log.h"
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +246,24 @@ static void summarise(const kopt *ko, cut_opt_summary *s)
                  cut_move_name((cut_move)ko->s.via_move[chain[i]]));
 }
 
+/* What the runners' prepares cost over the search, into the "done" event: works sent to a worker (and their bytes),
+ * works selected as held (docs/triton_worker.md, "Held works"). A build checked at check_sizes switches the work
+ * twice. */
+static void prep_costs(const kopt *ko, cJSON *ev)
+{
+    cut_prep_stats t = {0, 0, 0};
+    for (int i = 0; i < ko->nr; i++) {
+        t.sent += ko->runners[i]->prep.sent;
+        t.held += ko->runners[i]->prep.held;
+        t.bytes += ko->runners[i]->prep.bytes;
+    }
+    cJSON_AddNumberToObject(ev, "prepares_sent", (double)t.sent);
+    cJSON_AddNumberToObject(ev, "prepares_held", (double)t.held);
+    cJSON_AddNumberToObject(ev, "prepare_bytes", t.bytes);
+    cut_log(CUT_LOG_DEBUG, "%s: %d builds, %ld prepares sent (%.1f MiB), %ld selected as held\n", ko->k->name,
+            ko->builds, t.sent, t.bytes / 1048576.0, t.held);
+}
+
 void cut_opt_kopt_free(kopt *ko)
 {
     cut_mcgs_search_free(&ko->s);
@@ -324,6 +344,7 @@ int cut_optimize_kernel(const cut_opt_opts *o, const cut_kspec *k, cut_runner **
     cJSON_AddNumberToObject(ev, "builds", ko.builds);
     cJSON_AddStringToObject(ev, "best", out->best_id);
     cJSON_AddNumberToObject(ev, "speedup", out->speedup);
+    prep_costs(&ko, ev);
     cut_opt_event(&ko, ev);
     if (ko.trace)
         fprintf(ko.trace, "\nBest: %s, %.4f ms, %.2fx the baseline (%.4f ms) after %d builds.\n", out->best_id,

@@ -73,6 +73,37 @@ void cut_work_free(cut_work *w)
     memset(w, 0, sizeof *w);
 }
 
+static int same_buf(const cut_work_buf *a, const cut_work_buf *b)
+{
+    if (strcmp(a->name, b->name) || a->is_output != b->is_output || a->zero_init != b->zero_init ||
+        a->dtype != b->dtype || a->elems != b->elems)
+        return 0;
+    const size_t n = a->elems * cut_elem_size(a->dtype);
+    for (int s = 0; s < 2; s++) {
+        if (!a->data[s] != !b->data[s])
+            return 0;
+        if (a->data[s] && a->data[s] != b->data[s] && memcmp(a->data[s], b->data[s], n))
+            return 0;
+    }
+    return 1;
+}
+
+int cut_work_same(const cut_work *a, const cut_work *b)
+{
+    /* a NaN tolerance or count never equals itself: such a work is sent again, never wrongly taken for a held one */
+    if (a->nbufs != b->nbufs || a->check != b->check || a->atol != b->atol || a->rtol != b->rtol ||
+        a->runner_refs != b->runner_refs || a->flops != b->flops || a->bytes != b->bytes ||
+        a->op.kind != b->op.kind || a->op.ndims != b->op.ndims)
+        return 0;
+    for (int i = 0; i < a->op.ndims && i < CUT_WORK_OP_DIMS; i++)
+        if (a->op.dims[i] != b->op.dims[i])
+            return 0;
+    for (int i = 0; i < a->nbufs && i < CUT_WORK_MAX_BUFS; i++)
+        if (!same_buf(&a->bufs[i], &b->bufs[i]))
+            return 0;
+    return 1;
+}
+
 void cut_work_outputs_free(cut_work_outputs *o)
 {
     if (!o)
