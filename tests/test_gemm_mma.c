@@ -16,6 +16,7 @@
 #include "cutune/gemm_space.h"
 #include "cutune/util.h"
 #include "ops/gemm/mma.h"
+#include "nvrtc_testutil.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -426,8 +427,6 @@ static void compile_random(cut_dtype dt, int count, uint64_t seed)
     cut_rng_seed(&r, seed);
     cut_err e = {{0}};
     cut_kernel_src *ks = calloc((size_t)count, sizeof *ks);
-    cut_compiled *bins = calloc((size_t)count, sizeof *bins);
-    const char **srcs = calloc((size_t)count, sizeof *srcs);
     int *est = calloc((size_t)count, sizeof *est);
     for (int i = 0; i < count; i++) {
         const cut_gemm_layout l = (cut_gemm_layout)(i % 2);
@@ -440,7 +439,6 @@ static void compile_random(cut_dtype dt, int count, uint64_t seed)
             fail_msg("%s", e.msg);
         if (cut_codegen_gemm(&g, &s, &ks[i], &e) != 0)
             fail_msg("%s", e.msg);
-        srcs[i] = ks[i].src;
         cut_gemm_geom gm;
         cut_gemm_template_get(CUT_GEMM_TPL_MMA)->geometry(&g, &s, &gm);
         est[i] = gm.regs_est;
@@ -449,43 +447,12 @@ static void compile_random(cut_dtype dt, int count, uint64_t seed)
         assert_non_null(strstr(ks[i].src, "cp.async"));
         assert_non_null(strstr(ks[i].src, "ldmatrix.sync.aligned.m8n8.x4"));
     }
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    const double t0 = cut_now_s();
-    assert_int_equal(cut_compile_batch(srcs, count, &co, bins, &e), 0);
-    const double secs = cut_now_s() - t0;
-    int failed = 0, spilling = 0, rmin = 1 << 30, rmax = 0;
-    double qmin = 1e9, qmax = 0.0;
-    for (int i = 0; i < count; i++) {
-        const char *sched = strstr(ks[i].src, "// schedule: ");
-        const int slen = (int)(strchr(sched, '\n') - sched) - 13;
-        if (!bins[i].ok) {
-            fprintf(stderr, "NVRTC failed: %.*s\n%s\n", slen, sched + 13, bins[i].log);
-            failed++;
-            continue;
-        }
-        assert_true(bins[i].regs > 0 && bins[i].regs <= 255);
-        const double ratio = (double)bins[i].regs / est[i];
-        qmin = ratio < qmin ? ratio : qmin;
-        qmax = ratio > qmax ? ratio : qmax;
-        rmin = bins[i].regs < rmin ? bins[i].regs : rmin;
-        rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
-        if (bins[i].spill_stores != 0 || bins[i].spill_loads != 0) {
-            printf("  spills %d/%d bytes at %d registers: %.*s\n", bins[i].spill_stores, bins[i].spill_loads,
-                   bins[i].regs, slen, sched + 13);
-            spilling++;
-        }
-    }
-    printf("  %s: %d random schedules (nn and nt) compiled for sm_90 in %.1f s, %d failed; registers %d..%d "
-           "(%.2f..%.2f of the estimate); %d spill\n",
-           cut_dtype_name(dt), count, secs, failed, rmin, rmax, qmin, qmax, spilling);
-    assert_int_equal(failed, 0);
-    assert_int_equal(spilling, 0);
-    for (int i = 0; i < count; i++) {
-        cut_compiled_free(&bins[i]);
+    char label[64];
+    snprintf(label, sizeof label, "%s (nn and nt)", cut_dtype_name(dt));
+    tu_compile_all(label, ks, est, count);
+    for (int i = 0; i < count; i++)
         cut_kernel_src_free(&ks[i]);
-    }
-    free(srcs), free(bins), free(ks), free(est);
+    free(ks), free(est);
 }
 
 static int compile_count(void)

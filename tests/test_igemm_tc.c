@@ -15,6 +15,7 @@
 #include "cutune/space.h"
 #include "ops/conv2d/templates.h"
 #include "emu_check.h"
+#include "nvrtc_testutil.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -497,8 +498,6 @@ static void compile_random(cut_dtype dt, int count, uint64_t seed)
     cut_rng_seed(&r, seed);
     cut_err e = {{0}};
     cut_kernel_src *ks = calloc((size_t)count, sizeof *ks);
-    cut_compiled *bins = calloc((size_t)count, sizeof *bins);
-    const char **srcs = calloc((size_t)count, sizeof *srcs);
     int *est = calloc((size_t)count, sizeof *est);
     int splits = 0;
     for (int i = 0; i < count; i++) {
@@ -508,7 +507,6 @@ static void compile_random(cut_dtype dt, int count, uint64_t seed)
         assert_int_equal(cut_sched_sample_valid(&c, &d, tpl_tc(), &r, &s, 2000), 0);
         if (cut_codegen_conv(&c, &s, &ks[i], &e) != 0)
             fail_msg("%s", e.msg);
-        srcs[i] = ks[i].src;
         cut_igemm_tc_geom g;
         cut_igemm_tc_geometry(&c, &s, &g);
         est[i] = g.regs_est;
@@ -516,39 +514,12 @@ static void compile_random(cut_dtype dt, int count, uint64_t seed)
         assert_non_null(strstr(ks[i].src, dt == CUT_DT_TF32 ? "m16n8k8.row.col.f32.tf32" : "m16n8k16.row.col.f32"));
         assert_non_null(strstr(ks[i].src, "cp.async"));
     }
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    const double t0 = cut_now_s();
-    assert_int_equal(cut_compile_batch(srcs, count, &co, bins, &e), 0);
-    int failed = 0, spilling = 0, rmin = 1 << 30, rmax = 0;
-    double qmax = 0.0;
-    for (int i = 0; i < count; i++) {
-        const char *sched = strstr(ks[i].src, "// schedule: ");
-        const int slen = (int)(strchr(sched, '\n') - sched) - 13;
-        if (!bins[i].ok) {
-            fprintf(stderr, "NVRTC failed: %.*s\n%s\n", slen, sched + 13, bins[i].log);
-            failed++;
-            continue;
-        }
-        rmin = bins[i].regs < rmin ? bins[i].regs : rmin;
-        rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
-        qmax = (double)bins[i].regs / est[i] > qmax ? (double)bins[i].regs / est[i] : qmax;
-        if (bins[i].spill_stores || bins[i].spill_loads) {
-            printf("  spills %d/%d bytes at %d registers (est %d): %.*s\n", bins[i].spill_stores,
-                   bins[i].spill_loads, bins[i].regs, est[i], slen, sched + 13);
-            spilling++;
-        }
-    }
-    printf("  %s: %d random schedules (%d with split-K) compiled for sm_90 in %.1f s, %d failed; registers %d..%d "
-           "(at most %.2f of the estimate); %d spill\n",
-           cut_dtype_name(dt), count, splits, cut_now_s() - t0, failed, rmin, rmax, qmax, spilling);
-    assert_int_equal(failed, 0);
-    assert_int_equal(spilling, 0);
-    for (int i = 0; i < count; i++) {
-        cut_compiled_free(&bins[i]);
+    char label[64];
+    snprintf(label, sizeof label, "%s (%d with split-K)", cut_dtype_name(dt), splits);
+    tu_compile_all(label, ks, est, count);
+    for (int i = 0; i < count; i++)
         cut_kernel_src_free(&ks[i]);
-    }
-    free(srcs), free(bins), free(ks), free(est);
+    free(ks), free(est);
 }
 
 static int compile_count(void)
