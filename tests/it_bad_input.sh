@@ -40,7 +40,7 @@ expect2 "gemm negative value" "'M=-1'" tune $E --gemm M=-1 N=1 K=1
 expect2 "gemm unknown key" "'Q=3'" tune $E --gemm Q=3 N=1 K=1
 expect2 "gemm key twice" "'M=2'" tune $E --gemm M=1 M=2 N=1 K=1
 expect2 "gemm missing K" "no K" tune $E --gemm M=1 N=1
-expect2 "gemm bad --layout" "'tt'" tune $E --m 8 --n 8 --k 8 --layout tt
+expect2 "gemm bad --layout" "'tx'" tune $E --m 8 --n 8 --k 8 --layout tx
 # the vendor GEMM baseline: malformed words, options without a GEMM, and no GPU
 expect2 "baseline gemm empty value" "'M='" baseline --gemm M= N=1 K=1
 expect2 "baseline gemm unknown key" "'Q=3'" baseline --gemm Q=3 N=1 K=1
