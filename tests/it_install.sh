@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     if (cut_dtype_parse("bf16", &d, &e) != 0 || d != CUT_DT_BF16 || cut_dtype_parse("fp64", &d, &e) == 0)
         return printf("cut_dtype_parse\n"), 1;
     const char *words[] = {"M=64", "N=32", "K=16", "t=5"};
-    cut_gemm g = {0, 0, 0, CUT_GEMM_NT, CUT_DT_FP16};
+    cut_gemm g = {.layout = CUT_GEMM_NT, .dtype = CUT_DT_FP16}; /* designated: the struct grows (issue 21) */
     int trials = 0;
     if (cut_gemm_parse_args(4, words, &g, &trials, NULL, &e) != 0 || g.m != 64 || g.n != 32 || g.k != 16 ||
         trials != 5)
