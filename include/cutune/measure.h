@@ -141,6 +141,11 @@ int cut_runner_run_each(cut_runner *r, const cut_call *calls, int n, const cut_r
                         int (*one)(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e),
                         cut_err *e);
 
+/* For a runner's run(): the options' checks every runner makes, its name `who` in the sentence: captured outputs
+ * and energy are for one call at a time, an energy plan needs a valid plan and a result to fill, and (refs not
+ * NULL: the runner's prepared work) an energy run needs references. 0, or -1 with e. */
+int cut_run_opts_check(const char *who, int n, const cut_run_opts *o, const cut_work *refs, cut_err *e);
+
 /* The work of a Conv2D (cut_conv_work) or GEMM (cut_gemm_work, its references left to a runner that computes them)
  * from seed, built and prepared unless the runner holds that op's work from that seed already. -1 for an invalid
  * shape or a setup error. */

@@ -212,10 +212,8 @@ static int mpi_run(cut_runner *r, const cut_call *calls, int n, const cut_run_op
     mpi_impl *m = r->impl;
     if (!m->have_work)
         return cut_err_set(e, "MPI runner: run called before prepare");
-    if (o && (o->outs || o->energy) && n != 1)
-        return cut_err_set(e, "MPI runner: captured outputs and energy are for one call at a time (%d given)", n);
-    if (o && o->energy && (!o->er || cut_energy_plan_check(o->energy, e) != 0))
-        return o->er ? -1 : cut_err_set(e, "MPI runner: an energy plan without a result to fill");
+    if (cut_run_opts_check("MPI runner", n, o, NULL, e) != 0) /* references: the serving rank's runner checks */
+        return -1;
     return cut_runner_run_each(r, calls, n, o, res, run_one, e);
 }
 

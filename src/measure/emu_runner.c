@@ -644,13 +644,8 @@ static int emu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_op
     emu_runner *er = r->impl;
     if (!er->prepared)
         return cut_err_set(e, "emulation runner: run() without a prepared work");
-    if (o && (o->outs || o->energy) && n != 1)
-        return cut_err_set(e, "emulation runner: captured outputs and energy are for one call at a time (%d given)",
-                           n);
-    if (o && o->energy && (!o->er || cut_energy_plan_check(o->energy, e) != 0))
-        return o->er ? -1 : cut_err_set(e, "emulation runner: an energy plan without a result to fill");
-    if (o && o->energy && !cut_work_has_refs(&er->kw))
-        return cut_err_set(e, "emulation runner: an energy run needs a work with references");
+    if (cut_run_opts_check("emulation runner", n, o, &er->kw, e) != 0)
+        return -1;
     if (o && o->outs)
         memset(o->outs, 0, sizeof *o->outs);
     cut_emu_kernel *kernels[EMU_BATCH];

@@ -346,12 +346,8 @@ static int gpu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_op
     gpu_impl *g = r->impl;
     if (!g->have_workload)
         return cut_err_set(e, "GPU runner: run called before prepare");
-    if (o && (o->outs || o->energy) && n != 1)
-        return cut_err_set(e, "GPU runner: captured outputs and energy are for one call at a time (%d given)", n);
-    if (o && o->energy && (!o->er || cut_energy_plan_check(o->energy, e) != 0))
-        return o->er ? -1 : cut_err_set(e, "GPU runner: an energy plan without a result to fill");
-    if (o && o->energy && !cut_work_has_refs(&g->work))
-        return cut_err_set(e, "GPU runner: an energy run needs a work with references");
+    if (cut_run_opts_check("GPU runner", n, o, &g->work, e) != 0)
+        return -1;
     return cut_runner_run_each(r, calls, n, o, res, run_one, e);
 }
 

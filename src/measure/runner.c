@@ -66,6 +66,19 @@ int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_ca
 
 /* ---- every op onto the one interface ---- */
 
+int cut_run_opts_check(const char *who, int n, const cut_run_opts *o, const cut_work *refs, cut_err *e)
+{
+    if (!o)
+        return 0;
+    if ((o->outs || o->energy) && n != 1)
+        return cut_err_set(e, "%s: captured outputs and energy are for one call at a time (%d given)", who, n);
+    if (o->energy && (!o->er || cut_energy_plan_check(o->energy, e) != 0))
+        return o->er ? -1 : cut_err_set(e, "%s: an energy plan without a result to fill", who);
+    if (o->energy && refs && !cut_work_has_refs(refs))
+        return cut_err_set(e, "%s: an energy run needs a work with references", who);
+    return 0;
+}
+
 int cut_runner_run_each(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res,
                         int (*one)(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_result *res, cut_err *e),
                         cut_err *e)
