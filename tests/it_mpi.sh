@@ -8,6 +8,7 @@
 # each time resumed by the same command: the trial count goes on, no complete record lost, none measured twice.
 set -euo pipefail
 BIN=$1; DIR=$2
+SPIN=$(cd "$(dirname "$0")/fixtures/spin" && pwd)  # the planted spec (before the cd)
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun (Debian: openmpi-bin, libopenmpi-dev)"; exit 77; }
@@ -59,30 +60,9 @@ for path in ones:
 PY
 
 # 2. A candidate that hangs and one that crashes its emulation worker cost only that worker on their rank: both are
-# recorded with their status, the job goes on and ends normally (the spec of it_optimize_faults.sh: MODE 1 spins,
-# MODE 2 writes through a null pointer).
-cat > spin.cu <<'CU'
-extern "C" __global__ void spin(float *x, float *y, int n)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-#if MODE == 1
-    volatile int forever = 1;
-    while (forever) {
-    }
-#elif MODE == 2
-    ((volatile float *)0)[i] = 1.0f;
-#endif
-    if (i < n)
-        y[i] = x[i] + 1.0f;
-}
-CU
-cat > spin.json <<'JS'
-{"name": "spin", "language": "cuda", "source_path": "spin.cu", "entry": "spin", "sizes": {"N": 1024},
- "tunables": {"MODE": [0, 1, 2]}, "launch": {"grid": ["cdiv(N, 128)"], "block": [128]},
- "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"], "init": "randn", "seed": 1}],
- "outputs": [{"name": "y", "dtype": "f32", "shape": ["N"]}],
- "scalars": [{"name": "n", "dtype": "i32", "value": "N"}], "args": ["x", "y", "n"]}
-JS
+# recorded with their status, the job goes on and ends normally (tests/fixtures/spin, as in
+# it_optimize_faults.sh: MODE 1 spins, MODE 2 writes through a null pointer).
+cp "$SPIN/spin.cu" "$SPIN/spin.json" .
 "${MPI[@]}" "$BIN" tune --kernel spin.json --strategy exhaustive --trials 3 --timeout 1 --backend emu --quiet \
   --outdir spin > spin.out 2> spin.err || { cat spin.err; fail "the MPI job with a hang and a fault"; }
 python3 - spin/tuningrecords/kernel_spin.json <<'PY' || fail "faults over MPI"

@@ -4,32 +4,12 @@
 # emulation worker and ends normally with a valid best.
 set -euo pipefail
 BIN=$1; DIR=$2
+SPIN=$(cd "$(dirname "$0")/fixtures/spin" && pwd)  # the planted spec (before the cd)
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
 fail() { echo "FAIL: $*"; exit 1; }
 # MODE 0 is correct; MODE 1 never finishes; MODE 2 writes through a null pointer (SIGSEGV on the host, a fault on
 # a GPU). MODE is not a named tunable kind, so change_block_sizes proposes both; no other rule applies.
-cat > spin.cu <<'CU'
-extern "C" __global__ void spin(float *x, float *y, int n)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-#if MODE == 1
-    volatile int forever = 1;
-    while (forever) {
-    }
-#elif MODE == 2
-    ((volatile float *)0)[i] = 1.0f;
-#endif
-    if (i < n)
-        y[i] = x[i] + 1.0f;
-}
-CU
-cat > spin.json <<'JS'
-{"name": "spin", "language": "cuda", "source_path": "spin.cu", "entry": "spin", "sizes": {"N": 1024},
- "tunables": {"MODE": [0, 1, 2]}, "launch": {"grid": ["cdiv(N, 128)"], "block": [128]},
- "inputs": [{"name": "x", "dtype": "f32", "shape": ["N"], "init": "randn", "seed": 1}],
- "outputs": [{"name": "y", "dtype": "f32", "shape": ["N"]}],
- "scalars": [{"name": "n", "dtype": "i32", "value": "N"}], "args": ["x", "y", "n"]}
-JS
+cp "$SPIN/spin.cu" "$SPIN/spin.json" .
 export COMPILE_CACHE_DIR=$DIR/cache
 start=$(date +%s)
 "$BIN" optimize --input spin.json --outdir out --backend emu --budget-builds 4 --timeout 1 > run.log 2>&1 ||
