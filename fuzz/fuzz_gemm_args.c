@@ -4,8 +4,9 @@
  *   - failure returns -1 with a one-line sentence in the error buffer and writes nothing (shape, trials, option);
  *   - success: M, N and K are >= 1, cut_gemm_validate accepts the shape (every matrix below 2^31 elements), the
  *     FLOPs are finite and positive, trials is 0 or positive, option is -1 or non-negative, layout and dtype are
- *     left as the caller set them; the canonical words "M=.. N=.. K=.." and the name's sizes parse back to the
- *     same shape. */
+ *     left as the caller set them unless a `layout=` or `dtype=` word (issue 21) gives them, and then they are
+ *     within their enums; the name starts with the layout's and the dtype's names; the canonical words
+ *     "M=.. N=.. K=.." and the name's sizes parse back to the same shape. */
 #include "cutune/gemm.h"
 #include "fuzz_common.h"
 
@@ -37,6 +38,15 @@ static int split_words(char *s, const char *words[MAX_WORDS])
             p++;
     }
     return n;
+}
+
+/* 1 when one of the words starts with key (e.g. "layout="): the parser's named keys are exact. */
+static int has_key(const char *const *words, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (!strncmp(words[i], key, strlen(key)))
+            return 1;
+    return 0;
 }
 
 static void check_reparse(const cut_gemm *g)
@@ -82,7 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     CHECK(g.m > 0 && g.n > 0 && g.k > 0);
-    CHECK(g.layout == CUT_GEMM_NT && g.dtype == CUT_DT_BF16);
+    CHECK(has_key(words, n, "layout=") ? g.layout >= CUT_GEMM_NN && g.layout <= CUT_GEMM_TT
+                                       : g.layout == CUT_GEMM_NT);
+    CHECK(has_key(words, n, "dtype=") ? g.dtype >= 0 && g.dtype < CUT_DT_COUNT : g.dtype == CUT_DT_BF16);
     CHECK(cut_gemm_validate(&g, &e) == 0);
     CHECK(trials >= 0 && option >= -1);
     const size_t lim = (size_t)1 << 31;
@@ -91,7 +103,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(isfinite(fl) && fl >= 2.0);
     char name[128];
     cut_gemm_name(&g, name, sizeof name);
-    CHECK(strlen(name) + 1 < sizeof name && strncmp(name, "gemm_nt_bf16_M_", 15) == 0);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "gemm_%s_%s_M_", cut_gemm_layout_name(g.layout), cut_dtype_name(g.dtype));
+    CHECK(strlen(name) + 1 < sizeof name && strncmp(name, prefix, strlen(prefix)) == 0);
     check_reparse(&g);
     free(s);
     return 0;
