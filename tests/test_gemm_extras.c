@@ -65,7 +65,10 @@ static void test_words_names_records(void **state)
     assert_string_equal(name, "gemm_nn_fp32_M_64_N_64_K_64");
     const char *bad[][2] = {{"MNK=8 batch=0", "batch=0"},   {"MNK=8 alpha=x", "alpha=x"},
                             {"MNK=8 beta=inf", "beta=inf"}, {"MNK=8 layout=tx", "'tx'"},
-                            {"MNK=8 beta=1 beta=2", "second time"}};
+                            {"MNK=8 beta=1 beta=2", "second time"},
+                            /* batch·M·K past 2^63: CI's fuzz run found the int64 product overflowing */
+                            {"M=2000000000 N=1 K=2000000000 batch=84495672", "elements"},
+                            {"MNK=46341", "elements"}};
     for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
         cut_gemm x = {0};
         assert_int_equal(parse_words(bad[i][0], &x, &e), -1);

@@ -83,19 +83,21 @@ int cut_gemm_validate(const cut_gemm *g, cut_err *e)
         return cut_err_set(e, "gemm alpha %g or beta %g is not a finite number", cut_gemm_alpha(g), cut_gemm_beta(g));
     if ((unsigned)g->dtype >= CUT_DT_COUNT)
         return cut_err_set(e, "gemm dtype %d is unknown: use fp32, tf32, fp16 or bf16", (int)g->dtype);
+    /* Three factors below 2^31 can pass 2^63, so the product is formed in double (exact to 2^53, and far above
+     * the limit before it rounds). */
     const struct {
         const char *what;
-        int64_t n;
+        double n;
     } t[3] = {
-        {cut_gemm_batch(g) > 1 ? "A (batch*M*K)" : "A (M*K)", (int64_t)cut_gemm_batch(g) * g->m * g->k},
-        {cut_gemm_batch(g) > 1 ? "B (batch*K*N)" : "B (K*N)", (int64_t)cut_gemm_batch(g) * g->k * g->n},
-        {cut_gemm_batch(g) > 1 ? "C (batch*M*N)" : "C (M*N)", (int64_t)cut_gemm_batch(g) * g->m * g->n},
+        {cut_gemm_batch(g) > 1 ? "A (batch*M*K)" : "A (M*K)", (double)cut_gemm_batch(g) * g->m * g->k},
+        {cut_gemm_batch(g) > 1 ? "B (batch*K*N)" : "B (K*N)", (double)cut_gemm_batch(g) * g->k * g->n},
+        {cut_gemm_batch(g) > 1 ? "C (batch*M*N)" : "C (M*N)", (double)cut_gemm_batch(g) * g->m * g->n},
     };
     for (int i = 0; i < 3; i++)
-        if (t[i].n > CUT_GEMM_MAX_ELEMS)
-            return cut_err_set(e, "gemm matrix %s has %lld elements (M %d, N %d, K %d, batch %d): cutune indexes "
+        if (t[i].n > (double)CUT_GEMM_MAX_ELEMS)
+            return cut_err_set(e, "gemm matrix %s has %.0f elements (M %d, N %d, K %d, batch %d): cutune indexes "
                                   "matrices with 32-bit ints, so each operand must have fewer than 2^31",
-                               t[i].what, (long long)t[i].n, g->m, g->n, g->k, cut_gemm_batch(g));
+                               t[i].what, t[i].n, g->m, g->n, g->k, cut_gemm_batch(g));
     return 0;
 }
 
