@@ -5,7 +5,9 @@
  * infinite loop (TIMEOUT, worker killed and restarted), one writing half the outputs (WRONG_RESULT, caught by the
  * NaN poison), the correct conv with 64 KiB of dynamic shared memory (needs the opt-in attribute; OK), a launch with
  * 2048 threads per block (LAUNCH_ERROR), and a candidate without a cubin (COMPILE_ERROR). A correct candidate after
- * every failure must still measure OK. Then the cuDNN baseline on the same workload. */
+ * every failure must still measure OK. Then the cuDNN baseline on the same workload, and cuDNN's baseline of fused
+ * epilogues (bias, bias_relu) in several dtypes and layouts: each checked against the reference with its epilogue,
+ * named with how it ran (fused or the unfused sequence). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -215,6 +217,50 @@ static void test_worker_statuses(void **state)
     cut_runner_free(r);
 }
 
+/* cuDNN's conv + bias (+ ReLU) in several dtypes and layouts: the fastest candidate passes the check against the
+ * reference with the epilogue, and its name says whether it ran fused; a cudnn_tf32 column of fp32 data likewise. */
+static void test_cudnn_epilogue(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_timing t;
+    cut_timing_default(&t);
+    cut_runner *r = cut_runner_gpu_new(0, getenv("CUTUNE_BIN"), &t, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new: %s", e.msg);
+    const cut_conv cases[] = {
+        {2, 14, 14, 64, 32, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC, CUT_EPI_BIAS_RELU},
+        {2, 14, 14, 64, 32, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC, CUT_EPI_BIAS},
+        {1, 17, 17, 48, 24, 3, 3, 2, 1, CUT_DT_BF16, CUT_NCHW, CUT_EPI_BIAS_RELU},
+        {1, 16, 16, 32, 16, 1, 1, 1, 0, CUT_DT_TF32, CUT_NHWC, CUT_EPI_BIAS},
+        {1, 16, 16, 32, 16, 3, 3, 1, 1, CUT_DT_FP32, CUT_NCHW, CUT_EPI_BIAS_RELU},
+    };
+    for (size_t i = 0; i < CUT_ARRAY_LEN(cases); i++) {
+        char name[256];
+        cut_conv_name(&cases[i], name, sizeof name);
+        if (cut_runner_prepare_conv(r, &cases[i], 99, &e) != 0)
+            fail_msg("prepare %s: %s", name, e.msg);
+        for (int tf32 = 0; tf32 < 1 + (cases[i].dtype == CUT_DT_FP32); tf32++) {
+            cut_result cr;
+            char algo[64];
+            if (cut_runner_gpu_cudnn_math(r, tf32, &cr, algo, sizeof algo, &e) != 0) {
+                if (strstr(e.msg, "cuDNN unavailable")) {
+                    printf("  cuDNN epilogue baselines skipped: %s\n", e.msg);
+                    cut_runner_free(r);
+                    return;
+                }
+                fail_msg("cuDNN baseline of %s: %s", name, e.msg);
+            }
+            printf("  %s%s: cuDNN %-44s -> %-13s %8.4f ms maxerr %.2g %s\n", name, tf32 ? " (TF32)" : "", algo,
+                   cut_status_name(cr.status), cr.median_ms, cr.max_abs_err, cr.error);
+            assert_int_equal(cr.status, CUT_ST_OK);
+            assert_true(cr.median_ms > 0);
+            assert_int_not_equal(cut_cudnn_algo_fused(algo), -1); /* fused or unfused, said */
+        }
+    }
+    cut_runner_free(r);
+}
+
 int main(void)
 {
     int code = tu_gpu_start(&g_info);
@@ -224,6 +270,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worker_statuses),
+        cmocka_unit_test(test_cudnn_epilogue),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(g_cubin);

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cutune/measure.h"
 #include "cutune/report.h"
+#include "cutune/tune.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -391,6 +393,94 @@ static void test_scripts(void **state)
     free(dir);
 }
 
+/* The final.jsonl line of an epilogue workload (cut_final_json) as a string: cuDNN's time, algorithm and whether
+ * fused; the caller frees it. */
+static char *final_line(const cut_conv *c, double cudnn_ms, const char *algo)
+{
+    cut_final fin;
+    memset(&fin, 0, sizeof fin);
+    fin.best = -1;
+    fin.vendor_ms = cudnn_ms;
+    fin.vendor_warm_ms = -1;
+    fin.vendor_tf32_ms = -1;
+    snprintf(fin.vendor_algo, sizeof fin.vendor_algo, "%s", algo);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    cut_final_json(f, c, 1, 0, -1, &fin);
+    long n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    char *text = calloc(1, (size_t)n + 1);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return text;
+}
+
+/* The baseline of an epilogue workload: the JSON line says the epilogue and whether cuDNN's time is of a fused run;
+ * the report applies a line only to the case of its dtype, layout and epilogue (one folder may hold case 1 in
+ * several), and its table shows the algorithm with how the epilogue ran. */
+static void test_baseline_epilogue(void **state)
+{
+    (void)state;
+    const cut_conv epi = {1, 8, 8, 8, 4, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC, CUT_EPI_BIAS_RELU};
+    char *fused = final_line(&epi, 0.5, "IMPLICIT_PRECOMP_GEMM [fused bias+relu]");
+    assert_non_null(strstr(fused, "\"cudnn_algo\":\"IMPLICIT_PRECOMP_GEMM [fused bias+relu]\""));
+    assert_non_null(strstr(fused, "\"dtype\":\"fp16\",\"layout\":\"NHWC\",\"epilogue\":\"bias_relu\",\"cudnn_fused\":true"));
+    char *unfused = final_line(&epi, 0.75, "GEMM [unfused: conv, AddTensor, Activation]");
+    assert_non_null(strstr(unfused, "\"cudnn_fused\":false"));
+    char *none = final_line(&epi, -1, "");
+    assert_non_null(strstr(none, "\"cudnn_fused\":null"));
+    char *plain = final_line(&CONV, 0.25, "IMPLICIT_GEMM"); /* no epilogue: the line as before */
+    assert_null(strstr(plain, "cudnn_fused"));
+    assert_null(strstr(plain, "epilogue"));
+    assert_null(strstr(plain, "dtype"));
+
+    cut_report r;
+    memset(&r, 0, sizeof r);
+    r.n = 2;
+    r.c = calloc(2, sizeof *r.c);
+    r.c[0].conv = CONV, r.c[1].conv = epi;
+    for (int i = 0; i < 2; i++) {
+        r.c[i].case_idx = 1;
+        r.c[i].best = -1;
+        r.c[i].cudnn_ms = -1;
+        cut_conv_case_name(&r.c[i].conv, 1, r.c[i].name, sizeof r.c[i].name);
+    }
+    cut_err e = {{0}};
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s%s", plain, unfused, fused); /* the fused line is the epilogue case's last */
+    assert_int_equal(cut_report_baseline_apply(&r, text, strlen(text), "final.jsonl", &e), 0);
+    assert_true(fabs(r.c[0].cudnn_ms - 0.25) < 1e-12);
+    assert_string_equal(r.c[0].cudnn_algo, "IMPLICIT_GEMM");
+    assert_true(fabs(r.c[1].cudnn_ms - 0.5) < 1e-12);
+    assert_string_equal(r.c[1].cudnn_algo, "IMPLICIT_PRECOMP_GEMM [fused bias+relu]");
+    assert_int_equal(cut_cudnn_algo_fused(r.c[1].cudnn_algo), 1);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_report_summary_md(&b, &r);
+    assert_non_null(strstr(b.data, "| 0.5000 | IMPLICIT_PRECOMP_GEMM [fused bias+relu] | - |"));
+    assert_non_null(strstr(b.data, "| 0.2500 | IMPLICIT_GEMM | - |"));
+    cut_buf_free(&b);
+    /* the unfused line alone: the epilogue case gets it, the plain case keeps its own */
+    assert_int_equal(cut_report_baseline_apply(&r, unfused, strlen(unfused), "final.jsonl", &e), 0);
+    assert_string_equal(r.c[1].cudnn_algo, "GEMM [unfused: conv, AddTensor, Activation]");
+    assert_int_equal(cut_cudnn_algo_fused(r.c[1].cudnn_algo), 0);
+    assert_string_equal(r.c[0].cudnn_algo, "IMPLICIT_GEMM");
+    /* a line of case 1 in types the folder has no case of is ignored; a malformed epilogue is refused */
+    const char *other = "{\"case\":1,\"shape\":[1,8,8,8,4,3,3,1,1],\"cudnn_ms\":9,\"cudnn_algo\":\"x\","
+                        "\"dtype\":\"bf16\",\"layout\":\"NCHW\",\"epilogue\":\"bias\"}\n";
+    assert_int_equal(cut_report_baseline_apply(&r, other, strlen(other), "final.jsonl", &e), 0);
+    assert_true(fabs(r.c[0].cudnn_ms - 0.25) < 1e-12 && fabs(r.c[1].cudnn_ms - 0.75) < 1e-12);
+    const char *bad = "{\"case\":1,\"shape\":[1,8,8,8,4,3,3,1,1],\"cudnn_ms\":9,\"epilogue\":\"gelu\"}\n";
+    assert_int_equal(cut_report_baseline_apply(&r, bad, strlen(bad), "b.jsonl", &e), -1);
+    assert_non_null(strstr(e.msg, "b.jsonl:1: \"epilogue\""));
+    free(r.c);
+    free(fused);
+    free(unfused);
+    free(none);
+    free(plain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,7 +488,7 @@ int main(void)
         cmocka_unit_test(test_results_csv_bad), cmocka_unit_test(test_powercaps_csv),
         cmocka_unit_test(test_curve),           cmocka_unit_test(test_summary_speedup),
         cmocka_unit_test(test_baseline_override_and_missing), cmocka_unit_test(test_energy_tables),
-        cmocka_unit_test(test_scripts),
+        cmocka_unit_test(test_scripts),         cmocka_unit_test(test_baseline_epilogue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  *
  * Layout under the output folder DIR:
  *   kernels/caseN/kernelK.cuh   generated kernel, entry extern "C" cut_conv2d_caseN_kK
- *   kernels/caseN/kernelK.cu    int launch_caseN_kK(in, w, out, stream): the schedule's grid/block/dynamic smem
+ *   kernels/caseN/kernelK.cu    int launch_caseN_kK(in, w, out, stream): the schedule's grid/block/dynamic smem;
+ *                               (in, w, out, bias, stream) for a kernel with a fused epilogue
  *   kernels/driver.cu           one measurement driver for all kernels (validate, then time)
  *   kernels/CMakeLists.txt      builds the driver with nvcc alone (no cutune headers or libraries)
  *   kernels/kernel_metadata.csv one row per kernel (CUT_EXPORT_CSV_HEADER)
@@ -81,6 +82,23 @@ extern const char cut_export_cuda_check_text[];
 void cut_export_smem_optin_text(cut_buf *b, const cut_kernel_src *ks, const char *qualified);
 /* kernelK.cu: launch_caseN_kK, launch_caseN_kK_ws and launch_caseN_kK_workspace_bytes (cutune_kernels.h). */
 void cut_export_wrapper_text(cut_buf *b, const cut_export_kernel *k);
+/* 1 when the launchers of a kernel of c are the plain fp32 ones, (const float *in, const float *w, float *out, ...):
+ * data stored as floats (fp32, tf32) and no epilogue. */
+int cut_export_conv_plain(const cut_conv *c);
+/* The launcher's parameters before the workspace and the stream: "const float *in, const float *w, float *out" for
+ * fp32 and tf32 data, void pointers for fp16 and bf16 (16-bit patterns), then with an epilogue its bias
+ * ("const float *bias" or "const void *bias"). */
+void cut_export_conv_params(const cut_conv *c, char *buf, size_t n);
+/* The arguments that pass them on: "in, w, out" and ", bias" with an epilogue; from_void: from void pointers, cast to
+ * float pointers for fp32 and tf32 data (the driver's adapters). */
+void cut_export_conv_args(const cut_conv *c, int from_void, char *buf, size_t n);
+/* C++ text of the conv driver's host part (plain C++ after cut_export_rng_text and <algorithm>, <cmath>, <cstdint>,
+ * <cstdio>, <cstring>, <vector>): the workload's enums and conv_case {id, n, h, w, co, ci, kh, kw, stride, pad,
+ * dtype, layout, epi}; make_inputs(case, seed, in, w, bias), cutune's input set 0 of the seed rounded to the dtype
+ * (the bias of an epilogue from its own stream); pack / unpack to and from the storage type; reference(case, in, w,
+ * bias, out), in double in the case's layout with its epilogue, rounded as cutune stores its reference;
+ * tolerance(case, scale, &atol, &rtol) and compare(case, kernel, out, ref, atol, rtol, &max_err), cutune's check. */
+extern const char cut_export_conv_host_text[];
 /* kernelK.cuh's namespace ("cut_caseN_kK") and include guard ("CUTUNE_CASEN_KK_CUH"). */
 void cut_export_kernel_names(const cut_export_kernel *k, char *ns, size_t nsn, char *guard, size_t gn);
 /* 1 when k needs a workspace (split-K), with its partial-sum floats and tile counters; 0 (both 0) otherwise. */

@@ -251,6 +251,12 @@ int cut_runner_gpu_cudnn(cut_runner *r, cut_result *out, char *algo, size_t algo
  * tensor-op math, whatever tf32_math says. */
 int cut_runner_gpu_cudnn_math(cut_runner *r, int tf32_math, cut_result *out, char *algo, size_t algo_len,
                               cut_err *e);
+/* A workload with a fused epilogue (bias, bias_relu) is measured as cuDNN gives it: the fused call
+ * cudnnConvolutionBiasActivationForward where it takes the algorithm, the graph API's fused conv + bias (+ ReLU)
+ * graph for the engines, else the convolution, cudnnAddTensor and cudnnActivationForward timed together. The
+ * algorithm's name then ends in " [fused ...]" or " [unfused: ...]": this returns 1 for the first, 0 for the second,
+ * -1 for a name without either (no epilogue). */
+int cut_cudnn_algo_fused(const char *algo);
 
 /* cuBLAS baseline for the prepared GEMM, in the GPU runner's worker (libcublas.so.13 loaded with dlopen;
  * $CUTUNE_CUBLAS_LIB overrides): cublasSgemm with CUBLAS_PEDANTIC_MATH (fp32 FMA, no TF32 tensor cores), row-major

@@ -87,9 +87,11 @@ int cut_report_load(const char *outdir, const char *results_dir, const char *bas
                     cut_err *e);
 void cut_report_free(cut_report *r);
 
-/* Applies a baseline file (cut_final_json lines: "case", "shape", "cudnn_ms", "cudnn_algo") to the matching
- * cases; the last line of a case wins; a negative cudnn_ms means not measured. A line whose shape differs from
- * the case's is an error. Lines of cases not in r are ignored. */
+/* Applies a baseline file (cut_final_json lines: "case", "shape", "cudnn_ms", "cudnn_algo", and "dtype", "layout",
+ * "epilogue" where not the defaults) to the matching cases: the same case number, dtype, layout and epilogue; the
+ * last line of a case wins; a negative cudnn_ms means not measured. A line whose shape differs from the case's is
+ * an error. Lines of cases not in r (or of other types) are ignored. With an epilogue, cudnn_algo says whether
+ * cuDNN's time is of a fused run ("... [fused bias+relu]") or of the unfused sequence ("... [unfused: ...]"). */
 int cut_report_baseline_apply(cut_report *r, const char *text, size_t len, const char *name, cut_err *e);
 
 /* Best-so-far GFLOP/s after each trial of recs (log order); 0 before the first valid trial. out has n entries. */

@@ -1,6 +1,6 @@
-/* cutune baseline — cuDNN's fastest fp32 forward algorithm and cutune's best tuned kernels, timed in the same
- * worker with the same harness, interleaved (round 1: ours then cuDNN, round 2 again), per case; with --gemm the
- * best vendor GEMM (baseline_gemm.c). */
+/* cutune baseline — cuDNN's fastest forward algorithm (in the workload's dtype and layout, with its fused epilogue
+ * where it has one) and cutune's best tuned kernels, timed in the same worker with the same harness, interleaved
+ * (round 1: ours then cuDNN, round 2 again), per case; with --gemm the best vendor GEMM (baseline_gemm.c). */
 #include "cli/args.h"
 #include "cli/baseline_gemm.h"
 #include "cli/cli.h"
@@ -24,7 +24,10 @@ static const char usage_text[] =
     "  --outdir DIR   where tuningrecords/ is (default .)\n"
     "  --json FILE    append one JSON object per case to FILE\n"
     "  --dtype D      fp32 (default: cuDNN's FMA and TF32 math both), tf32, fp16 or bf16;  --layout nchw|nhwc\n"
-    "  --epilogue E   none (default); bias and bias_relu have no cuDNN baseline yet (refused with a sentence)\n"
+    "  --epilogue E   none (default), bias or bias_relu: cuDNN's fused call (cudnnConvolutionBiasActivationForward)\n"
+    "                 where it takes the algorithm and the fused graph for the engines, else the convolution,\n"
+    "                 cudnnAddTensor and cudnnActivationForward timed together; the algorithm's name ends in\n"
+    "                 [fused ...] or [unfused: ...] and the JSON line has \"cudnn_fused\": true or false\n"
     "GEMM (the best vendor GEMM: cuBLAS GemmEx and cuBLASLt heuristic + enumerated algorithms, same harness):\n"
     "  --gemm WORDS   seed 004's words, e.g. --gemm M=4096 N=4096 K=4096 (also --m/--n/--k N)\n"
     "  --layout L     nn (default) or nt;  --dtype D   fp32 (default), tf32, fp16 or bf16\n"

@@ -29,7 +29,9 @@ static const char export_usage[] =
     "  --optimized OPT_DIR  the --outdir of cutune optimize: each optimized kernel's baseline and best variant as\n"
     "                 a stand-alone project DIR/kernels/opt/NAME/ (driver checks and times both; --kernel: one)\n"
     "Kernel K of case N is line K of tuningresults/caseN_*.json; kernel K of GEMM G is line K of the G-th\n"
-    "tuningresults/gemm_*.json. Build and run the drivers with\n"
+    "tuningresults/gemm_*.json. A conv kernel keeps its case's dtype, layout and fused epilogue: fp16/bf16 launchers\n"
+    "take void pointers, an epilogue's take the bias after out, launch_caseN_kK(in, w, out, bias, stream), and the\n"
+    "driver fills the bias as cutune does and checks the epilogue. Build and run the drivers with\n"
     "  cmake -S DIR/kernels -B DIR/build && cmake --build DIR/build -j && DIR/build/driver\n"
     "and measure energy with bash DIR/run_all.sh --allow-power-cap (or any run_layer_*.sh, scripts/*/*.sh)\n";
 

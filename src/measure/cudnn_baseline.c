@@ -8,7 +8,11 @@
  * baseline) and TF32 (tensor-op math, checked with the tf32 tolerance); fp16, bf16 and tf32 data run with tensor-op
  * math. cudnnFindConvolutionForwardAlgorithmEx proposes the algorithms, then the v9 graph
  * API's heuristics the engines (cudnn_engines.c); cuDNN's own times are ignored and every candidate goes through the
- * same check-and-time protocol as generated kernels, the fastest cold time wins. */
+ * same check-and-time protocol as generated kernels, the fastest cold time wins. A fused epilogue (bias, bias_relu)
+ * is measured as cuDNN gives it, checked against the same reference (which includes the epilogue): each algorithm
+ * through cudnnConvolutionBiasActivationForward where cuDNN fuses it, else the convolution, cudnnAddTensor and
+ * cudnnActivationForward timed together as one run (cudnn_types.h: cut_cudnn_epi_plan); the engines on the fused
+ * graph. */
 #include "measure/cudnn_baseline.h"
 #include "measure/cudnn_types.h"
 
@@ -44,7 +48,13 @@
     X(cudnnGetConvolution2dForwardOutputDim)                                                                         \
     X(cudnnGetConvolutionForwardAlgorithmMaxCount)                                                                   \
     X(cudnnFindConvolutionForwardAlgorithmEx)                                                                        \
-    X(cudnnConvolutionForward)
+    X(cudnnConvolutionForward)                                                                                       \
+    X(cudnnConvolutionBiasActivationForward)                                                                         \
+    X(cudnnAddTensor)                                                                                                \
+    X(cudnnCreateActivationDescriptor)                                                                               \
+    X(cudnnSetActivationDescriptor)                                                                                  \
+    X(cudnnDestroyActivationDescriptor)                                                                              \
+    X(cudnnActivationForward)
 
 #define CUT_DNN_FIELD(fn) __typeof__(fn) *fn;
 typedef struct dnn_state {
@@ -112,27 +122,50 @@ static dnn_state *dnn_load(cut_err *e)
 
 typedef struct dnn_run {
     dnn_state *s;
-    cudnnTensorDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t xd, yd, bd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
+    cudnnActivationDescriptor_t ad, rd; /* the fused call's activation; the unfused sequence's ReLU */
     cudnnConvolutionFwdAlgo_t algo;
-    CUdeviceptr x, w, y, ws;
+    cut_cudnn_epi epi;                  /* how this algorithm runs the workload's epilogue */
+    CUdeviceptr x, w, y, bias, z, ws;   /* z: the fused call's blended tensor, zeros (alpha2 = 0) */
     size_t ws_bytes;
+    int refused; /* the fused call's last status was a refusal (cut_cudnn_status_refusal) */
 } dnn_run;
 
+/* One run of r: the convolution alone, the fused call, or the unfused sequence (convolution, bias added in place,
+ * ReLU in place), all enqueued on stream. */
 static int dnn_launch(void *arg, CUstream stream, char *msg, size_t n, int *sticky)
 {
     dnn_run *r = arg;
+    const dnn_state *s = r->s;
     const float one = 1.0f, zero = 0.0f;
-    cudnnStatus_t st = r->s->cudnnSetStream(r->s->handle, (cudaStream_t)stream);
-    if (st == CUDNN_STATUS_SUCCESS)
-        st = r->s->cudnnConvolutionForward(
-        r->s->handle, &one, r->xd, (const void *)(uintptr_t)r->x, r->wd, (const void *)(uintptr_t)r->w, r->cd, r->algo,
-        r->ws_bytes ? (void *)(uintptr_t)r->ws : NULL, r->ws_bytes, &zero, r->yd, (void *)(uintptr_t)r->y);
+    void *ws = r->ws_bytes ? (void *)(uintptr_t)r->ws : NULL, *y = (void *)(uintptr_t)r->y;
+    const void *x = (const void *)(uintptr_t)r->x, *w = (const void *)(uintptr_t)r->w;
+    const void *b = (const void *)(uintptr_t)r->bias, *z = (const void *)(uintptr_t)r->z;
+    const char *what = "cudnnSetStream";
+    cudnnStatus_t st = s->cudnnSetStream(s->handle, (cudaStream_t)stream);
+    if (st == CUDNN_STATUS_SUCCESS && r->epi.mode == CUT_CUDNN_EPI_FUSED) {
+        what = "cudnnConvolutionBiasActivationForward";
+        st = s->cudnnConvolutionBiasActivationForward(s->handle, &one, r->xd, x, r->wd, w, r->cd, r->algo, ws,
+                                                      r->ws_bytes, &zero, r->yd, z, r->bd, b, r->ad, r->yd, y);
+        r->refused = st != CUDNN_STATUS_SUCCESS && cut_cudnn_status_refusal((int)st);
+    } else if (st == CUDNN_STATUS_SUCCESS) {
+        what = "cudnnConvolutionForward";
+        st = s->cudnnConvolutionForward(s->handle, &one, r->xd, x, r->wd, w, r->cd, r->algo, ws, r->ws_bytes, &zero,
+                                        r->yd, y);
+        if (st == CUDNN_STATUS_SUCCESS && r->epi.mode == CUT_CUDNN_EPI_UNFUSED) {
+            what = "cudnnAddTensor"; /* y += bias, broadcast over N, H, W */
+            st = s->cudnnAddTensor(s->handle, &one, r->bd, b, &one, r->yd, y);
+        }
+        if (st == CUDNN_STATUS_SUCCESS && r->epi.mode == CUT_CUDNN_EPI_UNFUSED && r->epi.calls == 3) {
+            what = "cudnnActivationForward";
+            st = s->cudnnActivationForward(s->handle, r->rd, &one, r->yd, y, &zero, r->yd, y);
+        }
+    }
     if (st == CUDNN_STATUS_SUCCESS)
         return 0;
-    snprintf(msg, n, "cudnnConvolutionForward(%s): %s", cut_cudnn_fwd_algo_name(r->algo),
-             r->s->cudnnGetErrorString(st));
+    snprintf(msg, n, "%s(%s): %s", what, cut_cudnn_fwd_algo_name(r->algo), s->cudnnGetErrorString(st));
     /* An execution failure may have killed the context: ask the driver. */
     *sticky = cut_cu()->cuCtxSynchronize() != CUDA_SUCCESS;
     return -1;
@@ -171,6 +204,124 @@ void cut_cudnn_search_add(cut_cudnn_search *s, const cut_result *res, const char
         }                                                                                                            \
     } while (0)
 
+/* r's descriptors for c in ty's types: x, w, y and the convolution (its math type and output shape checked against
+ * cutune's) and, with an epilogue, the bias (1 x CO x 1 x 1 in the inputs' type) and the activations: the fused
+ * call's (ReLU, or IDENTITY for bias alone) and the unfused sequence's ReLU, which propagates NaN (an output the
+ * convolution left poisoned must not become a valid 0). dnn_free destroys them whatever this returns. */
+static int dnn_descs(dnn_state *s, const cut_conv *c, const cut_cudnn_types *ty, dnn_run *r, cut_err *e)
+{
+    const cudnnDataType_t dt = (cudnnDataType_t)ty->data_type;
+    const cudnnTensorFormat_t fmt = (cudnnTensorFormat_t)ty->format;
+    const cudnnMathType_t math = (cudnnMathType_t)ty->math;
+    const int oh = cut_conv_oh(c), ow = cut_conv_ow(c);
+    DNN_CHECK(s->cudnnCreateTensorDescriptor(&r->xd));
+    DNN_CHECK(s->cudnnCreateTensorDescriptor(&r->yd));
+    DNN_CHECK(s->cudnnCreateFilterDescriptor(&r->wd));
+    DNN_CHECK(s->cudnnCreateConvolutionDescriptor(&r->cd));
+    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r->xd, fmt, dt, c->n, c->ci, c->h, c->w));
+    DNN_CHECK(s->cudnnSetFilter4dDescriptor(r->wd, dt, fmt, c->co, c->ci, c->kh, c->kw));
+    DNN_CHECK(s->cudnnSetConvolution2dDescriptor(r->cd, c->pad, c->pad, c->stride, c->stride, 1, 1,
+                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    DNN_CHECK(s->cudnnSetConvolutionMathType(r->cd, math));
+    cudnnMathType_t mt;
+    DNN_CHECK(s->cudnnGetConvolutionMathType(r->cd, &mt));
+    if (mt != math)
+        return cut_err_set(e, "cuDNN did not accept math type %d (it kept %d)", (int)math, (int)mt);
+    int dn, dc, dh, dw;
+    DNN_CHECK(s->cudnnGetConvolution2dForwardOutputDim(r->cd, r->xd, r->wd, &dn, &dc, &dh, &dw));
+    if (dn != c->n || dc != c->co || dh != oh || dw != ow)
+        return cut_err_set(e, "cuDNN's output shape %dx%dx%dx%d differs from cutune's %dx%dx%dx%d", dn, dc, dh, dw,
+                           c->n, c->co, oh, ow);
+    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r->yd, fmt, dt, c->n, c->co, oh, ow));
+    if (c->epilogue == CUT_EPI_NONE)
+        return 0;
+    const cudnnActivationMode_t act =
+        c->epilogue == CUT_EPI_BIAS_RELU ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY;
+    DNN_CHECK(s->cudnnCreateTensorDescriptor(&r->bd));
+    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r->bd, fmt, dt, 1, c->co, 1, 1));
+    DNN_CHECK(s->cudnnCreateActivationDescriptor(&r->ad));
+    DNN_CHECK(s->cudnnSetActivationDescriptor(r->ad, act, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    DNN_CHECK(s->cudnnCreateActivationDescriptor(&r->rd));
+    DNN_CHECK(s->cudnnSetActivationDescriptor(r->rd, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+    return 0;
+out:
+    return -1;
+}
+
+static void dnn_free(dnn_state *s, const cut_cu_api *cu, dnn_run *r)
+{
+    if (r->ws)
+        cu->cuMemFree(r->ws);
+    if (r->z)
+        cu->cuMemFree(r->z);
+    if (r->rd)
+        s->cudnnDestroyActivationDescriptor(r->rd);
+    if (r->ad)
+        s->cudnnDestroyActivationDescriptor(r->ad);
+    if (r->bd)
+        s->cudnnDestroyTensorDescriptor(r->bd);
+    if (r->cd)
+        s->cudnnDestroyConvolutionDescriptor(r->cd);
+    if (r->wd)
+        s->cudnnDestroyFilterDescriptor(r->wd);
+    if (r->yd)
+        s->cudnnDestroyTensorDescriptor(r->yd);
+    if (r->xd)
+        s->cudnnDestroyTensorDescriptor(r->xd);
+}
+
+/* The fused call's z: zeros of y's size. alpha2 = 0 blends nothing in, but z is not y itself: the check poisons y
+ * with NaN before a run, and 0 * NaN would be NaN should cuDNN read z all the same. */
+static int dnn_zeros(const cut_cu_api *cu, const cut_conv *c, dnn_run *r, cut_err *e)
+{
+    const size_t bytes = cut_conv_out_elems(c) * cut_elem_size(cut_conv_out_elem(c));
+    if (cu->cuMemAlloc(&r->z, bytes) != CUDA_SUCCESS) {
+        r->z = 0;
+        return cut_err_set(e, "cuDNN baseline: cannot allocate the fused call's z tensor (%zu bytes)", bytes);
+    }
+    if (cu->cuMemsetD8(r->z, 0, bytes) != CUDA_SUCCESS)
+        return cut_err_set(e, "cuDNN baseline: cannot zero the fused call's z tensor (%zu bytes)", bytes);
+    return 0;
+}
+
+/* Workspace: up to 1 GiB, less if the device cannot spare it (none at all is possible: r->ws 0). */
+static void dnn_workspace(const cut_cu_api *cu, dnn_run *r)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cu->cuMemGetInfo(&free_b, &total_b) == CUDA_SUCCESS)
+        r->ws_bytes = CUT_MIN(WS_MAX, free_b / 2);
+    else
+        r->ws_bytes = WS_MAX;
+    while (r->ws_bytes >= ((size_t)1 << 20) && cu->cuMemAlloc(&r->ws, r->ws_bytes) != CUDA_SUCCESS)
+        r->ws_bytes /= 2;
+    if (!r->ws)
+        r->ws_bytes = 0;
+}
+
+/* Checks and times algorithm algo on c into srch, its epilogue as cut_cudnn_epi_plan says: the fused call where
+ * cuDNN documents it for the algorithm, and the unfused sequence (with its wider tolerance) when cuDNN refuses the
+ * fused call all the same; the name says which was timed. */
+static void dnn_time_algo(cut_wk *w, dnn_run *r, const cut_conv *c, const cut_cudnn_types *ty,
+                          cudnnConvolutionFwdAlgo_t algo, cut_cudnn_search *srch, int *fatal)
+{
+    r->algo = algo;
+    for (int refused = 0; refused < 2 && !*fatal; refused++) {
+        cut_cudnn_epi_plan(c, (int)algo, refused, &r->epi);
+        r->refused = 0;
+        const double scale = r->epi.mode == CUT_CUDNN_EPI_UNFUSED ? cut_cudnn_unfused_tol_scale(c, ty->tol_scale)
+                                                                  : ty->tol_scale;
+        const cut_wk_launcher l = {dnn_launch, r, scale};
+        cut_result res;
+        cut_wk_check_and_time(w, &l, &res, fatal);
+        if (!*fatal && r->epi.mode == CUT_CUDNN_EPI_FUSED && r->refused && res.status != CUT_ST_OK)
+            continue; /* not fused for this algorithm here: the unfused sequence instead */
+        char name[64]; /* the worker's reply carries 63 characters: the label's tail always fits */
+        cut_cudnn_epi_label(cut_cudnn_fwd_algo_name((int)algo), c, r->epi.mode, name, sizeof name);
+        cut_cudnn_search_add(srch, &res, name, *fatal);
+        return;
+    }
+}
+
 int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, size_t algo_len, int *fatal,
                        cut_err *e)
 {
@@ -182,10 +333,8 @@ int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, s
     cut_wk_get_tensors(w, &t);
     if (!t.conv)
         return cut_err_set(e, "cuDNN baseline: no workload prepared");
-    if (t.conv->epilogue != CUT_EPI_NONE)
-        return cut_err_set(e, "cuDNN baseline: no baseline of the fused %s epilogue yet (cuDNN's "
-                              "cudnnConvolutionBiasActivationForward is to come); measure the convolution alone "
-                              "with --epilogue none",
+    if (t.conv->epilogue != CUT_EPI_NONE && !t.bias)
+        return cut_err_set(e, "cuDNN baseline: the prepared work has no bias buffer for its %s epilogue",
                            cut_conv_epilogue_name(t.conv->epilogue));
     void **slot = cut_wk_cudnn_slot(w);
     if (!*slot && !(*slot = dnn_load(e)))
@@ -193,56 +342,22 @@ int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, s
     dnn_state *s = *slot;
     const cut_cu_api *cu = cut_cu();
     const cut_conv *c = t.conv;
-    const int oh = cut_conv_oh(c), ow = cut_conv_ow(c);
     cut_cudnn_types ty;
     cut_cudnn_conv_types(c, tf32_math, &ty);
-    const cudnnDataType_t dt = (cudnnDataType_t)ty.data_type;
-    const cudnnTensorFormat_t fmt = (cudnnTensorFormat_t)ty.format;
-    const cudnnMathType_t math = (cudnnMathType_t)ty.math;
 
     int rc = -1;
-    dnn_run r = {.s = s, .x = t.in, .w = t.w, .y = t.out};
+    dnn_run r = {.s = s, .x = t.in, .w = t.w, .y = t.out, .bias = t.bias};
     cudnnConvolutionFwdAlgoPerf_t *perf = NULL;
-    DNN_CHECK(s->cudnnCreateTensorDescriptor(&r.xd));
-    DNN_CHECK(s->cudnnCreateTensorDescriptor(&r.yd));
-    DNN_CHECK(s->cudnnCreateFilterDescriptor(&r.wd));
-    DNN_CHECK(s->cudnnCreateConvolutionDescriptor(&r.cd));
-    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r.xd, fmt, dt, c->n, c->ci, c->h, c->w));
-    DNN_CHECK(s->cudnnSetFilter4dDescriptor(r.wd, dt, fmt, c->co, c->ci, c->kh, c->kw));
-    DNN_CHECK(s->cudnnSetConvolution2dDescriptor(r.cd, c->pad, c->pad, c->stride, c->stride, 1, 1,
-                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    DNN_CHECK(s->cudnnSetConvolutionMathType(r.cd, math));
-    cudnnMathType_t mt;
-    DNN_CHECK(s->cudnnGetConvolutionMathType(r.cd, &mt));
-    if (mt != math) {
-        cut_err_set(e, "cuDNN did not accept math type %d (it kept %d)", (int)math, (int)mt);
+    if (dnn_descs(s, c, &ty, &r, e) != 0 || (c->epilogue != CUT_EPI_NONE && dnn_zeros(cu, c, &r, e) != 0))
         goto out;
-    }
-    int dn, dc, dh, dw;
-    DNN_CHECK(s->cudnnGetConvolution2dForwardOutputDim(r.cd, r.xd, r.wd, &dn, &dc, &dh, &dw));
-    if (dn != c->n || dc != c->co || dh != oh || dw != ow) {
-        cut_err_set(e, "cuDNN's output shape %dx%dx%dx%d differs from cutune's %dx%dx%dx%d", dn, dc, dh, dw, c->n,
-                    c->co, oh, ow);
-        goto out;
-    }
-    DNN_CHECK(s->cudnnSetTensor4dDescriptor(r.yd, fmt, dt, c->n, c->co, oh, ow));
-
-    /* Workspace: up to 1 GiB, less if the device cannot spare it. */
-    size_t free_b = 0, total_b = 0;
-    if (cu->cuMemGetInfo(&free_b, &total_b) == CUDA_SUCCESS)
-        r.ws_bytes = CUT_MIN(WS_MAX, free_b / 2);
-    else
-        r.ws_bytes = WS_MAX;
-    while (r.ws_bytes >= ((size_t)1 << 20) && cu->cuMemAlloc(&r.ws, r.ws_bytes) != CUDA_SUCCESS)
-        r.ws_bytes /= 2;
-    if (!r.ws)
-        r.ws_bytes = 0;
+    dnn_workspace(cu, &r);
 
     int max_algos = 0, n_algos = 0;
     DNN_CHECK(s->cudnnGetConvolutionForwardAlgorithmMaxCount(s->handle, &max_algos));
     if (max_algos < 1)
         max_algos = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
     perf = cut_xcalloc((size_t)max_algos, sizeof *perf);
+    /* the convolution's algorithms: the fused call takes the same ones */
     DNN_CHECK(s->cudnnFindConvolutionForwardAlgorithmEx(
         s->handle, r.xd, (const void *)(uintptr_t)r.x, r.wd, (const void *)(uintptr_t)r.w, r.cd, r.yd,
         (void *)(uintptr_t)r.y, max_algos, &n_algos, perf, r.ws ? (void *)(uintptr_t)r.ws : NULL, r.ws_bytes));
@@ -259,11 +374,7 @@ int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, s
         if (perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
             (!ty.tensor_cores && perf[i].mathType == CUDNN_TENSOR_OP_MATH))
             continue; /* never expected with the math type set; skipped to keep the baseline in its precision */
-        r.algo = perf[i].algo;
-        cut_wk_launcher l = {dnn_launch, &r, ty.tol_scale};
-        cut_result res;
-        cut_wk_check_and_time(w, &l, &res, fatal);
-        cut_cudnn_search_add(&srch, &res, cut_cudnn_fwd_algo_name(perf[i].algo), *fatal);
+        dnn_time_algo(w, &r, c, &ty, perf[i].algo, &srch, fatal);
     }
     /* then the engines behind them and more, as PyTorch's benchmark mode finds them (the v9 graph API) */
     if (!*fatal) {
@@ -286,17 +397,7 @@ int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, s
     rc = 0;
 out:
     free(perf);
-    if (!*fatal) {
-        if (r.ws)
-            cu->cuMemFree(r.ws);
-        if (r.cd)
-            s->cudnnDestroyConvolutionDescriptor(r.cd);
-        if (r.wd)
-            s->cudnnDestroyFilterDescriptor(r.wd);
-        if (r.yd)
-            s->cudnnDestroyTensorDescriptor(r.yd);
-        if (r.xd)
-            s->cudnnDestroyTensorDescriptor(r.xd);
-    }
+    if (!*fatal)
+        dnn_free(s, cu, &r);
     return rc;
 }

@@ -30,11 +30,12 @@ typedef struct cut_wk_launcher {
 void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal);
 
 /* worker_work.c: the prepared work's shape and device tensors of set 0 (conv NULL unless a conv is prepared, gemm
- * NULL unless a GEMM is; for a GEMM in/w/out are A/B/C, and cin C's old contents when beta != 0, else 0). */
+ * NULL unless a GEMM is; for a GEMM in/w/out are A/B/C, and cin C's old contents when beta != 0, else 0; bias a
+ * conv epilogue's CO values in the inputs' type, else 0). */
 typedef struct cut_wk_tensors {
     const cut_conv *conv;
     const cut_gemm *gemm;
-    CUdeviceptr in, w, out, cin;
+    CUdeviceptr in, w, out, cin, bias;
 } cut_wk_tensors;
 void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t);
 /* cuDNN's candidates as they are checked and timed (cudnn_baseline.c): the legacy Find call's algorithms, then the
@@ -62,7 +63,9 @@ void **cut_wk_cudnn_slot(cut_wk *w);
  * cut_cudnn_conv_types gives it for tf32_math: fp32 data FMA (0) or TF32 (1), tensor-op math for the other
  * dtypes), checks and times each
  * successful one with cut_wk_check_and_time, and returns the fastest valid one in best (status OK) with its name in
- * algo; when none is valid, best holds the first failure and algo the name of that algorithm. Returns -1 for setup
+ * algo; when none is valid, best holds the first failure and algo the name of that algorithm. A workload with a
+ * fused epilogue runs each algorithm as cut_cudnn_epi_plan says (the fused call, or the unfused sequence timed as
+ * one) and the engines on the fused graph; the names say which (cut_cudnn_epi_label). Returns -1 for setup
  * errors (no cuDNN, descriptor errors; e set). *fatal = 1 when the context died. */
 int cut_cudnn_baseline(cut_wk *w, int tf32_math, cut_result *best, char *algo, size_t algo_len, int *fatal,
                        cut_err *e);

@@ -5,7 +5,9 @@
  * proposes the engines behind them and more: heuristics mode A, then mode B, then the fallback list, each distinct
  * plan (by its JSON representation: one engine with other knobs is another plan) once. fp32 data, fp32 compute; an engine whose numerical notes say tensor
  * cores or down-converted inputs (TF32) is skipped, so that the baseline stays fp32 FMA math, as PyTorch with
- * allow_tf32 = False. */
+ * allow_tf32 = False. A workload with a fused epilogue is one graph: the convolution into a virtual fp32 tensor,
+ * a pointwise ADD of the bias (1 x CO x 1 x 1) and, for bias_relu, a pointwise RELU_FWD into y, so that the
+ * engines proposed are those that fuse it (cuDNN's runtime-fusion engines among them); the names say so. */
 #include "measure/cudnn_baseline.h"
 #include "measure/cudnn_types.h"
 
@@ -14,6 +16,7 @@
 
 #include <cudnn.h>
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,35 +72,64 @@ static int dg_load(dg_api *a, cut_err *e)
         }                                                                                                            \
     } while (0)
 
-/* The descriptors of the convolution's graph, and the unique ids of its tensors x, w, y. */
-enum { DG_X, DG_W, DG_Y, DG_CONV, DG_OP, DG_GRAPH, DG_NDESC };
-static const int64_t dg_uids[3] = {'x', 'w', 'y'};
+/* The descriptors of the convolution's graph: tensors x, w, y, the epilogue's bias b and its virtual fp32
+ * intermediates c (the convolution's sum) and a (after the bias, before ReLU); the convolution and its operation;
+ * the pointwise ADD and RELU_FWD and their operations; the graph last (destroyed first). */
+enum {
+    DG_X, DG_W, DG_Y, DG_B, DG_C, DG_A, DG_CONV, DG_OP, DG_ADD, DG_ADD_OP, DG_RELU, DG_RELU_OP, DG_GRAPH, DG_NDESC
+};
+static const int64_t dg_uids[4] = {'x', 'w', 'y', 'b'};
 
-/* A finalized descriptor of tensor which (0 x, 1 w, 2 y) of c in its dtype and layout (cudnn_types.h). */
-static int dg_tensor(const dg_api *a, const cut_conv *c, const cut_cudnn_types *ty, int which, dg_desc *d, cut_err *e)
+/* A finalized descriptor of tensor which (0 x, 1 w, 2 y, 3 bias) of c in its dtype and layout (cudnn_types.h), or
+ * with is_virtual an fp32 intermediate of y's shape, unique id uid, that never leaves the fused kernel. */
+static int dg_tensor(const dg_api *a, const cut_conv *c, const cut_cudnn_types *ty, int which, int is_virtual,
+                     int64_t uid, dg_desc *d, cut_err *e)
 {
     int64_t dims[4], strides[4];
-    const int64_t align = 16, uid = dg_uids[which];
+    const int64_t align = 16;
     cut_cudnn_tensor_dims(c, which, dims, strides);
-    const cudnnDataType_t dt = (cudnnDataType_t)ty->data_type;
+    const cudnnDataType_t dt = is_virtual ? CUDNN_DATA_FLOAT : (cudnnDataType_t)ty->data_type;
+    const bool virt = is_virtual != 0;
     DG(a->cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, d));
     DG(a->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
     DG(a->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
     DG(a->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
     DG(a->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
     DG(a->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
+    if (virt)
+        DG(a->cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt));
     DG(a->cudnnBackendFinalize(*d));
     return 0;
 out:
     return -1;
 }
 
-/* The convolution c as a finalized operation graph (its descriptors in d[0..5), destroyed by the caller). */static int dg_graph(const dg_api *a, cudnnHandle_t h, const cut_conv *c, const cut_cudnn_types *ty,
-                    dg_desc d[DG_NDESC], cut_err *e)
+/* A finalized pointwise operation (mode ADD: y = x + b; RELU_FWD: y = max(x, 0)) in fp32 into d[pw], d[op]. */
+static int dg_pointwise(const dg_api *a, cudnnPointwiseMode_t mode, dg_desc x, dg_desc b, dg_desc y, dg_desc *pw,
+                        dg_desc *op, cut_err *e)
 {
-    if (dg_tensor(a, c, ty, 0, &d[DG_X], e) != 0 || dg_tensor(a, c, ty, 1, &d[DG_W], e) != 0 ||
-        dg_tensor(a, c, ty, 2, &d[DG_Y], e) != 0)
-        return -1;
+    const cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    DG(a->cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, pw));
+    DG(a->cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
+    DG(a->cudnnBackendSetAttribute(*pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    DG(a->cudnnBackendFinalize(*pw));
+    DG(a->cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
+    DG(a->cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                   1, pw));
+    DG(a->cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
+    if (b)
+        DG(a->cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                       &b));
+    DG(a->cudnnBackendSetAttribute(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
+    DG(a->cudnnBackendFinalize(*op));
+    return 0;
+out:
+    return -1;
+}
+
+/* The convolution's operation into d[DG_CONV], d[DG_OP], writing ydesc (y, or the epilogue's virtual c). */
+static int dg_conv_op(const dg_api *a, const cut_conv *c, dg_desc d[DG_NDESC], dg_desc ydesc, cut_err *e)
+{
     const cudnnDataType_t comp = CUDNN_DATA_FLOAT;
     const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     const int64_t dims = 2, dil[2] = {1, 1}, stride[2] = {c->stride, c->stride}, pad[2] = {c->pad, c->pad};
@@ -117,16 +149,43 @@ out:
     DG(a->cudnnBackendSetAttribute(d[DG_OP], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                    1, &d[DG_W]));
     DG(a->cudnnBackendSetAttribute(d[DG_OP], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                   1, &d[DG_Y]));
+                                   1, &ydesc));
     DG(a->cudnnBackendSetAttribute(d[DG_OP], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[DG_CONV]));
     DG(a->cudnnBackendSetAttribute(d[DG_OP], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1,
                                    &alpha));
     DG(a->cudnnBackendSetAttribute(d[DG_OP], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
     DG(a->cudnnBackendFinalize(d[DG_OP]));
+    return 0;
+out:
+    return -1;
+}
+
+/* The workload c as a finalized operation graph (its descriptors in d, destroyed by the caller): the convolution
+ * alone; with an epilogue the convolution into the virtual c, + bias into y (bias) or into the virtual a, then ReLU
+ * into y (bias_relu) -- one fused graph, as cuDNN's runtime-fusion engines take it. */
+static int dg_graph(const dg_api *a, cudnnHandle_t h, const cut_conv *c, const cut_cudnn_types *ty,
+                    dg_desc d[DG_NDESC], cut_err *e)
+{
+    const int epi = c->epilogue != CUT_EPI_NONE, relu = c->epilogue == CUT_EPI_BIAS_RELU;
+    for (int i = 0; i < 3 + epi; i++) /* x, w, y, the bias */
+        if (dg_tensor(a, c, ty, i, 0, dg_uids[i], &d[DG_X + i], e) != 0)
+            return -1;
+    if (epi && (dg_tensor(a, c, ty, 2, 1, 'c', &d[DG_C], e) != 0 ||
+                (relu && dg_tensor(a, c, ty, 2, 1, 'a', &d[DG_A], e) != 0)))
+        return -1;
+    if (dg_conv_op(a, c, d, epi ? d[DG_C] : d[DG_Y], e) != 0)
+        return -1;
+    if (epi && dg_pointwise(a, CUDNN_POINTWISE_ADD, d[DG_C], d[DG_B], relu ? d[DG_A] : d[DG_Y], &d[DG_ADD],
+                            &d[DG_ADD_OP], e) != 0)
+        return -1;
+    if (relu && dg_pointwise(a, CUDNN_POINTWISE_RELU_FWD, d[DG_A], NULL, d[DG_Y], &d[DG_RELU], &d[DG_RELU_OP], e) != 0)
+        return -1;
+    const dg_desc ops[3] = {d[DG_OP], d[DG_ADD_OP], d[DG_RELU_OP]};
+    const int64_t nops = 1 + epi + relu;
     DG(a->cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &d[DG_GRAPH]));
-    DG(a->cudnnBackendSetAttribute(d[DG_GRAPH], CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                   &d[DG_OP]));
+    DG(a->cudnnBackendSetAttribute(d[DG_GRAPH], CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, nops,
+                                   ops));
     DG(a->cudnnBackendSetAttribute(d[DG_GRAPH], CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
     DG(a->cudnnBackendFinalize(d[DG_GRAPH]));
     return 0;
@@ -215,10 +274,11 @@ static int dg_launch(void *arg, CUstream stream, char *msg, size_t n, int *stick
     return -1;
 }
 
-/* cfg as a finalized plan and variant pack over the worker's tensors, in r. 0, or -1 (cuDNN cannot run it, or its
+/* cfg as a finalized plan and variant pack over the worker's tensors (x, w, y and, with an epilogue, its bias: nptrs
+ * of them), in r. 0, or -1 (cuDNN cannot run it, or its
  * workspace is over ws_bytes). */
-static int dg_plan(const dg_api *a, cudnnHandle_t h, dg_desc cfg, void *const ptrs[3], CUdeviceptr ws, size_t ws_bytes,
-                   dg_run *r)
+static int dg_plan(const dg_api *a, cudnnHandle_t h, dg_desc cfg, void *const ptrs[4], int64_t nptrs, CUdeviceptr ws,
+                   size_t ws_bytes, dg_run *r)
 {
     int64_t need = 0, n = 0;
     void *wsp = (void *)(uintptr_t)ws;
@@ -234,9 +294,9 @@ static int dg_plan(const dg_api *a, cudnnHandle_t h, dg_desc cfg, void *const pt
         need < 0 || (size_t)need > ws_bytes ||
         a->cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &r->pack) != CUDNN_STATUS_SUCCESS)
         return -1;
-    if (a->cudnnBackendSetAttribute(r->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, dg_uids) !=
+    if (a->cudnnBackendSetAttribute(r->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nptrs, dg_uids) !=
             CUDNN_STATUS_SUCCESS ||
-        a->cudnnBackendSetAttribute(r->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs) !=
+        a->cudnnBackendSetAttribute(r->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nptrs, ptrs) !=
             CUDNN_STATUS_SUCCESS ||
         a->cudnnBackendSetAttribute(r->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &wsp) !=
             CUDNN_STATUS_SUCCESS ||
@@ -291,7 +351,9 @@ int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, const cu
         from[m + 1] = ncfg;
     }
     s->proposed += ncfg;
-    void *const ptrs[3] = {(void *)(uintptr_t)t->in, (void *)(uintptr_t)t->w, (void *)(uintptr_t)t->out};
+    void *const ptrs[4] = {(void *)(uintptr_t)t->in, (void *)(uintptr_t)t->w, (void *)(uintptr_t)t->out,
+                           (void *)(uintptr_t)t->bias};
+    const int64_t nptrs = t->conv->epilogue != CUT_EPI_NONE ? 4 : 3;
     uint64_t seen[DG_MAX_CFGS];
     int nseen = 0;
     for (int i = 0; i < ncfg && !*fatal && s->timed < DG_MAX_PLANS; i++) {
@@ -303,7 +365,7 @@ int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, const cu
             continue;
         }
         dg_run r = {.a = a, .h = h, .engine = index};
-        if (dg_plan(a, h, cfgs[i], ptrs, ws, ws_bytes, &r) != 0) {
+        if (dg_plan(a, h, cfgs[i], ptrs, nptrs, ws, ws_bytes, &r) != 0) {
             dg_run_free(a, &r);
             continue;
         }
@@ -324,8 +386,9 @@ int cut_cudnn_engines(cut_wk *w, void *handle, const cut_wk_tensors *t, const cu
         int m = 0;
         while (m < 2 && i >= from[m + 1])
             m++;
-        char name[64];
-        snprintf(name, sizeof name, "engine %lld (%s #%d)", (long long)index, mode_names[m], i - from[m]);
+        char plain[64], name[64];
+        snprintf(plain, sizeof plain, "engine %lld (%s #%d)", (long long)index, mode_names[m], i - from[m]);
+        cut_cudnn_epi_label(plain, t->conv, CUT_CUDNN_EPI_FUSED, name, sizeof name); /* the fused graph */
         cut_cudnn_search_add(s, &res, name, *fatal);
         if (!*fatal)
             dg_run_free(a, &r);

@@ -73,6 +73,9 @@ void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
     const int ci = t->gemm ? cut_gemm_cin_buf(t->gemm) : -1;
     if (ci >= 0 && ci < k->work.nbufs)
         t->cin = k->d[ci][0];
+    /* a conv epilogue's bias is the work's fourth buffer (cut_conv_work) */
+    if (t->conv && t->conv->epilogue != CUT_EPI_NONE && k->work.nbufs >= 4 && !strcmp(k->work.bufs[3].name, "bias"))
+        t->bias = k->d[3][0];
 }
 
 /* Allocates the device buffers of k's work and uploads its inputs. */

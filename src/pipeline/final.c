@@ -4,6 +4,7 @@
 #include "cutune/task.h"
 #include "cutune/tune.h"
 #include "cutune/util.h"
+#include "cutune/measure.h"
 #include "cutune/op.h"
 
 #include <stdio.h>
@@ -184,10 +185,16 @@ void cut_final_json(FILE *f, const cut_conv *c, int case_idx, int trials, double
     /* issue 20's fields only where they say something, so that fp32 NCHW lines stay as they were */
     if (!cut_conv_is_default(c))
         fprintf(f, ",\"dtype\":\"%s\",\"layout\":\"%s\"", cut_dtype_name(c->dtype), cut_conv_layout_name(c->layout));
+    /* with an epilogue, whether cuDNN's time is of its fused call or graph (true) or of the convolution, AddTensor
+     * and Activation timed together (false); null when nothing was measured */
+    static const char *const fused[3] = {"null", "false", "true"};
     if (c->epilogue != CUT_EPI_NONE)
-        fprintf(f, ",\"epilogue\":\"%s\"", cut_conv_epilogue_name(c->epilogue));
+        fprintf(f, ",\"epilogue\":\"%s\",\"cudnn_fused\":%s", cut_conv_epilogue_name(c->epilogue),
+                fused[theirs > 0 ? cut_cudnn_algo_fused(fin->vendor_algo) + 1 : 0]);
     if (fin->vendor_tf32_ms > 0)
         fprintf(f, ",\"cudnn_tf32_ms\":%.6f,\"cudnn_tf32_algo\":\"%s\"", fin->vendor_tf32_ms, fin->vendor_tf32_algo);
+    if (fin->vendor_tf32_ms > 0 && c->epilogue != CUT_EPI_NONE)
+        fprintf(f, ",\"cudnn_tf32_fused\":%s", fused[cut_cudnn_algo_fused(fin->vendor_tf32_algo) + 1]);
     fputs("}\n", f);
     fflush(f);
 }

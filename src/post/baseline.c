@@ -1,5 +1,6 @@
 /* cutune — report: the vendor baseline from final.jsonl (`cutune tune --final K`) or `cutune baseline --json F`.
- * Both are cut_final_json lines; the report reads "case", "shape", "cudnn_ms" and "cudnn_algo". */
+ * Both are cut_final_json lines; the report reads "case", "shape", "cudnn_ms" and "cudnn_algo", and "dtype",
+ * "layout" and "epilogue" where a line has them (fp32, NCHW and none where not). */
 #include "post/report_int.h"
 
 #include <cjson/cJSON.h>
@@ -7,12 +8,40 @@
 #include <stdio.h>
 #include <string.h>
 
-static cut_report_case *find_case(cut_report *r, int case_idx)
+/* The case case_idx of the workload types of ty (dtype, layout, epilogue); NULL when r has none. */
+static cut_report_case *find_case(cut_report *r, int case_idx, const cut_conv *ty)
 {
-    for (int i = 0; i < r->n; i++)
-        if (r->c[i].case_idx == case_idx)
+    for (int i = 0; i < r->n; i++) {
+        const cut_conv *c = &r->c[i].conv;
+        if (r->c[i].case_idx == case_idx && c->dtype == ty->dtype && c->layout == ty->layout &&
+            c->epilogue == ty->epilogue)
             return &r->c[i];
+    }
     return NULL;
+}
+
+/* The line's workload types into ty: its "dtype", "layout" and "epilogue" strings, the defaults where absent (every
+ * line before issue 20, and fp32 NCHW lines since). */
+static int line_types(const cJSON *o, cut_conv *ty, const char *name, int lineno, cut_err *e)
+{
+    static const char *const keys[3] = {"dtype", "layout", "epilogue"};
+    memset(ty, 0, sizeof *ty);
+    ty->dtype = CUT_DT_FP32;
+    ty->layout = CUT_NCHW;
+    ty->epilogue = CUT_EPI_NONE;
+    for (int i = 0; i < 3; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+        if (!v)
+            continue;
+        cut_err why = {{0}};
+        const int rc = !cJSON_IsString(v) ? cut_err_set(&why, "not a string")
+                       : i == 0            ? cut_dtype_parse(v->valuestring, &ty->dtype, &why)
+                       : i == 1            ? cut_conv_layout_parse(v->valuestring, &ty->layout, &why)
+                                           : cut_conv_epilogue_parse(v->valuestring, &ty->epilogue, &why);
+        if (rc != 0)
+            return cut_err_set(e, "%s:%d: \"%s\": %s", name, lineno, keys[i], why.msg);
+    }
+    return 0;
 }
 
 /* 1 if the JSON array holds exactly the nine shape numbers of c. */
@@ -40,8 +69,11 @@ static int apply_obj(cut_report *r, const cJSON *o, const char *name, int lineno
         return cut_err_set(e, "%s:%d: \"case\" must be a whole number >= 1", name, lineno);
     if (!cJSON_IsNumber(ms) || !isfinite(ms->valuedouble))
         return cut_err_set(e, "%s:%d: \"cudnn_ms\" must be a number", name, lineno);
-    cut_report_case *c = find_case(r, (int)cs->valuedouble);
-    if (!c)
+    cut_conv ty;
+    if (line_types(o, &ty, name, lineno, e) != 0)
+        return -1;
+    cut_report_case *c = find_case(r, (int)cs->valuedouble, &ty);
+    if (!c) /* another case, or case N of other types (a folder tuned in several dtypes) */
         return 0;
     if (!shape_equal(cJSON_GetObjectItemCaseSensitive(o, "shape"), &c->conv))
         return cut_err_set(e, "%s:%d: \"shape\" of case %d differs from the tuning log %s.json", name, lineno,

@@ -82,10 +82,6 @@ static int load_record(const char *path, int line, int case_idx, const cut_conv 
                            r->case_idx, case_idx, shape);
     if (r->status != CUT_ST_OK || !isfinite(r->median_ms) || !(r->median_ms > 0))
         return 1;
-    if (file_conv->epilogue != CUT_EPI_NONE) /* its launcher and driver pass (in, w, out) */
-        return cut_err_set(e, "%s: export of a fused-epilogue kernel (%s) is not supported yet: the exported "
-                              "launcher has no bias argument",
-                           path, cut_conv_epilogue_name(file_conv->epilogue));
     cut_devlimits lim;
     cut_devlimits_sm90(&lim); /* records carry no device limits; the tuned GPUs (H100/H200) have these */
     cut_sched_describe(&r->sched, desc, sizeof desc);
