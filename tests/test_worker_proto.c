@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "measure/worker_proto.h"
+#include "measure/worker_hold.h"
 #include "measure/cublaslt_baseline.h"
 #include "cutune/half.h"
 #include "cutune/workload.h"
@@ -246,6 +247,41 @@ static int fake_measure(int out_fd, const cut_wp_run *q, const cut_work *w, int 
     return 0;
 }
 
+/* A work the fake worker holds (measure/worker_hold.h): the decoded work and whether its references check out. */
+typedef struct fake_held {
+    cut_work w;
+    int verified;
+} fake_held;
+
+static int fake_prepares; /* the works the fake worker was sent (PREPARE_WORK, HOLD_WORK) */
+
+/* FAKE_WORKER_ROOM=1: a device with room for one work only (a second is -2 while another is held). */
+static int fake_load(void *ctx, cut_work *w, int others, void **state, cut_err *e)
+{
+    (void)ctx;
+    const char *room = getenv("FAKE_WORKER_ROOM");
+    if (room && others >= atoi(room)) {
+        cut_work_free(w);
+        return cut_err_set(e, "fake: out of memory beside %d held works", others), -2;
+    }
+    fake_held *k = calloc(1, sizeof *k);
+    k->w = *w;
+    memset(w, 0, sizeof *w);
+    k->verified = fake_verify(&k->w);
+    fake_prepares++;
+    *state = k;
+    return 0;
+}
+
+static void fake_free(void *ctx, void *state, int context_dead)
+{
+    (void)ctx;
+    (void)context_dead;
+    fake_held *k = state;
+    cut_work_free(&k->w);
+    free(k);
+}
+
 static int fake_worker_main(int dev, int in_fd, int out_fd)
 {
     const char *start = getenv("FAKE_WORKER_START");
@@ -270,17 +306,21 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
         return 1;
     cut_buf_free(&b);
 
-    int prepares = 0, verified = 0, prepared = 0;
     cut_timing timing = {0};
-    cut_work pw;
-    memset(&pw, 0, sizeof pw);
+    cut_wk_hold hold;
+    const cut_wk_hold_ops ops = {.load = fake_load, .free = fake_free};
+    cut_wk_hold_init(&hold, &ops);
+    static const cut_work none;
     for (;;) {
         cut_wp_frame whole, f; /* f: the request's own fields (after a run request's timing policy) */
         int rc = cut_wp_recv(in_fd, -1, CUT_WP_MAX_REQUEST, &whole, &e);
         if (rc <= 0 || whole.type == CUT_WP_QUIT)
-            cut_work_free(&pw);
+            cut_wk_hold_free(&hold, 0);
         if (rc <= 0)
             return rc == 0 ? 0 : 1;
+        const fake_held *k = cut_wk_hold_cur(&hold);
+        const int prepared = k != NULL, verified = k && k->verified, prepares = fake_prepares;
+        const cut_work *pw = k ? &k->w : &none;
         f = whole;
         if (cut_wp_is_run(whole.type) && cut_wp_run_split(&whole, &timing, &f, &e) != 0) {
             fake_send_error(out_fd, e.msg);
@@ -288,19 +328,18 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
             continue;
         }
         int code = 0;
-        if (f.type == CUT_WP_PREPARE_WORK) {
-            cut_work_free(&pw);
-            prepared = cut_wp_work_decode(&f, &pw, &e) == 0;
-            if (prepared) {
-                verified = fake_verify(&pw);
-                prepares++;
-                cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
-            } else {
-                fake_send_error(out_fd, e.msg);
-            }
-        } else if (f.type == CUT_WP_RUN) {
+        uint32_t reply = 0;
+        cut_buf rb;
+        cut_buf_init(&rb);
+        const int held = cut_wk_hold_request(&hold, &f, &reply, &rb, &e);
+        if (held < 0)
+            fake_send_error(out_fd, e.msg);
+        else if (held == 0)
+            cut_wp_send(out_fd, reply, rb.data, rb.len, &e);
+        cut_buf_free(&rb);
+        if (held > 0 && f.type == CUT_WP_RUN) { /* held <= 0: a request about works, answered above */
             cut_wp_run q;
-            if (cut_wp_run_body_decode(&f, prepared ? &pw : NULL, &q, &e) != 0) {
+            if (cut_wp_run_body_decode(&f, prepared ? pw : NULL, &q, &e) != 0) {
                 fake_send_error(out_fd, e.msg);
             } else if (q.what == CUT_WP_RUN_VENDOR) {
                 fake_vendor(out_fd, &q.vendor, verified);
@@ -312,19 +351,19 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 rr.res.median_ms = blas ? 1.25 : 2.5;
                 rr.res.repeats = blas ? 5 : 7;
                 snprintf(rr.algo, sizeof rr.algo, "%s", blas ? "FAKE_SGEMM" : "FAKE_ALGO");
-                fake_send_run_result(out_fd, &rr, &pw);
+                fake_send_run_result(out_fd, &rr, pw);
             } else if (q.energy) {
-                code = fake_energy_call(out_fd, &q, &pw);
+                code = fake_energy_call(out_fd, &q, pw);
             } else {
-                code = fake_measure(out_fd, &q, &pw, verified, prepares, &timing);
+                code = fake_measure(out_fd, &q, pw, verified, prepares, &timing);
             }
-        } else if (f.type == CUT_WP_QUIT) {
+        } else if (held > 0 && f.type == CUT_WP_QUIT) {
             cut_wp_frame_free(&whole);
             return 0;
         }
         cut_wp_frame_free(&whole);
         if (code) {
-            cut_work_free(&pw);
+            cut_wk_hold_free(&hold, 0);
             return code;
         }
     }
