@@ -2,8 +2,8 @@
  *
  * Works run under host emulation in a process of their own, behind the GPU worker's protocol (HELLO, PREPARE_WORK,
  * HOLD_WORK, SELECT_WORK, DROP_WORK, RUN of a call, QUIT; worker_proto.h). It holds works as the GPU worker does
- * (worker_hold.c): each decoded work is kept, and selecting one prepares the in-process emulation runner with it
- * again (a copy in host memory; nothing crosses the pipe). A RUN observed by an energy plan reads whatever NVML the worker
+ * (worker_hold.c): each held work has an in-process emulation runner of its own, prepared with it once (its buffers
+ * stay allocated), so selecting a held work switches runners and copies nothing. A RUN observed by an energy plan reads whatever NVML the worker
  * loads (in tests the fake library, through CUTUNE_NVML_LIB, which the worker inherits). The emulator runs kernels
  * in its own address space, so a variant that writes wild or overflows its stack would otherwise take the optimizer
  * down, and one that loops forever would hang it. Here it costs that variant only: the parent (gpu_runner.c and
@@ -130,33 +130,30 @@ static int run_call(cut_runner *r, const cut_work *w, const cut_wp_frame *body, 
     return rc;
 }
 
-/* Held works (worker_hold.h), ctx the emulation runner: the decoded work kept (taken over) and the runner prepared
- * with it. Ownership: *state is a malloc'd cut_work (hold_free). */
+/* Held works (worker_hold.h), ctx the work folder: an emulation runner of the work's own (its compiled kernels in
+ * the same folder), prepared with the decoded work (taken over). Ownership: *state is that runner (hold_free). */
 static int hold_load(void *ctx, cut_work *w, int others, void **state, cut_err *e)
 {
     (void)others;
-    if (cut_runner_prepare_work(ctx, w, e) != 0) {
+    cut_runner *r = cut_runner_emu_new(ctx, NULL, e);
+    if (!r) {
         cut_work_free(w);
         return -1;
     }
-    cut_work *kept = cut_xmalloc(sizeof *kept);
-    *kept = *w;
-    memset(w, 0, sizeof *w);
-    *state = kept;
+    cut_runner_emu_set_launch_hook(r, launch_hook, NULL);
+    if (r->prepare(r, w, 1, e) != 0) { /* take: w is freed either way */
+        cut_runner_free(r);
+        return -1;
+    }
+    *state = r;
     return 0;
-}
-
-static int hold_select(void *ctx, void *state, cut_err *e)
-{
-    return cut_runner_prepare_work(ctx, state, e);
 }
 
 static void hold_free(void *ctx, void *state, int context_dead)
 {
     (void)ctx;
     (void)context_dead;
-    cut_work_free(state);
-    free(state);
+    cut_runner_free(state);
 }
 
 int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
@@ -170,7 +167,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
     sigaction(SIGALRM, &sa, NULL);
 
     cut_err e = {{0}};
-    cut_runner *r = cut_runner_emu_new(work_dir, NULL, &e);
+    cut_runner *r = cut_runner_emu_new(work_dir, NULL, &e); /* prepared with none: runs before a work fail */
     if (!r) {
         cut_wp_reply_error(out_fd, e.msg);
         return 1;
@@ -184,7 +181,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
     cut_wp_hello_encode(&h, &b);
     int code = cut_wp_reply(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
     cut_wk_hold hold;
-    const cut_wk_hold_ops ops = {.load = hold_load, .select = hold_select, .free = hold_free, .ctx = r};
+    const cut_wk_hold_ops ops = {.load = hold_load, .free = hold_free, .ctx = (void *)work_dir};
     cut_wk_hold_init(&hold, &ops);
     while (code < 0) {
         cut_wp_frame f;
@@ -197,7 +194,10 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
         }
         b.len = 0;
         cut_wp_frame q = f; /* a run request's own fields, after its timing policy */
-        if (cut_wp_is_run(f.type) && cut_wp_run_split(&f, &r->timing, &q, &e) != 0) {
+        cut_runner *sel = cut_wk_hold_cur(&hold);
+        if (!sel)
+            sel = r;
+        if (cut_wp_is_run(f.type) && cut_wp_run_split(&f, &sel->timing, &q, &e) != 0) {
             code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             cut_wp_frame_free(&f);
             continue;
@@ -211,7 +211,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
         }
         switch (f.type) {
         case CUT_WP_RUN:
-            if (run_call(r, cut_wk_hold_cur(&hold), &q, &b, &e) != 0)
+            if (run_call(sel, sel->work, &q, &b, &e) != 0)
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
                 code = cut_wp_reply(out_fd, CUT_WP_RUN_RESULT, &b) == 0 ? -1 : 1;
