@@ -3,8 +3,9 @@
  * Works run under host emulation in a process of their own, behind the GPU worker's protocol (HELLO, PREPARE_WORK,
  * HOLD_WORK, SELECT_WORK, DROP_WORK, RUN of a call, QUIT; worker_proto.h). It holds works as the GPU worker does
  * (worker_hold.c): each held work has an in-process emulation runner of its own, prepared with it once (its buffers
- * stay allocated), so selecting a held work switches runners and copies nothing. A RUN observed by an energy plan reads whatever NVML the worker
- * loads (in tests the fake library, through CUTUNE_NVML_LIB, which the worker inherits). The emulator runs kernels
+ * stay allocated), so selecting a held work switches runners and copies nothing. A RUN observed by an energy plan
+ * reads whatever NVML the worker loads (in tests the fake library, through CUTUNE_NVML_LIB, which the worker
+ * inherits). The emulator runs kernels
  * in its own address space, so a variant that writes wild or overflows its stack would otherwise take the optimizer
  * down, and one that loops forever would hang it. Here it costs that variant only: the parent (gpu_runner.c and
  * gpu_runner_kernel.c, as for a GPU) records a crash as a fault and starts a fresh worker.

@@ -28,7 +28,7 @@ typedef struct gpu_impl {
     int worker_prepared; /* the live worker has the selected work selected */
     cut_wp_held wk;      /* the works the live worker holds: its last HELD reply (cleared with the worker) */
 
-    cut_prep_stats *prep; /* the runner's counters: every work sent (HOLD_WORK) and its bytes, every held one selected */
+    cut_prep_stats *prep; /* the runner's counters: works sent (HOLD_WORK) and their bytes, held ones selected */
     /* The works kept (held.h: deep copies, or the op's own work), the selected one the prepared work: a work the live
      * worker holds is selected there (SELECT_WORK), any other sent (HOLD_WORK), also to a new worker. */
     cut_held held;

@@ -1,8 +1,9 @@
 /* cutune — the measurement worker process: its main loop, which owns the CUDA context, and the request handlers.
  *
  * Protocol overview in worker_proto.h, its codecs in worker_wire.c, worker_proto.c, worker_proto_work.c and
- * worker_proto_held.c; the works held in worker_hold.c, each work and its runs in worker_work.c, the check-and-time harness in harness.c, TMA maps in tma.c, the energy run in
- * worker_energy.c; the parent side is gpu_runner.c; cuDNN in cudnn_baseline.c, cuBLAS in cublas_baseline.c. */
+ * worker_proto_held.c; the works held in worker_hold.c, each work and its runs in worker_work.c, the check-and-time
+ * harness in harness.c, TMA maps in tma.c, the energy run in worker_energy.c; the parent side is gpu_runner.c;
+ * cuDNN in cudnn_baseline.c, cuBLAS in cublas_baseline.c. */
 #include "measure/worker_int.h"
 
 #include "measure/cublas_baseline.h"

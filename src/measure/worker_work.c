@@ -1,9 +1,10 @@
 /* cutune — the worker side of a work (work.h), whatever op built it: PREPARE_WORK and HOLD_WORK upload both input
  * sets of every input, allocate every output and, for a GEMM that leaves them to the runner, compute the references
  * with cuBLAS DGEMM (worker_hold.c keeps up to CUT_WP_HOLD_MAX such works; SELECT_WORK makes a held one current
- * again, its inputs checked against their host bytes first); RUN checks a call on set 0, times it on set 0 and checks it on set 1 through the worker's one
- * check-and-time routine (capturing the outputs when the work has no references), optionally measures its energy
- * through the worker's one energy routine, or runs the op's vendor baseline on set 0. */
+ * again, its inputs checked against their host bytes first); RUN checks a call on set 0, times it on set 0 and
+ * checks it on set 1 through the worker's one check-and-time routine (capturing the outputs when the work has no
+ * references), optionally measures its energy through the worker's one energy routine, or runs the op's vendor
+ * baseline on set 0. */
 #include "measure/worker_work.h"
 
 #include "cutune/compile.h"
@@ -577,6 +578,9 @@ int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply,
     memset(&rr, 0, sizeof rr);
     cut_result_reset(&rr.res);
     *reply = CUT_WP_RUN_RESULT;
+    /* a vendor baseline's workspaces get the memory of the works held beside this one (sent again when selected) */
+    if (q.what != CUT_WP_RUN_CALL)
+        cut_wk_hold_drop_idle(cut_wk_holds(w));
     switch (q.what) {
     case CUT_WP_RUN_CALL: {
         cut_work_outputs outs;
@@ -593,17 +597,6 @@ int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply,
         cut_work_outputs_free(&outs);
         return 0;
     }
-    case CUT_WP_RUN_CUDNN:
-    case CUT_WP_RUN_CUDNN_TF32:
-    case CUT_WP_RUN_CUBLAS:
-    case CUT_WP_RUN_VENDOR:
-        /* the vendor libraries' workspaces get the memory of the works held beside this one (sent again if needed) */
-        cut_wk_hold_drop_idle(cut_wk_holds(w));
-        break;
-    default:
-        break;
-    }
-    switch (q.what) {
     case CUT_WP_RUN_CUDNN:
     case CUT_WP_RUN_CUDNN_TF32:
         if (cut_cudnn_baseline(w, q.what == CUT_WP_RUN_CUDNN_TF32, &rr.res, rr.algo, sizeof rr.algo, fatal, e) != 0)
