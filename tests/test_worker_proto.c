@@ -350,6 +350,7 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
                 fake_vendor(out_fd, &q.vendor, verified);
             } else if (q.what == CUT_WP_RUN_CUBLAS || q.what == CUT_WP_RUN_CUDNN) {
                 const int blas = q.what == CUT_WP_RUN_CUBLAS;
+                cut_wk_hold_drop_idle(&hold); /* as the GPU worker does: the vendor library gets their memory */
                 cut_wp_run_result rr;
                 memset(&rr, 0, sizeof rr);
                 rr.res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
@@ -2161,6 +2162,16 @@ static void test_runner_fake_worker_held(void **state)
     fake_ok(r, &pid, &sent, &held);
     assert_true(sent == 2 && held == 2 && r->prep.sent == sent_before + 2);
     assert_int_equal(cut_runner_gpu_worker_starts(r), 2);
+    /* a cuDNN run makes the worker drop the works it holds beside the selected one without a word: selecting A then
+     * finds it gone (HELD selects none) and sends it */
+    cut_result cr;
+    char algo[32];
+    assert_int_equal(cut_runner_gpu_cudnn(r, &cr, algo, sizeof algo, &e), 0);
+    assert_int_equal(cr.status, CUT_ST_OK);
+    const cut_prep_stats mid = r->prep;
+    assert_int_equal(cut_runner_prepare_conv(r, &a, 11, &e), 0);
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(sent == 3 && held == 2 && r->prep.sent == mid.sent + 1 && r->prep.held == mid.held);
     cut_runner_free(r);
 
     /* room for one work: the worker drops the other to take a new one; switches are sends, results stay right */

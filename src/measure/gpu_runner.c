@@ -36,6 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The worker holds every work the runner holds (the runner drops an evicted one before it sends the next). */
+_Static_assert(CUT_WP_HOLD_MAX >= CUT_HELD_MAX, "a worker must hold as many works as its runner");
+
 /* How long a new worker may take to create its context and say HELLO, or to take a workload (PREPARE). */
 #define START_TIMEOUT_S 120.0
 /* How long an exiting worker gets before SIGKILL, and how long a killed one is waited for. */
