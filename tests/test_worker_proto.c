@@ -12,7 +12,9 @@
  * per-candidate replies, a hang (killed after timeout_s -> TIMEOUT), a crash (-> FAULT "worker died (signal 6 ...)"),
  * a fault report, an exit, garbage on the pipe, restarts with the work sent again, the cuDNN run and clean shutdown;
  * a GEMM work (checked against cut_gemm_reference) and the cuBLAS run; a user kernel's energy (an energy-observed
- * RUN: meter failure, wrong result, fault, hang). */
+ * RUN: meter failure, wrong result, fault, hang); held works (the fake worker keeps them in worker_hold.c's table:
+ * selects that send nothing, eviction on both sides, a restart, a work dropped for a vendor run, room for one work).
+ * The held works' codecs and the emulation worker's side are in test_held_worker.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
