@@ -6,7 +6,8 @@
  *         every frame received goes through every decoder;
  *   odd:  the second byte is a frame type, the rest its payload (an exactly sized allocation), straight into every
  *         decoder.
- * Decoders: the parent's (HELLO, RUN_RESULT, VENDOR_RESULT, ERROR) and the worker's (PREPARE_WORK, RUN's body);
+ * Decoders: the parent's (HELLO, RUN_RESULT, VENDOR_RESULT, ERROR, HELD) and the worker's (PREPARE_WORK, RUN's body,
+ * HOLD_WORK, SELECT_WORK and DROP_WORK; and the worker's table of held works, worker_hold.c, given every frame);
  * RUN's body and RUN_RESULT against fixed works: a user kernel's (x input, y and n outputs) with and without
  * references, a small Conv2D's and a small GEMM's.
  * Invariants:
@@ -22,7 +23,12 @@
  *     TMA descriptors pass cut_wp_tma_check, an energy plan passes cut_energy_plan_check and comes only on a work
  *     with references, CUDNN only on the Conv2D, CUBLAS and VENDOR only on the GEMM, VENDOR's options in range;
  *     RUN_RESULT's status is known, outputs come exactly for an OK run on a work without references;
- *     VENDOR_RESULT's counts are consistent and its top list within CUT_VENDOR_TOP. */
+ *     VENDOR_RESULT's counts are consistent and its top list within CUT_VENDOR_TOP; HOLD_WORK's id is >= 1 and its
+ *     work passes the same checks; SELECT_WORK's and DROP_WORK's id is >= 1; HELD lists at most CUT_WP_HOLD_MAX
+ *     distinct ids >= 1 and selects one of them or none;
+ *   - the worker's table answers a request about works with ACK (PREPARE_WORK) or a HELD that decodes, or an ERROR
+ *     sentence, and 1 for any other type; it holds at most one work here and frees it. */
+#include "measure/worker_hold.h"
 #include "measure/worker_proto.h"
 #include "cutune/workload.h"
 #include "fuzz_common.h"
@@ -137,6 +143,103 @@ static void check_work(const cut_wp_frame *f)
     cut_buf_free(&b);
     cut_work_free(&w);
     cut_work_free(&w);
+}
+
+static void check_held_msgs(const cut_wp_frame *f)
+{
+    cut_err e = {{0}};
+    uint64_t id = 5;
+    cut_work w;
+    memset(&w, 0x7f, sizeof w);
+    int rc = cut_wp_hold_decode(f, &id, &w, &e);
+    CHECK(rc == 0 || (rc == -1 && e.msg[0] && id == 0 && !w.bufs[0].data[0] && !w.bufs[0].data[1]));
+    CHECK(f->type == CUT_WP_HOLD_WORK || rc != 0);
+    if (rc == 0) {
+        cut_conv c;
+        cut_gemm g;
+        CHECK(id >= 1 && cut_work_check(&w, &e) == 0 && cut_wp_work_op(&w, &c, &g, &e) == 0 && w.owns_data);
+        cut_buf b;
+        cut_buf_init(&b);
+        cut_wp_hold_encode(id, &w, &b);
+        CHECK(same_payload(&b, f, 0));
+        cut_buf_free(&b);
+        cut_work_free(&w);
+    }
+    for (uint32_t t = CUT_WP_SELECT_WORK; t <= CUT_WP_DROP_WORK; t++) {
+        rc = cut_wp_id_decode(f, t, &id, &e);
+        CHECK(f->type == t || rc != 0);
+        CHECK(rc == 0 ? id >= 1 && f->len == 8 : (rc == -1 && e.msg[0] && id == 0));
+    }
+    cut_wp_held h;
+    rc = cut_wp_held_decode(f, &h, &e);
+    CHECK(f->type == CUT_WP_HELD || rc != 0);
+    if (rc != 0) {
+        CHECK(rc == -1 && e.msg[0] && h.n == 0 && h.selected == 0);
+        return;
+    }
+    CHECK(h.n >= 0 && h.n <= CUT_WP_HOLD_MAX && (h.selected == 0 || cut_wp_held_has(&h, h.selected)));
+    for (int i = 0; i < h.n; i++)
+        for (int j = 0; j < i; j++)
+            CHECK(h.id[i] >= 1 && h.id[i] != h.id[j]);
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_held_encode(&h, &b);
+    CHECK(same_payload(&b, f, 0));
+    cut_buf_free(&b);
+}
+
+/* The worker's table of held works with a host-only state (the decoded work). */
+static int live_works;
+static int fz_load(void *ctx, cut_work *w, int others, void **state, cut_err *e)
+{
+    (void)ctx;
+    (void)e;
+    CHECK(others >= 0 && others < CUT_WP_HOLD_MAX);
+    cut_work *k = malloc(sizeof *k);
+    CHECK(k != NULL);
+    *k = *w;
+    memset(w, 0, sizeof *w);
+    *state = k;
+    live_works++;
+    return 0;
+}
+
+static void fz_free(void *ctx, void *state, int context_dead)
+{
+    (void)ctx;
+    (void)context_dead;
+    cut_work_free(state);
+    free(state);
+    live_works--;
+}
+
+static void check_hold_table(const cut_wp_frame *f)
+{
+    const cut_wk_hold_ops ops = {.load = fz_load, .free = fz_free};
+    cut_wk_hold h;
+    cut_wk_hold_init(&h, &ops);
+    const int about_works = f->type == CUT_WP_PREPARE_WORK || f->type == CUT_WP_HOLD_WORK ||
+                            f->type == CUT_WP_SELECT_WORK || f->type == CUT_WP_DROP_WORK;
+    for (int round = 0; round < 2; round++) { /* twice: a HOLD_WORK of an id held replaces it */
+        cut_buf b;
+        cut_buf_init(&b);
+        uint32_t reply = 0;
+        cut_err e = {{0}};
+        const int rc = cut_wk_hold_request(&h, f, &reply, &b, &e);
+        CHECK(about_works ? (rc == 0 || rc == -1) : rc == 1);
+        CHECK(rc != -1 || e.msg[0]);
+        if (rc == 0 && reply == CUT_WP_HELD) {
+            const cut_wp_frame r = {.type = CUT_WP_HELD, .data = (uint8_t *)b.data, .len = b.len};
+            cut_wp_held said;
+            CHECK(cut_wp_held_decode(&r, &said, &e) == 0 && said.n <= 1);
+        } else if (rc == 0) {
+            CHECK(reply == CUT_WP_ACK && f->type == CUT_WP_PREPARE_WORK && b.len == 0 && cut_wk_hold_cur(&h));
+        }
+        CHECK(live_works >= 0 && live_works <= 1);
+        cut_buf_free(&b);
+    }
+    cut_wk_hold_free(&h, 0);
+    CHECK(live_works == 0);
 }
 
 /* The fixed works RUN and RUN_RESULT are decoded against: 0 and 1 a user kernel's without and with references, 2 a
@@ -271,6 +374,8 @@ static void check_decoders(const cut_wp_frame *f)
     check_run_result(f);
     check_vendor_result(f);
     check_error(f);
+    check_held_msgs(f);
+    check_hold_table(f);
 }
 
 static void check_all(const cut_wp_frame *f)

@@ -6,7 +6,8 @@
 #     restriction at N = 100, so they are not checked there: they pass with a note that says so (never a silent
 #     pass, never a false rejection); the records name the check sizes.
 #   optimize: the baseline passes its check at check_sizes; variants get the same verdicts (result.json's status,
-#     error, note); spec.json keeps check_sizes; --resume captures the references at check_sizes again and goes on.
+#     error, note); spec.json keeps check_sizes; --resume captures the references at check_sizes again and goes on;
+#     the emulation worker holds both works, so each run's done event counts switches back as held prepares.
 #   A baseline that is wrong at check_sizes against the reference kernel stops optimize, naming check_sizes.
 set -euo pipefail
 BIN=$1; DIR=$2
@@ -80,6 +81,14 @@ for v in sorted(os.listdir(f"{kd}/variants")):
         assert "note" not in r, r
 assert len(seen) >= 3, seen  # the search built several BLOCK variants
 print("optimize:", seen)
+# each run's done event counts its prepares: the emulation worker holds the spec's work and the check work, so a
+# build's switches back are selects (prepares_held), and only new works are sent (before: every switch was sent)
+done = [ev for ev in map(json.loads, open(f"{kd}/events.jsonl")) if ev["event"] == "done"]
+assert len(done) == 2, done  # the run and its --resume
+for ev in done:
+    assert ev["prepares_sent"] >= 1 and ev["prepare_bytes"] > 0, ev
+    assert ev["prepares_held"] >= 2, ev
+    print("prepares: %d sent, %d held" % (ev["prepares_sent"], ev["prepares_held"]))
 PY
 
 # ---- a baseline wrong at check_sizes (against the reference kernel) stops optimize ----

@@ -12,7 +12,9 @@
  * per-candidate replies, a hang (killed after timeout_s -> TIMEOUT), a crash (-> FAULT "worker died (signal 6 ...)"),
  * a fault report, an exit, garbage on the pipe, restarts with the work sent again, the cuDNN run and clean shutdown;
  * a GEMM work (checked against cut_gemm_reference) and the cuBLAS run; a user kernel's energy (an energy-observed
- * RUN: meter failure, wrong result, fault, hang). */
+ * RUN: meter failure, wrong result, fault, hang); held works (the fake worker keeps them in worker_hold.c's table:
+ * selects that send nothing, eviction on both sides, a restart, a work dropped for a vendor run, room for one work).
+ * The held works' codecs and the emulation worker's side are in test_held_worker.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@
 #include <cmocka.h>
 
 #include "measure/worker_proto.h"
+#include "measure/worker_hold.h"
 #include "measure/cublaslt_baseline.h"
 #include "cutune/half.h"
 #include "cutune/workload.h"
@@ -197,6 +200,8 @@ static int fake_verify(const cut_work *w)
     return ok;
 }
 
+static int fake_nheld; /* the works the fake worker holds by id (HOLD_WORK), as its last HELD said */
+
 /* A call on a conv or GEMM work: the entry name says what to do. Returns 3 when the worker must exit. */
 static int fake_measure(int out_fd, const cut_wp_run *q, const cut_work *w, int verified, int prepares,
                         const cut_timing *timing)
@@ -214,7 +219,7 @@ static int fake_measure(int out_fd, const cut_wp_run *q, const cut_work *w, int 
         res->max_ms = timing->min_repeats;
         res->repeats = prepares;
         res->max_abs_err = m->args[1].tma ? (double)m->args[1].desc.box[1] : 0.0; /* TMA descriptors arrive */
-        snprintf(res->error, sizeof res->error, "pid=%d", (int)getpid());
+        snprintf(res->error, sizeof res->error, "pid=%d held=%d", (int)getpid(), fake_nheld);
         fake_send_run_result(out_fd, &rr, w);
     } else if (strcmp(m->entry, "hang") == 0) {
         for (;;)
@@ -246,6 +251,41 @@ static int fake_measure(int out_fd, const cut_wp_run *q, const cut_work *w, int 
     return 0;
 }
 
+/* A work the fake worker holds (measure/worker_hold.h): the decoded work and whether its references check out. */
+typedef struct fake_held {
+    cut_work w;
+    int verified;
+} fake_held;
+
+static int fake_prepares; /* the works the fake worker was sent (PREPARE_WORK, HOLD_WORK) */
+
+/* FAKE_WORKER_ROOM=1: a device with room for one work only (a second is -2 while another is held). */
+static int fake_load(void *ctx, cut_work *w, int others, void **state, cut_err *e)
+{
+    (void)ctx;
+    const char *room = getenv("FAKE_WORKER_ROOM");
+    if (room && others >= atoi(room)) {
+        cut_work_free(w);
+        return cut_err_set(e, "fake: out of memory beside %d held works", others), -2;
+    }
+    fake_held *k = calloc(1, sizeof *k);
+    k->w = *w;
+    memset(w, 0, sizeof *w);
+    k->verified = fake_verify(&k->w);
+    fake_prepares++;
+    *state = k;
+    return 0;
+}
+
+static void fake_free(void *ctx, void *state, int context_dead)
+{
+    (void)ctx;
+    (void)context_dead;
+    fake_held *k = state;
+    cut_work_free(&k->w);
+    free(k);
+}
+
 static int fake_worker_main(int dev, int in_fd, int out_fd)
 {
     const char *start = getenv("FAKE_WORKER_START");
@@ -270,17 +310,21 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
         return 1;
     cut_buf_free(&b);
 
-    int prepares = 0, verified = 0, prepared = 0;
     cut_timing timing = {0};
-    cut_work pw;
-    memset(&pw, 0, sizeof pw);
+    cut_wk_hold hold;
+    const cut_wk_hold_ops ops = {.load = fake_load, .free = fake_free};
+    cut_wk_hold_init(&hold, &ops);
+    static const cut_work none;
     for (;;) {
         cut_wp_frame whole, f; /* f: the request's own fields (after a run request's timing policy) */
         int rc = cut_wp_recv(in_fd, -1, CUT_WP_MAX_REQUEST, &whole, &e);
         if (rc <= 0 || whole.type == CUT_WP_QUIT)
-            cut_work_free(&pw);
+            cut_wk_hold_free(&hold, 0);
         if (rc <= 0)
             return rc == 0 ? 0 : 1;
+        const fake_held *k = cut_wk_hold_cur(&hold);
+        const int prepared = k != NULL, verified = k && k->verified, prepares = fake_prepares;
+        const cut_work *pw = k ? &k->w : &none;
         f = whole;
         if (cut_wp_is_run(whole.type) && cut_wp_run_split(&whole, &timing, &f, &e) != 0) {
             fake_send_error(out_fd, e.msg);
@@ -288,43 +332,46 @@ static int fake_worker_main(int dev, int in_fd, int out_fd)
             continue;
         }
         int code = 0;
-        if (f.type == CUT_WP_PREPARE_WORK) {
-            cut_work_free(&pw);
-            prepared = cut_wp_work_decode(&f, &pw, &e) == 0;
-            if (prepared) {
-                verified = fake_verify(&pw);
-                prepares++;
-                cut_wp_send(out_fd, CUT_WP_ACK, NULL, 0, &e);
-            } else {
-                fake_send_error(out_fd, e.msg);
-            }
-        } else if (f.type == CUT_WP_RUN) {
+        uint32_t reply = 0;
+        cut_buf rb;
+        cut_buf_init(&rb);
+        const int held = cut_wk_hold_request(&hold, &f, &reply, &rb, &e);
+        cut_wp_held said;
+        cut_wk_hold_said(&hold, &said);
+        fake_nheld = said.n;
+        if (held < 0)
+            fake_send_error(out_fd, e.msg);
+        else if (held == 0)
+            cut_wp_send(out_fd, reply, rb.data, rb.len, &e);
+        cut_buf_free(&rb);
+        if (held > 0 && f.type == CUT_WP_RUN) { /* held <= 0: a request about works, answered above */
             cut_wp_run q;
-            if (cut_wp_run_body_decode(&f, prepared ? &pw : NULL, &q, &e) != 0) {
+            if (cut_wp_run_body_decode(&f, prepared ? pw : NULL, &q, &e) != 0) {
                 fake_send_error(out_fd, e.msg);
             } else if (q.what == CUT_WP_RUN_VENDOR) {
                 fake_vendor(out_fd, &q.vendor, verified);
             } else if (q.what == CUT_WP_RUN_CUBLAS || q.what == CUT_WP_RUN_CUDNN) {
                 const int blas = q.what == CUT_WP_RUN_CUBLAS;
+                cut_wk_hold_drop_idle(&hold); /* as the GPU worker does: the vendor library gets their memory */
                 cut_wp_run_result rr;
                 memset(&rr, 0, sizeof rr);
                 rr.res.status = verified ? CUT_ST_OK : CUT_ST_WRONG_RESULT;
                 rr.res.median_ms = blas ? 1.25 : 2.5;
                 rr.res.repeats = blas ? 5 : 7;
                 snprintf(rr.algo, sizeof rr.algo, "%s", blas ? "FAKE_SGEMM" : "FAKE_ALGO");
-                fake_send_run_result(out_fd, &rr, &pw);
+                fake_send_run_result(out_fd, &rr, pw);
             } else if (q.energy) {
-                code = fake_energy_call(out_fd, &q, &pw);
+                code = fake_energy_call(out_fd, &q, pw);
             } else {
-                code = fake_measure(out_fd, &q, &pw, verified, prepares, &timing);
+                code = fake_measure(out_fd, &q, pw, verified, prepares, &timing);
             }
-        } else if (f.type == CUT_WP_QUIT) {
+        } else if (held > 0 && f.type == CUT_WP_QUIT) {
             cut_wp_frame_free(&whole);
             return 0;
         }
         cut_wp_frame_free(&whole);
         if (code) {
-            cut_work_free(&pw);
+            cut_wk_hold_free(&hold, 0);
             return code;
         }
     }
@@ -2028,6 +2075,125 @@ static void test_runner_not_gpu(void **state)
     assert_int_equal(cut_runner_gpu_worker_pid(&fake), 0);
 }
 
+/* One "ok" candidate on the prepared work: its result, and the fake worker's pid, the works it was sent (repeats)
+ * and the works it holds by id, from the result. */
+static cut_result fake_ok(cut_runner *r, int *pid, int *sent_to_worker, int *held_by_worker)
+{
+    char storage[64];
+    cut_compiled bin = fake_bin("ok", 1, storage);
+    cut_kernel_src ks;
+    memset(&ks, 0, sizeof ks);
+    snprintf(ks.entry, sizeof ks.entry, "ok");
+    ks.grid[0] = ks.grid[1] = ks.grid[2] = ks.block[0] = ks.block[1] = ks.block[2] = 1;
+    cut_candidate cand = {.ks = &ks, .bin = &bin};
+    cut_result res;
+    cut_err e = {{0}};
+    assert_int_equal(cut_runner_measure(r, &cand, 1, &res, &e), 0);
+    if (res.status != CUT_ST_OK)
+        fail_msg("ok: %s %s", cut_status_name(res.status), res.error);
+    *sent_to_worker = res.repeats;
+    assert_int_equal(sscanf(res.error, "pid=%d held=%d", pid, held_by_worker), 2);
+    return res;
+}
+
+/* Held works against the fake worker (its references checked by the worker for each work, so a run on a work other
+ * than the one prepared fails): switching back to a work the worker holds sends nothing (the count of works the
+ * worker was sent stays; the runner counts a held prepare), a third work evicts the least recently used one from
+ * both sides (the worker frees it: it holds two), a worker restart (a fault) makes the next prepare of each work send
+ * it again; with room for one work only (FAKE_WORKER_ROOM=1) the worker drops the other work when it takes a new one,
+ * so each switch sends the work again and every result stays right. */
+static void test_runner_fake_worker_held(void **state)
+{
+    (void)state;
+    cut_err e = {{0}};
+    cut_timing t;
+    cut_timing_default(&t);
+    t.timeout_s = 0.5;
+    unsetenv("FAKE_WORKER_START");
+    const cut_conv a = {1, 6, 7, 4, 3, 3, 3, 1, 1}, b = {1, 5, 5, 2, 3, 3, 3, 1, 1}, c = {1, 4, 4, 2, 2, 3, 3, 1, 1};
+    int pid, pid0, sent, held;
+
+    cut_runner *r = cut_runner_gpu_new_with(1, NULL, &t, NULL, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new_with: %s", e.msg);
+    assert_int_equal(cut_runner_prepare_conv(r, &a, 11, &e), 0);
+    fake_ok(r, &pid0, &sent, &held);
+    assert_true(sent == 1 && held == 1);
+    assert_int_equal(cut_runner_prepare_conv(r, &b, 11, &e), 0);
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(sent == 2 && held == 2);
+    const cut_prep_stats before = r->prep;
+    for (int i = 0; i < 4; i++) { /* A, B, A, B: selects */
+        assert_int_equal(cut_runner_prepare_conv(r, i % 2 ? &b : &a, 11, &e), 0);
+        fake_ok(r, &pid, &sent, &held);
+        assert_true(pid == pid0 && sent == 2 && held == 2);
+    }
+    assert_int_equal(r->prep.sent, before.sent);
+    assert_true(r->prep.bytes == before.bytes);
+    assert_int_equal(r->prep.held, before.held + 4);
+    /* the same shape from another seed is another work: sent, evicting A (used least recently) from both sides */
+    assert_int_equal(cut_runner_prepare_conv(r, &a, 12, &e), 0);
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(sent == 3 && held == 2 && r->prep.sent == before.sent + 1 && r->prep.bytes > before.bytes);
+    assert_int_equal(cut_runner_prepare_conv(r, &b, 11, &e), 0); /* B still held */
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(sent == 3 && held == 2 && r->prep.held == before.held + 5);
+    assert_int_equal(cut_runner_prepare_conv(r, &a, 11, &e), 0); /* A was evicted: sent again */
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(sent == 4 && held == 2 && r->prep.sent == before.sent + 2);
+
+    /* a fault ends the worker: the fresh one holds nothing, so each work is sent to it once, then selected */
+    char storage[64];
+    cut_compiled fb = fake_bin("fault", 1, storage);
+    cut_kernel_src fks;
+    memset(&fks, 0, sizeof fks);
+    snprintf(fks.entry, sizeof fks.entry, "fault");
+    fks.grid[0] = fks.grid[1] = fks.grid[2] = fks.block[0] = fks.block[1] = fks.block[2] = 1;
+    cut_candidate fc = {.ks = &fks, .bin = &fb};
+    cut_result res;
+    assert_int_equal(cut_runner_measure(r, &fc, 1, &res, &e), 0);
+    assert_int_equal(res.status, CUT_ST_FAULT);
+    const long sent_before = r->prep.sent;
+    assert_int_equal(cut_runner_prepare_conv(r, &b, 11, &e), 0);
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(pid != pid0 && sent == 1 && held == 1 && r->prep.sent == sent_before + 1);
+    assert_int_equal(cut_runner_prepare_conv(r, &a, 11, &e), 0);
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(sent == 2 && held == 2 && r->prep.sent == sent_before + 2);
+    assert_int_equal(cut_runner_prepare_conv(r, &b, 11, &e), 0);
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(sent == 2 && held == 2 && r->prep.sent == sent_before + 2);
+    assert_int_equal(cut_runner_gpu_worker_starts(r), 2);
+    /* a cuDNN run makes the worker drop the works it holds beside the selected one without a word: selecting A then
+     * finds it gone (HELD selects none) and sends it */
+    cut_result cr;
+    char algo[32];
+    assert_int_equal(cut_runner_gpu_cudnn(r, &cr, algo, sizeof algo, &e), 0);
+    assert_int_equal(cr.status, CUT_ST_OK);
+    const cut_prep_stats mid = r->prep;
+    assert_int_equal(cut_runner_prepare_conv(r, &a, 11, &e), 0);
+    fake_ok(r, &pid, &sent, &held);
+    assert_true(sent == 3 && held == 2 && r->prep.sent == mid.sent + 1 && r->prep.held == mid.held);
+    cut_runner_free(r);
+
+    /* room for one work: the worker drops the other to take a new one; switches are sends, results stay right */
+    setenv("FAKE_WORKER_ROOM", "1", 1);
+    r = cut_runner_gpu_new_with(1, NULL, &t, NULL, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new_with: %s", e.msg);
+    for (int i = 0; i < 5; i++) {
+        const cut_conv *w[] = {&a, &b, &c};
+        assert_int_equal(cut_runner_prepare_conv(r, w[i % 3], 11, &e), 0);
+        fake_ok(r, &pid, &sent, &held);
+        assert_true(sent == i + 1 && held == 1);
+    }
+    assert_int_equal(r->prep.sent, 5);
+    assert_int_equal(r->prep.held, 0);
+    assert_int_equal(cut_runner_gpu_worker_starts(r), 1);
+    cut_runner_free(r);
+    unsetenv("FAKE_WORKER_ROOM");
+}
+
 static void test_runner_start_failures(void **state)
 {
     (void)state;
@@ -2097,6 +2263,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cursor_sticky_failure),
         cmocka_unit_test(test_runner_fake_worker),
         cmocka_unit_test(test_runner_fake_worker_energy_kernel),
+        cmocka_unit_test(test_runner_fake_worker_held),
         cmocka_unit_test(test_runner_not_gpu),
         cmocka_unit_test(test_runner_start_failures),
     };

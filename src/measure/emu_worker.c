@@ -1,8 +1,11 @@
 /* cutune — the emulation measurement worker, `cutune __worker emu:<dir> <in_fd> <out_fd>`.
  *
  * Works run under host emulation in a process of their own, behind the GPU worker's protocol (HELLO, PREPARE_WORK,
- * RUN of a call, QUIT; worker_proto.h). A RUN observed by an energy plan reads whatever NVML the worker
- * loads (in tests the fake library, through CUTUNE_NVML_LIB, which the worker inherits). The emulator runs kernels
+ * HOLD_WORK, SELECT_WORK, DROP_WORK, RUN of a call, QUIT; worker_proto.h). It holds works as the GPU worker does
+ * (worker_hold.c): each held work has an in-process emulation runner of its own, prepared with it once (its buffers
+ * stay allocated), so selecting a held work switches runners and copies nothing. A RUN observed by an energy plan
+ * reads whatever NVML the worker loads (in tests the fake library, through CUTUNE_NVML_LIB, which the worker
+ * inherits). The emulator runs kernels
  * in its own address space, so a variant that writes wild or overflows its stack would otherwise take the optimizer
  * down, and one that loops forever would hang it. Here it costs that variant only: the parent (gpu_runner.c and
  * gpu_runner_kernel.c, as for a GPU) records a crash as a fault and starts a fresh worker.
@@ -14,6 +17,7 @@
  * longer by EMU_COMPILE_ALLOWANCE_S, stays the backstop. */
 #include "cutune/emu.h"
 #include "cutune/measure.h"
+#include "measure/worker_hold.h"
 #include "measure/worker_proto.h"
 
 #include <errno.h>
@@ -127,6 +131,32 @@ static int run_call(cut_runner *r, const cut_work *w, const cut_wp_frame *body, 
     return rc;
 }
 
+/* Held works (worker_hold.h), ctx the work folder: an emulation runner of the work's own (its compiled kernels in
+ * the same folder), prepared with the decoded work (taken over). Ownership: *state is that runner (hold_free). */
+static int hold_load(void *ctx, cut_work *w, int others, void **state, cut_err *e)
+{
+    (void)others;
+    cut_runner *r = cut_runner_emu_new(ctx, NULL, e);
+    if (!r) {
+        cut_work_free(w);
+        return -1;
+    }
+    cut_runner_emu_set_launch_hook(r, launch_hook, NULL);
+    if (r->prepare(r, w, 1, e) != 0) { /* take: w is freed either way */
+        cut_runner_free(r);
+        return -1;
+    }
+    *state = r;
+    return 0;
+}
+
+static void hold_free(void *ctx, void *state, int context_dead)
+{
+    (void)ctx;
+    (void)context_dead;
+    cut_runner_free(state);
+}
+
 int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -138,7 +168,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
     sigaction(SIGALRM, &sa, NULL);
 
     cut_err e = {{0}};
-    cut_runner *r = cut_runner_emu_new(work_dir, NULL, &e);
+    cut_runner *r = cut_runner_emu_new(work_dir, NULL, &e); /* prepared with none: runs before a work fail */
     if (!r) {
         cut_wp_reply_error(out_fd, e.msg);
         return 1;
@@ -151,9 +181,9 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
     cut_buf_init(&b);
     cut_wp_hello_encode(&h, &b);
     int code = cut_wp_reply(out_fd, CUT_WP_HELLO, &b) == 0 ? -1 : 1;
-    cut_work pk;
-    memset(&pk, 0, sizeof pk);
-    int prepared = 0;
+    cut_wk_hold hold;
+    const cut_wk_hold_ops ops = {.load = hold_load, .free = hold_free, .ctx = (void *)work_dir};
+    cut_wk_hold_init(&hold, &ops);
     while (code < 0) {
         cut_wp_frame f;
         const int rc = cut_wp_recv(in_fd, -1.0, CUT_WP_MAX_REQUEST, &f, &e);
@@ -165,24 +195,24 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
         }
         b.len = 0;
         cut_wp_frame q = f; /* a run request's own fields, after its timing policy */
-        if (cut_wp_is_run(f.type) && cut_wp_run_split(&f, &r->timing, &q, &e) != 0) {
+        cut_runner *sel = cut_wk_hold_cur(&hold);
+        if (!sel)
+            sel = r;
+        if (cut_wp_is_run(f.type) && cut_wp_run_split(&f, &sel->timing, &q, &e) != 0) {
             code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             cut_wp_frame_free(&f);
             continue;
         }
+        uint32_t reply = CUT_WP_ACK;
+        const int held = cut_wk_hold_request(&hold, &f, &reply, &b, &e);
+        if (held <= 0) { /* PREPARE_WORK, HOLD_WORK, SELECT_WORK, DROP_WORK */
+            code = (held == 0 ? cut_wp_reply(out_fd, reply, &b) : cut_wp_reply_error(out_fd, e.msg)) == 0 ? -1 : 1;
+            cut_wp_frame_free(&f);
+            continue;
+        }
         switch (f.type) {
-        case CUT_WP_PREPARE_WORK:
-            cut_work_free(&pk);
-            prepared = 0;
-            if (cut_wp_work_decode(&f, &pk, &e) != 0 || cut_runner_prepare_work(r, &pk, &e) != 0) {
-                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
-            } else {
-                prepared = 1;
-                code = cut_wp_reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
-            }
-            break;
         case CUT_WP_RUN:
-            if (run_call(r, prepared ? &pk : NULL, &q, &b, &e) != 0)
+            if (run_call(sel, sel->work, &q, &b, &e) != 0)
                 code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
             else
                 code = cut_wp_reply(out_fd, CUT_WP_RUN_RESULT, &b) == 0 ? -1 : 1;
@@ -199,7 +229,7 @@ int cut_emu_worker_main(const char *work_dir, int in_fd, int out_fd)
         cut_wp_frame_free(&f);
     }
     cut_buf_free(&b);
-    cut_work_free(&pk);
+    cut_wk_hold_free(&hold, 0);
     cut_runner_free(r);
     free(wd.frame);
     return code;

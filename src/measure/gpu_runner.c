@@ -5,9 +5,13 @@
  * by two pipes and speaks the framed protocol of worker_proto.h.
  * A candidate that faults makes the worker report CUT_ST_FAULT and exit; one that hangs is killed after
  * timing.timeout_s (CUT_ST_TIMEOUT); a worker that dies without a word gives CUT_ST_FAULT "worker died (...)".
- * In every case the next candidate gets a fresh worker, which is sent the kept work again (PREPARE_WORK): the op
+ * In every case the next candidate gets a fresh worker, which is sent the selected work again (HOLD_WORK): the op
  * builds it once per workload and seed (cut_conv_work, cut_gemm_work; a user kernel's is copied) and the parent keeps
- * it. Every run is one RUN request (gpu_runner_kernel.c: cut_gr_run, cut_gr_call); the state both files share in
+ * it. The parent holds up to CUT_HELD_MAX works (held.h: a user kernel's spec sizes and check sizes, between which
+ * src/pipeline/kcheck.c switches for every checked build) and so does the worker, each by the id of its held copy:
+ * a prepare of a work the worker holds is a SELECT_WORK (nothing sent again), an evicted work is a DROP_WORK (its
+ * buffers freed in the worker), and a fresh worker holds none (each is sent again when it is selected). Every run is
+ * one RUN request (gpu_runner_kernel.c: cut_gr_run, cut_gr_call); the state both files share in
  * gpu_runner_int.h. */
 #define _GNU_SOURCE /* pipe2 */
 #include "measure/child.h"
@@ -31,6 +35,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The worker holds every work the runner holds (the runner drops an evicted one before it sends the next). */
+_Static_assert(CUT_WP_HOLD_MAX >= CUT_HELD_MAX, "a worker must hold as many works as its runner");
 
 /* How long a new worker may take to create its context and say HELLO, or to take a workload (PREPARE). */
 #define START_TIMEOUT_S 120.0
@@ -104,6 +111,15 @@ void cut_gr_worker_stop(gpu_impl *g, int kill_now, char *how, size_t n)
     /* a worker that outlives SIGKILL is most likely stuck in the driver */
     cut_child_end(&g->pid, &g->to_w, &g->from_w, kill_now, EXIT_GRACE_S, REAP_LIMIT_S, "worker", how, n);
     g->worker_prepared = 0;
+    memset(&g->wk, 0, sizeof g->wk); /* a fresh worker holds nothing */
+}
+
+static const cut_work no_work;
+
+const cut_work *cut_gr_work(const gpu_impl *g)
+{
+    const cut_held_work *h = cut_held_cur(&g->held);
+    return h ? &h->work : &no_work;
 }
 
 /* A reply that is not the one expected (rc from cut_wp_recv): says what came instead into msg, frees the frame and
@@ -123,18 +139,12 @@ static void fail_reply(gpu_impl *g, int rc, cut_wp_frame *f, const char *unexpec
     cut_gr_worker_stop(g, rc < 0, how, how_len);
 }
 
-/* Sends PREPARE_WORK with the kept workload (all of it: inputs of both sets, references) and waits for ACK. */
-static int worker_prepare(gpu_impl *g, cut_err *e)
+/* Sends a request about held works (type, payload b: HOLD_WORK, SELECT_WORK or DROP_WORK) and takes the worker's
+ * HELD reply into g->wk. 0; else -1 with e and the worker stopped (it died, did not answer in time, refused or said
+ * something else). */
+static int held_request(gpu_impl *g, uint32_t type, const cut_buf *b, cut_err *e)
 {
-    cut_buf b;
-    cut_buf_init(&b);
-    cut_wp_work_encode(&g->work, &b);
-    const uint32_t type = CUT_WP_PREPARE_WORK;
-    int rc = cut_wp_send(g->to_w, type, b.data, b.len, e);
-    g->prep->sent++;
-    g->prep->bytes += (double)b.len;
-    cut_log(CUT_LOG_DEBUG, "GPU runner: PREPARE_WORK sent to the worker (%zu bytes)\n", b.len);
-    cut_buf_free(&b);
+    int rc = cut_wp_send(g->to_w, type, b->data, b->len, e);
     if (rc != 0) {
         char how[96];
         cut_gr_worker_stop(g, 1, how, sizeof how);
@@ -142,14 +152,77 @@ static int worker_prepare(gpu_impl *g, cut_err *e)
     }
     cut_wp_frame f;
     rc = cut_wp_recv(g->from_w, START_TIMEOUT_S, CUT_WP_MAX_REPLY, &f, e);
-    if (rc == 1 && f.type == CUT_WP_ACK) {
-        cut_wp_frame_free(&f);
-        g->worker_prepared = 1;
-        return 0;
-    }
     char msg[CUT_ERR_LEN - 64], how[96];
-    fail_reply(g, rc, &f, "reply", "the worker closed its pipe", e, msg, sizeof msg, how, sizeof how);
-    return cut_err_set(e, "worker on GPU %d could not take the workload: %s (worker: %s)", g->dev, msg, how);
+    if (rc == 1 && f.type == CUT_WP_HELD) {
+        cut_err de = {{0}};
+        const int bad = cut_wp_held_decode(&f, &g->wk, &de);
+        cut_wp_frame_free(&f);
+        if (!bad)
+            return 0;
+        cut_gr_worker_stop(g, 1, how, sizeof how);
+        snprintf(msg, sizeof msg, "%s", de.msg);
+    } else {
+        fail_reply(g, rc, &f, "reply", "the worker closed its pipe", e, msg, sizeof msg, how, sizeof how);
+    }
+    return cut_err_set(e, "worker on GPU %d could not %s: %s (worker: %s)", g->dev,
+                       type == CUT_WP_DROP_WORK ? "drop a held work" : "take the workload", msg, how);
+}
+
+/* The selected work to the live worker: a select when it holds it (nothing sent again), else the whole work
+ * (HOLD_WORK: inputs of both sets, references), counted as held or sent. */
+static int worker_prepare(gpu_impl *g, cut_err *e)
+{
+    const cut_held_work *h = cut_held_cur(&g->held);
+    cut_buf b;
+    cut_buf_init(&b);
+    if (cut_wp_held_has(&g->wk, h->id)) {
+        cut_wp_id_encode(h->id, &b);
+        const int rc = held_request(g, CUT_WP_SELECT_WORK, &b, e);
+        cut_buf_free(&b);
+        if (rc != 0)
+            return -1;
+        if (g->wk.selected == h->id) {
+            g->prep->held++;
+            g->worker_prepared = 1;
+            cut_log(CUT_LOG_DEBUG, "GPU runner: work %llu held by the worker: selected\n", (unsigned long long)h->id);
+            return 0;
+        }
+        cut_buf_init(&b); /* the worker dropped it meanwhile (it needed the memory): sent again */
+    }
+    cut_wp_hold_encode(h->id, &h->work, &b);
+    g->prep->sent++;
+    g->prep->bytes += (double)b.len;
+    cut_log(CUT_LOG_DEBUG, "GPU runner: work %llu sent to the worker (HOLD_WORK, %zu bytes)\n",
+            (unsigned long long)h->id, b.len);
+    const int rc = held_request(g, CUT_WP_HOLD_WORK, &b, e);
+    cut_buf_free(&b);
+    if (rc != 0)
+        return -1;
+    if (g->wk.selected != h->id) {
+        cut_gr_worker_stop(g, 1, NULL, 0);
+        return cut_err_set(e, "worker on GPU %d could not take the workload: its HELD reply does not select work %llu",
+                           g->dev, (unsigned long long)h->id);
+    }
+    g->worker_prepared = 1;
+    return 0;
+}
+
+/* A held work evicted (held.h): a worker that holds it frees its buffers (DROP_WORK). A worker that cannot be told
+ * is stopped: a fresh one holds nothing. */
+static void evict_work(void *ctx, cut_held_work *h)
+{
+    gpu_impl *g = ctx;
+    if (!g->pid || !cut_wp_held_has(&g->wk, h->id))
+        return;
+    cut_buf b;
+    cut_buf_init(&b);
+    cut_wp_id_encode(h->id, &b);
+    cut_err e = {{0}};
+    if (held_request(g, CUT_WP_DROP_WORK, &b, &e) != 0)
+        cut_log(CUT_LOG_DEBUG, "GPU runner: %s\n", e.msg);
+    else if (cut_wp_held_has(&g->wk, h->id))
+        cut_gr_worker_stop(g, 1, NULL, 0);
+    cut_buf_free(&b);
 }
 
 /* Starts a worker and waits for HELLO; then sends the workload if there is one. */
@@ -184,7 +257,7 @@ static int worker_start(gpu_impl *g, cut_err *e)
         g->env.driver_version = h.driver_version;
         g->have_info = 1;
     }
-    if (g->have_workload)
+    if (cut_held_cur(&g->held))
         return worker_prepare(g, e);
     return 0;
 }
@@ -195,7 +268,7 @@ static int worker_ready(gpu_impl *g, cut_err *e)
 {
     if (!g->pid && worker_start(g, e) != 0)
         return -1;
-    if (g->have_workload && !g->worker_prepared)
+    if (cut_held_cur(&g->held) && !g->worker_prepared)
         return worker_prepare(g, e);
     return 0;
 }
@@ -251,16 +324,6 @@ void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *
 
 /* ---- the runner interface ---- */
 
-int cut_gr_work_take(gpu_impl *g, cut_work *w, cut_err *e)
-{
-    cut_work_free(&g->work);
-    g->work = *w;
-    memset(w, 0, sizeof *w);
-    g->have_workload = 1;
-    g->worker_prepared = 0;
-    return cut_gr_workload_send(g, e);
-}
-
 /* Makes sure the worker holds the kept workload: one retry on a fresh worker (the old one may have died since the
  * last candidate). */
 int cut_gr_workload_send(gpu_impl *g, cut_err *e)
@@ -273,16 +336,25 @@ int cut_gr_workload_send(gpu_impl *g, cut_err *e)
 
 static int gpu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e);
 
-/* Keeps the work (taken over, or a deep copy) and sends it to the worker. */
+/* Selects the work: a held one as it is (take: w's data freed), else kept (taken over, or a deep copy) in a slot of
+ * its own, the least recently used evicted (and dropped by the worker). Then the worker gets it: selected when it
+ * holds it too, else sent. */
 static int gpu_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
 {
     gpu_impl *g = r->impl;
-    cut_work copy;
-    if (cut_work_keep(w, take, &copy, e) != 0)
-        return -1;
-    const int rc = cut_gr_work_take(g, &copy, e);
-    r->work = &g->work;
-    return rc;
+    int i = cut_held_find(&g->held, w);
+    if (i >= 0 && take)
+        cut_work_free(w);
+    if (i < 0) {
+        cut_work copy;
+        r->work = NULL;
+        if (cut_work_keep(w, take, &copy, e) != 0)
+            return -1;
+        i = cut_held_put(&g->held, &copy, evict_work, g);
+    }
+    r->work = &g->held.slot[i].work;
+    g->worker_prepared = 0;
+    return cut_gr_workload_send(g, e);
 }
 
 double cut_gr_deadline_s(const cut_runner *r, cut_wp_what what, const cut_energy_plan *p, int emu_compile,
@@ -322,7 +394,7 @@ static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_
     gpu_impl *g = r->impl;
     cut_result_reset(res);
     cut_err ce = {{0}};
-    if (cut_call_check(&g->work, c, &ce) != 0) {
+    if (cut_call_check(cut_gr_work(g), c, &ce) != 0) {
         res->status = CUT_ST_LAUNCH_ERROR;
         snprintf(res->error, sizeof res->error, "%.250s", ce.msg);
         return 0;
@@ -344,9 +416,9 @@ static int run_one(cut_runner *r, const cut_call *c, const cut_run_opts *o, cut_
 static int gpu_run(cut_runner *r, const cut_call *calls, int n, const cut_run_opts *o, cut_result *res, cut_err *e)
 {
     gpu_impl *g = r->impl;
-    if (!g->have_workload)
+    if (!cut_held_cur(&g->held))
         return cut_err_set(e, "GPU runner: run called before prepare");
-    if (cut_run_opts_check("GPU runner", n, o, &g->work, e) != 0)
+    if (cut_run_opts_check("GPU runner", n, o, cut_gr_work(g), e) != 0)
         return -1;
     return cut_runner_run_each(r, calls, n, o, res, run_one, e);
 }
@@ -389,7 +461,7 @@ static void gpu_destroy(cut_runner *r)
             cut_wp_send(g->to_w, CUT_WP_QUIT, NULL, 0, &ignore);
             cut_gr_worker_stop(g, 0, NULL, 0);
         }
-        cut_work_free(&g->work);
+        cut_held_free(&g->held);
         if (g->emu_temp)
             cut_remove_tree(g->emu_dir, NULL, NULL);
         free(g);
@@ -427,7 +499,7 @@ int cut_runner_gpu_cudnn_math(cut_runner *r, int tf32_math, cut_result *out, cha
     if (!r || r->run != gpu_run)
         return cut_err_set(e, "the cuDNN baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
-    if (!g->have_workload || g->work.op.kind != CUT_WORK_CONV)
+    if (cut_gr_work(g)->op.kind != CUT_WORK_CONV)
         return cut_err_set(e, "the cuDNN baseline needs a prepared conv workload");
     return baseline_request(r, tf32_math ? CUT_WP_RUN_CUDNN_TF32 : CUT_WP_RUN_CUDNN, tf32_math ? "cuDNN TF32" : "cuDNN",
                             out, algo, algo_len, e);
@@ -438,7 +510,7 @@ int cut_runner_gpu_cublas(cut_runner *r, cut_result *out, char *algo, size_t alg
     if (!r || r->run != gpu_run)
         return cut_err_set(e, "the cuBLAS baseline needs the GPU runner");
     const gpu_impl *g = r->impl;
-    if (!g->have_workload || g->work.op.kind != CUT_WORK_GEMM)
+    if (cut_gr_work(g)->op.kind != CUT_WORK_GEMM)
         return cut_err_set(e, "the cuBLAS baseline needs a prepared GEMM workload (cut_runner_prepare_gemm)");
     return baseline_request(r, CUT_WP_RUN_CUBLAS, "cuBLAS", out, algo, algo_len, e);
 }
@@ -450,7 +522,7 @@ int cut_runner_gpu_vendor(cut_runner *r, const cut_vendor_opts *o, cut_vendor_re
     if (!r || r->run != gpu_run)
         return cut_err_set(e, "the vendor baseline needs the GPU runner");
     gpu_impl *g = r->impl;
-    if (!g->have_workload || g->work.op.kind != CUT_WORK_GEMM)
+    if (cut_gr_work(g)->op.kind != CUT_WORK_GEMM)
         return cut_err_set(e, "the vendor baseline needs a prepared GEMM workload (cut_runner_prepare_gemm)");
     cut_wp_run q = {.what = CUT_WP_RUN_VENDOR};
     if (o)
@@ -488,6 +560,7 @@ static cut_runner *runner_new(int dev, const char *emu_dir, int emu_temp, const 
 {
     gpu_impl *g = cut_xcalloc(1, sizeof *g);
     g->dev = dev;
+    cut_held_init(&g->held);
     if (emu_dir) {
         g->emu = 1;
         g->emu_temp = emu_temp;

@@ -3,6 +3,7 @@
 #ifndef CUTUNE_MEASURE_GPU_RUNNER_INT_H
 #define CUTUNE_MEASURE_GPU_RUNNER_INT_H
 
+#include "measure/held.h"
 #include "measure/worker_proto.h"
 
 #include <limits.h>
@@ -24,11 +25,13 @@ typedef struct gpu_impl {
     int pid; /* 0: no worker */
     int to_w, from_w;
     int starts;
-    int worker_prepared;
+    int worker_prepared; /* the live worker has the selected work selected */
+    cut_wp_held wk;      /* the works the live worker holds: its last HELD reply (cleared with the worker) */
 
-    int have_workload;
-    cut_prep_stats *prep; /* the runner's counters: every PREPARE_WORK sent and its bytes */
-    cut_work work;     /* the prepared work, owned (a deep copy, or the op's own work): sent again to a new worker */
+    cut_prep_stats *prep; /* the runner's counters: works sent (HOLD_WORK) and their bytes, held ones selected */
+    /* The works kept (held.h: deep copies, or the op's own work), the selected one the prepared work: a work the live
+     * worker holds is selected there (SELECT_WORK), any other sent (HOLD_WORK), also to a new worker. */
+    cut_held held;
 } gpu_impl;
 
 /* ---- gpu_runner.c ---- */
@@ -44,8 +47,8 @@ int cut_gr_request(gpu_impl *g, const cut_timing *t, uint32_t type, const cut_bu
 /* Turns a failed wait for a reply (rc from cut_gr_request, or -1 for a reply that did not decode, err saying why)
  * into res's status (TIMEOUT, FAULT) and ends the worker. */
 void cut_gr_reply_failure(gpu_impl *g, int rc, double timeout_s, const cut_err *err, cut_result *res);
-/* Replaces the kept work with w (taken over: g owns its data from now on) and sends it. */
-int cut_gr_work_take(gpu_impl *g, cut_work *w, cut_err *e);
+/* The prepared work (the selected held one), or an empty work (nbufs 0) before the first prepare. */
+const cut_work *cut_gr_work(const gpu_impl *g);
 /* Makes sure the worker holds the kept workload: one retry on a fresh worker. 0, or -1 with e. */
 int cut_gr_workload_send(gpu_impl *g, cut_err *e);
 /* A missing cubin is the candidate's COMPILE_ERROR in res, with the first line of the log. 0 when there is one. */

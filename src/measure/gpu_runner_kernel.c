@@ -2,7 +2,7 @@
  * is one RUN request (a call:
  * the cubin, or the source for the emulation worker, which compiles it; optionally observed by an energy plan; or
  * the op's vendor baseline) answered by RUN_RESULT (or VENDOR_RESULT). A fault or hang ends the worker only; the next
- * request starts a fresh one, which gets the kept work again. */
+ * request starts a fresh one, which gets the selected work again (and the other held works when they are selected). */
 #include "measure/gpu_runner_int.h"
 
 #include <stdio.h>
@@ -29,7 +29,7 @@ int cut_gr_run(cut_runner *r, const cut_wp_run *q, cut_wp_run_result *rr, cut_wo
     cut_wp_run_body_encode(q, &b);
     const double timeout_s = cut_gr_deadline_s(r, q->what, q->energy ? &q->plan : NULL,
                                                g->emu && q->what == CUT_WP_RUN_CALL, q->vendor.budget_s);
-    const size_t max_reply = q->what == CUT_WP_RUN_CALL ? cut_wp_run_result_max(&g->work) : CUT_WP_MAX_REPLY;
+    const size_t max_reply = q->what == CUT_WP_RUN_CALL ? cut_wp_run_result_max(cut_gr_work(g)) : CUT_WP_MAX_REPLY;
     cut_wp_frame f = {0};
     cut_err err = {{0}};
     int rc = cut_gr_request(g, &r->timing, CUT_WP_RUN, &b, timeout_s, max_reply, &f, &err);
@@ -44,7 +44,7 @@ int cut_gr_run(cut_runner *r, const cut_wp_run *q, cut_wp_run_result *rr, cut_wo
     const uint32_t want = vendor ? CUT_WP_VENDOR_RESULT : CUT_WP_RUN_RESULT;
     if (f.type == want) {
         const int bad = vendor ? cut_wp_vendor_result_decode(&f, vendor, &err)
-                               : cut_wp_run_result_decode(&f, &g->work, rr, outs ? outs : &none, &err);
+                               : cut_wp_run_result_decode(&f, cut_gr_work(g), rr, outs ? outs : &none, &err);
         if (bad)
             cut_gr_reply_failure(g, -1, timeout_s, &err, res);
         else if (res->status == CUT_ST_FAULT || (g->emu && res->status == CUT_ST_TIMEOUT))

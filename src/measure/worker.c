@@ -1,8 +1,9 @@
 /* cutune — the measurement worker process: its main loop, which owns the CUDA context, and the request handlers.
  *
- * Protocol overview in worker_proto.h, its codecs in worker_wire.c, worker_proto.c and worker_proto_work.c; the
- * work and its runs in worker_work.c, the check-and-time harness in harness.c, TMA maps in tma.c, the energy run in
- * worker_energy.c; the parent side is gpu_runner.c; cuDNN in cudnn_baseline.c, cuBLAS in cublas_baseline.c. */
+ * Protocol overview in worker_proto.h, its codecs in worker_wire.c, worker_proto.c, worker_proto_work.c and
+ * worker_proto_held.c; the works held in worker_hold.c, each work and its runs in worker_work.c, the check-and-time
+ * harness in harness.c, TMA maps in tma.c, the energy run in worker_energy.c; the parent side is gpu_runner.c;
+ * cuDNN in cudnn_baseline.c, cuBLAS in cublas_baseline.c. */
 #include "measure/worker_int.h"
 
 #include "measure/cublas_baseline.h"
@@ -18,7 +19,7 @@
 void **cut_wk_cudnn_slot(cut_wk *w) { return &w->cudnn; }
 void **cut_wk_cublas_slot(cut_wk *w) { return &w->cublas; }
 void **cut_wk_cublaslt_slot(cut_wk *w) { return &w->cublaslt; }
-void **cut_wk_work_slot(cut_wk *w) { return &w->work; }
+cut_wk_hold *cut_wk_holds(cut_wk *w) { return &w->hold; }
 const cut_cu_api *cut_wk_cu(cut_wk *w) { return w->cu; }
 
 /* ---- modules ---- */
@@ -67,12 +68,6 @@ fail:
 
 /* ---- setup ---- */
 
-void cut_wk_release(cut_wk *w)
-{
-    cut_wk_work_free(w->work, w->cu, 0);
-    w->work = NULL;
-}
-
 static int wk_init(cut_wk *w, int dev, cut_wp_hello *h, cut_err *e)
 {
     const cut_cu_api *cu = cut_cu_load(e);
@@ -119,7 +114,7 @@ static void wk_free(cut_wk *w, int context_dead)
         cut_cudnn_state_free(w->cudnn);
         cut_cublas_state_free(w->cublas);
         cut_cublaslt_state_free(w->cublaslt, 0);
-        cut_wk_release(w);
+        cut_wk_hold_free(&w->hold, 0);
         cut_dc_free(w->dc, 0);
         if (w->d_flush)
             w->cu->cuMemFree(w->d_flush);
@@ -133,8 +128,7 @@ static void wk_free(cut_wk *w, int context_dead)
             w->cu->cuDevicePrimaryCtxRelease(w->dev);
     } else {
         cut_cublaslt_state_free(w->cublaslt, 1);
-        cut_wk_work_free(w->work, w->cu, 1);
-        w->work = NULL;
+        cut_wk_hold_free(&w->hold, 1);
         cut_dc_free(w->dc, 1);
     }
     w->dc = NULL;
@@ -151,6 +145,9 @@ int cut_wk_use_timing(cut_wk *w, const cut_timing *t, cut_err *e)
     /* Twice the L2 size: writing it evicts everything the previous run left in L2. */
     w->flush_bytes = 2 * (size_t)(w->l2_bytes > 0 ? w->l2_bytes : 64 << 20);
     CUresult rc = w->cu->cuMemAlloc(&w->d_flush, w->flush_bytes);
+    /* no room: the works held beside the selected one go first (the runner sends them again when it needs them) */
+    if (rc != CUDA_SUCCESS && cut_wk_hold_drop_idle(&w->hold) > 0)
+        rc = w->cu->cuMemAlloc(&w->d_flush, w->flush_bytes);
     if (rc == CUDA_SUCCESS)
         return 0;
     w->d_flush = 0;
@@ -185,6 +182,9 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
     signal(SIGPIPE, SIG_IGN);
     cut_wk w;
     memset(&w, 0, sizeof w);
+    cut_wk_hold_ops ops;
+    cut_wk_hold_ops_of(&w, &ops);
+    cut_wk_hold_init(&w.hold, &ops);
     cut_err e = {{0}};
     cut_wp_hello h;
     if (wk_init(&w, dev, &h, &e) != 0) {
@@ -219,13 +219,14 @@ int cut_worker_main(int dev, int in_fd, int out_fd)
             cut_wp_frame_free(&f);
             continue;
         }
+        uint32_t hreply = CUT_WP_ACK;
+        const int held = cut_wk_hold_request(&w.hold, &f, &hreply, &b, &e);
+        if (held <= 0) { /* PREPARE_WORK, HOLD_WORK, SELECT_WORK, DROP_WORK */
+            code = (held == 0 ? cut_wp_reply(out_fd, hreply, &b) : cut_wp_reply_error(out_fd, e.msg)) == 0 ? -1 : 1;
+            cut_wp_frame_free(&f);
+            continue;
+        }
         switch (f.type) {
-        case CUT_WP_PREPARE_WORK:
-            if (cut_wk_prepare_work(&w, &f, &e) != 0)
-                code = cut_wp_reply_error(out_fd, e.msg) == 0 ? -1 : 1;
-            else
-                code = cut_wp_reply(out_fd, CUT_WP_ACK, NULL) == 0 ? -1 : 1;
-            break;
         case CUT_WP_RUN: {
             uint32_t reply = CUT_WP_RUN_RESULT;
             if (cut_wk_run(&w, &q, &b, &reply, &dead, &e) != 0)

@@ -23,7 +23,7 @@ struct cut_wk {
     void *cudnn;    /* cudnn_baseline.c state */
     void *cublas;   /* cublas_baseline.c state */
     void *cublaslt; /* cublaslt_baseline.c state */
-    void *work;     /* worker_work.c state: the prepared work (PREPARE_WORK) */
+    cut_wk_hold hold; /* the works held (worker_work.c's states), the selected one prepared for runs */
     void *dc;          /* devcheck.h's kernels, loaded with the first work that checks (NULL: not yet, or failed) */
     int dc_failed;     /* they could not be loaded: the host compares (said once on stderr) */
     int peaks_known;   /* cut_wk_peaks measured */

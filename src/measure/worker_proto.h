@@ -12,7 +12,15 @@
  *   PREPARE_WORK        [ACK | ERROR]          a work (work.h): typed buffers with both input sets and both
  *                                              references (or none: capture; or the runner's: a GEMM's references
  *                                              from the worker's cuBLAS DGEMM), the check rule and tolerances, the
- *                                              op (for the vendor baselines), FLOPs per call. Replaces any work
+ *                                              op (for the vendor baselines), FLOPs per call. Replaces every work
+ *                                              the worker holds (the MPI rank's way, src/dist)
+ *   HOLD_WORK           [HELD | ERROR]         an id and a work as PREPARE_WORK's: the worker prepares it beside the
+ *                                              works it holds (at most CUT_WP_HOLD_MAX) and selects it; when the
+ *                                              device has no room for it, it drops every other held work and tries
+ *                                              once more (HELD says which it still holds)
+ *   SELECT_WORK         [HELD | ERROR]         an id: selects that held work, nothing sent again; an id the worker
+ *                                              does not hold selects none (HELD's selected 0: send it again)
+ *   DROP_WORK           [HELD | ERROR]         an id: frees that held work's buffers (an id not held: nothing)
  *   RUN                 [RUN_RESULT | VENDOR_RESULT | ERROR]
  *                                              the timing policy (cut_wp_run_encode: a new policy never re-sends the
  *                                              buffers), then what to run: a CALL (module image, launch, arguments:
@@ -22,7 +30,10 @@
  *                                              cuDNN algorithm), CUBLAS (a GEMM's pedantic SGEMM), VENDOR (a GEMM's
  *                                              cuBLAS + cuBLASLt candidates: VENDOR_RESULT)
  *   QUIT                (worker exits 0)
- * A RESULT with status CUT_ST_FAULT means the worker's context is dead: the worker exits right after sending it. */
+ * A RESULT with status CUT_ST_FAULT means the worker's context is dead: the worker exits right after sending it.
+ * Held works (the runners' held.h: a user kernel's spec sizes and check sizes, switched between for every checked
+ * build) live as long as the worker: a fresh worker holds none, and the runner sends them again. The worker may drop
+ * an unselected held work when it needs the memory (it says so in the next HELD, or by selecting none). */
 #ifndef CUTUNE_MEASURE_WORKER_PROTO_H
 #define CUTUNE_MEASURE_WORKER_PROTO_H
 
@@ -54,6 +65,10 @@ typedef enum cut_wp_type {
     CUT_WP_RUN,
     CUT_WP_RUN_RESULT,
     CUT_WP_VENDOR_RESULT,
+    CUT_WP_HOLD_WORK,
+    CUT_WP_SELECT_WORK,
+    CUT_WP_DROP_WORK,
+    CUT_WP_HELD,
     CUT_WP_TYPE_END
 } cut_wp_type;
 
@@ -150,6 +165,29 @@ int cut_wp_vendor_result_decode(const cut_wp_frame *f, cut_vendor_result *v, cut
  * checks the work (cut_work_check, every size elems * dtype size). */
 void cut_wp_work_encode(const cut_work *w, cut_buf *b);
 int cut_wp_work_decode(const cut_wp_frame *f, cut_work *w, cut_err *e);
+
+/* The most works a worker holds (HOLD_WORK); the runners hold fewer (held.h's CUT_HELD_MAX). */
+#define CUT_WP_HOLD_MAX 4
+
+/* HOLD_WORK: u64 id (>= 1), then PREPARE_WORK's payload. Decode reads the id (0 is refused) and the work as
+ * cut_wp_work_decode does (w->owns_data; freed again on failure). -1 with a sentence naming HOLD_WORK. */
+void cut_wp_hold_encode(uint64_t id, const cut_work *w, cut_buf *b);
+int cut_wp_hold_decode(const cut_wp_frame *f, uint64_t *id, cut_work *w, cut_err *e);
+/* SELECT_WORK and DROP_WORK: exactly u64 id (>= 1). Decode checks that f is of type (one of the two): -1 with a
+ * sentence naming the message for another type, a short or long payload, or id 0. */
+void cut_wp_id_encode(uint64_t id, cut_buf *b);
+int cut_wp_id_decode(const cut_wp_frame *f, uint32_t type, uint64_t *id, cut_err *e);
+/* HELD: u64 selected (0: none), u32 n (0..CUT_WP_HOLD_MAX), then the n ids the worker holds (each >= 1, no two
+ * alike); selected, when not 0, is one of them. Decode rejects anything else. */
+typedef struct cut_wp_held {
+    uint64_t selected;
+    int n;
+    uint64_t id[CUT_WP_HOLD_MAX];
+} cut_wp_held;
+void cut_wp_held_encode(const cut_wp_held *h, cut_buf *b);
+int cut_wp_held_decode(const cut_wp_frame *f, cut_wp_held *h, cut_err *e);
+/* 1 when h lists id. */
+int cut_wp_held_has(const cut_wp_held *h, uint64_t id);
 
 /* A Conv2D or GEMM work's shape from its op into *conv or *gemm, checked against its buffers: two inputs and one
  * output of the shape's sizes, fp32 (a GEMM's inputs in its dtype's storage type), as the vendor baselines and the

@@ -23,6 +23,8 @@ static const char *const type_names[CUT_WP_TYPE_END] = {
     [CUT_WP_HELLO] = "HELLO",         [CUT_WP_ERROR] = "ERROR",           [CUT_WP_ACK] = "ACK",
     [CUT_WP_QUIT] = "QUIT",           [CUT_WP_PREPARE_WORK] = "PREPARE_WORK", [CUT_WP_RUN] = "RUN",
     [CUT_WP_RUN_RESULT] = "RUN_RESULT", [CUT_WP_VENDOR_RESULT] = "VENDOR_RESULT",
+    [CUT_WP_HOLD_WORK] = "HOLD_WORK", [CUT_WP_SELECT_WORK] = "SELECT_WORK", [CUT_WP_DROP_WORK] = "DROP_WORK",
+    [CUT_WP_HELD] = "HELD",
 };
 
 const char *cut_wp_type_name(uint32_t type)

@@ -1,8 +1,10 @@
-/* cutune — the worker side of a work (work.h), whatever op built it: PREPARE_WORK uploads both input sets of every
- * input, allocates every output and, for a GEMM that leaves them to the runner, computes the references with cuBLAS
- * DGEMM; RUN checks a call on set 0, times it on set 0 and checks it on set 1 through the worker's one
- * check-and-time routine (capturing the outputs when the work has no references), optionally measures its energy
- * through the worker's one energy routine, or runs the op's vendor baseline on set 0. */
+/* cutune — the worker side of a work (work.h), whatever op built it: PREPARE_WORK and HOLD_WORK upload both input
+ * sets of every input, allocate every output and, for a GEMM that leaves them to the runner, compute the references
+ * with cuBLAS DGEMM (worker_hold.c keeps up to CUT_WP_HOLD_MAX such works; SELECT_WORK makes a held one current
+ * again, its inputs checked against their host bytes first); RUN checks a call on set 0, times it on set 0 and
+ * checks it on set 1 through the worker's one check-and-time routine (capturing the outputs when the work has no
+ * references), optionally measures its energy through the worker's one energy routine, or runs the op's vendor
+ * baseline on set 0. */
 #include "measure/worker_work.h"
 
 #include "cutune/compile.h"
@@ -51,15 +53,21 @@ void cut_wk_work_free(void *state, const cut_cu_api *cu, int context_dead)
     free(k);
 }
 
+/* The selected work, or NULL. */
+static wk_work *cur_work(cut_wk *w)
+{
+    return cut_wk_hold_cur(cut_wk_holds(w));
+}
+
 const cut_work *cut_wk_work(cut_wk *w)
 {
-    const wk_work *k = *cut_wk_work_slot(w);
+    const wk_work *k = cur_work(w);
     return k ? &k->work : NULL;
 }
 
 void cut_wk_get_tensors(cut_wk *w, cut_wk_tensors *t)
 {
-    const wk_work *k = *cut_wk_work_slot(w);
+    const wk_work *k = cur_work(w);
     memset(t, 0, sizeof *t);
     if (!k)
         return;
@@ -133,8 +141,10 @@ static int runner_refs(const cut_cu_api *cu, wk_work *k, cut_err *e)
 }
 
 /* Turns k's device checks on: the kernels loaded (once per worker), then a pristine copy of every input set and
- * every reference on the device, each hashed. Any failure leaves them off and the host compares, as it always can. */
-static void keep_prepare(cut_wk *w, wk_work *k)
+ * every reference on the device, each hashed. Any failure leaves them off and the host compares, as it always can;
+ * but with others works held beside k, no room for the copies is -1 with e (the worker drops those and tries
+ * again). */
+static int keep_prepare(cut_wk *w, wk_work *k, int others, cut_err *err)
 {
     const cut_cu_api *cu = cut_wk_cu(w);
     cut_err e = {{0}};
@@ -148,7 +158,7 @@ static void keep_prepare(cut_wk *w, wk_work *k)
         }
     }
     if (!w->dc)
-        return;
+        return 0;
     CUresult rc = CUDA_SUCCESS;
     for (int i = 0; i < k->work.nbufs && rc == CUDA_SUCCESS; i++) {
         const cut_work_buf *b = &k->work.bufs[i];
@@ -165,39 +175,94 @@ static void keep_prepare(cut_wk *w, wk_work *k)
     }
     if (rc == CUDA_SUCCESS) {
         k->dev_checks = 1;
-        return;
+        return 0;
     }
     char d[160];
     cut_cu_describe(rc, d, sizeof d);
-    fprintf(stderr, "cutune worker: no room for the device checks' copies (%s); this work is compared on the host\n",
-            d);
     for (int i = 0; i < CUT_WORK_MAX_BUFS; i++)
         for (int s = 0; s < 2; s++)
             if (k->keep[i][s]) {
                 cu->cuMemFree(k->keep[i][s]);
                 k->keep[i][s] = 0;
             }
+    if (others > 0)
+        return cut_err_set(err, "worker: no room for the device checks' copies beside %d held work%s (%s)", others,
+                           others == 1 ? "" : "s", d);
+    fprintf(stderr, "cutune worker: no room for the device checks' copies (%s); this work is compared on the host\n",
+            d);
+    return 0;
 }
 
-int cut_wk_prepare_work(cut_wk *w, const cut_wp_frame *f, cut_err *e)
+/* Held works (worker_hold.h), ctx the worker: a decoded work (taken over) uploaded, its references computed when
+ * the runner owes them, its device checks' copies made. With others held, a failure on the device is -2 (no room,
+ * most likely: the worker drops them and tries once more). Ownership: *state is a wk_work (cut_wk_work_free). */
+static int work_load(void *ctx, cut_work *dw, int others, void **state, cut_err *e)
 {
-    wk_work *k = cut_xcalloc(1, sizeof *k);
-    if (cut_wp_work_decode(f, &k->work, e) != 0) {
-        free(k);
-        return -1;
-    }
-    cut_wk_release(w);
+    cut_wk *w = ctx;
     const cut_cu_api *cu = cut_wk_cu(w);
-    const int bad = cut_wp_work_op(&k->work, &k->conv, &k->gemm, e) != 0;
+    wk_work *k = cut_xcalloc(1, sizeof *k);
+    k->work = *dw;
+    memset(dw, 0, sizeof *dw);
     /* the L2 flush buffer comes with the first run request's timing policy */
-    if (bad || upload(cu, k, e) != 0 || (k->work.runner_refs && runner_refs(cu, k, e) != 0)) {
+    int rc = cut_wp_work_op(&k->work, &k->conv, &k->gemm, e);
+    if (rc == 0 && (upload(cu, k, e) != 0 || (k->work.runner_refs && runner_refs(cu, k, e) != 0)))
+        rc = others > 0 ? -2 : -1;
+    if (rc == 0 && cut_work_has_refs(&k->work) && keep_prepare(w, k, others, e) != 0)
+        rc = -2;
+    if (rc != 0) {
         cut_wk_work_free(k, cu, 0);
-        return -1;
+        return rc;
     }
-    if (cut_work_has_refs(&k->work))
-        keep_prepare(w, k);
-    *cut_wk_work_slot(w) = k;
+    *state = k;
     return 0;
+}
+
+/* Input i's set s on the device as its host bytes again: compared with its pristine copy on the device when the
+ * device checks are on (the copy repaired from the host if its hash changed), uploaded again when they differ or
+ * when there is no copy. 0, or -1 with e. */
+static int refresh_input(cut_wk *w, wk_work *k, int i, int s, cut_err *e)
+{
+    const cut_cu_api *cu = cut_wk_cu(w);
+    const cut_work_buf *b = &k->work.bufs[i];
+    const size_t n = buf_bytes(b);
+    CUresult rc = CUDA_SUCCESS;
+    uint64_t nd = 1, hash = 0;
+    if (k->dev_checks && k->keep[i][s] && cut_dc_diff(w->dc, k->d[i][s], k->keep[i][s], n, &nd, &hash, &rc) != 0)
+        goto fail;
+    if (k->dev_checks && k->keep[i][s] && hash != k->hash[i][s]) {
+        nd = 1;
+        if ((rc = cu->cuMemcpyHtoD(k->keep[i][s], b->data[s], n)) != CUDA_SUCCESS)
+            goto fail;
+    }
+    if (nd && (rc = cu->cuMemcpyHtoD(k->d[i][s], b->data[s], n)) != CUDA_SUCCESS)
+        goto fail;
+    return 0;
+fail:;
+    char d[160];
+    cut_cu_describe(rc, d, sizeof d);
+    return cut_err_set(e, "input '%s' set %d could not be checked or restored on the device: %s", b->name, s, d);
+}
+
+/* SELECT_WORK (worker_hold.h): the held work's inputs made whole again, since a kernel run on another work may have
+ * written past its own buffers into them (outputs are poisoned before every launch anyway). */
+static int work_select(void *ctx, void *state, cut_err *e)
+{
+    wk_work *k = state;
+    for (int i = 0; i < k->work.nbufs; i++)
+        for (int s = 0; s < 2 && !k->work.bufs[i].is_output; s++)
+            if (refresh_input(ctx, k, i, s, e) != 0)
+                return -1;
+    return 0;
+}
+
+static void work_free(void *ctx, void *state, int context_dead)
+{
+    cut_wk_work_free(state, cut_wk_cu(ctx), context_dead);
+}
+
+void cut_wk_hold_ops_of(cut_wk *w, cut_wk_hold_ops *ops)
+{
+    *ops = (cut_wk_hold_ops){.load = work_load, .select = work_select, .free = work_free, .ctx = w};
 }
 
 /* A kernel's writable module variables (cut_cubin_globals), found with cuModuleGetGlobal, and their bytes as loaded
@@ -491,7 +556,7 @@ static void call_measure(cut_wk *w, work_run *r, const cut_vf *v, const uint8_t 
  * tensors), no module variables. */
 void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res, int *fatal)
 {
-    wk_work *k = *cut_wk_work_slot(w);
+    wk_work *k = cur_work(w);
     if (!k) {
         cut_result_reset(res);
         *fatal = 0;
@@ -508,7 +573,7 @@ void cut_wk_check_and_time(cut_wk *w, const cut_wk_launcher *l, cut_result *res,
 int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply, int *fatal, cut_err *e)
 {
     *fatal = 0;
-    wk_work *k = *cut_wk_work_slot(w);
+    wk_work *k = cur_work(w);
     cut_wp_run q;
     if (cut_wp_run_body_decode(body, k ? &k->work : NULL, &q, e) != 0)
         return -1;
@@ -516,6 +581,9 @@ int cut_wk_run(cut_wk *w, const cut_wp_frame *body, cut_buf *b, uint32_t *reply,
     memset(&rr, 0, sizeof rr);
     cut_result_reset(&rr.res);
     *reply = CUT_WP_RUN_RESULT;
+    /* a vendor baseline's workspaces get the memory of the works held beside this one (sent again when selected) */
+    if (q.what != CUT_WP_RUN_CALL)
+        cut_wk_hold_drop_idle(cut_wk_holds(w));
     switch (q.what) {
     case CUT_WP_RUN_CALL: {
         cut_work_outputs outs;

@@ -7,6 +7,7 @@
 #include "gpu/cuda_drv.h"
 #include "measure/cudnn_baseline.h"
 #include "measure/verify.h"
+#include "measure/worker_hold.h"
 #include "measure/worker_proto.h"
 
 /* What readies each timed launch (verify.h's arm: outputs poisoned, module state reset), outside the timed region.
@@ -43,8 +44,6 @@ int cut_wk_launch_status(CUresult rc, char *msg, size_t n, int *sticky);
 /* Sets res's status and its error message (printf-style, truncated to fit). */
 void cut_wk_set_status(cut_result *res, cut_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const cut_cu_api *cut_wk_cu(cut_wk *w);
-/* Frees the prepared work. */
-void cut_wk_release(cut_wk *w);
 /* Takes t as the timing policy of the runs that follow and allocates the L2 flush buffer if it needs one. */
 int cut_wk_use_timing(cut_wk *w, const cut_timing *t, cut_err *e);
 /* Loads a module image and finds entry in it, opting in to smem bytes of dynamic shared memory when static plus
@@ -52,8 +51,8 @@ int cut_wk_use_timing(cut_wk *w, const cut_timing *t, cut_err *e);
  * LAUNCH_ERROR, or FAULT with *fatal = 1, and nothing left loaded. */
 int cut_wk_load(cut_wk *w, const uint8_t *img, size_t n, const char *entry, unsigned smem, CUmodule *mod,
                 CUfunction *f, cut_result *res, int *fatal);
-/* The slot where worker_work.c keeps the prepared work (freed by cut_wk_work_free). */
-void **cut_wk_work_slot(cut_wk *w);
+/* The works the worker holds (worker_hold.h), the selected one the prepared work. */
+cut_wk_hold *cut_wk_holds(cut_wk *w);
 /* tma.c: encodes TMA descriptor t (argument i of a call) over buffer b at base (cuTensorMapEncodeTiled: rank 2,
  * b's element type, element strides 1, no interleave, t's swizzle, L2 promotion 128 B, out-of-bounds elements read
  * as zero) into *map. 0, or -1 with res LAUNCH_ERROR naming the argument, the descriptor and why (a map that reaches
@@ -61,9 +60,10 @@ void **cut_wk_work_slot(cut_wk *w);
 int cut_wk_tma_encode(const cut_cu_api *cu, const cut_tma_desc *t, int i, const cut_work_buf *b, CUdeviceptr base,
                       CUtensorMap *map, cut_result *res);
 
-/* worker_work.c: PREPARE_WORK: replaces the prepared work with the decoded one, its buffers uploaded (and a GEMM's
- * references computed when the runner owes them). 0, or -1 with e. */
-int cut_wk_prepare_work(cut_wk *w, const cut_wp_frame *f, cut_err *e);
+/* worker_work.c: the held works' operations (worker_hold.h) for worker w: a decoded work's buffers uploaded (and a
+ * GEMM's references computed when the runner owes them, and the device checks' copies made), a held work's inputs
+ * made whole again when it is selected, its device buffers freed. */
+void cut_wk_hold_ops_of(cut_wk *w, cut_wk_hold_ops *ops);
 /* RUN's body (the timing policy already taken) on the prepared work: the reply's type into *reply and its payload
  * into b (RUN_RESULT; VENDOR_RESULT for VENDOR); -1 (e set) when nothing could run (no work, a malformed request,
  * no cuDNN/cuBLAS). *fatal = 1 when the context died. */
