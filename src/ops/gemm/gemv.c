@@ -35,8 +35,11 @@ static const int v_flag[] = {0, 1};
 #define MAX_UNROLLED_FMAS 1024
 /* The split-K workspace is a static __device__ array, snapshotted and reset around every checked launch. */
 #define CUT_GEMV_MAX_WS (16L << 20)
-/* Registers beyond accumulators and loads: indices, pointers, loop state. */
-#define REGS_OTHER 28
+/* Registers beyond accumulators and loads: indices, pointers, loop state; A stored K x M adds its staging loop's
+ * index arithmetic (divisions by M); ptxas keeps at most about 64 of A's values ahead in the dot loop. */
+#define REGS_OTHER 32
+#define REGS_A_TRANS 24
+#define REGS_A_AHEAD 64
 /* Kept free below the cap of __launch_bounds__(threads, 1). */
 #define REGS_MARGIN 16
 /* A slice starts on a multiple of this many elements (aligned vectors of A and B in every slice). */
@@ -100,11 +103,13 @@ void cut_gemm_gemv_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_gemv
     out->smem_bytes = (int)(smem < (1L << 30) ? smem : 1L << 30);
     out->ws_bytes = splitk > 1 ? 4L * splitk * cut_gemm_batch(g) * out->tiles_n * m * out->bn : 0;
     /* accumulators (dot: one per row and column; else a vector per row and column) + the loaded words of one
-     * iteration (twice with PIPE) + their fp32 values and A's + pointers + the rest. Checked against ptxas on random
-     * sm_90 compiles (tests/test_gemm_gemv.c prints the range of actual / estimated). */
+     * iteration (twice with PIPE) + their fp32 values + A's values (dot: VEC per row, which ptxas loads ahead; else
+     * one per row) + pointers + the rest. Fitted to ptxas on 400 random sm_90 compiles (0.44..1.08 of the estimate;
+     * tests/test_gemm_gemv.c prints the range). */
     const int acc = out->dot ? m * cols : m * cols * vec;
     const int words = unroll * cols * cut_imax(vec * out->elem / 4, 1);
-    out->regs_est = acc + (1 + pipe) * words + cols * vec + (out->dot ? vec : out->mp) + 2 * cols + REGS_OTHER;
+    out->regs_est = acc + (1 + pipe) * words + cols * vec + (out->dot ? CUT_MIN(m * vec, REGS_A_AHEAD) : out->mp) +
+                    2 * cols + REGS_OTHER + (cut_gemm_a_trans(g) ? REGS_A_TRANS : 0);
     out->unrolled_fmas = unroll * cols * vec * m;
     out->grid[0] = (unsigned)out->tiles_n;
     out->grid[1] = 1;
