@@ -48,6 +48,19 @@ grep -q ",gemv,\"vec=" kernels/gemm/gemm_metadata.csv || fail "no gemv row in ge
 grep -l "// schedule: gemv vec=" kernels/gemm/gemm_nt_fp16_M_1_N_512_K_512/kernel*.cuh >/dev/null ||
   fail "no exported gemv kernel"
 
+# the report: gemv is a template kernel; the batched row says its batch, alpha and beta
+"$BIN" report --gemm --no-plots --outdir . > report.out 2>&1 || { cat report.out; fail "report --gemm"; }
+grep -q "| 3 | 200 | 333 | tt, batch 3, alpha 0.5, beta 0.25 |" report/gemm.md || fail "gemm.md batched row"
+python3 - <<'PY' || fail "report/gemm.json"
+import json
+rows = {(r["m"], r["layout"], r["dtype"]): r for r in json.load(open("report/gemm.json"))["rows"]}
+tt = rows[(3, "tt", "bf16")]
+assert (tt["batch"], tt["alpha"], tt["beta"]) == (3, 0.5, 0.25), tt
+assert tt["template_knobs"].startswith("gemv ") and tt["generic_tflops"] is None, tt
+nt = rows[(1, "nt", "fp16")]
+assert nt["batch"] == 1 and nt["template_knobs"].startswith("gemv "), nt
+PY
+
 # refusals, exit 2 with a sentence and no log
 expect2() { # label, wanted message (ERE), args...
   local label=$1 want=$2; shift 2

@@ -332,6 +332,9 @@ static void test_report(void **st)
     assert_int_equal(cJSON_GetObjectItem(row, "m")->valueint, 256);
     assert_string_equal(cJSON_GetObjectItem(row, "layout")->valuestring, "nn");
     assert_string_equal(cJSON_GetObjectItem(row, "dtype")->valuestring, "fp32");
+    assert_int_equal(cJSON_GetObjectItem(row, "batch")->valueint, 1); /* a plain GEMM: batch 1, alpha 1, beta 0 */
+    assert_true(cJSON_GetObjectItem(row, "alpha")->valuedouble == 1.0);
+    assert_true(cJSON_GetObjectItem(row, "beta")->valuedouble == 0.0);
     assert_true(fabs(cJSON_GetObjectItem(row, "template_tflops")->valuedouble - fl / 0.25e9) < 1e-12);
     assert_string_equal(cJSON_GetObjectItem(o, "gpu")->valuestring, "host-emulation");
     cJSON_Delete(o);
