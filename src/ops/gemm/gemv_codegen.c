@@ -11,8 +11,8 @@
  * shared memory (AV-element vector loads; A stored K x M is one contiguous run per slice). B never touches shared
  * memory: each lane loads VEC consecutive elements of a row of B (one 16-byte load at VEC = 16 / element size)
  * straight into registers, COLS such loads per k step, UNROLL k steps per loop iteration, all issued before the
- * iteration's FMAs (PIPE = 1: the next iteration's loads are issued before this one's FMAs, and the first ones
- * before A is staged, so that DRAM is busy from the kernel's start). STREAM = 1 reads B with ld.global.cs
+ * iteration's FMAs (PIPE = 1: two register buffers in turn, the next iteration's loads issued before this one's
+ * FMAs, and the first ones before A is staged, so that DRAM is busy from the kernel's start). STREAM = 1 reads B with ld.global.cs
  * (evict-first: B is read once), else through the read-only path.
  *
  * Two loop structures, by where B's rows run:
@@ -284,22 +284,23 @@ static const char gemv_kernel[] =
     "    stage_a(A, smem, kb0, kb1, tid);\n"
     "    __syncthreads();\n"
     "    ACC_DECL()\n"
-    "#pragma unroll 1\n"
-    "    for (int kb = kfirst; kb < kb1; kb += KITER) {\n"
     "#if PIPE\n"
-    "        raw_t nxt[UNROLL][COLS];\n"
+    "    /* two register buffers in turn: each iteration's loads are in flight during the other's FMAs */\n"
+    "    raw_t nxt[UNROLL][COLS];\n"
+    "#pragma unroll 1\n"
+    "    for (int kb = kfirst; kb < kb1; kb += 2 * KITER) {\n"
     "        LOAD(nxt, kb + KITER)\n"
     "        COMPUTE(cur, kb)\n"
-    "#pragma unroll\n"
-    "        for (int u = 0; u < UNROLL; u++)\n"
-    "#pragma unroll\n"
-    "            for (int c = 0; c < COLS; c++)\n"
-    "                cur[u][c] = nxt[u][c];\n"
+    "        LOAD(cur, kb + 2 * KITER)\n"
+    "        COMPUTE(nxt, kb + KITER)\n"
+    "    }\n"
     "#else\n"
+    "#pragma unroll 1\n"
+    "    for (int kb = kfirst; kb < kb1; kb += KITER) {\n"
     "        LOAD(cur, kb)\n"
     "        COMPUTE(cur, kb)\n"
-    "#endif\n"
     "    }\n"
+    "#endif\n"
     "    __syncthreads(); /* every warp is done with A: its space takes the sums */\n"
     "    float *red = smem;\n"
     "    REDUCE_TO(red)\n"
