@@ -83,7 +83,7 @@ void cut_gemm_gemv_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_gemv
     const int cols = cut_clampi(k[CUT_GV_COLS], 1, 16), warps = cut_clampi(k[CUT_GV_WARPS], 1, 32);
     const int kwarps = cut_clampi(k[CUT_GV_KWARPS], 1, warps), unroll = cut_clampi(k[CUT_GV_UNROLL], 1, 64);
     const int splitk = cut_clampi(k[CUT_GV_SPLITK], 1, 1024), pipe = cut_clampi(k[CUT_GV_PIPE], 0, 1);
-    const int m = cut_clampi(g->m, 1, 1 << 20), kk = cut_imax(g->k, 1);
+    const int m = cut_clampi(g->m, 1, 1024), kk = cut_imax(g->k, 1), batch = cut_gemm_batch(g);
     memset(out, 0, sizeof *out);
     out->dot = cut_gemm_b_trans(g);
     out->elem = elem_bytes(g->dtype);
@@ -101,7 +101,8 @@ void cut_gemm_gemv_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_gemv
     out->smem_red = 4L * kwarps * m * out->bn;
     const long smem = out->smem_a > out->smem_red ? out->smem_a : out->smem_red;
     out->smem_bytes = (int)(smem < (1L << 30) ? smem : 1L << 30);
-    out->ws_bytes = splitk > 1 ? 4L * splitk * cut_gemm_batch(g) * out->tiles_n * m * out->bn : 0;
+    const double ws = 4.0 * splitk * batch * out->tiles_n * m * out->bn; /* in double: an invalid batch is huge */
+    out->ws_bytes = splitk > 1 ? (ws < 4e18 ? (long)ws : (long)4e18) : 0;
     /* accumulators (dot: one per row and column; else a vector per row and column) + the loaded words of one
      * iteration (twice with PIPE) + their fp32 values + A's values (dot: VEC per row, which ptxas loads ahead; else
      * one per row) + pointers + the rest. Checked against ptxas on 1,100 random sm_90 compiles, none spilling: 300 of
@@ -115,7 +116,7 @@ void cut_gemm_gemv_geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_gemv
     out->unrolled_fmas = unroll * cols * vec * m;
     out->grid[0] = (unsigned)out->tiles_n;
     out->grid[1] = 1;
-    out->grid[2] = (unsigned)(cut_gemm_batch(g) * splitk);
+    out->grid[2] = (unsigned)CUT_MIN((long)batch * splitk, 0xFFFFFFFFL);
 }
 
 /* The smallest SPLITK of the list whose slice of A fits the shared memory of d, and the largest that leaves no
