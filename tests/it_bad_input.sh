@@ -51,9 +51,9 @@ expect2 "baseline bad --heuristic" "heuristic" baseline --gemm M=8 N=8 K=8 --heu
 if ! "$BIN" devices >/dev/null 2>&1; then
   expect2 "baseline gemm without a GPU" "no (usable )?GPU|no NVIDIA" baseline --gemm M=64 N=64 K=64 --dtype fp16
 fi
-# a GEMM no template computes on the backend: fp16 needs tensor cores, the emulator runs fp32 SIMT kernels only
-expect2 "gemm fp16 under emulation" "no GEMM template computes fp16 under emulation" \
-  tune $E --gemm M=1024 N=2048 K=3072 t=2000 --layout nt --dtype fp16
+# a GEMM template the backend cannot run: wgmma's TMA and wgmma PTX need a GPU, the emulator runs the others
+expect2 "gemm wgmma under emulation" "tpl wgmma: its kernels need a GPU" \
+  tune $E --gemm M=1024 N=2048 K=3072 t=2000 --layout nt --dtype fp16 --tpl wgmma
 expect2 "gemm unknown --tpl" "'tensor' is not a GEMM template" tune $E --gemm M=8 N=8 K=8 --tpl tensor
 expect2 "gemm with --conv" "cannot be combined" tune $E --gemm M=8 N=8 K=8 --conv 1,8,8,8,4,3,3,1,1
 # kernel specs: refuse instead of silently changing data (issue 15)

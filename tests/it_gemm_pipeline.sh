@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GEMM end to end on the host-emulation backend: cutune tune --gemm (NN and NT, tiny shapes, seed 004's words and
 # the long flags) -> records, tuningresults, resume -> cutune report --gemm with a hand-written vendor file; conv
-# tools beside the GEMM logs ignore them; fp16 under emulation is a usage error.
+# tools beside the GEMM logs ignore them; a GPU-only template (wgmma) under emulation is a usage error (fp16 runs
+# there: it_gemm_gemv.sh).
 set -euo pipefail
 BIN=$1; DIR=$2
 rm -rf "$DIR"; mkdir -p "$DIR"; cd "$DIR"
@@ -78,11 +79,14 @@ ratio = rows["nn"]["generic_tflops"] / 0.5
 assert f"{ratio:.2f}x" in md, (ratio, md)
 PY
 
-# fp16 under emulation: no template computes it there, exit 2 with a sentence
+# wgmma under emulation: its kernels need a GPU, exit 2 with a sentence; and --tpl mma on fp32: no template applies
 set +e
-"$BIN" tune --gemm M=64 N=48 K=40 t=8 --dtype fp16 --backend emu --outdir . >/dev/null 2>fp16.err; rc=$?
+"$BIN" tune --gemm M=64 N=48 K=40 t=8 --dtype fp16 --tpl wgmma --backend emu --outdir . >/dev/null 2>fp16.err; rc=$?
+"$BIN" tune --gemm M=64 N=48 K=40 t=8 --tpl mma --backend emu --outdir . >/dev/null 2>fp32.err; rc32=$?
 set -e
-[ $rc -eq 2 ] || fail "fp16 under emulation: exit $rc, want 2"
-grep -q "no GEMM template computes fp16 under emulation" fp16.err || fail "fp16 message: $(cat fp16.err)"
-[ ! -e tuningrecords/gemm_nn_fp16_M_64_N_48_K_40.json ] || fail "fp16 left a log"
+[ $rc -eq 2 ] || fail "wgmma under emulation: exit $rc, want 2"
+grep -q -- "--tpl wgmma: its kernels need a GPU" fp16.err || fail "wgmma message: $(cat fp16.err)"
+[ ! -e tuningrecords/gemm_nn_fp16_M_64_N_48_K_40.json ] || fail "wgmma left a log"
+[ $rc32 -eq 2 ] || fail "mma on fp32: exit $rc32, want 2"
+grep -q "no GEMM template computes fp32 nn under emulation (mma: " fp32.err || fail "fp32 mma message: $(cat fp32.err)"
 echo "ok: GEMM pipeline under emulation"

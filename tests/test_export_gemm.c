@@ -1,4 +1,5 @@
-/* cutune export of tuned GEMMs: loading tuningresults/gemm_*.json (mma.sync and wgmma schedules, fp16, NN and NT),
+/* cutune export of tuned GEMMs: loading tuningresults/gemm_*.json (mma.sync, wgmma and gemv schedules, fp16, NN and
+ * NT; a gemv kernel with split-K, whose workspace is the module's),
  * refusing bad files, the written project (renamed entries, TMA maps encoded by the launcher, sm_90a), and, where
  * nvcc is installed, that the exported project builds with cmake + nvcc alone. Then every op at once: conv kernels
  * (a split-K one among them) and GEMMs, whose headers compose in one translation unit with each other, with Thrust
@@ -94,6 +95,13 @@ static void test_export_mma_and_wgmma(void **state)
     add_record(path, &nn, &m, CUT_ST_WRONG_RESULT, 0, 2); /* skipped */
     results_path(path, sizeof path, res, &nt);
     add_record(path, &nt, &m2, CUT_ST_OK, 0.015, 0);
+    /* a skinny GEMM's gemv kernels, one with split-K (its workspace a static __device__ array, as in tuning) */
+    const cut_gemm skinny = {1, 512, 512, CUT_GEMM_NT, CUT_DT_FP16};
+    const cut_sched gv_split = {.tpl = CUT_GEMM_TPL_GEMV, .k = {8, 8, 2, 4, 1, 2, 4, 1, 1}};
+    const cut_sched gv_plain = {.tpl = CUT_GEMM_TPL_GEMV, .k = {8, 16, 1, 4, 2, 1, 1, 0, 0}};
+    results_path(path, sizeof path, res, &skinny);
+    add_record(path, &skinny, &gv_split, CUT_ST_OK, 0.004, 0);
+    add_record(path, &skinny, &gv_plain, CUT_ST_OK, 0.005, 1);
     /* a vendor file beside them is not a kernel */
     snprintf(path, sizeof path, "%s/vendor_gemm_nn_fp16_M_256_N_192_K_128.json", res);
     const char *vendor = "{\"tflops\":1,\"ms\":1,\"algo\":\"x\"}\n";
@@ -101,8 +109,10 @@ static void test_export_mma_and_wgmma(void **state)
 
     cut_export_gemm_set set;
     assert_int_equal(cut_export_gemm_load(res, &set, &e), 0);
-    assert_int_equal(set.n, 3);
+    assert_int_equal(set.n, 5);
     assert_int_equal(set.skipped, 1);
+    assert_string_equal(set.k[3].ks.entry, "cut_gemm3_k1"); /* gemm_nt_fp16_M_1_...: GEMM 3 */
+    assert_non_null(strstr(set.k[3].ks.src, "cut_splitk_last"));
     /* sorted by file name: gemm_nn_... is GEMM 1, gemm_nt_... GEMM 2 */
     assert_int_equal(set.k[0].gemm_id, 1);
     assert_int_equal(set.k[0].kernel_id, 1);
@@ -142,6 +152,7 @@ static void test_export_mma_and_wgmma(void **state)
     char *csv = read_all(path);
     assert_true(strncmp(csv, CUT_EXPORT_GEMM_CSV_HEADER "\n", strlen(CUT_EXPORT_GEMM_CSV_HEADER) + 1) == 0);
     assert_non_null(strstr(csv, "\n1,1,256,192,128,nn,fp16,wgmma,\""));
+    assert_non_null(strstr(csv, "\n3,1,1,512,512,nt,fp16,gemv,\"vec=8;lanes=8;cols=2;warps=4;kwarps=1;unroll=2;splitk=4;"));
     free(csv);
     snprintf(path, sizeof path, "%s/kernels/" CUT_EXPORT_MARKER, out);
     assert_int_equal(access(path, F_OK), 0);

@@ -332,6 +332,9 @@ static void test_report(void **st)
     assert_int_equal(cJSON_GetObjectItem(row, "m")->valueint, 256);
     assert_string_equal(cJSON_GetObjectItem(row, "layout")->valuestring, "nn");
     assert_string_equal(cJSON_GetObjectItem(row, "dtype")->valuestring, "fp32");
+    assert_int_equal(cJSON_GetObjectItem(row, "batch")->valueint, 1); /* a plain GEMM: batch 1, alpha 1, beta 0 */
+    assert_true(cJSON_GetObjectItem(row, "alpha")->valuedouble == 1.0);
+    assert_true(cJSON_GetObjectItem(row, "beta")->valuedouble == 0.0);
     assert_true(fabs(cJSON_GetObjectItem(row, "template_tflops")->valuedouble - fl / 0.25e9) < 1e-12);
     assert_string_equal(cJSON_GetObjectItem(o, "gpu")->valuestring, "host-emulation");
     cJSON_Delete(o);
@@ -461,11 +464,12 @@ static void test_emu_prepare_gemm(void **st)
     cut_runner *r = cut_runner_emu_new(NULL, NULL, &e);
     assert_non_null(r);
     assert_non_null(r->prepare);
-    cut_gemm g = {8, 8, 8, CUT_GEMM_NN, CUT_DT_FP16};
-    assert_int_equal(cut_runner_prepare_gemm(r, &g, 1, &e), -1);
-    assert_non_null(strstr(e.msg, "fp32 GEMMs only"));
-    g.dtype = CUT_DT_FP32;
-    assert_int_equal(cut_runner_prepare_gemm(r, &g, 1, &e), 0);
+    /* every dtype: the SIMT, gemv and mma kernels run under emulation (test_gemm_gemv runs them through it) */
+    for (cut_dtype dt = CUT_DT_FP32; dt < CUT_DT_COUNT; dt++) {
+        cut_gemm g = {8, 8, 8, CUT_GEMM_NN, dt};
+        if (cut_runner_prepare_gemm(r, &g, 1, &e) != 0)
+            fail_msg("%s: %s", cut_dtype_name(dt), e.msg);
+    }
     cut_runner_free(r);
 }
 

@@ -75,8 +75,9 @@ int cut_codegen_gemm_simt(const cut_gemm *g, const cut_gemm_sched *s, cut_kernel
  *
  * Templates: "simt" (fp32 FMA, the analogue of TVM's generic tuning; this file's knobs above), "mma" (multi-stage
  * cp.async pipeline feeding mma.sync tensor cores; fp16, bf16, tf32; knobs in src/ops/gemm/mma.h, space in
- * src/ops/gemm/mma.c, kernel in src/ops/gemm/mma_codegen.c) and "wgmma" (Hopper, sm_90a:
- * TMA + mbarriers + wgmma with producer/consumer warp specialisation; src/ops/gemm/wgmma.c).
+ * src/ops/gemm/mma.c, kernel in src/ops/gemm/mma_codegen.c), "wgmma" (Hopper, sm_90a:
+ * TMA + mbarriers + wgmma with producer/consumer warp specialisation; src/ops/gemm/wgmma.c) and "gemv" (issue 21:
+ * skinny GEMMs, M <= 16, at memory bandwidth on CUDA cores; src/ops/gemm/gemv.h, gemv.c, gemv_codegen.c).
  *
  * Kernel contract (every template): extern "C" __global__ entry "cut_gemm", C fp32 row-major M x N, A row-major
  * M x K (K x M for TN, TT) and B row-major K x N (NN, TN) or N x K (NT, TT), batch of each packed (cutune/gemm.h),
@@ -97,8 +98,11 @@ typedef struct cut_gemm_geom {
 } cut_gemm_geom;
 
 typedef struct cut_gemm_template {
-    const char *name; /* "simt", "mma", "wgmma" */
+    const char *name; /* "simt", "mma", "wgmma", "gemv" */
     int nknobs;
+    /* 1: its kernels need a GPU (PTX outside CUT_EMU branches: TMA, wgmma), so the host emulator runs none of them
+     * and `cutune tune --backend emu` leaves the template out; 0: the emulator runs them. */
+    int gpu_only;
     /* Knob name in index order ("bm", ...), "?" outside [0, nknobs). */
     const char *(*knob_name)(int knob);
     /* The value a record without this knob means (a knob added later, e.g. mma's splitk: 1), or -1 when every
@@ -135,9 +139,9 @@ int cut_gemm_sched_check(const cut_gemm *g, const cut_sched *s, const cut_devlim
 /* Code through the schedule's template. */
 int cut_codegen_gemm(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 
-extern const cut_gemm_template cut_gemm_tpl_simt, cut_gemm_tpl_mma, cut_gemm_tpl_wgmma;
-/* Registry indices (registry.c keeps this order). */
-enum { CUT_GEMM_TPL_SIMT = 0, CUT_GEMM_TPL_MMA = 1, CUT_GEMM_TPL_WGMMA = 2 };
+extern const cut_gemm_template cut_gemm_tpl_simt, cut_gemm_tpl_mma, cut_gemm_tpl_wgmma, cut_gemm_tpl_gemv;
+/* Registry indices (registry.c keeps this order; the cost model's one-hot has CUT_FEAT_NTPL = 4 slots). */
+enum { CUT_GEMM_TPL_SIMT = 0, CUT_GEMM_TPL_MMA = 1, CUT_GEMM_TPL_WGMMA = 2, CUT_GEMM_TPL_GEMV = 3 };
 
 /* ---- cost-model features (src/ops/gemm/features.c) ---- */
 

@@ -13,7 +13,9 @@
  * as two more kernel arguments (CUT_WS_PARAM), so that launches on different streams never share them: after
  * (in, w, out) pass a float pointer to ws_partial_floats floats and an unsigned pointer to ws_counters counters,
  * zeroed before the first launch (each launch leaves them zero), one pair per stream. Other kernels take the op's
- * arguments only: a conv (in, w, out), a GEMM (A, B, C) or, when ks.ntma == 2, the two TMA maps then C. */
+ * arguments only: a conv (in, w, out), a GEMM (A, B, C) or, when ks.ntma == 2, the two TMA maps then C. A GEMM's
+ * split-K kernels (mma's turn counters, gemv's partial sums and counters) keep that state in module variables, as
+ * they did when measured: one launch at a time per loaded module. */
 #ifndef CUTUNE_LOOKUP_H
 #define CUTUNE_LOOKUP_H
 

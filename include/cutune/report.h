@@ -160,9 +160,11 @@ typedef struct cut_gemm_report_row {
 int cut_gemm_report_collect(const char *rec_dir, const char *res_dir, cut_gemm_report_row **rows, cut_err *e);
 /* Writes out_dir/gemm.md (a table per dtype: shape, layout, generic / template / vendor TFLOP/s, template/vendor
  * and generic/vendor, best knobs) and out_dir/gemm.json:
- *   {"gpu":"..."|null,"command":"...","rows":[{"m","n","k","layout","dtype","generic_tflops","template_tflops",
- *    "vendor_tflops","vendor_algo","generic_ms","template_ms","vendor_ms","generic_knobs","template_knobs"}]}
- * with null for each missing value. */
+ *   {"gpu":"..."|null,"command":"...","rows":[{"m","n","k","layout","dtype","batch","alpha","beta","generic_tflops",
+ *    "template_tflops","vendor_tflops","vendor_algo","generic_ms","template_ms","vendor_ms","generic_knobs",
+ *    "template_knobs"}]}
+ * with null for each missing value (batch 1, alpha 1, beta 0 for a plain GEMM; gemm.md adds them to the layout cell
+ * only when they are not those). */
 int cut_gemm_report_write(const char *out_dir, const char *command, const cut_gemm_report_row *rows, int n,
                           cut_err *e);
 

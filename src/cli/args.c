@@ -140,19 +140,48 @@ static int is_gemm_word(const char *w)
     return w[0] != '-' || (strchr(w, '=') && strncmp(w, "--", 2) != 0);
 }
 
+/* Splits the arguments argv[0..n) at blanks into at most cap words in *words (pointers into *buf, which the caller
+ * frees): --gemm "M=1 N=4096 K=4096 t=100" reads as the four words. The count, or -1 past cap. */
+static int split_words(int n, char **argv, char **buf, char **words, int cap)
+{
+    size_t len = 1;
+    for (int j = 0; j < n; j++)
+        len += strlen(argv[j]) + 1;
+    *buf = cut_xmalloc(len);
+    (*buf)[0] = 0;
+    for (int j = 0; j < n; j++)
+        strcat(strcat(*buf, argv[j]), " ");
+    int count = 0;
+    for (char *save = NULL, *w = strtok_r(*buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (count == cap)
+            return -1;
+        words[count++] = w;
+    }
+    return count;
+}
+
 /* --gemm WORDS...: M, N and K must not be set yet (by --m/--n/--k or an earlier --gemm). */
 static int gemm_words(int argc, char **argv, int *i, cut_gemm *g, int *trials, cut_err *e)
 {
     int first = *i + 1, n = 0;
     while (first + n < argc && is_gemm_word(argv[first + n]))
         n++;
-    if (n == 0)
-        return cut_err_set(e, "--gemm needs seed-004 words after it, e.g. --gemm M=1024 N=2048 K=3072 t=2000");
-    if (g->m || g->n || g->k)
+    char *buf = NULL, *words[32];
+    const int nw = n ? split_words(n, argv + first, &buf, words, (int)CUT_ARRAY_LEN(words)) : 0;
+    if (nw <= 0) {
+        free(buf);
+        return nw < 0 ? cut_err_set(e, "--gemm: more than %d words", (int)CUT_ARRAY_LEN(words))
+                      : cut_err_set(e, "--gemm needs seed-004 words after it, e.g. --gemm M=1024 N=2048 K=3072 t=2000");
+    }
+    if (g->m || g->n || g->k) {
+        free(buf);
         return cut_err_set(e, "--gemm %s: M, N or K is already given (by --m, --n, --k or another --gemm)",
                            argv[first]);
+    }
     int t = 0;
-    if (cut_gemm_parse_args(n, (const char *const *)(argv + first), g, &t, NULL, e) != 0)
+    const int rc = cut_gemm_parse_args(nw, (const char *const *)words, g, &t, NULL, e);
+    free(buf);
+    if (rc != 0)
         return cut_err_wrap(e, "--gemm");
     if (t > 0)
         *trials = t;

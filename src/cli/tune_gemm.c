@@ -22,10 +22,10 @@ static int parse_tpl(const char *s, int *mask, cut_err *e)
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         int t = cut_gemm_template_find(w);
         if (t < 0 || t >= 31)
-            return cut_err_set(e, "--tpl: '%s' is not a GEMM template (simt, mma, wgmma or all)", w);
+            return cut_err_set(e, "--tpl: '%s' is not a GEMM template (simt, mma, wgmma, gemv or all)", w);
         *mask |= 1 << t;
     }
-    return *mask ? 0 : cut_err_set(e, "--tpl needs a template name (simt, mma, wgmma or all)");
+    return *mask ? 0 : cut_err_set(e, "--tpl needs a template name (simt, mma, wgmma, gemv or all)");
 }
 
 static int usage_errors(const cut_cli_gemm_opts *o, cut_err *e)
@@ -40,14 +40,29 @@ static int usage_errors(const cut_cli_gemm_opts *o, cut_err *e)
     return cut_gemm_cli_finish(&o->g, e);
 }
 
-/* 0 if some template of mask computes g on d (and, under emulation, on the CPU); else a sentence with the reasons
- * (the caller exits 2). */
+/* Under emulation, the templates whose kernels the host emulator runs: *mask (0: every template) without the
+ * GPU-only ones. Naming one of those in --tpl is an error (a sentence; the caller exits 2). */
+static int emu_mask(int *mask, cut_err *e)
+{
+    int out = 0;
+    for (int t = 0; t < cut_gemm_template_count(); t++) {
+        const cut_gemm_template *tp = cut_gemm_template_get(t);
+        if (*mask && !(*mask & (1 << t)))
+            continue;
+        if (tp->gpu_only && *mask)
+            return cut_err_set(e, "--tpl %s: its kernels need a GPU (PTX the host emulator cannot run); leave it "
+                                  "out of --tpl under --backend emu, or run with --backend cuda",
+                               tp->name);
+        if (!tp->gpu_only)
+            out |= 1 << t;
+    }
+    *mask = out;
+    return 0;
+}
+
+/* 0 if some template of mask (0: any) computes g on d; else a sentence with the reasons (the caller exits 2). */
 static int check_templates(const cut_gemm *g, const cut_devlimits *d, int mask, const char *backend, cut_err *e)
 {
-    if (!strcmp(backend, "emu") && g->dtype != CUT_DT_FP32)
-        return cut_err_set(e, "no GEMM template computes %s under emulation: the emulator runs fp32 SIMT kernels "
-                              "only, and the %s templates use tensor-core PTX (run on a GPU with --backend cuda)",
-                           cut_dtype_name(g->dtype), cut_dtype_name(g->dtype));
     char why_all[1024] = "";
     size_t len = 0;
     for (int t = 0; t < cut_gemm_template_count(); t++) {
@@ -61,8 +76,8 @@ static int check_templates(const cut_gemm *g, const cut_devlimits *d, int mask, 
                                 len ? "; " : "", tp->name, why.msg[0] ? why.msg : "does not apply");
         len = CUT_MIN(len, sizeof why_all - 1);
     }
-    return cut_err_set(e, "no GEMM template computes %s %s here (%s)", cut_dtype_name(g->dtype),
-                       cut_gemm_layout_name(g->layout), why_all);
+    return cut_err_set(e, "no GEMM template computes %s %s %s (%s)", cut_dtype_name(g->dtype),
+                       cut_gemm_layout_name(g->layout), strcmp(backend, "emu") ? "here" : "under emulation", why_all);
 }
 
 static void print_result(const char *name, const cut_tune_stats *st)
@@ -113,6 +128,7 @@ int cut_cli_tune_gemm(const cut_cli_gemm_opts *o)
     char rec_dir[1024], res_dir[1024], cache[1024], name[256];
     cut_tune_cfg cfg;
     if (usage_errors(o, &e) != 0 || parse_tpl(o->tpl, &mask, &e) != 0 ||
+        (!strcmp(o->backend, "emu") && emu_mask(&mask, &e) != 0) ||
         setup_cfg(o, rec_dir, res_dir, cache, sizeof rec_dir, &cfg, &e) != 0 ||
         check_templates(&o->g, &cfg.limits, mask, o->backend, &e) != 0 ||
         (!strcmp(o->backend, "emu") && (cut_gemm_name(&o->g, name, sizeof name),

@@ -219,16 +219,15 @@ static void host_refs(emu_runner *er, const cut_gemm *g)
 }
 
 /* Copies the work into aligned host buffers (the caller's need not outlive the call; with take they are freed). A
- * GEMM of another dtype than fp32 cannot run here: its kernels store halves or run tensor-core PTX. */
+ * GEMM of any dtype: its 16-bit inputs stay bits, which the SIMT, gemv and mma kernels widen or feed to their
+ * emulated mma; a kernel with PTX the emulator cannot run is refused per call (kcall_refused). */
 static int emu_prepare(cut_runner *r, cut_work *w, int take, cut_err *e)
 {
     emu_runner *er = r->impl;
     int rc = cut_work_check(w, e);
     cut_gemm g;
-    if (rc == 0 && w->op.kind == CUT_WORK_GEMM && (rc = cut_gemm_of_work_op(&w->op, &g, e)) == 0 &&
-        g.dtype != CUT_DT_FP32)
-        rc = cut_err_set(e, "the emulation backend runs fp32 GEMMs only (%s kernels need tensor cores: use a GPU)",
-                         cut_dtype_name(g.dtype));
+    if (rc == 0 && w->op.kind == CUT_WORK_GEMM)
+        rc = cut_gemm_of_work_op(&w->op, &g, e);
     if (rc == 0) {
         release_tensors(er);
         er->prepared = 1; /* the buffers below are sized by er->kw */

@@ -151,8 +151,11 @@ static void md_table(cut_buf *b, const cut_gemm_report_row *rows, int n, cut_dty
                               "| template/vendor | generic/vendor | vendor algo | best generic knobs | best template "
                               "knobs |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|\n",
                            cut_dtype_name(dt));
-        cut_buf_printf(b, "| %d | %d | %d | %s |", r->gemm.m, r->gemm.n, r->gemm.k,
-                       cut_gemm_layout_name(r->gemm.layout));
+        cut_buf_printf(b, "| %d | %d | %d | %s", r->gemm.m, r->gemm.n, r->gemm.k, cut_gemm_layout_name(r->gemm.layout));
+        if (cut_gemm_has_extras(&r->gemm)) /* batch, alpha, beta beside the layout: the columns stay seed 004's */
+            cut_buf_printf(b, ", batch %d, alpha %g, beta %g", cut_gemm_batch(&r->gemm), cut_gemm_alpha(&r->gemm),
+                           cut_gemm_beta(&r->gemm));
+        cut_buf_printf(b, " |");
         md_num(b, r->generic_tflops, " %.4g |");
         md_num(b, r->template_tflops, " %.4g |");
         md_num(b, r->vendor_tflops, " %.4g |");
@@ -187,6 +190,9 @@ static cJSON *json_row(const cut_gemm_report_row *r)
     cJSON_AddNumberToObject(o, "k", r->gemm.k);
     cJSON_AddStringToObject(o, "layout", cut_gemm_layout_name(r->gemm.layout));
     cJSON_AddStringToObject(o, "dtype", cut_dtype_name(r->gemm.dtype));
+    cJSON_AddNumberToObject(o, "batch", cut_gemm_batch(&r->gemm));
+    cJSON_AddNumberToObject(o, "alpha", cut_gemm_alpha(&r->gemm));
+    cJSON_AddNumberToObject(o, "beta", cut_gemm_beta(&r->gemm));
     json_num(o, "generic_tflops", r->generic_tflops);
     json_num(o, "template_tflops", r->template_tflops);
     json_num(o, "vendor_tflops", r->vendor_tflops);

@@ -485,6 +485,7 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
 
 const cut_gemm_template cut_gemm_tpl_wgmma = {
     .name = "wgmma",
+    .gpu_only = 1, /* TMA, mbarriers and wgmma: no emulation */
     .nknobs = K_N,
     .knob_name = knob_name,
     .applies = applies,
