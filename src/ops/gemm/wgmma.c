@@ -25,9 +25,15 @@
  *
  * What they trade. BM x BN: reuse of each loaded byte against registers (MI*BN/2 accumulators per thread) and
  * blocks to fill 132 SMs. ST: latency hiding against shared memory (one block per SM at most tiles). WAITD 1 keeps
- * the tensor cores busy across stage boundaries. NC 2 lets two warp groups share one B tile. */
+ * the tensor cores busy across stage boundaries. NC 2 lets two warp groups share one B tile.
+ *
+ * Every PTX instruction sits in a helper of src/ops/gemm/wgmma_text.c, which under CUT_EMU implements it on the host
+ * emulator as the PTX ISA documents it (mbarrier phases and tx-counts, TMA tile loads with the swizzle and zero
+ * fill from the emulated map the emulation runner passes, wgmma from the descriptors in the accumulator fragment
+ * layout), so the same source runs on the GPU and, with CL 1, under emulation (tests/test_gemm_wgmma_emu.c). */
 #include "codegen/emit.h"
 #include "ops/gemm/simt.h"
+#include "ops/gemm/wgmma_text.h"
 #include "cutune/gemm_space.h"
 #include "cutune/util.h"
 
@@ -199,63 +205,24 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
 
 /* ---- code generation ---- */
 
-/* The device text after the #defines: PTX wrappers, the tile raster, producer, consumers, epilogue. WGMMA(d, da, db)
- * is emitted before it (its operand list depends on BN). */
-static const char wg_body[] =
+/* The device text after the knobs' #defines, before the PTX helpers (wgmma_text.h). */
+static const char wg_head[] =
+    "typedef unsigned long long u64;\n"
     "struct __align__(64) cut_tmap { u64 v[16]; };\n"
     "#define KT ((K + BK - 1) / BK)\n"
     "#define THREADS (128 * (NC + 1))\n"
     "#define A_BYTES (BM * 128)\n"
     "#define B_BYTES (BN * 128)\n"
     "#define STAGE_BYTES (A_BYTES + B_BYTES)\n"
-    "\n"
-    "static __device__ __forceinline__ unsigned smem_u32(const void *p)\n"
-    "{ return (unsigned)__cvta_generic_to_shared(p); }\n"
-    "static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)\n"
-    "{ asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"(bar), \"r\"(count)); }\n"
-    "static __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)\n"
-    "{ asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(bar), \"r\"(bytes) : "
-    "\"memory\"); }\n"
-    "static __device__ __forceinline__ void mbar_arrive(unsigned bar)\n"
-    "{ asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: \"r\"(bar) : \"memory\"); }\n"
-    "/* arrive on the barrier at the same offset in the shared memory of block `cta` of the cluster */\n"
-    "static __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta)\n"
-    "{\n"
-    "    asm volatile(\"{\\n.reg .b32 ra;\\nmapa.shared::cluster.u32 ra, %0, %1;\\n\"\n"
-    "                 \"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\n}\" :: \"r\"(bar), \"r\"(cta) "
-    ": \"memory\");\n"
-    "}\n"
-    "static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)\n"
-    "{\n"
-    "    asm volatile(\"{\\n.reg .pred p;\\nWAIT_%=:\\n\"\n"
-    "                 \"mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n\"\n"
-    "                 \"@!p bra WAIT_%=;\\n}\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n"
-    "}\n"
-    "/* TMA: box at (c0 innermost, c1) of the map into shared memory at dst, completing on bar */\n"
-    "static __device__ __forceinline__ void tma_load(unsigned dst, const cut_tmap *map, int c0, int c1, unsigned bar)\n"
-    "{\n"
-    "    asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-    "%3}], [%4];\"\n"
-    "                 :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n"
-    "}\n"
-    "/* the same box to the same offset in every block of the cluster in mask, completing on each one's bar */\n"
-    "static __device__ __forceinline__ void tma_load_mc(unsigned dst, const cut_tmap *map, int c0, int c1, unsigned "
-    "bar, unsigned short mask)\n"
-    "{\n"
-    "    asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-    "[%0], [%1, {%2, %3}], [%4], %5;\"\n"
-    "                 :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar), \"h\"(mask) : \"memory\");\n"
-    "}\n"
     "/* wgmma shared-memory matrix descriptor: 128-byte swizzle (layout type 1) */\n"
     "static __device__ __forceinline__ u64 desc(unsigned addr, unsigned lbo, unsigned sbo)\n"
     "{\n"
     "    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32) | (1ull << 62);\n"
-    "}\n"
-    "static __device__ __forceinline__ unsigned cluster_rank(void)\n"
-    "{ unsigned r; asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r)); return r; }\n"
-    "static __device__ __forceinline__ void cluster_sync(void)\n"
-    "{ asm volatile(\"barrier.cluster.arrive.release.aligned;\\nbarrier.cluster.wait.acquire.aligned;\" ::: "
-    "\"memory\"); }\n"
+    "}\n";
+
+/* The kernel: the tile raster, producer, consumers, epilogue. WGMMA(d, da, db), DESC_B, LOAD_B and RELEASE come
+ * before it (they depend on BN, the layout and the cluster). */
+static const char wg_body[] =
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR\n"
     "cut_gemm(const __grid_constant__ cut_tmap tmA, const __grid_constant__ cut_tmap tmB, float *__restrict__ C)\n"
@@ -285,7 +252,7 @@ static const char wg_body[] =
     "            mbar_init(FULL(s), 1);\n"
     "            mbar_init(EMPTY(s), NC * 4 * CL); /* a warp of each consumer of each block of the cluster */\n"
     "        }\n"
-    "        asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
+    "        fence_mbarrier_init();\n"
     "    }\n"
     "#if CL > 1\n"
     "    cluster_sync();\n"
@@ -297,7 +264,7 @@ static const char wg_body[] =
     "    (void)rank;\n"
     "\n"
     "    if (wg == 0) { /* producer */\n"
-    "        asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n"
+    "        setmaxnreg_dec<40>();\n"
     "        if (lt == 0) {\n"
     "            for (int kt = 0; kt < KT; kt++) {\n"
     "                const int s = kt % ST;\n"
@@ -310,7 +277,7 @@ static const char wg_body[] =
     "        }\n"
     "        __syncwarp();\n"
     "    } else { /* consumer wg-1 */\n"
-    "        asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %0;\" :: \"n\"(REGS_INC));\n"
+    "        setmaxnreg_inc<REGS_INC>();\n"
     "        float d[MI][BN / 2];\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < MI; i++)\n"
@@ -322,7 +289,7 @@ static const char wg_body[] =
     "        for (int kt = 0; kt < KT; kt++) {\n"
     "            const int s = kt % ST;\n"
     "            mbar_wait(FULL(s), (kt / ST) & 1);\n"
-    "            asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
+    "            wgmma_fence();\n"
     "#pragma unroll\n"
     "            for (int kk = 0; kk < BK / KS; kk++) {\n"
     "#pragma unroll\n"
@@ -332,18 +299,18 @@ static const char wg_body[] =
     "                    WGMMA(d[i], da, db);\n"
     "                }\n"
     "            }\n"
-    "            asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+    "            wgmma_commit();\n"
     "#if WAITD == 0\n"
-    "            asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+    "            wgmma_wait<0>();\n"
     "            if (lane == 0)\n"
     "                RELEASE(s);\n"
     "#else\n"
-    "            asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\");\n"
+    "            wgmma_wait<1>();\n"
     "            if (lane == 0 && kt > 0)\n"
     "                RELEASE((kt - 1) % ST);\n"
     "#endif\n"
     "        }\n"
-    "        asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+    "        wgmma_wait<0>();\n"
     "\n"
     "        /* epilogue: accumulator j of m64 block i holds row 16*warp + lane/4 + 8*((j/2)%2), column\n"
     "           8*(j/4) + 2*(lane%4) + j%2 */\n"
@@ -380,7 +347,7 @@ static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
     const char *ty = g->dtype == CUT_DT_BF16 ? "bf16" : g->dtype == CUT_DT_TF32 ? "tf32" : "f16";
     const int ks = g->dtype == CUT_DT_TF32 ? 8 : 16;
     const int nacc = bn / 2;
-    cut_buf_printf(b, "static __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n{\n"
+    cut_buf_printf(b, "#ifndef CUT_EMU\nstatic __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n{\n"
                       "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
                       "                 \"wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
                    nacc + 2, bn, ks, ty, ty);
@@ -393,8 +360,12 @@ static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
     cut_buf_printf(b, "                 : ");
     for (int i = 0; i < nacc; i++)
         cut_buf_printf(b, "%s\"+f\"(d[%d])", i ? ", " : "", i);
-    cut_buf_printf(b, "\n                 : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n#define WGMMA(d, da, db) "
-                      "wgmma_tile(d, da, db)\n");
+    cut_buf_printf(b, "\n                 : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
+    /* the emulation: A and B from their descriptors, B MN-major for NN, D += A B */
+    cut_buf_printf(b, "#else\nstatic __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n"
+                      "{ emu_wgmma(d, %d, %d, da, 0, db, 0, %d, 1, 1, 1); }\n#endif\n",
+                   bn, g->dtype == CUT_DT_TF32 ? 2 : g->dtype == CUT_DT_BF16 ? 1 : 0, g->layout == CUT_GEMM_NN);
+    cut_buf_printf(b, "#define WGMMA(d, da, db) wgmma_tile(d, da, db)\n");
 }
 
 /* B's loads and descriptors. NT: one K-major box of BN rows; with a cluster of 2, each block loads half the rows
@@ -464,7 +435,9 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
         cut_buf_printf(&b, "#define CLUSTER_ATTR __cluster_dims__(%d, 1, 1)\n", cl);
     else
         cut_buf_printf(&b, "#define CLUSTER_ATTR\n");
-    cut_buf_printf(&b, "typedef unsigned long long u64;\n");
+    cut_buf_append(&b, wg_head, strlen(wg_head));
+    cut_buf_append(&b, cut_wgmma_text_ptx, strlen(cut_wgmma_text_ptx));
+    cut_buf_append(&b, cut_wgmma_text_emu, strlen(cut_wgmma_text_emu));
     emit_wgmma(&b, g, gm.bn);
     emit_b(&b, g, cl);
     cut_buf_append(&b, wg_body, strlen(wg_body));
@@ -476,7 +449,7 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
     out->block[0] = (unsigned)gm.threads;
     out->block[1] = out->block[2] = 1;
     out->smem_dynamic = (unsigned)gm.smem;
-    out->uses_inline_ptx = 1;
+    out->uses_inline_ptx = 0; /* its PTX is emulated under CUT_EMU; the emulation runner refuses a cluster (cl=2) */
     out->tol_scale = 1.0;
     out->arch_a = 1;
     fill_tma(g, &gm, cl, out);
