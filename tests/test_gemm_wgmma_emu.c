@@ -1,10 +1,11 @@
 /* The Hopper wgmma GEMM template under the host emulator (issue 21): the generated kernel's PTX (mbarriers, TMA tile
  * loads with the 128-byte swizzle, wgmma with shared-memory matrix descriptors) replaced by its PTX ISA semantics
  * under CUT_EMU, run by the emulation runner with emulated tensor maps. Random valid cl=1 schedules of fp16/bf16 NN
- * and NT and tf32 NT on tail shapes (M, N, K not multiples of any tile, K not a multiple of 64) match the double
- * reference within the dtype's tolerance; a planted bug in the emulated TMA swizzle, in a descriptor, in the
- * stage release or in the epilogue fails the comparison; a cluster of 2 is refused with its reason; the emulated
- * mbarrier's rules fail the launch with theirs. */
+ * and NT and tf32 NT and NN (C^T = B^T A^T, wgmma's A from registers) on tail shapes (M, N, K not multiples of any
+ * tile, K not a multiple of 64) match the double reference within the dtype's tolerance, and so do hand-picked
+ * tf32 NN variants; a planted bug in the emulated TMA swizzle, in a descriptor, in the stage release, in the
+ * epilogue or in tf32 NN's fragment loads or transposed stores fails the comparison; a cluster of 2 is refused with
+ * its reason; the emulated mbarrier's rules fail the launch with theirs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,6 +105,9 @@ static void test_random_schedules(void **state)
         mkg(130, 72, 88, CUT_GEMM_NN, CUT_DT_BF16),  mkg(33, 200, 136, CUT_GEMM_NT, CUT_DT_BF16),
         mkg(67, 136, 200, CUT_GEMM_NT, CUT_DT_TF32), mkg(100, 60, 52, CUT_GEMM_NT, CUT_DT_TF32),
         mkg(1, 8, 8, CUT_GEMM_NN, CUT_DT_FP16),      mkg(5, 24, 40, CUT_GEMM_NT, CUT_DT_TF32),
+        /* tf32 NN: C^T = B^T A^T, A's fragments from registers */
+        mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32), mkg(130, 72, 88, CUT_GEMM_NN, CUT_DT_TF32),
+        mkg(3, 20, 12, CUT_GEMM_NN, CUT_DT_TF32),
     };
     const int per = tu_quick() ? 1 : 3;
     cut_devlimits d;
@@ -142,31 +146,65 @@ static void test_random_schedules(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* tf32 NN's variants, hand-picked (bn mi nc st waitd gm): two sets of fragment registers (waitd 1) or one, one
+ * or two m64 blocks and consumers, over an odd (7), an even (8) and a single k tile. */
+static void test_tf32_nn_variants(void **state)
+{
+    (void)state;
+    const cut_gemm shapes[] = {mkg(167, 136, 200, CUT_GEMM_NN, CUT_DT_TF32), mkg(130, 264, 256, CUT_GEMM_NN, CUT_DT_TF32),
+                               mkg(200, 136, 24, CUT_GEMM_NN, CUT_DT_TF32)};
+    static const int k[][6] = {{128, 1, 2, 4, 1, 8}, {256, 1, 1, 3, 1, 8}, {128, 2, 1, 4, 0, 16}, {64, 2, 2, 5, 0, 8}};
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(shapes); i++) {
+        prepare(&shapes[i], 60 + i);
+        for (size_t j = tu_quick() ? i : 0; j < CUT_ARRAY_LEN(k); j += tu_quick() ? CUT_ARRAY_LEN(k) : 1) {
+            cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {k[j][0], k[j][1], k[j][2], k[j][3], k[j][4], k[j][5], 1}};
+            cut_err e = {{0}};
+            if (cut_gemm_sched_check(&shapes[i], &s, &d, &e) != 0)
+                fail_msg("%s", e.msg);
+            char what[320];
+            describe(&shapes[i], &s, what, sizeof what);
+            const cut_result res = run(&shapes[i], &s, NULL, NULL);
+            printf("  %-70s %s rel.err %.3g %s\n", what, cut_status_name(res.status), res.max_abs_err, res.error);
+            assert_int_equal(res.status, CUT_ST_OK);
+            assert_true(res.max_abs_err <= cut_gemm_tolerance(CUT_DT_TF32));
+        }
+    }
+}
+
 /* The emulation can fail: the same schedule with a bug planted in the emulated TMA swizzle (the 64-byte pattern where
- * the map says 128: the descriptors read what the TMA unit would have written), in the GPU text's A
- * descriptor (the stride between 8-row groups), in the stage release (a stage freed before the wgmma that reads it
- * completes: the deferred wgmma then reads the next k tile), in the epilogue's column, is WRONG_RESULT; unedited it
- * passes. */
+ * the map says 128: the descriptors read what the TMA unit would have written), in the GPU text's A descriptor (the
+ * stride between 8-row groups), in the stage release (a stage freed before the wgmma that reads it completes: the
+ * deferred wgmma then reads the next k tile), in the epilogue's column, is WRONG_RESULT; unedited it passes. tf32
+ * NN too: its fragments loaded without the swizzle, its epilogue without the row permutation of the loads. */
 static void test_planted_bugs_caught(void **state)
 {
     (void)state;
-    const cut_gemm nn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_FP16);
+    const cut_gemm nn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_FP16), tn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32);
     const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {128, 1, 1, 2, 0, 1, 1}};
     const struct {
+        const cut_gemm *g;
         const char *from, *to;
     } plants[] = {
-        {NULL, NULL},
-        {"emu_swizzle(dst + i1 * row + i0 * eb, span)", "emu_swizzle(dst + i1 * row + i0 * eb, span / 2)"},
-        {"(row0 + i * 64) * 128 + kk * 32, 16, 1024)", "(row0 + i * 64) * 128 + kk * 32, 16, 2048)"},
-        {"            wgmma_wait<0>();\n            if (lane == 0)\n                RELEASE(s);",
+        {&nn, NULL, NULL},
+        {&nn, "emu_swizzle(dst + i1 * row + i0 * eb, span)", "emu_swizzle(dst + i1 * row + i0 * eb, span / 2)"},
+        {&nn, "(row0 + i * 64) * 128 + kk * 32, 16, 1024)", "(row0 + i * 64) * 128 + kk * 32, 16, 2048)"},
+        {&nn, "            wgmma_wait<0>();\n            if (lane == 0)\n                RELEASE(s);",
          "            if (lane == 0)\n                RELEASE(s);\n            wgmma_wait<0>();"},
-        {"const int c = n0 + 8 * j + 2 * (lane % 4);", "const int c = n0 + 8 * j + 2 * (lane % 4) + 1;"},
+        {&nn, "const int c = n0 + 8 * j + 2 * (lane % 4);", "const int c = n0 + 8 * j + 2 * (lane % 4) + 1;"},
+        {&tn, NULL, NULL},
+        {&tn, "^ ((k) % 8)) << 4)", "^ 0) << 4)"},
+        {&tn, "const int c = n0 + row0 + i * 64 + NROW(warp, lane / 4, h);",
+         "const int c = n0 + row0 + i * 64 + 16 * warp + lane / 4 + 8 * h;"},
     };
-    prepare(&nn, 5);
     for (size_t i = 0; i < CUT_ARRAY_LEN(plants); i++) {
-        const cut_result res = run(&nn, &s, plants[i].from, plants[i].to);
-        printf("  %-60.60s %s rel.err %.3g %s\n", plants[i].from ? plants[i].from : "(unedited)",
-               cut_status_name(res.status), res.max_abs_err, res.error);
+        if (i == 0 || plants[i].g != plants[i - 1].g)
+            prepare(plants[i].g, 5);
+        const cut_result res = run(plants[i].g, &s, plants[i].from, plants[i].to);
+        printf("  %s %-60.60s %s rel.err %.3g %s\n", cut_dtype_name(plants[i].g->dtype),
+               plants[i].from ? plants[i].from : "(unedited)", cut_status_name(res.status), res.max_abs_err,
+               res.error);
         assert_int_equal(res.status, plants[i].from ? CUT_ST_WRONG_RESULT : CUT_ST_OK);
     }
 }
@@ -207,6 +245,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_schedules),
+        cmocka_unit_test(test_tf32_nn_variants),
         cmocka_unit_test(test_planted_bugs_caught),
         cmocka_unit_test(test_cluster_refused),
         cmocka_unit_test(test_mbarrier_rules),

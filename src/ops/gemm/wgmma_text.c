@@ -61,6 +61,10 @@ const char cut_wgmma_text_ptx[] =
     "{ asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\"); }\n"
     "template <int G> static __device__ __forceinline__ void wgmma_wait(void)\n"
     "{ asm volatile(\"wgmma.wait_group.sync.aligned %0;\" :: \"n\"(G) : \"memory\"); }\n"
+    "static __device__ __forceinline__ unsigned lds32(unsigned addr)\n"
+    "{ unsigned v; asm volatile(\"ld.shared.b32 %0, [%1];\" : \"=r\"(v) : \"r\"(addr) : \"memory\"); return v; }\n"
+    "static __device__ __forceinline__ unsigned to_tf32(unsigned x)\n"
+    "{ unsigned y; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(y) : \"f\"(__uint_as_float(x))); return y; }\n"
     "#endif /* !CUT_EMU */\n";
 
 /* The host emulation. Shared memory is the prelude's per-block buffer cut_emu_dsmem seen through a shared window
@@ -198,6 +202,11 @@ const char cut_wgmma_text_emu[] =
     "        }\n"
     "    emu_mbar_complete_tx(bar, b0 * b1 * eb);\n"
     "}\n"
+    "static __device__ __forceinline__ unsigned lds32(unsigned addr)\n"
+    "{ unsigned v; __builtin_memcpy(&v, emu_smem(addr, 4), 4); return v; }\n"
+    "/* cvt.rna.tf32.f32: to the nearest tf32, ties away from zero (the low 13 bits cleared) */\n"
+    "static __device__ __forceinline__ unsigned to_tf32(unsigned x)\n"
+    "{ return ((x & 0x7f800000u) == 0x7f800000u) ? x : (x + 0x1000u) & 0xffffe000u; }\n"
     "template <int R> static __device__ __forceinline__ void setmaxnreg_dec(void) {}\n"
     "template <int R> static __device__ __forceinline__ void setmaxnreg_inc(void) {}\n"
     "\n"
