@@ -1,8 +1,8 @@
 /* Hopper wgmma GEMM template (issue 6): where it applies, the refusals (alignment, registers, shared memory), the
  * TMA maps it asks the worker for, tf32 NN's fragment loads (issue 21: conflict-free, where the TMA put each
  * element), and random schedules compiled with NVRTC for sm_90a (and refused by plain sm_90, which has no wgmma),
- * none spilling or serialized by ptxas. The kernels run on an H200 (test_gpu_gemm_tc and bench/) and, their PTX emulated, on
- * the host (test_gemm_wgmma_emu). */
+ * none spilling or serialized by ptxas. The kernels run on an H200 (test_gpu_gemm_tc and bench/) and, their PTX
+ * emulated, on the host (test_gemm_wgmma_emu). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,7 +169,8 @@ static void test_swap_fragments_conflict_free(void **state)
                 for (int r = 0; r < 4; r++) {
                     unsigned banks = 0;
                     for (int lane = 0; lane < 32; lane++) {
-                        const int n = 64 * blk + CUT_WGMMA_NROW(w, lane / 4, r & 1), k = kk * 8 + lane % 4 + 4 * (r >> 1);
+                        const int n = 64 * blk + CUT_WGMMA_NROW(w, lane / 4, r & 1);
+                        const int k = kk * 8 + lane % 4 + 4 * (r >> 1);
                         const unsigned a = (unsigned)CUT_WGMMA_SWAP_LDS(n, k);
                         const unsigned logical = (unsigned)((n / 32) * 4096 + k * 128 + (n % 32) * 4);
                         assert_int_equal(a, logical ^ (((logical >> 7) & 7u) << 4)); /* the TMA's swizzle */

@@ -151,7 +151,8 @@ static void test_random_schedules(void **state)
 static void test_tf32_nn_variants(void **state)
 {
     (void)state;
-    const cut_gemm shapes[] = {mkg(167, 136, 200, CUT_GEMM_NN, CUT_DT_TF32), mkg(130, 264, 256, CUT_GEMM_NN, CUT_DT_TF32),
+    const cut_gemm shapes[] = {mkg(167, 136, 200, CUT_GEMM_NN, CUT_DT_TF32),
+                               mkg(130, 264, 256, CUT_GEMM_NN, CUT_DT_TF32),
                                mkg(200, 136, 24, CUT_GEMM_NN, CUT_DT_TF32)};
     static const int k[][6] = {{128, 1, 2, 4, 1, 8}, {256, 1, 1, 3, 1, 8}, {128, 2, 1, 4, 0, 16}, {64, 2, 2, 5, 0, 8}};
     cut_devlimits d;
@@ -222,8 +223,8 @@ static void test_cluster_refused(void **state)
 }
 
 /* The emulated mbarrier keeps the PTX ISA's rules: an arrival on a phase whose arrivals are all in (it waits for its
- * bytes) fails the launch with that sentence; a consumer that waits for a phase nobody completes (the producer's copies planted away) deadlocks the
- * block, and the launch ends with that sentence instead of hanging. */
+ * bytes) fails the launch with that sentence; a consumer that waits for a phase nobody completes (the producer's
+ * copies planted away) deadlocks the block, and the launch ends with that sentence instead of hanging. */
 static void test_mbarrier_rules(void **state)
 {
     (void)state;

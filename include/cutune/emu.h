@@ -63,9 +63,9 @@ typedef struct cut_emu_tmap {
     unsigned long long swizzle; /* bytes: 0, 32, 64 or 128 */
     unsigned long long unused[7];
 } cut_emu_tmap;
-/* The emulated map of descriptor t (passed 64-byte aligned, as a CUtensorMap) over the buffer at base of bytes bytes whose elements are elem_bytes wide: the
- * checks the GPU worker makes before cuTensorMapEncodeTiled (cut_wp_tma_check, the element size, the map inside the
- * buffer). 0, or -1 with the reason in e. */
+/* The emulated map of descriptor t (pass it 64-byte aligned, as a CUtensorMap) over the buffer at base of bytes
+ * bytes whose elements are elem_bytes wide, after the checks the GPU worker makes before cuTensorMapEncodeTiled
+ * (cut_wp_tma_check, the element size, the map inside the buffer). 0, or -1 with the reason in e. */
 int cut_emu_tma_encode(const cut_tma_desc *t, const void *base, size_t bytes, size_t elem_bytes, cut_emu_tmap *out,
                        cut_err *e);
 

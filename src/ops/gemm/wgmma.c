@@ -437,8 +437,9 @@ static const char wg_consumer_swap[] =
     "#endif\n"
     "        wgmma_wait<0>();\n"
     "\n"
-    "        /* epilogue: accumulator j of m64 block i holds C^T's row NROW(warp, lane / 4, (j / 2) % 2), i.e. column\n"
-    "           n0 + row0 + 64 i + that of C, and C^T's column 8 (j / 4) + 2 (lane % 4) + j % 2, i.e. that row of C */\n"
+    "        /* epilogue: accumulator j of m64 block i holds C^T's row NROW(warp, lane / 4, (j / 2) % 2), i.e.\n"
+    "           column n0 + row0 + 64 i + that of C, and C^T's column 8 (j / 4) + 2 (lane % 4) + j % 2, i.e. that\n"
+    "           row of C */\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < MI; i++) {\n"
     "#pragma unroll\n"
@@ -470,7 +471,8 @@ static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
     const char *ty = g->dtype == CUT_DT_BF16 ? "bf16" : g->dtype == CUT_DT_TF32 ? "tf32" : "f16";
     const int ks = g->dtype == CUT_DT_TF32 ? 8 : 16;
     const int nacc = bn / 2;
-    cut_buf_printf(b, "#ifndef CUT_EMU\nstatic __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n{\n"
+    cut_buf_printf(b, "#ifndef CUT_EMU\n"
+                      "static __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n{\n"
                       "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
                       "                 \"wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
                    nacc + 2, bn, ks, ty, ty);
@@ -495,8 +497,8 @@ static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
 static void emit_wgmma_rs(cut_buf *b, int wn)
 {
     const int nacc = wn / 2;
-    cut_buf_printf(b, "#ifndef CUT_EMU\nstatic __device__ __forceinline__ void wgmma_tile_rs(float *d, const unsigned *a, "
-                      "u64 db)\n{\n"
+    cut_buf_printf(b, "#ifndef CUT_EMU\n"
+                      "static __device__ __forceinline__ void wgmma_tile_rs(float *d, const unsigned *a, u64 db)\n{\n"
                       "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
                       "                 \"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {",
                    nacc + 5, wn);
@@ -507,8 +509,10 @@ static void emit_wgmma_rs(cut_buf *b, int wn)
     cut_buf_printf(b, "                 : ");
     for (int i = 0; i < nacc; i++)
         cut_buf_printf(b, "%s\"+f\"(d[%d])", i ? ", " : "", i);
-    cut_buf_printf(b, "\n                 : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), \"r\"(1));\n}\n");
-    cut_buf_printf(b, "#else\nstatic __device__ __forceinline__ void wgmma_tile_rs(float *d, const unsigned *a, u64 db)\n"
+    cut_buf_printf(b, "\n                 : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), "
+                      "\"r\"(1));\n}\n");
+    cut_buf_printf(b, "#else\n"
+                      "static __device__ __forceinline__ void wgmma_tile_rs(float *d, const unsigned *a, u64 db)\n"
                       "{ emu_wgmma(d, %d, 2, 0, a, db, 0, 0, 1, 1, 1); }\n#endif\n", wn);
     cut_buf_printf(b, "#define WGMMA_RS(d, a, db) wgmma_tile_rs(d, a, db)\n");
 }
