@@ -1,7 +1,9 @@
 /* Tests of user kernels under host emulation: typed arguments (float, int, double and by-value struct scalars)
  * through cut_emu_compile_call, dynamic shared memory (extern __shared__, in a function and at file scope, with
- * __align__), and the emulation runner's prepare_kernel/run_kernel (capture, check on two input sets, poison,
- * inline asm, compile errors, refused launches). Skips (77) when no host C++ compiler is available. */
+ * __align__), waits that yield to the block's other threads (a hand-off, deadlocks ended with their sentence, a
+ * wait the source scan cannot see), the emulated TMA map's checks, and the emulation runner's
+ * prepare_kernel/run_kernel (capture, check on two input sets, poison, inline asm, compile errors, refused
+ * launches). Skips (77) when no host C++ compiler is available. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,6 +182,107 @@ static void test_global_address_check(void **state)
         }
         cut_emu_kernel_free(k);
     }
+}
+
+/* ---- waits that yield (cut_emu_yield) ---- */
+
+static const char *yield_src =
+    "__device__ __forceinline__ void spin_until(volatile int *p, int v)\n"
+    "{\n"
+    "  for (unsigned long long n = 0; *p != v; n++)\n"
+    "    if (cut_emu_yield(n)) return;\n"
+    "}\n"
+    /* thread 0 waits until every other thread counted in, then lets them go; they wait for that */
+    "extern \"C\" __global__ void handoff(int *out) {\n"
+    "  __shared__ int count, go;\n"
+    "  if (threadIdx.x == 0) { count = 0; go = 0; }\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x == 0) { spin_until(&count, blockDim.x - 1); go = 1000 + blockIdx.x; }\n"
+    "  else { count++; spin_until(&go, 1000 + blockIdx.x); }\n"
+    "  out[blockIdx.x * blockDim.x + threadIdx.x] = go + count;\n"
+    "}\n"
+    /* every thread waits for a flag nobody sets */
+    "extern \"C\" __global__ void all_wait(int *out) {\n"
+    "  __shared__ int flag;\n"
+    "  if (threadIdx.x == 0) flag = 0;\n"
+    "  __syncthreads();\n"
+    "  spin_until(&flag, 1);\n"
+    "  out[threadIdx.x] = 1;\n"
+    "}\n"
+    /* thread 0 waits for a flag the others set after a barrier thread 0 never reaches */
+    "extern \"C\" __global__ void wait_vs_barrier(int *out) {\n"
+    "  __shared__ int flag;\n"
+    "  if (threadIdx.x == 0) flag = 0;\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.x == 0) spin_until(&flag, 1);\n"
+    "  else { __syncthreads(); flag = 1; }\n"
+    "  out[threadIdx.x] = 2;\n"
+    "}\n";
+
+/* No barrier word and the yield spelled through a macro: the scan runs this kernel without fibers. */
+static const char *hidden_yield_src =
+    "#define EMU_WORD(x) cut_emu_##x\n"
+    "extern \"C\" __global__ void hidden_wait(int *out) {\n"
+    "  out[threadIdx.x] = EMU_WORD(yield)(0);\n"
+    "}\n";
+
+static void test_yield_waits(void **state)
+{
+    (void)state;
+    enum { BLOCKS = 5, T = 96 };
+    int out[BLOCKS * T];
+    int *op = out;
+    void *argv[1] = {&op};
+    const unsigned grid[3] = {BLOCKS, 1, 1}, block[3] = {T, 1, 1}, one[3] = {1, 1, 1};
+    cut_err e = {{0}};
+    /* the hand-off completes in every block, each thread seeing the block's final values */
+    cut_emu_kernel *k = compile_call_ok(yield_src, "handoff");
+    assert_int_equal(cut_emu_launch_argv(k, grid, block, argv, &e), 0);
+    for (int b = 0; b < BLOCKS; b++)
+        for (int t = 0; t < T; t++)
+            assert_int_equal(out[b * T + t], 1000 + b + T - 1);
+    cut_emu_kernel_free(k);
+    /* waits nobody can end: the launch fails with the deadlock's sentence, every thread having run to its end */
+    const char *dead[] = {"all_wait", "wait_vs_barrier"};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(dead); i++) {
+        memset(out, 0, sizeof out);
+        k = compile_call_ok(yield_src, dead[i]);
+        assert_int_equal(cut_emu_launch_argv(k, one, block, argv, &e), -1);
+        printf("  %s: %s\n", dead[i], e.msg);
+        assert_non_null(strstr(e.msg, "deadlocked"));
+        for (int t = 0; t < T; t++)
+            assert_int_equal(out[t], (int)i + 1);
+        cut_emu_kernel_free(k);
+    }
+    /* a wait in a kernel run without fibers gives up at once and fails the launch */
+    k = compile_call_ok(hidden_yield_src, "hidden_wait");
+    assert_int_equal(cut_emu_launch_argv(k, one, block, argv, &e), -1);
+    assert_non_null(strstr(e.msg, "source scan did not see"));
+    assert_int_equal(out[0], 1);
+    cut_emu_kernel_free(k);
+}
+
+/* The emulated tensor map: the geometry in the words the kernel text reads, and the GPU worker's refusals. */
+static void test_tma_encode(void **state)
+{
+    (void)state;
+    static unsigned short buf[64 * 100] __attribute__((aligned(64)));
+    const cut_tma_desc t = {.operand = 0, .elem_bytes = 2, .dims = {64, 100}, .row_bytes = 128, .box = {64, 32},
+                            .swizzle = 128};
+    cut_emu_tmap m;
+    cut_err e = {{0}};
+    assert_int_equal(cut_emu_tma_encode(&t, buf, sizeof buf, 2, &m, &e), 0);
+    assert_true(m.magic == CUT_EMU_TMAP_MAGIC && m.base == (uintptr_t)buf && m.dims[0] == 64 && m.dims[1] == 100 &&
+                m.row_bytes == 128 && m.box[0] == 64 && m.box[1] == 32 && m.elem_bytes == 2 && m.swizzle == 128);
+    assert_int_equal(cut_emu_tma_encode(&t, buf, sizeof buf, 4, &m, &e), -1); /* the buffer holds 4-byte elements */
+    assert_non_null(strstr(e.msg, "2-byte elements"));
+    assert_int_equal(cut_emu_tma_encode(&t, buf, sizeof buf - 2, 2, &m, &e), -1);
+    assert_non_null(strstr(e.msg, "past the end"));
+    cut_tma_desc bad = t;
+    bad.row_bytes = 120;
+    assert_int_equal(cut_emu_tma_encode(&bad, buf, sizeof buf, 2, &m, &e), -1);
+    assert_non_null(strstr(e.msg, "multiple of 16"));
+    assert_true(m.magic == 0); /* a refused map is no map */
 }
 
 static void test_dynamic_smem_reduction(void **state)
@@ -475,6 +578,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typed_scalars),
         cmocka_unit_test(test_global_address_check),
+        cmocka_unit_test(test_yield_waits),
+        cmocka_unit_test(test_tma_encode),
         cmocka_unit_test(test_dynamic_smem_reduction),
         cmocka_unit_test(test_dynamic_smem_aligned_and_lines),
         cmocka_unit_test(test_runner_capture_then_check),

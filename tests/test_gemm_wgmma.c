@@ -1,6 +1,8 @@
 /* Hopper wgmma GEMM template (issue 6): where it applies, the refusals (alignment, registers, shared memory), the
- * TMA maps it asks the worker for, and random schedules compiled with NVRTC for sm_90a (and refused by plain
- * sm_90, which has no wgmma). The kernels themselves run only on an H200 (test_gpu_gemm_tc and bench/). */
+ * TMA maps it asks the worker for, tf32 NN's fragment loads (issue 21: conflict-free, where the TMA put each
+ * element), and random schedules compiled with NVRTC for sm_90a (and refused by plain sm_90, which has no wgmma),
+ * none spilling or serialized by ptxas. The kernels run on an H200 (test_gpu_gemm_tc and bench/) and, their PTX
+ * emulated, on the host (test_gemm_wgmma_emu). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include "cutune/compile.h"
 #include "cutune/gemm.h"
 #include "cutune/gemm_space.h"
+#include "ops/gemm/wgmma_text.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -43,9 +46,8 @@ static void test_applies(void **state)
     assert_int_equal(t->applies(&g, &d, &e), 1);
     g.dtype = CUT_DT_BF16;
     assert_int_equal(t->applies(&g, &d, &e), 1);
-    g.dtype = CUT_DT_TF32;
-    assert_int_equal(t->applies(&g, &d, &e), 0);
-    assert_non_null(strstr(e.msg, "K-major"));
+    g.dtype = CUT_DT_TF32; /* tf32 NN: computed as C^T = B^T A^T, wgmma's A from registers */
+    assert_int_equal(t->applies(&g, &d, &e), 1);
     g.layout = CUT_GEMM_NT;
     assert_int_equal(t->applies(&g, &d, &e), 1);
     g.dtype = CUT_DT_FP32;
@@ -93,6 +95,10 @@ static void test_refusals(void **state)
     /* tails themselves are fine: 1000 is not a multiple of any tile */
     assert_int_equal(cut_gemm_sched_check(&(cut_gemm){1000, 1000, 1000, CUT_GEMM_NN, CUT_DT_FP16}, &ok, &d, &e), 0);
     expect_refusal_x(&(cut_gemm){40, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16}, ok, "M=40", 1);
+    /* tf32 NN keeps its A fragments in registers too: 128 accumulators and two sets of 32 are over the budget */
+    const cut_gemm tn = mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_TF32);
+    expect_refusal(&tn, mks(128, 2, 1, 4, 1, 8, 1), "A fragments");
+    assert_int_equal(cut_gemm_sched_check(&tn, &(cut_sched){CUT_GEMM_TPL_WGMMA, {128, 2, 1, 4, 0, 8, 1}}, &d, &e), 0);
 }
 
 /* The maps: A as K x M boxes of 128 bytes x BM rows; B K-major (NT) or MN-major in 64-column boxes (NN). */
@@ -105,7 +111,7 @@ static void test_tma_maps(void **state)
     assert_int_equal(cut_codegen_gemm(&nn, &(cut_sched){CUT_GEMM_TPL_WGMMA, {128, 2, 1, 4, 1, 8, 1}}, &ks, &e), 0);
     assert_int_equal(ks.ntma, 2);
     assert_int_equal(ks.arch_a, 1);
-    assert_int_equal(ks.uses_inline_ptx, 1);
+    assert_int_equal(ks.uses_inline_ptx, 0); /* its PTX has a host version under CUT_EMU */
     assert_int_equal(ks.block[0], 256);
     assert_int_equal(ks.grid[0], 8 * 16); /* ceil(1000/128) x 2048/128 */
     assert_true(ks.tma[0].operand == 0 && ks.tma[0].elem_bytes == 2 && ks.tma[0].dims[0] == 3072 &&
@@ -125,33 +131,68 @@ static void test_tma_maps(void **state)
     assert_non_null(strstr(ks.src, "__cluster_dims__(2, 1, 1)"));
     assert_non_null(strstr(ks.src, "m64n256k8.f32.tf32.tf32"));
     cut_kernel_src_free(&ks);
+    /* tf32 NN as C^T = B^T A^T: bn=192 is wgmma's n along M, 64 x mi x nc = 128 columns of N; B in boxes of 32 */
+    const cut_gemm tn = mkg(1000, 520, 264, CUT_GEMM_NN, CUT_DT_TF32);
+    assert_int_equal(cut_codegen_gemm(&tn, &(cut_sched){CUT_GEMM_TPL_WGMMA, {192, 1, 2, 3, 0, 8, 1}}, &ks, &e), 0);
+    assert_int_equal(ks.grid[0], 6 * 5); /* ceil(1000/192) x ceil(520/128) */
+    assert_int_equal(ks.block[0], 384);
+    assert_true(ks.tma[0].dims[0] == 264 && ks.tma[0].dims[1] == 1000 && ks.tma[0].box[0] == 32 &&
+                ks.tma[0].box[1] == 192);
+    assert_true(ks.tma[1].dims[0] == 520 && ks.tma[1].dims[1] == 264 && ks.tma[1].row_bytes == 2080 &&
+                ks.tma[1].box[0] == 32 && ks.tma[1].box[1] == 32);
+    assert_int_equal(ks.smem_dynamic, 1024 + 3 * (192 + 128) * 128 + 48);
+    assert_non_null(strstr(ks.src, "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32 {"));
+    assert_non_null(strstr(ks.src, "}, {%96, %97, %98, %99}, %100, p, 1, 1;")); /* A: four registers */
+    assert_non_null(strstr(ks.src, "#define SWAP 1"));
+    cut_kernel_src_free(&ks);
 }
 
-/* Random valid schedules of every dtype/layout the template computes, over shapes with tails, compiled for
- * sm_90a in one batch: all compile, none spills, each holds the TMA, mbarrier and wgmma instructions. */
-static void test_nvrtc_random(void **state)
+/* tf32 NN's A fragments, loaded by each consumer thread from B's MN-major boxes: the row permutation covers the m64
+ * block once, each address is where the TMA unit's 128-byte swizzle put element (k, n), and each ld.shared of a
+ * warp (one register of one k step) touches all 32 banks once: no bank conflict. */
+static void test_swap_fragments_conflict_free(void **state)
 {
     (void)state;
-    const cut_gemm shapes[] = {
-        mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16), mkg(1000, 1000, 1000, CUT_GEMM_NT, CUT_DT_FP16),
-        mkg(1024, 2048, 3072, CUT_GEMM_NN, CUT_DT_BF16), mkg(7384, 7384, 7384, CUT_GEMM_NT, CUT_DT_BF16),
-        mkg(512, 512, 512, CUT_GEMM_NT, CUT_DT_TF32),    mkg(1024, 1024, 2048, CUT_GEMM_NT, CUT_DT_TF32),
-    };
-    const int count = tu_quick() ? 12 : 36;
-    cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    cut_rng r;
-    cut_rng_seed(&r, 90);
+    int seen[64] = {0};
+    for (int w = 0; w < 4; w++)
+        for (int g = 0; g < 8; g++)
+            for (int h = 0; h < 2; h++) {
+                const int n = CUT_WGMMA_NROW(w, g, h);
+                assert_true(n >= 0 && n < 64);
+                seen[n]++;
+            }
+    for (int n = 0; n < 64; n++)
+        assert_int_equal(seen[n], 1);
+    for (int blk = 0; blk < 4; blk++) /* the consumer's m64 blocks: columns 64 blk .. */
+        for (int w = 0; w < 4; w++)
+            for (int kk = 0; kk < 4; kk++)
+                for (int r = 0; r < 4; r++) {
+                    unsigned banks = 0;
+                    for (int lane = 0; lane < 32; lane++) {
+                        const int n = 64 * blk + CUT_WGMMA_NROW(w, lane / 4, r & 1);
+                        const int k = kk * 8 + lane % 4 + 4 * (r >> 1);
+                        const unsigned a = (unsigned)CUT_WGMMA_SWAP_LDS(n, k);
+                        const unsigned logical = (unsigned)((n / 32) * 4096 + k * 128 + (n % 32) * 4);
+                        assert_int_equal(a, logical ^ (((logical >> 7) & 7u) << 4)); /* the TMA's swizzle */
+                        banks |= 1u << (a / 4 % 32);
+                    }
+                    if (banks != 0xffffffffu)
+                        fail_msg("warp %d k step %d register %d: banks %08x", w, kk, r, banks);
+                }
+}
+
+/* Schedules ss[i] of gs[i] compiled for sm_90a in one batch: all compile, none spills or has its wgmmas serialized
+ * by ptxas, each holds the TMA, mbarrier and wgmma instructions (want too, when not NULL). Prints the register range
+ * under name; with check_plain, plain sm_90 (no wgmma, no setmaxnreg) refuses the first one and NVRTC says why. */
+static void compile_scheds(const char *name, const cut_gemm *gs, const cut_sched *ss, int count, const char *want,
+                           int check_plain)
+{
     cut_err e;
     cut_kernel_src *ks = calloc((size_t)count, sizeof *ks);
     cut_compiled *bins = calloc((size_t)count, sizeof *bins);
     const char **srcs = calloc((size_t)count, sizeof *srcs);
     for (int i = 0; i < count; i++) {
-        const cut_gemm *g = &shapes[i % CUT_ARRAY_LEN(shapes)];
-        cut_sched s;
-        if (cut_gemm_sched_sample_valid(g, &d, CUT_GEMM_TPL_WGMMA, &r, &s, 1000, &e) != 0)
-            fail_msg("%s", e.msg);
-        assert_int_equal(cut_codegen_gemm(g, &s, &ks[i], &e), 0);
+        assert_int_equal(cut_codegen_gemm(&gs[i], &ss[i], &ks[i], &e), 0);
         assert_int_equal(ks[i].arch_a, 1);
         for (int t = 0; t < 2; t++)
             assert_true(ks[i].tma[t].box[0] * (unsigned)ks[i].tma[t].elem_bytes <= 128 && ks[i].tma[t].box[1] <= 256 &&
@@ -159,6 +200,8 @@ static void test_nvrtc_random(void **state)
         assert_non_null(strstr(ks[i].src, "cp.async.bulk.tensor.2d"));
         assert_non_null(strstr(ks[i].src, "mbarrier.try_wait.parity"));
         assert_non_null(strstr(ks[i].src, "setmaxnreg.inc"));
+        if (want)
+            assert_non_null(strstr(ks[i].src, want));
         srcs[i] = ks[i].src;
     }
     cut_compile_opts co;
@@ -173,24 +216,101 @@ static void test_nvrtc_random(void **state)
             continue;
         }
         assert_int_equal(bins[i].spill_stores, 0);
+        assert_int_equal(bins[i].spill_loads, 0);
+        if (strstr(bins[i].log, "serialized")) /* ptxas put waits in: registers of a wgmma in flight written */
+            fail_msg("wgmma serialized:\n%.400s\n%s", ks[i].src, bins[i].log);
         rmin = bins[i].regs < rmin ? bins[i].regs : rmin;
         rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
     }
-    printf("  %d random wgmma schedules compiled for sm_90a, %d failed; registers %d..%d, no spills\n", count, failed,
-           rmin, rmax);
+    printf("  %d %s schedules compiled for sm_90a, %d failed; registers %d..%d, no spills, none serialized\n", count,
+           name, failed, rmin, rmax);
     assert_int_equal(failed, 0);
-    /* plain sm_90 has no wgmma/setmaxnreg: the template must ask for sm_90a, and NVRTC says why without it */
-    cut_compiled plain;
-    co.arch_suffix_a = 0;
-    assert_int_equal(cut_compile_one(srcs[0], "wgmma.cu", &co, &plain, &e), 0);
-    assert_int_equal(plain.ok, 0);
-    assert_true(strstr(plain.log, "sm_90a") || strstr(plain.log, "wgmma") || strstr(plain.log, "setmaxnreg"));
-    cut_compiled_free(&plain);
+    if (check_plain) { /* plain sm_90 has no wgmma/setmaxnreg: the template must ask for sm_90a */
+        cut_compiled plain;
+        co.arch_suffix_a = 0;
+        assert_int_equal(cut_compile_one(srcs[0], "wgmma.cu", &co, &plain, &e), 0);
+        assert_int_equal(plain.ok, 0);
+        assert_true(strstr(plain.log, "sm_90a") || strstr(plain.log, "wgmma") || strstr(plain.log, "setmaxnreg"));
+        cut_compiled_free(&plain);
+    }
     for (int i = 0; i < count; i++) {
         cut_compiled_free(&bins[i]);
         cut_kernel_src_free(&ks[i]);
     }
     free(srcs), free(bins), free(ks);
+}
+
+/* count random valid schedules over shapes (in turn), through compile_scheds. */
+static void compile_random(const char *name, const cut_gemm *shapes, int nshapes, int count, uint64_t seed,
+                           const char *want, int check_plain)
+{
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, seed);
+    cut_err e;
+    cut_gemm *gs = calloc((size_t)count, sizeof *gs);
+    cut_sched *ss = calloc((size_t)count, sizeof *ss);
+    for (int i = 0; i < count; i++) {
+        gs[i] = shapes[i % nshapes];
+        if (cut_gemm_sched_sample_valid(&gs[i], &d, CUT_GEMM_TPL_WGMMA, &r, &ss[i], 1000, &e) != 0)
+            fail_msg("%s", e.msg);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "random %s", name);
+    compile_scheds(what, gs, ss, count, want, check_plain);
+    free(gs), free(ss);
+}
+
+/* Random valid schedules of every dtype/layout the template computes, over shapes with tails. */
+static void test_nvrtc_random(void **state)
+{
+    (void)state;
+    const cut_gemm shapes[] = {
+        mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16), mkg(1000, 1000, 1000, CUT_GEMM_NT, CUT_DT_FP16),
+        mkg(1024, 2048, 3072, CUT_GEMM_NN, CUT_DT_BF16), mkg(7384, 7384, 7384, CUT_GEMM_NT, CUT_DT_BF16),
+        mkg(512, 512, 512, CUT_GEMM_NT, CUT_DT_TF32),    mkg(1024, 1024, 2048, CUT_GEMM_NT, CUT_DT_TF32),
+    };
+    compile_random("wgmma", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 12 : 36, 90, NULL, 1);
+}
+
+/* tf32 NN (C^T = B^T A^T, A's fragments from registers): random schedules over an even and an odd number of k
+ * tiles, one k tile, tails; and (not in the quick pass) every valid combination of the knobs that shape the kernel
+ * (bn, mi, nc, waitd, cl; the most stages up to 4 that fit) on an odd number of k tiles. */
+static void test_nvrtc_tf32_nn(void **state)
+{
+    (void)state;
+    if (!tu_quick()) {
+        const cut_gemm g = mkg(1000, 520, 264, CUT_GEMM_NN, CUT_DT_TF32);
+        cut_devlimits d;
+        cut_devlimits_sm90(&d);
+        cut_gemm gs[64];
+        cut_sched ss[64];
+        int n = 0;
+        static const int bns[] = {64, 128, 192, 256};
+        for (int b = 0; b < 4; b++)
+            for (int mi = 1; mi <= 2; mi++)
+                for (int nc = 1; nc <= 2; nc++)
+                    for (int waitd = 0; waitd <= 1; waitd++)
+                        for (int cl = 1; cl <= 2; cl++)
+                            for (int st = 4; st >= 2; st--) {
+                                cut_err e;
+                                const cut_sched s = mks(bns[b], mi, nc, st, waitd, 8, cl);
+                                if (cut_gemm_sched_check(&g, &s, &d, &e) != 0)
+                                    continue;
+                                gs[n] = g, ss[n++] = s;
+                                break;
+                            }
+        assert_true(n >= 30);
+        compile_scheds("tf32 NN wgmma (every shape of the kernel)", gs, ss, n, "}, {%", 0);
+    }
+    const cut_gemm shapes[] = {
+        mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_TF32), mkg(1000, 520, 264, CUT_GEMM_NN, CUT_DT_TF32),
+        mkg(7384, 7384, 7384, CUT_GEMM_NN, CUT_DT_TF32), mkg(512, 1024, 24, CUT_GEMM_NN, CUT_DT_TF32),
+        mkg(2048, 1000, 1000, CUT_GEMM_NN, CUT_DT_TF32),
+    };
+    compile_random("tf32 NN wgmma", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 10 : 30, 91,
+                   "}, {%", 0);
 }
 
 static void test_mutation_stays_mostly_valid(void **state)
@@ -222,8 +342,10 @@ int main(void)
         cmocka_unit_test(test_applies),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_tma_maps),
+        cmocka_unit_test(test_swap_fragments_conflict_free),
         cmocka_unit_test(test_mutation_stays_mostly_valid),
         cmocka_unit_test(test_nvrtc_random),
+        cmocka_unit_test(test_nvrtc_tf32_nn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,9 @@
  * (fp16, bf16, tf32) and layout (NN, NT) the template computes: random valid schedules compiled with NVRTC (sm_90a
  * where the kernel asks for it) all measure OK in the worker (fresh poison, relative Frobenius error within the
  * dtype's tolerance against the double reference of the rounded inputs); a planted wrong wgmma kernel (A scaled by
- * -1 through wgmma's immediate scale) is CUT_ST_WRONG_RESULT and the next correct one is OK again. */
+ * -1 through wgmma's immediate scale) is CUT_ST_WRONG_RESULT and the next correct one is OK again. tf32 NN on wgmma
+ * (C^T = B^T A^T, A's fragments from registers, issue 21) is among them, and hand-picked tf32 NN schedules cover
+ * its variants (waitd 0/1, mi 1/2, nc 1/2, cl 1/2, odd and even numbers of k tiles, one k tile). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,6 +115,65 @@ static int run_one(cut_runner *r, int tpl, const cut_gemm *g, uint64_t seed)
     return n;
 }
 
+/* Hand-picked tf32 NN wgmma schedules (bn mi nc st waitd gm cl) on tail shapes: every one OK within tolerance. */
+static void test_wgmma_tf32_nn(void **state)
+{
+    (void)state;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    d.sm_major = g_info.sm_major;
+    d.sm_minor = g_info.sm_minor;
+    cut_err e = {{0}};
+    const cut_gemm shapes[] = {{520, 392, 264, CUT_GEMM_NN, CUT_DT_TF32}, /* 9 k tiles */
+                               {1000, 1000, 1024, CUT_GEMM_NN, CUT_DT_TF32}, /* 32 */
+                               {200, 136, 24, CUT_GEMM_NN, CUT_DT_TF32}}; /* 1 */
+    if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
+        printf("  wgmma tf32 NN: skipped (%s)\n", e.msg);
+        return;
+    }
+    static const int k[][7] = {{128, 1, 2, 4, 1, 8, 1}, {256, 1, 1, 3, 1, 8, 1}, {128, 2, 1, 4, 0, 16, 1},
+                               {64, 1, 2, 6, 1, 1, 2},  {192, 1, 2, 3, 0, 8, 2}, {64, 2, 2, 5, 0, 8, 1}};
+    enum { NS = sizeof k / sizeof k[0] };
+    cut_timing t;
+    cut_timing_default(&t);
+    t.min_total_ms = 2.0;
+    cut_runner *r = cut_runner_gpu_new(0, getenv("CUTUNE_BIN"), &t, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new: %s", e.msg);
+    for (size_t si = 0; si < CUT_ARRAY_LEN(shapes); si++) {
+        const cut_gemm *g = &shapes[si];
+        if (cut_runner_prepare_gemm(r, g, 700 + si, &e) != 0)
+            fail_msg("prepare_gemm: %s", e.msg);
+        cut_kernel_src ks[NS];
+        cut_compiled bins[NS];
+        cut_candidate c[NS];
+        cut_result res[NS];
+        for (int i = 0; i < NS; i++) {
+            cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA};
+            memcpy(s.k, k[i], sizeof k[i]);
+            if (cut_gemm_sched_check(g, &s, &d, &e) != 0 || cut_codegen_gemm(g, &s, &ks[i], &e) != 0)
+                fail_msg("schedule %d: %s", i, e.msg);
+        }
+        compile_all(ks, bins, NS);
+        for (int i = 0; i < NS; i++)
+            c[i] = (cut_candidate){.ks = &ks[i], .bin = &bins[i]};
+        if (cut_runner_measure(r, c, NS, res, &e) != 0)
+            fail_msg("measure: %s", e.msg);
+        for (int i = 0; i < NS; i++) {
+            const char *sched = strstr(ks[i].src, "// schedule: ");
+            printf("  tf32 NN %dx%dx%d %-13s %8.4f ms rel.err %.3g  %.*s\n", g->m, g->n, g->k,
+                   cut_status_name(res[i].status), res[i].median_ms, res[i].max_abs_err,
+                   (int)(strchr(sched, '\n') - sched) - 13, sched + 13);
+            if (res[i].status != CUT_ST_OK)
+                fail_msg("schedule %d: %s %s", i, cut_status_name(res[i].status), res[i].error);
+            assert_true(res[i].max_abs_err <= cut_gemm_tolerance(CUT_DT_TF32));
+            cut_compiled_free(&bins[i]);
+            cut_kernel_src_free(&ks[i]);
+        }
+    }
+    cut_runner_free(r);
+}
+
 static void test_tensor_core_templates(void **state)
 {
     (void)state;
@@ -125,16 +186,21 @@ static void test_tensor_core_templates(void **state)
         fail_msg("cut_runner_gpu_new: %s", e.msg);
     const int tpls[] = {CUT_GEMM_TPL_MMA, CUT_GEMM_TPL_WGMMA};
     const cut_dtype dts[] = {CUT_DT_FP16, CUT_DT_BF16, CUT_DT_TF32};
-    int measured = 0;
+    int measured = 0, wgmma_tf32_nn = 0;
     uint64_t seed = 600;
     for (size_t a = 0; a < CUT_ARRAY_LEN(tpls); a++)
         for (size_t b = 0; b < CUT_ARRAY_LEN(dts); b++)
             for (int l = 0; l < 2; l++) {
                 const cut_gemm g = {520, 392, 264, (cut_gemm_layout)l, dts[b]};
-                measured += run_one(r, tpls[a], &g, seed++);
+                const int n = run_one(r, tpls[a], &g, seed++);
+                measured += n;
+                if (tpls[a] == CUT_GEMM_TPL_WGMMA && dts[b] == CUT_DT_TF32 && l == CUT_GEMM_NN)
+                    wgmma_tf32_nn = n;
             }
     printf("  %d tensor-core candidates measured\n", measured);
     assert_true(measured >= 5 * NCAND);
+    if (g_info.sm_major == 9 && g_info.sm_minor == 0)
+        assert_int_equal(wgmma_tf32_nn, NCAND + 2); /* tf32 NN runs on wgmma, its planted wrong kernel caught */
     cut_runner_free(r);
 }
 
@@ -145,6 +211,7 @@ int main(void)
         return code;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tensor_core_templates),
+        cmocka_unit_test(test_wgmma_tf32_nn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,10 @@
  * storage is per block. A block's CUDA threads run as fibers (user-level contexts) on that one OS thread and switch
  * at each __syncthreads, which is ~100x faster than one pthread per CUDA thread. Kernels without barriers skip
  * the fibers. Dynamic shared memory (extern __shared__ T name[];) is a per-block buffer of CUT_EMU_DSMEM_BYTES.
- * Not emulated: inline PTX, textures. */
+ * A thread that waits for others (an emulated mbarrier) yields to them (cut_emu_yield in the prelude); a block whose
+ * live threads all wait forever fails the launch as deadlocked. Not emulated: inline PTX (a template emulates its
+ * own under #ifdef CUT_EMU: mma, igemm_tc, wgmma), textures, thread block clusters (a launch's blocks run one at a
+ * time per worker). */
 #ifndef CUTUNE_EMU_H
 #define CUTUNE_EMU_H
 
@@ -44,6 +47,27 @@ int cut_emu_launch_argv(cut_emu_kernel *k, const unsigned grid[3], const unsigne
  * fails the launch, as it faults on a GPU (a local or shared address). n = 0 turns the check off (the default). */
 void cut_emu_set_globals(cut_emu_kernel *k, void *const *base, const size_t *bytes, int n);
 void cut_emu_kernel_free(cut_emu_kernel *k);
+
+/* The emulated TMA map. A kernel parameter that is a CUtensorMap on a GPU (128 bytes, 64-byte aligned, passed by
+ * value: cut_kernel_src.tma, encoded by the GPU worker in src/measure/tma.c) carries these 128 bytes under
+ * emulation, the same geometry in words the emulated cp.async.bulk.tensor of the kernel text reads
+ * (src/ops/gemm/wgmma_text.c, which copies this layout). */
+#define CUT_EMU_TMAP_MAGIC 0x63757475656d7461ull /* "cutuemta": what the kernel checks before it reads a map */
+typedef struct cut_emu_tmap {
+    unsigned long long magic;     /* CUT_EMU_TMAP_MAGIC */
+    unsigned long long base;      /* the buffer's host address */
+    unsigned long long dims[2];   /* elements, innermost first */
+    unsigned long long row_bytes; /* byte stride of dimension 1 */
+    unsigned long long box[2];    /* box in elements, innermost first */
+    unsigned long long elem_bytes;
+    unsigned long long swizzle; /* bytes: 0, 32, 64 or 128 */
+    unsigned long long unused[7];
+} cut_emu_tmap;
+/* The emulated map of descriptor t (pass it 64-byte aligned, as a CUtensorMap) over the buffer at base of bytes
+ * bytes whose elements are elem_bytes wide, after the checks the GPU worker makes before cuTensorMapEncodeTiled
+ * (cut_wp_tma_check, the element size, the map inside the buffer). 0, or -1 with the reason in e. */
+int cut_emu_tma_encode(const cut_tma_desc *t, const void *base, size_t bytes, size_t elem_bytes, cut_emu_tmap *out,
+                       cut_err *e);
 
 /* What a trial of generated code costs on the host emulator, estimated from the work's FLOPs per launch: a trial is
  * CUT_EMU_LAUNCHES_PER_TRIAL launches (one checked on input set 0, at least 3 timed, one checked on set 1) at

@@ -100,8 +100,8 @@ typedef struct cut_gemm_geom {
 typedef struct cut_gemm_template {
     const char *name; /* "simt", "mma", "wgmma", "gemv" */
     int nknobs;
-    /* 1: its kernels need a GPU (PTX outside CUT_EMU branches: TMA, wgmma), so the host emulator runs none of them
-     * and `cutune tune --backend emu` leaves the template out; 0: the emulator runs them. */
+    /* 1: `cutune tune --backend emu` leaves the template out, since some of its kernels need a GPU (wgmma: its
+     * cluster kernels; its cl=1 kernels run on the emulator in tests only); 0: the emulator runs them all. */
     int gpu_only;
     /* Knob name in index order ("bm", ...), "?" outside [0, nknobs). */
     const char *(*knob_name)(int knob);

@@ -160,6 +160,10 @@ int cut_runner_prepare_like(cut_runner *r, const cut_runner *from, cut_err *e);
 void cut_runner_ahead(cut_runner *r, const cut_call *c);
 /* A caller's work (a user kernel's: cut_kspec_work), copied. */
 int cut_runner_prepare_work(cut_runner *r, const cut_work *w, cut_err *e);
+/* The call of generated kernel ks (bin: its cubin; NULL for a runner that compiles the source itself): launch
+ * configuration, arguments (the work's buffers in order; TMA maps of A and B when ks->ntma == 2), tolerance factor.
+ * 0, or -1 with res LAUNCH_ERROR when it cannot be made. */
+int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_call *c, cut_result *res);
 /* Generated candidates as calls on the prepared conv or GEMM work (cut_call_of_kernel). -1 for setup errors (nothing
  * prepared, a user kernel's work). */
 int cut_runner_measure(cut_runner *r, const cut_candidate *cands, int n, cut_result *res, cut_err *e);

@@ -26,8 +26,10 @@ static void hooks_syncthreads(void);
 static void hooks_syncwarp(void);
 static void hooks_warp_exchange(unsigned long long v, unsigned long long *all);
 static void hooks_global_access(const void *p, unsigned long bytes, const char *what);
-const emu_hooks cut_emu_hooks_table = {2, hooks_syncthreads, hooks_syncwarp, hooks_warp_exchange,
-                                       hooks_global_access};
+static int hooks_yield(unsigned long long spins);
+static void hooks_fail(const char *what);
+const emu_hooks cut_emu_hooks_table = {3, hooks_syncthreads, hooks_syncwarp, hooks_warp_exchange,
+                                       hooks_global_access, hooks_yield, hooks_fail};
 
 /* ---- fiber contexts ----------------------------------------------------------------------------------- */
 
@@ -148,10 +150,15 @@ static char *stack_of(unsigned t)
  * in thread order; when every live fiber is parked at the barrier it releases them all. A fiber that returns
  * from the kernel no longer counts, as an exited GPU thread. Warp barriers work the same way per warp.
  * threadIdx is a thread_local of the .so, so the scheduler sets it before resuming each fiber.
+ * A thread that waits on a condition other threads make true (an emulated mbarrier: cut_emu_yield in the prelude)
+ * parks until the scheduler's next pass over the block, then checks again. A pass in which no thread did anything
+ * but check its wait again (the yield says so: its count of failed checks is not 0) cannot be followed by one that
+ * does: the block is deadlocked, as it would be on a GPU, and the launch fails with that sentence; the waits are
+ * then given up (the yield returns 1) so that every thread runs to its end instead of hanging.
  * Kernels without any barrier skip fibers ("serial mode"): the worker calls the kernel once per CUDA thread,
  * one after another, which is valid because without a barrier no thread can wait for another. */
 
-enum { F_RUN, F_BLOCK, F_WARP, F_DONE };
+enum { F_RUN, F_BLOCK, F_WARP, F_YIELD, F_DONE };
 
 typedef struct emu_worker emu_worker;
 
@@ -177,8 +184,9 @@ typedef struct emu_launch {
     _Atomic unsigned long long next_block;
     int serial;        /* no barrier in the source: no fibers */
     atomic_int misuse; /* 1: barrier in serial mode; 2: a warp barrier that could never complete; 3: a global
-                        * load or store (misuse_what) of an address outside the global buffers */
-    char misuse_what[16];
+                        * load or store (misuse_what) of an address outside the global buffers; 4: the kernel's
+                        * emulated PTX failed the launch (misuse_what: its sentence); 5: threads waited forever */
+    char misuse_what[160];
     struct emu_worker *ws; /* [nworkers]; ws[0] is the launching thread */
     unsigned joined, active; /* pool threads that took a worker slot / are still inside (under pool.mu) */
 } emu_launch;
@@ -192,6 +200,7 @@ struct emu_worker {
     emu_ctx sched;
     emu_fiber *cur;
     unsigned live, at_block;
+    int progress; /* this pass over the block: a thread did more than check its wait again */
 };
 
 static _Thread_local emu_worker *emu_cur;
@@ -211,6 +220,14 @@ static void warp_release(emu_worker *w, unsigned warp)
             w->fibers[t].state = F_RUN;
 }
 
+/* Records the launch's first failure (code, and its words when what is not NULL); later ones are dropped. */
+static void set_misuse(emu_launch *L, int code, const char *what)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&L->misuse, &expected, code) && what)
+        snprintf(L->misuse_what, sizeof L->misuse_what, "%s", what);
+}
+
 /* A cache-hinted load or store (the prelude's __ldcg & co.): outside every global buffer of the launch and the
  * module's own __device__ data it is the GPU's fault on a local or shared address; the first one is recorded and
  * fails the launch. */
@@ -227,9 +244,28 @@ static void hooks_global_access(const void *p, unsigned long bytes, const char *
         if (a >= k->global_base[i] && bytes <= k->global_bytes[i] &&
             (size_t)(a - k->global_base[i]) <= k->global_bytes[i] - bytes)
             return;
-    int expected = 0;
-    if (atomic_compare_exchange_strong(&w->L->misuse, &expected, 3))
-        snprintf(w->L->misuse_what, sizeof w->L->misuse_what, "%s", what);
+    set_misuse(w->L, 3, what);
+}
+
+/* A waiting thread parks until the next pass (see "launch"); 1: give the wait up, the launch has failed. */
+static int hooks_yield(unsigned long long spins)
+{
+    emu_worker *w = emu_cur;
+    if (w->L->serial) { /* no fibers: nobody else can run before this thread returns */
+        set_misuse(w->L, 1, NULL);
+        return 1;
+    }
+    if (atomic_load(&w->L->misuse) != 0)
+        return 1;
+    if (spins == 0)
+        w->progress = 1;
+    park(w->cur, F_YIELD);
+    return atomic_load(&w->L->misuse) != 0;
+}
+
+static void hooks_fail(const char *what)
+{
+    set_misuse(emu_cur->L, 4, what);
 }
 
 static void hooks_syncthreads(void)
@@ -240,6 +276,7 @@ static void hooks_syncthreads(void)
         return;
     }
     w->at_block++;
+    w->progress = 1;
     park(w->cur, F_BLOCK);
 }
 
@@ -252,6 +289,7 @@ static void hooks_syncwarp(void)
     }
     emu_fiber *f = w->cur;
     emu_warp *wp = &w->warps[f->tid / 32];
+    w->progress = 1;
     if (++wp->arrived >= wp->live)
         warp_release(w, f->tid / 32); /* the last lane goes on without a switch */
     else
@@ -319,6 +357,7 @@ static void fiber_main(void)
     emu_fiber *f = w->cur;
     call_entry(w->L);
     w->live--;
+    w->progress = 1;
     emu_warp *wp = &w->warps[f->tid / 32];
     wp->live--;
     if (wp->arrived > 0 && wp->arrived >= wp->live)
@@ -343,9 +382,12 @@ static void run_block_fibers(emu_worker *w)
     w->live = n;
     w->at_block = 0;
     for (;;) {
+        w->progress = 0;
         for (unsigned t = 0; t < n; t++) {
             emu_fiber *f = &w->fibers[t];
-            if (f->state != F_RUN)
+            if (f->state == F_YIELD)
+                f->state = F_RUN; /* a waiting thread checks again once per pass */
+            else if (f->state != F_RUN)
                 continue;
             w->cur = f;
             L->k->set_thread(f->t3);
@@ -353,11 +395,20 @@ static void run_block_fibers(emu_worker *w)
         }
         if (w->live == 0)
             break;
-        int runnable = 0;
-        for (unsigned t = 0; t < n && !runnable; t++)
-            runnable = w->fibers[t].state == F_RUN;
+        int runnable = 0, waiting = 0;
+        for (unsigned t = 0; t < n; t++) {
+            runnable |= w->fibers[t].state == F_RUN;
+            waiting |= w->fibers[t].state == F_YIELD;
+        }
         if (runnable)
             continue; /* a warp barrier released lanes earlier in the order */
+        if (waiting) {
+            /* Waiting threads check again in the next pass, unless this one changed nothing: then nothing ever
+             * will (the others are parked at barriers the waiting ones never reach, or wait themselves). */
+            if (!w->progress)
+                set_misuse(L, 5, NULL);
+            continue;
+        }
         if (w->at_block == w->live) {
             for (unsigned t = 0; t < n; t++) /* every live thread is at __syncthreads */
                 if (w->fibers[t].state == F_BLOCK)
@@ -552,6 +603,12 @@ static int launch(cut_emu_kernel *k, const unsigned grid[3], const unsigned bloc
         rc = cut_err_set(e, "%s of an address outside the launch's buffers: past a buffer's end, or local or "
                             "shared memory (on a GPU that faults with CUDA_ERROR_INVALID_ADDRESS_SPACE)",
                          L->misuse_what);
+    else if (rc == 0 && misuse == 4)
+        rc = cut_err_set(e, "%s", L->misuse_what);
+    else if (rc == 0 && misuse == 5)
+        rc = cut_err_set(e, "kernel deadlocked: threads of a block waited (an mbarrier phase, ...) that no thread "
+                            "could ever complete, the others having exited or waiting at a barrier the waiting "
+                            "ones never reach");
 
     for (unsigned i = 0; i < L->nworkers; i++) {
         free(ws[i].fibers);

@@ -41,7 +41,7 @@ static int split_words(char *buf, char **argv, int max)
 static int source_has_sync(const char *src)
 {
     static const char *const words[] = {"__syncthreads", "__syncwarp", "__shfl", "__ballot", "__any_sync",
-                                        "__all_sync", "_sync("};
+                                        "__all_sync", "_sync(", "cut_emu_yield"};
     for (size_t i = 0; i < CUT_ARRAY_LEN(words); i++)
         if (strstr(src, words[i]))
             return 1;

@@ -17,6 +17,8 @@ typedef struct emu_hooks {
     void (*syncwarp)(void);
     void (*warp_exchange)(unsigned long long v, unsigned long long *all);
     void (*global_access)(const void *p, unsigned long bytes, const char *what);
+    int (*yield)(unsigned long long spins);
+    void (*fail)(const char *what);
 } emu_hooks;
 
 typedef void (*emu_bind_fn)(const emu_hooks *);

@@ -16,7 +16,9 @@
  *
  * Dynamic shared memory: cut_emu_compile rewrites `extern __shared__ T name[];` into a pointer to (or, outside a
  * function, a macro for) cut_emu_dsmem, a thread_local buffer and so per block like __shared__.
- * Not emulated: inline PTX (asm), textures, cooperative groups, half precision. Warp functions (__shfl*_sync,
+ * A thread that waits for others (emulated PTX: an mbarrier phase) yields to them with cut_emu_yield; emulated PTX
+ * reports a broken rule with cut_emu_fail. Not emulated here: inline PTX (asm; a template emulates its own under
+ * #ifdef CUT_EMU), textures, cooperative groups, thread block clusters, half precision. Warp functions (__shfl*_sync,
  * __ballot_sync, __any_sync, __all_sync, __syncwarp) are implemented with a per-warp barrier and assume that all
  * (non-exited) lanes of the warp take part; the mask argument is ignored. */
 #ifndef CUT_EMU_PRELUDE_H
@@ -49,6 +51,7 @@ extern "C" int printf(const char *, ...);
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
+#define __grid_constant__ /* a kernel parameter passed by value (a TMA map): the host passes its copy */
 #define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static thread_local /* per worker thread = per block: see the execution model above */
 /* __restrict__ is a GNU C++ keyword already. #pragma unroll is ignored by the host compiler. */
@@ -139,7 +142,7 @@ static const int warpSize = 32;
 
 /* ---- runtime hooks (filled by cutune; layout shared with src/measure/emu_runner.c) ---- */
 struct cut_emu_hooks {
-    unsigned int version; /* 1 */
+    unsigned int version; /* 3 */
     void (*syncthreads)(void);
     void (*syncwarp)(void);
     /* Warp exchange: every lane of the calling thread's warp passes v; all[0..31] receives the lanes' values
@@ -148,6 +151,10 @@ struct cut_emu_hooks {
     /* version 2: a cache-hinted load or store (what) of bytes at p, which must be global memory; the runtime
      * records a fault when the launch's global buffers are known and p is not inside one */
     void (*global_access)(const void *p, unsigned long bytes, const char *what);
+    /* version 3: a thread that waits (an emulated mbarrier) lets the block's other threads run (cut_emu_yield);
+     * the kernel's emulated PTX reports a broken rule as a failed launch (cut_emu_fail) */
+    int (*yield)(unsigned long long spins);
+    void (*fail)(const char *what);
 };
 static const cut_emu_hooks *cut_emu_h;
 
@@ -162,9 +169,13 @@ extern "C" __attribute__((visibility("default"))) void cut_emu_set_thread(const 
 {
     threadIdx = uint3{tid[0], tid[1], tid[2]};
 }
+/* Changes with every block this OS thread runs (the runtime sets blockIdx once per block): per-thread state that the
+ * emulated PTX keeps in static storage (a thread's wgmma queue) tells a new block's threads from the last one's. */
+static thread_local unsigned long long cut_emu_block_serial;
 extern "C" __attribute__((visibility("default"))) void cut_emu_set_block(const unsigned int *bid)
 {
     blockIdx = uint3{bid[0], bid[1], bid[2]};
+    cut_emu_block_serial++;
 }
 
 static inline void __syncthreads() { cut_emu_h->syncthreads(); }
@@ -172,6 +183,28 @@ static inline void __syncwarp(unsigned int mask = 0xffffffffu) { (void)mask; cut
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __trap() { __builtin_trap(); }
+
+/* A waiting thread's turn: the emulated PTX calls it each time the condition a thread waits for (an mbarrier's
+ * phase) does not hold yet, with spins = how many checks of that one wait failed before (0 on the first: the
+ * thread may have changed what others wait for since it last ran, which is how the runtime tells a block that
+ * still moves from a deadlock). The thread parks while the block's other threads run, then checks again. Returns
+ * nonzero when the wait must be given up because the launch has failed (a deadlock: every live thread of the block
+ * waits and none moves; or a wait in a kernel run without fibers), so that the kernel ends instead of hanging. The
+ * word cut_emu_yield in the source makes the runtime run the block's threads as fibers. */
+static inline int cut_emu_yield(unsigned long long spins)
+{
+    return cut_emu_h->version >= 3 ? cut_emu_h->yield(spins) : 1;
+}
+/* Fails the launch with the sentence what (static storage): emulated PTX used against its rules (an mbarrier
+ * arrival past its count, a tensor map that is not an emulated one, ...). The kernel goes on; the launch reports
+ * the first such sentence. */
+static inline void cut_emu_fail(const char *what)
+{
+    if (cut_emu_h->version >= 3)
+        cut_emu_h->fail(what);
+    else
+        __builtin_trap();
+}
 
 /* ---- math (host libm through compiler builtins; float overloads like CUDA's device math) ---- */
 #define CUT_EMU_M1(n)                                                                                        \

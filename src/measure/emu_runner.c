@@ -3,7 +3,8 @@
  * it on host copies of the work's buffers, timed with the wall clock.
  *
  * A batch of calls is host-compiled in parallel (one compiler per CPU, 32 calls at a time), then run one by one. Per
- * call: TMA maps or inline PTX (asm) -> CUT_ST_INVALID with the reason (they cannot run here); dynamic shared memory
+ * call: inline PTX (asm) the host compile would see, or a thread block cluster -> CUT_ST_INVALID with the reason (they
+ * cannot run here); a TMA map argument gets the emulated map (cut_emu_tma_encode) of its buffer; dynamic shared memory
  * over the emulated 227 KiB, a launch the emulator refuses (block over 1024 threads, ...), arguments that do not fit
  * the work or the kernel's parameters -> CUT_ST_LAUNCH_ERROR; host compile failure -> CUT_ST_COMPILE_ERROR with the
  * compiler's first lines; then as work.h describes: outputs poisoned, one launch on set 0 checked by the work's rule
@@ -378,6 +379,22 @@ static int emu_sees_inline_asm(const char *src)
     return found;
 }
 
+/* A thread block cluster the host compile would see (the word __cluster_dims__ outside the branches CUT_EMU
+ * excludes): its blocks share shared memory and barriers, and the emulator runs a launch's blocks one at a time per
+ * worker. */
+static int emu_sees_cluster(const char *src)
+{
+    static const char word[] = "__cluster_dims__";
+    char *visible = emu_visible(src);
+    const char *text = visible ? visible : src;
+    int found = 0;
+    for (const char *p = strstr(text, word); p && !found; p = strstr(p + 1, word))
+        found = (p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+                !(isalnum((unsigned char)p[sizeof word - 1]) || p[sizeof word - 1] == '_');
+    free(visible);
+    return found;
+}
+
 /* One compiled call on the work: the verify.h device of the emulator. argv[i] is the address of argument i
  * (cut_emu_launch_argv) for the armed input set. */
 typedef struct kcall_run {
@@ -389,6 +406,8 @@ typedef struct kcall_run {
     void *ptrs[CUT_CALL_MAX_ARGS];                 /* buffer arguments: host addresses */
     unsigned long long scalars[CUT_CALL_MAX_ARGS]; /* scalar arguments: their bytes, zero-extended and aligned */
     void *argv[CUT_CALL_MAX_ARGS];
+    _Alignas(64) cut_emu_tmap maps[CUT_CALL_MAX_ARGS]; /* TMA map arguments: the emulated maps of the armed set,
+                                                        * aligned as the kernel's CUtensorMap parameter */
     unsigned char *state0;                         /* the module's writable data as loaded (state_bytes) */
     size_t state_bytes;
 } kcall_run;
@@ -400,8 +419,13 @@ static void kcall_bind(kcall_run *run, int set)
     for (int i = 0; i < c->nargs; i++) {
         const cut_call_arg *a = &c->args[i];
         if (a->buf >= 0) {
-            run->ptrs[i] = run->er->kw.bufs[a->buf].is_output ? run->er->kw_out[a->buf] : run->er->kw_in[a->buf][set];
+            const cut_work_buf *b = &run->er->kw.bufs[a->buf];
+            run->ptrs[i] = b->is_output ? run->er->kw_out[a->buf] : run->er->kw_in[a->buf][set];
             run->argv[i] = &run->ptrs[i];
+            cut_err e;
+            if (a->tma && cut_emu_tma_encode(&a->desc, run->ptrs[i], kw_bytes(b), cut_elem_size(b->dtype),
+                                              &run->maps[i], &e) == 0) /* checked before (call_refused) */
+                run->argv[i] = &run->maps[i];
         } else {
             run->scalars[i] = 0;
             memcpy(&run->scalars[i], a->bytes, a->size);
@@ -487,13 +511,13 @@ static int dev_time(void *ctx, cut_result *res, int *fatal)
 /* Why the call cannot run here (CUT_ST_INVALID or a refused launch), as the status in res; 0 when it can. */
 static int kcall_refused(const cut_call *c, cut_result *res)
 {
-    for (int i = 0; i < c->nargs; i++)
-        if (c->args[i].tma) {
-            res->status = CUT_ST_INVALID;
-            snprintf(res->error, sizeof res->error, "TMA tensor maps cannot run under emulation: this kernel needs a "
-                     "GPU");
-            return -1;
-        }
+    if (emu_sees_cluster(c->src)) {
+        res->status = CUT_ST_INVALID;
+        snprintf(res->error, sizeof res->error, "thread block clusters (__cluster_dims__) cannot run under emulation: "
+                 "the emulator runs a launch's blocks one at a time per worker, so the blocks of a cluster cannot "
+                 "share shared memory or barriers; this kernel needs a GPU");
+        return -1;
+    }
     if (c->gpu_only || emu_sees_inline_asm(c->src)) {
         res->status = CUT_ST_INVALID;
         snprintf(res->error, sizeof res->error, "inline PTX (asm) cannot run under emulation: this kernel needs a GPU");
@@ -523,7 +547,13 @@ static int kcall_mismatch(const cut_work *w, const cut_call *c, const cut_emu_ke
     }
     for (int i = 0; i < n; i++) {
         const cut_call_arg *a = &c->args[i];
-        if (a->buf >= 0 && !is_ptr[i]) {
+        if (a->tma && (is_ptr[i] || sizes[i] != sizeof(cut_emu_tmap))) {
+            res->status = CUT_ST_LAUNCH_ERROR;
+            snprintf(res->error, sizeof res->error, "argument %d is a TMA map of buffer '%s' but parameter %d of %s "
+                     "is not a %zu-byte value", i, w->bufs[a->buf].name, i, c->entry, sizeof(cut_emu_tmap));
+            return -1;
+        }
+        if (a->buf >= 0 && !a->tma && !is_ptr[i]) {
             res->status = CUT_ST_LAUNCH_ERROR;
             snprintf(res->error, sizeof res->error, "argument %d is buffer '%s' but parameter %d of %s is not a "
                      "pointer", i, w->bufs[a->buf].name, i, c->entry);
@@ -609,6 +639,16 @@ static int call_refused(const emu_runner *er, const cut_call *c, cut_result *res
         res->status = CUT_ST_LAUNCH_ERROR;
         snprintf(res->error, sizeof res->error, "%.250s", ce.msg);
         return -1;
+    }
+    for (int i = 0; i < c->nargs; i++) { /* each TMA map as the GPU worker checks it before encoding */
+        const cut_call_arg *a = &c->args[i];
+        cut_emu_tmap map;
+        if (a->tma && cut_emu_tma_encode(&a->desc, er->kw_in[a->buf][0], kw_bytes(&er->kw.bufs[a->buf]),
+                                         cut_elem_size(er->kw.bufs[a->buf].dtype), &map, &ce) != 0) {
+            res->status = CUT_ST_LAUNCH_ERROR;
+            snprintf(res->error, sizeof res->error, "argument %d: %.250s", i, ce.msg);
+            return -1;
+        }
     }
     return kcall_refused(c, res);
 }

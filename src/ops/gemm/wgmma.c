@@ -16,6 +16,14 @@
  * so no size needs to be a multiple of a tile; TMA needs 16-byte aligned rows (K, and N for NN, times the element
  * size a multiple of 16).
  *
+ * tf32 NN is the exception: wgmma reads tf32 from shared memory K-major only, and an NN B is MN-major. The kernel
+ * computes C^T = B^T A^T instead: wgmma's A operand is B^T, which each consumer thread loads into the registers of
+ * its fragment with ld.shared from B's MN-major boxes (32 columns of N each; a row permutation keeps the loads free
+ * of bank conflicts) and rounds to tf32; wgmma's B operand is A^T, i.e. A's K-major tile as TMA loads it, through a
+ * descriptor. Then wgmma's n (the knob BN) runs along M: the tile is BN rows of M by NC * MI * 64 columns of N, and
+ * the epilogue stores the accumulators transposed (scalar stores, 16-byte runs of a row). The fragments of one stage
+ * take 16 MI registers, twice that with WAITD 1 (two sets, so that none is written while its wgmma may be in flight).
+ *
  * Tiles are numbered along M in groups of GM rows of tiles (blocks that run together share A and B in L2).
  *
  * Knobs: BN (wgmma n: 64..256), MI (m64 blocks per consumer: 1, 2), NC (consumer warp groups: 1, 2), ST (stages:
@@ -23,11 +31,18 @@
  * CL (cluster size along M: 1, 2; with 2 the blocks of a cluster are launched together on neighbouring SMs and
  * each loads half of the B tile and multicasts it to both, halving B's L2 traffic).
  *
- * What they trade. BM x BN: reuse of each loaded byte against registers (MI*BN/2 accumulators per thread) and
+ * What they trade. BM x BN: reuse of each loaded byte against registers (MI*BN/2 accumulators per thread, plus the
+ * A fragments of tf32 NN) and
  * blocks to fill 132 SMs. ST: latency hiding against shared memory (one block per SM at most tiles). WAITD 1 keeps
- * the tensor cores busy across stage boundaries. NC 2 lets two warp groups share one B tile. */
+ * the tensor cores busy across stage boundaries. NC 2 lets two warp groups share one B tile.
+ *
+ * Every PTX instruction sits in a helper of src/ops/gemm/wgmma_text.c, which under CUT_EMU implements it on the host
+ * emulator as the PTX ISA documents it (mbarrier phases and tx-counts, TMA tile loads with the swizzle and zero
+ * fill from the emulated map the emulation runner passes, wgmma from the descriptors in the accumulator fragment
+ * layout), so the same source runs on the GPU and, with CL 1, under emulation (tests/test_gemm_wgmma_emu.c). */
 #include "codegen/emit.h"
 #include "ops/gemm/simt.h"
+#include "ops/gemm/wgmma_text.h"
 #include "cutune/gemm_space.h"
 #include "cutune/util.h"
 
@@ -66,10 +81,6 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
                0;
     if (g->dtype == CUT_DT_FP32)
         return cut_err_set(why, "the wgmma template computes on tensor cores: fp32 is the SIMT template's"), 0;
-    if (g->dtype == CUT_DT_TF32 && g->layout == CUT_GEMM_NN)
-        return cut_err_set(why, "wgmma reads tf32 operands K-major only, so the wgmma template computes tf32 as NT "
-                                "(an NN B would need a transpose)"),
-               0;
     if (cut_gemm_a_trans(g))
         return cut_err_set(why, "the wgmma template reads A as M rows of K through its TMA box; A stored KxM (%s) is "
                                 "the mma and SIMT templates' for now",
@@ -82,13 +93,21 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
     return 1;
 }
 
+/* tf32 NN: wgmma reads tf32 operands K-major only, and B of NN is MN-major. The kernel computes C^T = B^T A^T
+ * instead ("swap"): wgmma's A is B^T, its fragments loaded from B's MN-major tile into registers (wgmma takes A from
+ * registers), wgmma's B is A^T, i.e. A's K-major tile as TMA loads it; the accumulators are stored transposed. Then
+ * the knob bn (wgmma's n) is the tile's extent along M, and 64 x MI x NC its extent along N. */
+static int swapped(const cut_gemm *g) { return g->dtype == CUT_DT_TF32 && g->layout == CUT_GEMM_NN; }
+
 /* Everything that follows from the knobs. */
 typedef struct wg_geom {
-    int bm, bn, bk, ks;   /* tile, k per wgmma (16 for 16-bit types, 8 for tf32) */
+    int bm, bn, bk, ks;   /* C's tile, k per wgmma (16 for 16-bit types, 8 for tf32) */
+    int swap;             /* C^T = B^T A^T (tf32 NN): wgmma's n runs along M */
     int threads;
     int a_bytes, b_bytes; /* one stage's A and B tiles */
     int smem;             /* dynamic shared memory incl. 1024 bytes of alignment slack and the barriers */
     int acc;              /* accumulators per consumer thread */
+    int frag;             /* registers of A fragments per consumer thread (swap: one stage's, two with WAITD 1) */
     unsigned tiles_m, tiles_n;
 } wg_geom;
 
@@ -96,8 +115,10 @@ static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
 {
     const int *k = s->k;
     const int eb = elem_bytes(g) > 0 ? elem_bytes(g) : 2;
-    o->bn = k[K_BN] > 0 ? k[K_BN] : 64;
-    o->bm = 64 * (k[K_MI] > 0 ? k[K_MI] : 1) * (k[K_NC] > 0 ? k[K_NC] : 1);
+    const int wn = k[K_BN] > 0 ? k[K_BN] : 64, wm = 64 * (k[K_MI] > 0 ? k[K_MI] : 1) * (k[K_NC] > 0 ? k[K_NC] : 1);
+    o->swap = swapped(g);
+    o->bn = o->swap ? wm : wn;
+    o->bm = o->swap ? wn : wm;
     o->bk = SWZ / eb;
     o->ks = eb == 2 ? 16 : 8;
     o->threads = 128 * ((k[K_NC] > 0 ? k[K_NC] : 1) + 1);
@@ -105,7 +126,8 @@ static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
     o->b_bytes = o->bn * SWZ;
     const int st = k[K_ST] > 0 ? k[K_ST] : 1;
     o->smem = 1024 + st * (o->a_bytes + o->b_bytes) + 2 * st * 8;
-    o->acc = (k[K_MI] > 0 ? k[K_MI] : 1) * o->bn / 2;
+    o->acc = (k[K_MI] > 0 ? k[K_MI] : 1) * wn / 2;
+    o->frag = o->swap ? (k[K_WAITD] == 1 ? 2 : 1) * (k[K_MI] > 0 ? k[K_MI] : 1) * (o->bk / o->ks) * 4 : 0;
     o->tiles_m = (unsigned)((g->m + o->bm - 1) / o->bm);
     o->tiles_n = (unsigned)((g->n + o->bn - 1) / o->bn);
 }
@@ -162,6 +184,9 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
     if (gm.acc > MAX_ACC)
         return cut_err_set(e, "wgmma: %d accumulators per thread (mi=%d x bn=%d / 2) exceed %d registers' worth",
                            gm.acc, k[K_MI], k[K_BN], MAX_ACC);
+    if (gm.acc + gm.frag > MAX_ACC)
+        return cut_err_set(e, "wgmma: %d accumulators and %d registers of A fragments per thread (tf32 NN: mi=%d, "
+                                "waitd=%d) exceed %d registers' worth", gm.acc, gm.frag, k[K_MI], k[K_WAITD], MAX_ACC);
     if (gm.smem > SMEM_OPTIN_SM90)
         return cut_err_set(e, "wgmma: %d stages of %d + %d bytes need %d bytes of shared memory, over %d", k[K_ST],
                            gm.a_bytes, gm.b_bytes, gm.smem, SMEM_OPTIN_SM90);
@@ -192,70 +217,36 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
     const int cl = s->k[K_CL] == 2 ? 2 : 1;
     *out = (cut_gemm_geom){
         .bm = gm.bm, .bn = gm.bn, .bk = gm.bk, .threads = gm.threads, .stages = s->k[K_ST],
-        .smem_bytes = gm.smem, .regs_est = gm.acc + 40, .elem_bytes = elem_bytes(g), .tensor_cores = 2,
+        .smem_bytes = gm.smem, .regs_est = gm.acc + gm.frag + 40, .elem_bytes = elem_bytes(g), .tensor_cores = 2,
         .grid = {((gm.tiles_m + (unsigned)cl - 1) / (unsigned)cl) * (unsigned)cl * gm.tiles_n, 1, 1},
     };
 }
 
 /* ---- code generation ---- */
 
-/* The device text after the #defines: PTX wrappers, the tile raster, producer, consumers, epilogue. WGMMA(d, da, db)
- * is emitted before it (its operand list depends on BN). */
-static const char wg_body[] =
+/* The device text after the knobs' #defines, before the PTX helpers (wgmma_text.h). */
+static const char wg_head[] =
+    "typedef unsigned long long u64;\n"
     "struct __align__(64) cut_tmap { u64 v[16]; };\n"
     "#define KT ((K + BK - 1) / BK)\n"
     "#define THREADS (128 * (NC + 1))\n"
     "#define A_BYTES (BM * 128)\n"
     "#define B_BYTES (BN * 128)\n"
     "#define STAGE_BYTES (A_BYTES + B_BYTES)\n"
-    "\n"
-    "static __device__ __forceinline__ unsigned smem_u32(const void *p)\n"
-    "{ return (unsigned)__cvta_generic_to_shared(p); }\n"
-    "static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)\n"
-    "{ asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"(bar), \"r\"(count)); }\n"
-    "static __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)\n"
-    "{ asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(bar), \"r\"(bytes) : "
-    "\"memory\"); }\n"
-    "static __device__ __forceinline__ void mbar_arrive(unsigned bar)\n"
-    "{ asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: \"r\"(bar) : \"memory\"); }\n"
-    "/* arrive on the barrier at the same offset in the shared memory of block `cta` of the cluster */\n"
-    "static __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta)\n"
-    "{\n"
-    "    asm volatile(\"{\\n.reg .b32 ra;\\nmapa.shared::cluster.u32 ra, %0, %1;\\n\"\n"
-    "                 \"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\n}\" :: \"r\"(bar), \"r\"(cta) "
-    ": \"memory\");\n"
-    "}\n"
-    "static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)\n"
-    "{\n"
-    "    asm volatile(\"{\\n.reg .pred p;\\nWAIT_%=:\\n\"\n"
-    "                 \"mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n\"\n"
-    "                 \"@!p bra WAIT_%=;\\n}\" :: \"r\"(bar), \"r\"(parity) : \"memory\");\n"
-    "}\n"
-    "/* TMA: box at (c0 innermost, c1) of the map into shared memory at dst, completing on bar */\n"
-    "static __device__ __forceinline__ void tma_load(unsigned dst, const cut_tmap *map, int c0, int c1, unsigned bar)\n"
-    "{\n"
-    "    asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-    "%3}], [%4];\"\n"
-    "                 :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar) : \"memory\");\n"
-    "}\n"
-    "/* the same box to the same offset in every block of the cluster in mask, completing on each one's bar */\n"
-    "static __device__ __forceinline__ void tma_load_mc(unsigned dst, const cut_tmap *map, int c0, int c1, unsigned "
-    "bar, unsigned short mask)\n"
-    "{\n"
-    "    asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
-    "[%0], [%1, {%2, %3}], [%4], %5;\"\n"
-    "                 :: \"r\"(dst), \"l\"((u64)map), \"r\"(c0), \"r\"(c1), \"r\"(bar), \"h\"(mask) : \"memory\");\n"
-    "}\n"
+    "/* stage s's barriers and tiles, from the kernel's base and bars */\n"
+    "#define FULL(s) (bars + 8u * (s))\n"
+    "#define EMPTY(s) (bars + 8u * (ST + (s)))\n"
+    "#define SA(s) (base + (unsigned)(s) * STAGE_BYTES)\n"
+    "#define SB(s) (SA(s) + A_BYTES)\n"
     "/* wgmma shared-memory matrix descriptor: 128-byte swizzle (layout type 1) */\n"
     "static __device__ __forceinline__ u64 desc(unsigned addr, unsigned lbo, unsigned sbo)\n"
     "{\n"
     "    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32) | (1ull << 62);\n"
-    "}\n"
-    "static __device__ __forceinline__ unsigned cluster_rank(void)\n"
-    "{ unsigned r; asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r)); return r; }\n"
-    "static __device__ __forceinline__ void cluster_sync(void)\n"
-    "{ asm volatile(\"barrier.cluster.arrive.release.aligned;\\nbarrier.cluster.wait.acquire.aligned;\" ::: "
-    "\"memory\"); }\n"
+    "}\n";
+
+/* The kernel up to a consumer's first statement: the tile raster, the barriers, the producer. WGMMA(d, da, db) (or
+ * WGMMA_RS), DESC_B, LOAD_B and RELEASE come before it (they depend on BN, the layout and the cluster). */
+static const char wg_body[] =
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR\n"
     "cut_gemm(const __grid_constant__ cut_tmap tmA, const __grid_constant__ cut_tmap tmB, float *__restrict__ C)\n"
@@ -263,10 +254,6 @@ static const char wg_body[] =
     "    extern __shared__ unsigned char smem_raw[];\n"
     "    const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u; /* 128-byte swizzle atoms: 1024-aligned */\n"
     "    const unsigned bars = base + ST * STAGE_BYTES;                 /* full[ST] then empty[ST], 8 bytes each */\n"
-    "#define FULL(s) (bars + 8u * (s))\n"
-    "#define EMPTY(s) (bars + 8u * (ST + (s)))\n"
-    "#define SA(s) (base + (unsigned)(s) * STAGE_BYTES)\n"
-    "#define SB(s) (SA(s) + A_BYTES)\n"
     "    const int wg = threadIdx.x / 128, lt = threadIdx.x % 128;\n"
     "\n"
     "    /* tile raster: groups of GM tile rows; a cluster takes CL consecutive tile rows of one tile column */\n"
@@ -285,7 +272,7 @@ static const char wg_body[] =
     "            mbar_init(FULL(s), 1);\n"
     "            mbar_init(EMPTY(s), NC * 4 * CL); /* a warp of each consumer of each block of the cluster */\n"
     "        }\n"
-    "        asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
+    "        fence_mbarrier_init();\n"
     "    }\n"
     "#if CL > 1\n"
     "    cluster_sync();\n"
@@ -297,8 +284,9 @@ static const char wg_body[] =
     "    (void)rank;\n"
     "\n"
     "    if (wg == 0) { /* producer */\n"
-    "        asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n"
+    "        setmaxnreg_dec<40>();\n"
     "        if (lt == 0) {\n"
+    "            PRODUCER_UNROLL\n"
     "            for (int kt = 0; kt < KT; kt++) {\n"
     "                const int s = kt % ST;\n"
     "                if (kt >= ST)\n"
@@ -310,7 +298,10 @@ static const char wg_body[] =
     "        }\n"
     "        __syncwarp();\n"
     "    } else { /* consumer wg-1 */\n"
-    "        asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %0;\" :: \"n\"(REGS_INC));\n"
+    "        setmaxnreg_inc<REGS_INC>();\n";
+
+/* A consumer of the plain product: A and B from their descriptors, its accumulators stored as rows of C. */
+static const char wg_consumer[] =
     "        float d[MI][BN / 2];\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < MI; i++)\n"
@@ -322,7 +313,7 @@ static const char wg_body[] =
     "        for (int kt = 0; kt < KT; kt++) {\n"
     "            const int s = kt % ST;\n"
     "            mbar_wait(FULL(s), (kt / ST) & 1);\n"
-    "            asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
+    "            wgmma_fence();\n"
     "#pragma unroll\n"
     "            for (int kk = 0; kk < BK / KS; kk++) {\n"
     "#pragma unroll\n"
@@ -332,18 +323,18 @@ static const char wg_body[] =
     "                    WGMMA(d[i], da, db);\n"
     "                }\n"
     "            }\n"
-    "            asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+    "            wgmma_commit();\n"
     "#if WAITD == 0\n"
-    "            asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+    "            wgmma_wait<0>();\n"
     "            if (lane == 0)\n"
     "                RELEASE(s);\n"
     "#else\n"
-    "            asm volatile(\"wgmma.wait_group.sync.aligned 1;\" ::: \"memory\");\n"
+    "            wgmma_wait<1>();\n"
     "            if (lane == 0 && kt > 0)\n"
     "                RELEASE((kt - 1) % ST);\n"
     "#endif\n"
     "        }\n"
-    "        asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+    "        wgmma_wait<0>();\n"
     "\n"
     "        /* epilogue: accumulator j of m64 block i holds row 16*warp + lane/4 + 8*((j/2)%2), column\n"
     "           8*(j/4) + 2*(lane%4) + j%2 */\n"
@@ -367,7 +358,107 @@ static const char wg_body[] =
     "                    }\n"
     "                }\n"
     "            }\n"
+    "        }\n";
+
+/* tf32 NN as C^T = B^T A^T (SWAP): one k tile of stage kt% ST into the accumulators d, A's fragments (wgmma's A,
+ * from registers) read from B's MN-major boxes with ld.shared, B's descriptor (wgmma's B) over A's K-major tile. The
+ * fragment of m64 block i holds rows NROW(warp, lane / 4, h) of the consumer's 64: a permutation of the tile's
+ * columns that makes each ld.shared free of bank conflicts (the 8 lanes of one k row read two 16-byte chunks 64
+ * bytes apart, which the 128-byte swizzle of the 4 k rows spreads over all 8 chunks), at the price of 16-byte
+ * instead of 32-byte runs in the epilogue's stores. af: the stage's fragments, registers apart from those of the
+ * stage whose wgmma may still be in flight (WAITD 1). */
+#define WG_STR(...) #__VA_ARGS__
+#define WG_XSTR(...) WG_STR(__VA_ARGS__)
+static const char wg_swap_stage[] =
+    "#define NROW(w, g, h) " WG_XSTR(CUT_WGMMA_NROW(w, g, h)) "\n"
+    "#define SWAP_LDS(n, k) " WG_XSTR(CUT_WGMMA_SWAP_LDS(n, k)) "\n"
+    "static __device__ __forceinline__ void swap_stage(float (&d)[MI][BM / 2], unsigned (&af)[MI][BK / KS][4],\n"
+    "                                                  unsigned base, unsigned bars, int kt, int row0, int warp,\n"
+    "                                                  int lane)\n"
+    "{\n"
+    "    const int s = kt % ST, g = lane / 4, t = lane % 4;\n"
+    "    mbar_wait(FULL(s), (kt / ST) & 1);\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < MI; i++)\n"
+    "#pragma unroll\n"
+    "        for (int kk = 0; kk < BK / KS; kk++)\n"
+    "#pragma unroll\n"
+    "            for (int r = 0; r < 4; r++) { /* A fragment: (row g [+ 8], k t [+ 4]) */\n"
+    "                const int n = row0 + i * 64 + NROW(warp, g, r & 1), k = kk * KS + t + 4 * (r >> 1);\n"
+    "                af[i][kk][r] = to_tf32(lds32(SB(s) + SWAP_LDS(n, k)));\n"
+    "            }\n"
+    "    wgmma_fence();\n"
+    "#pragma unroll\n"
+    "    for (int kk = 0; kk < BK / KS; kk++)\n"
+    "#pragma unroll\n"
+    "        for (int i = 0; i < MI; i++)\n"
+    "            WGMMA_RS(d[i], af[i][kk], desc(SA(s) + kk * 32, 16, 1024));\n"
+    "    wgmma_commit();\n"
+    "#if WAITD == 0\n"
+    "    wgmma_wait<0>();\n"
+    "    if (lane == 0)\n"
+    "        RELEASE(s);\n"
+    "#else\n"
+    "    wgmma_wait<1>();\n"
+    "    if (lane == 0 && kt > 0)\n"
+    "        RELEASE((kt - 1) % ST);\n"
+    "#endif\n"
+    "}\n";
+
+/* A consumer of C^T = B^T A^T (tf32 NN): its 64 MI columns of the tile as wgmma's rows, the tile's BM rows as
+ * wgmma's n; the accumulators stored transposed. */
+static const char wg_consumer_swap[] =
+    "        float d[MI][BM / 2];\n"
+    "#pragma unroll\n"
+    "        for (int i = 0; i < MI; i++)\n"
+    "#pragma unroll\n"
+    "            for (int j = 0; j < BM / 2; j++)\n"
+    "                d[i][j] = 0.0f;\n"
+    "        const int row0 = (wg - 1) * MI * 64; /* first column of the tile (row of C^T) of this consumer */\n"
+    "        const int warp = lt / 32, lane = lt % 32;\n"
+    "        unsigned af0[MI][BK / KS][4];\n"
+    "#if WAITD == 0\n"
+    "        for (int kt = 0; kt < KT; kt++)\n"
+    "            swap_stage(d, af0, base, bars, kt, row0, warp, lane);\n"
+    "#else\n"
+    "        /* stages alternate between two sets of fragment registers, so that no path of the control flow writes\n"
+    "           a set whose wgmma may be in flight (ptxas would serialize the wgmmas); an odd last stage starts with\n"
+    "           none in flight, its fragments' registers then being the compiler's choice */\n"
+    "        unsigned af1[MI][BK / KS][4];\n"
+    "        int kt = 0;\n"
+    "        for (; kt + 1 < KT; kt += 2) {\n"
+    "            swap_stage(d, af0, base, bars, kt, row0, warp, lane);\n"
+    "            swap_stage(d, af1, base, bars, kt + 1, row0, warp, lane);\n"
     "        }\n"
+    "        if (kt < KT) {\n"
+    "            wgmma_wait<0>();\n"
+    "            swap_stage(d, af0, base, bars, kt, row0, warp, lane);\n"
+    "        }\n"
+    "#endif\n"
+    "        wgmma_wait<0>();\n"
+    "\n"
+    "        /* epilogue: accumulator j of m64 block i holds C^T's row NROW(warp, lane / 4, (j / 2) % 2), i.e.\n"
+    "           column n0 + row0 + 64 i + that of C, and C^T's column 8 (j / 4) + 2 (lane % 4) + j % 2, i.e. that\n"
+    "           row of C */\n"
+    "#pragma unroll\n"
+    "        for (int i = 0; i < MI; i++) {\n"
+    "#pragma unroll\n"
+    "            for (int h = 0; h < 2; h++) {\n"
+    "                const int c = n0 + row0 + i * 64 + NROW(warp, lane / 4, h);\n"
+    "                if (c >= N)\n"
+    "                    continue;\n"
+    "#pragma unroll\n"
+    "                for (int j = 0; j < BM / 8; j++) {\n"
+    "                    const int r = m0 + 8 * j + 2 * (lane % 4);\n"
+    "                    if (r < M)\n"
+    "                        C[(size_t)r * N + c] = d[i][4 * j + 2 * h];\n"
+    "                    if (r + 1 < M)\n"
+    "                        C[(size_t)(r + 1) * N + c] = d[i][4 * j + 2 * h + 1];\n"
+    "                }\n"
+    "            }\n"
+    "        }\n";
+
+static const char wg_end[] =
     "    }\n"
     "#if CL > 1\n"
     "    __syncwarp();\n"
@@ -380,7 +471,8 @@ static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
     const char *ty = g->dtype == CUT_DT_BF16 ? "bf16" : g->dtype == CUT_DT_TF32 ? "tf32" : "f16";
     const int ks = g->dtype == CUT_DT_TF32 ? 8 : 16;
     const int nacc = bn / 2;
-    cut_buf_printf(b, "static __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n{\n"
+    cut_buf_printf(b, "#ifndef CUT_EMU\n"
+                      "static __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n{\n"
                       "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
                       "                 \"wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
                    nacc + 2, bn, ks, ty, ty);
@@ -393,13 +485,42 @@ static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
     cut_buf_printf(b, "                 : ");
     for (int i = 0; i < nacc; i++)
         cut_buf_printf(b, "%s\"+f\"(d[%d])", i ? ", " : "", i);
-    cut_buf_printf(b, "\n                 : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n#define WGMMA(d, da, db) "
-                      "wgmma_tile(d, da, db)\n");
+    cut_buf_printf(b, "\n                 : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
+    /* the emulation: A and B from their descriptors, B MN-major for NN, D += A B */
+    cut_buf_printf(b, "#else\nstatic __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n"
+                      "{ emu_wgmma(d, %d, %d, da, 0, db, 0, %d, 1, 1, 1); }\n#endif\n",
+                   bn, g->dtype == CUT_DT_TF32 ? 2 : g->dtype == CUT_DT_BF16 ? 1 : 0, g->layout == CUT_GEMM_NN);
+    cut_buf_printf(b, "#define WGMMA(d, da, db) wgmma_tile(d, da, db)\n");
+}
+
+/* tf32 NN's wgmma (SWAP): m64 x wn x k8, A from the four registers of the thread's fragment, B from a descriptor. */
+static void emit_wgmma_rs(cut_buf *b, int wn)
+{
+    const int nacc = wn / 2;
+    cut_buf_printf(b, "#ifndef CUT_EMU\n"
+                      "static __device__ __forceinline__ void wgmma_tile_rs(float *d, const unsigned *a, u64 db)\n{\n"
+                      "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
+                      "                 \"wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {",
+                   nacc + 5, wn);
+    for (int i = 0; i < nacc; i++)
+        cut_buf_printf(b, "%s%%%d", i ? ", " : "", i);
+    cut_buf_printf(b, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1;\\n}\"\n", nacc, nacc + 1, nacc + 2, nacc + 3,
+                   nacc + 4);
+    cut_buf_printf(b, "                 : ");
+    for (int i = 0; i < nacc; i++)
+        cut_buf_printf(b, "%s\"+f\"(d[%d])", i ? ", " : "", i);
+    cut_buf_printf(b, "\n                 : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(db), "
+                      "\"r\"(1));\n}\n");
+    cut_buf_printf(b, "#else\n"
+                      "static __device__ __forceinline__ void wgmma_tile_rs(float *d, const unsigned *a, u64 db)\n"
+                      "{ emu_wgmma(d, %d, 2, 0, a, db, 0, 0, 1, 1, 1); }\n#endif\n", wn);
+    cut_buf_printf(b, "#define WGMMA_RS(d, a, db) wgmma_tile_rs(d, a, db)\n");
 }
 
 /* B's loads and descriptors. NT: one K-major box of BN rows; with a cluster of 2, each block loads half the rows
- * and multicasts them. NN: BN/64 MN-major boxes of BK rows x 64 columns (descriptor: LBO = the stride between
- * boxes along N, SBO = 8 rows of 128 bytes; one k step of KS rows is KS*128 bytes on). */
+ * and multicasts them. NN: BN/BOXN MN-major boxes of BK rows x BOXN = 128 bytes of columns (64 fp16/bf16, 32 tf32;
+ * descriptor: LBO = the stride between boxes along N, SBO = 8 rows of 128 bytes; one k step of KS rows is KS*128
+ * bytes on; tf32 NN reads them with ld.shared instead, SWAP). */
 static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
 {
     if (g->layout == CUT_GEMM_NT) {
@@ -410,13 +531,16 @@ static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
         else
             cut_buf_printf(b, "#define LOAD_B tma_load(SB(s), &tmB, kt * BK, n0, FULL(s));\n");
     } else {
+        /* tf32's boxes are 32 columns wide: up to 8 a stage, which the producer's 40 registers cannot hold unrolled */
+        const int boxn = SWZ / elem_bytes(g);
+        const char *unroll = boxn < 64 ? "_Pragma(\"unroll 1\") " : "";
         cut_buf_printf(b, "#define DESC_B(s, kk) desc(SB(s) + (kk) * KS * 128, BK * 128, 1024)\n");
         if (cl > 1)
-            cut_buf_printf(b, "#define LOAD_B for (int j = (int)rank; j < BN / 64; j += CL) tma_load_mc(SB(s) + j * "
-                              "BK * 128, &tmB, n0 + 64 * j, kt * BK, FULL(s), 3);\n");
+            cut_buf_printf(b, "#define LOAD_B %sfor (int j = (int)rank; j < BN / %d; j += CL) tma_load_mc(SB(s) + j * "
+                              "BK * 128, &tmB, n0 + %d * j, kt * BK, FULL(s), 3);\n", unroll, boxn, boxn);
         else
-            cut_buf_printf(b, "#define LOAD_B for (int j = 0; j < BN / 64; j++) tma_load(SB(s) + j * BK * 128, &tmB, "
-                              "n0 + 64 * j, kt * BK, FULL(s));\n");
+            cut_buf_printf(b, "#define LOAD_B %sfor (int j = 0; j < BN / %d; j++) tma_load(SB(s) + j * BK * 128, &tmB, "
+                              "n0 + %d * j, kt * BK, FULL(s));\n", unroll, boxn, boxn);
     }
     /* a stage is free once every consumer warp of every block that writes into it has read it */
     if (cl > 1)
@@ -440,7 +564,7 @@ static void fill_tma(const cut_gemm *g, const wg_geom *gm, int cl, cut_kernel_sr
     else
         out->tma[1] = (cut_tma_desc){.operand = 1, .elem_bytes = eb, .dims = {(unsigned long long)g->n,
                                      (unsigned long long)g->k}, .row_bytes = (unsigned long long)g->n * (unsigned)eb,
-                                     .box = {64, (unsigned)gm->bk}, .swizzle = 128};
+                                     .box = {(unsigned)(SWZ / eb), (unsigned)gm->bk}, .swizzle = 128};
 }
 
 static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e)
@@ -460,14 +584,30 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
                    gm.bm, gm.bn, gm.bk, gm.ks, k[K_MI], k[K_NC]);
     cut_buf_printf(&b, "#define ST %d\n#define WAITD %d\n#define GM %d\n#define CL %d\n#define REGS_INC %d\n",
                    k[K_ST], k[K_WAITD], k[K_GM], cl, k[K_NC] == 2 ? 232 : 240);
+    if (gm.swap)
+        cut_buf_printf(&b, "#define SWAP 1 /* C^T = B^T A^T: wgmma's n (the knob bn) is BM */\n");
+    /* tf32 NN's producer issues up to 9 copies a stage: unrolled, they overflow its 40 registers */
+    cut_buf_printf(&b, "#define PRODUCER_UNROLL%s\n", gm.swap ? " _Pragma(\"unroll 1\")" : "");
     if (cl > 1)
         cut_buf_printf(&b, "#define CLUSTER_ATTR __cluster_dims__(%d, 1, 1)\n", cl);
     else
         cut_buf_printf(&b, "#define CLUSTER_ATTR\n");
-    cut_buf_printf(&b, "typedef unsigned long long u64;\n");
-    emit_wgmma(&b, g, gm.bn);
+    cut_buf_append(&b, wg_head, strlen(wg_head));
+    cut_buf_append(&b, cut_wgmma_text_ptx, strlen(cut_wgmma_text_ptx));
+    cut_buf_append(&b, cut_wgmma_text_emu, strlen(cut_wgmma_text_emu));
+    if (gm.swap)
+        emit_wgmma_rs(&b, gm.bm);
+    else
+        emit_wgmma(&b, g, gm.bn);
     emit_b(&b, g, cl);
+    if (gm.swap)
+        cut_buf_append(&b, wg_swap_stage, strlen(wg_swap_stage));
     cut_buf_append(&b, wg_body, strlen(wg_body));
+    if (gm.swap)
+        cut_buf_append(&b, wg_consumer_swap, strlen(wg_consumer_swap));
+    else
+        cut_buf_append(&b, wg_consumer, strlen(wg_consumer));
+    cut_buf_append(&b, wg_end, strlen(wg_end));
     out->src = b.data;
     snprintf(out->entry, sizeof out->entry, "cut_gemm");
     cut_gemm_geom cg;
@@ -476,7 +616,7 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
     out->block[0] = (unsigned)gm.threads;
     out->block[1] = out->block[2] = 1;
     out->smem_dynamic = (unsigned)gm.smem;
-    out->uses_inline_ptx = 1;
+    out->uses_inline_ptx = 0; /* its PTX is emulated under CUT_EMU; the emulation runner refuses a cluster (cl=2) */
     out->tol_scale = 1.0;
     out->arch_a = 1;
     fill_tma(g, &gm, cl, out);
@@ -485,7 +625,8 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
 
 const cut_gemm_template cut_gemm_tpl_wgmma = {
     .name = "wgmma",
-    .gpu_only = 1, /* TMA, mbarriers and wgmma: no emulation */
+    .gpu_only = 1, /* not a search backend on the emulator: its cluster kernels (cl=2) need a GPU, and the emulated
+                      TMA/mbarrier/wgmma path (wgmma_text.c) is the tests' check of cl=1 kernels (test_gemm_wgmma_emu) */
     .nknobs = K_N,
     .knob_name = knob_name,
     .applies = applies,

@@ -1,0 +1,27 @@
+/* cutune — the CUDA C text of the wgmma template's PTX (src/ops/gemm/wgmma.c explains the kernel): each instruction
+ * in a device helper, for the GPU and, under #ifdef CUT_EMU, as its PTX ISA semantics on the host emulator.
+ *
+ * The kernel's text is: its #defines (M, N, K, BM, BN, BK, KS, MI, NC, ST, WAITD, GM, CL, REGS_INC), u64, struct
+ * cut_tmap and THREADS, then cut_wgmma_text_ptx and cut_wgmma_text_emu, then its wgmma_tile (the one wgmma shape it
+ * issues, one asm statement; under CUT_EMU a call of emu_wgmma), then the kernel. */
+#ifndef CUTUNE_GEMM_WGMMA_TEXT_H
+#define CUTUNE_GEMM_WGMMA_TEXT_H
+
+/* smem_u32, mbar_init, fence_mbarrier_init, mbar_expect_tx, mbar_arrive, mbar_arrive_cluster, mbar_wait, tma_load,
+ * tma_load_mc, cluster_rank, cluster_sync, setmaxnreg_dec<R>, setmaxnreg_inc<R>, wgmma_fence, wgmma_commit,
+ * wgmma_wait<G>, lds32 (ld.shared.b32), to_tf32 (cvt.rna.tf32.f32): the GPU's (inside #ifndef CUT_EMU). */
+extern const char cut_wgmma_text_ptx[];
+/* The same helpers but the cluster ones (a cluster cannot be emulated: CL > 1 is an #error) as host code, and
+ * emu_wgmma(d, n, dt, da, areg, db, ta, tb, scale_d, scale_a, scale_b), the emulated wgmma.mma_async (A from the
+ * descriptor da, or from registers areg when not NULL), inside #ifdef CUT_EMU. */
+extern const char cut_wgmma_text_emu[];
+
+/* tf32 NN (C^T = B^T A^T, wgmma.c): the tile column, within its consumer's m64 block, that row 16 w + g + 8 h of
+ * wgmma's A fragment (w: the warp in the warpgroup, g = lane / 4, h = 0, 1) carries. A permutation of 0..63 chosen
+ * so that CUT_WGMMA_SWAP_LDS's loads are free of bank conflicts. */
+#define CUT_WGMMA_NROW(w, g, h) (32 * ((w) / 2) + 8 * ((w) % 2) + (g) % 4 + 4 * (h) + 16 * ((g) / 4))
+/* The byte of tf32 element (k, n) (k < 32, n < the tile's columns) in a stage's B tile: boxes of 32 columns, 32
+ * rows of 128 bytes each, as the TMA unit writes them with the 128-byte swizzle. */
+#define CUT_WGMMA_SWAP_LDS(n, k) (((n) / 32) * 4096 + (k) * 128 + (((((n) % 32) / 4) ^ ((k) % 8)) << 4) + ((n) % 4) * 4)
+
+#endif

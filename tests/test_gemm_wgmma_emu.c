@@ -1,0 +1,255 @@
+/* The Hopper wgmma GEMM template under the host emulator (issue 21): the generated kernel's PTX (mbarriers, TMA tile
+ * loads with the 128-byte swizzle, wgmma with shared-memory matrix descriptors) replaced by its PTX ISA semantics
+ * under CUT_EMU, run by the emulation runner with emulated tensor maps. Random valid cl=1 schedules of fp16/bf16 NN
+ * and NT and tf32 NT and NN (C^T = B^T A^T, wgmma's A from registers) on tail shapes (M, N, K not multiples of any
+ * tile, K not a multiple of 64) match the double reference within the dtype's tolerance, and so do hand-picked
+ * tf32 NN variants; a planted bug in the emulated TMA swizzle, in a descriptor, in the stage release, in the
+ * epilogue or in tf32 NN's fragment loads or transposed stores fails the comparison; a cluster of 2 is refused with
+ * its reason; the emulated mbarrier's rules fail the launch with theirs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cutune/codegen.h"
+#include "cutune/emu.h"
+#include "cutune/gemm.h"
+#include "cutune/gemm_space.h"
+#include "cutune/measure.h"
+#include "cutune/util.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *g_dir;
+static cut_runner *g_runner;
+
+static int setup(void **state)
+{
+    (void)state;
+    g_dir = tu_tmpdir("gemm_wgmma_emu");
+    cut_timing t;
+    cut_timing_default(&t);
+    t.warmup = 0;
+    t.min_repeats = t.max_repeats = 1;
+    t.min_total_ms = 0;
+    cut_err e = {{0}};
+    g_runner = cut_runner_emu_new(g_dir, &t, &e);
+    return g_dir && g_runner ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    cut_runner_free(g_runner);
+    free(g_dir);
+    return 0;
+}
+
+static cut_gemm mkg(int m, int n, int k, cut_gemm_layout l, cut_dtype dt)
+{
+    return (cut_gemm){.m = m, .n = n, .k = k, .layout = l, .dtype = dt};
+}
+
+/* g's work (seed) prepared on the emulation runner as a plain work: the runner computes fp32 GEMMs only when it
+ * prepares a GEMM op itself; the calls and references are the same. */
+static void prepare(const cut_gemm *g, uint64_t seed)
+{
+    cut_work w;
+    cut_err e = {{0}};
+    if (cut_gemm_work(g, seed, 0, &w, &e) != 0)
+        fail_msg("%s", e.msg);
+    w.op = (cut_work_op){.kind = CUT_WORK_PLAIN};
+    if (cut_runner_prepare_work(g_runner, &w, &e) != 0)
+        fail_msg("prepare: %s", e.msg);
+    cut_work_free(&w);
+}
+
+/* s's kernel on the prepared work of g (with the planted edit from -> to when from is not NULL): the result. */
+static cut_result run(const cut_gemm *g, const cut_sched *s, const char *from, const char *to)
+{
+    cut_err e = {{0}};
+    cut_kernel_src ks;
+    if (cut_codegen_gemm(g, s, &ks, &e) != 0)
+        fail_msg("codegen: %s", e.msg);
+    if (from)
+        assert_int_equal(tu_plant(&ks.src, from, to), 0);
+    cut_call c;
+    cut_result res;
+    cut_result_reset(&res);
+    if (cut_call_of_kernel(&ks, NULL, &c, &res) != 0)
+        fail_msg("call: %s", res.error);
+    if (cut_runner_run_call(g_runner, &c, &res, NULL, &e) != 0)
+        fail_msg("run: %s", e.msg);
+    cut_kernel_src_free(&ks);
+    return res;
+}
+
+static void describe(const cut_gemm *g, const cut_sched *s, char *buf, size_t n)
+{
+    char name[128], desc[160];
+    cut_gemm_name(g, name, sizeof name);
+    cut_gemm_sched_describe(s, desc, sizeof desc);
+    snprintf(buf, n, "%s %s", name, desc);
+}
+
+/* Random valid cl=1 schedules over tail shapes for each dtype x layout wgmma computes: all OK within tolerance. */
+static void test_random_schedules(void **state)
+{
+    (void)state;
+    const cut_gemm shapes[] = {
+        mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_FP16), mkg(67, 136, 200, CUT_GEMM_NT, CUT_DT_FP16),
+        mkg(130, 72, 88, CUT_GEMM_NN, CUT_DT_BF16),  mkg(33, 200, 136, CUT_GEMM_NT, CUT_DT_BF16),
+        mkg(67, 136, 200, CUT_GEMM_NT, CUT_DT_TF32), mkg(100, 60, 52, CUT_GEMM_NT, CUT_DT_TF32),
+        mkg(1, 8, 8, CUT_GEMM_NN, CUT_DT_FP16),      mkg(5, 24, 40, CUT_GEMM_NT, CUT_DT_TF32),
+        /* tf32 NN: C^T = B^T A^T, A's fragments from registers */
+        mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32), mkg(130, 72, 88, CUT_GEMM_NN, CUT_DT_TF32),
+        mkg(3, 20, 12, CUT_GEMM_NN, CUT_DT_TF32),
+    };
+    const int per = tu_quick() ? 1 : 3;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, 2121);
+    int n = 0, failed = 0;
+    double worst[CUT_DT_COUNT] = {0};
+    for (size_t i = 0; i < CUT_ARRAY_LEN(shapes); i++) {
+        const cut_gemm *g = &shapes[i];
+        prepare(g, 40 + i);
+        for (int j = 0; j < per; j++) {
+            cut_sched s;
+            cut_err e = {{0}};
+            for (int tries = 0;; tries++) { /* cl=2 cannot be emulated */
+                if (cut_gemm_sched_sample_valid(g, &d, CUT_GEMM_TPL_WGMMA, &r, &s, 1000, &e) != 0)
+                    fail_msg("%s", e.msg);
+                if (s.k[6] == 1)
+                    break;
+                assert_true(tries < 100);
+            }
+            char what[320];
+            describe(g, &s, what, sizeof what);
+            const cut_result res = run(g, &s, NULL, NULL);
+            printf("  %-70s %s rel.err %.3g\n", what, cut_status_name(res.status), res.max_abs_err);
+            if (res.status != CUT_ST_OK || !(res.max_abs_err <= cut_gemm_tolerance(g->dtype))) {
+                fprintf(stderr, "%s: %s %s\n", what, cut_status_name(res.status), res.error);
+                failed++;
+            }
+            worst[g->dtype] = res.max_abs_err > worst[g->dtype] ? res.max_abs_err : worst[g->dtype];
+            n++;
+        }
+    }
+    printf("  %d wgmma schedules emulated, %d failed; worst rel.err fp16 %.3g bf16 %.3g tf32 %.3g\n", n, failed,
+           worst[CUT_DT_FP16], worst[CUT_DT_BF16], worst[CUT_DT_TF32]);
+    assert_int_equal(failed, 0);
+}
+
+/* tf32 NN's variants, hand-picked (bn mi nc st waitd gm): two sets of fragment registers (waitd 1) or one, one
+ * or two m64 blocks and consumers, over an odd (7), an even (8) and a single k tile. */
+static void test_tf32_nn_variants(void **state)
+{
+    (void)state;
+    const cut_gemm shapes[] = {mkg(167, 136, 200, CUT_GEMM_NN, CUT_DT_TF32),
+                               mkg(130, 264, 256, CUT_GEMM_NN, CUT_DT_TF32),
+                               mkg(200, 136, 24, CUT_GEMM_NN, CUT_DT_TF32)};
+    static const int k[][6] = {{128, 1, 2, 4, 1, 8}, {256, 1, 1, 3, 1, 8}, {128, 2, 1, 4, 0, 16}, {64, 2, 2, 5, 0, 8}};
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(shapes); i++) {
+        prepare(&shapes[i], 60 + i);
+        for (size_t j = tu_quick() ? i : 0; j < CUT_ARRAY_LEN(k); j += tu_quick() ? CUT_ARRAY_LEN(k) : 1) {
+            cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {k[j][0], k[j][1], k[j][2], k[j][3], k[j][4], k[j][5], 1}};
+            cut_err e = {{0}};
+            if (cut_gemm_sched_check(&shapes[i], &s, &d, &e) != 0)
+                fail_msg("%s", e.msg);
+            char what[320];
+            describe(&shapes[i], &s, what, sizeof what);
+            const cut_result res = run(&shapes[i], &s, NULL, NULL);
+            printf("  %-70s %s rel.err %.3g %s\n", what, cut_status_name(res.status), res.max_abs_err, res.error);
+            assert_int_equal(res.status, CUT_ST_OK);
+            assert_true(res.max_abs_err <= cut_gemm_tolerance(CUT_DT_TF32));
+        }
+    }
+}
+
+/* The emulation can fail: the same schedule with a bug planted in the emulated TMA swizzle (the 64-byte pattern where
+ * the map says 128: the descriptors read what the TMA unit would have written), in the GPU text's A descriptor (the
+ * stride between 8-row groups), in the stage release (a stage freed before the wgmma that reads it completes: the
+ * deferred wgmma then reads the next k tile), in the epilogue's column, is WRONG_RESULT; unedited it passes. tf32
+ * NN too: its fragments loaded without the swizzle, its epilogue without the row permutation of the loads. */
+static void test_planted_bugs_caught(void **state)
+{
+    (void)state;
+    const cut_gemm nn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_FP16), tn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32);
+    const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {128, 1, 1, 2, 0, 1, 1}};
+    const struct {
+        const cut_gemm *g;
+        const char *from, *to;
+    } plants[] = {
+        {&nn, NULL, NULL},
+        {&nn, "emu_swizzle(dst + i1 * row + i0 * eb, span)", "emu_swizzle(dst + i1 * row + i0 * eb, span / 2)"},
+        {&nn, "(row0 + i * 64) * 128 + kk * 32, 16, 1024)", "(row0 + i * 64) * 128 + kk * 32, 16, 2048)"},
+        {&nn, "            wgmma_wait<0>();\n            if (lane == 0)\n                RELEASE(s);",
+         "            if (lane == 0)\n                RELEASE(s);\n            wgmma_wait<0>();"},
+        {&nn, "const int c = n0 + 8 * j + 2 * (lane % 4);", "const int c = n0 + 8 * j + 2 * (lane % 4) + 1;"},
+        {&tn, NULL, NULL},
+        {&tn, "^ ((k) % 8)) << 4)", "^ 0) << 4)"},
+        {&tn, "const int c = n0 + row0 + i * 64 + NROW(warp, lane / 4, h);",
+         "const int c = n0 + row0 + i * 64 + 16 * warp + lane / 4 + 8 * h;"},
+    };
+    for (size_t i = 0; i < CUT_ARRAY_LEN(plants); i++) {
+        if (i == 0 || plants[i].g != plants[i - 1].g)
+            prepare(plants[i].g, 5);
+        const cut_result res = run(plants[i].g, &s, plants[i].from, plants[i].to);
+        printf("  %s %-60.60s %s rel.err %.3g %s\n", cut_dtype_name(plants[i].g->dtype),
+               plants[i].from ? plants[i].from : "(unedited)", cut_status_name(res.status), res.max_abs_err,
+               res.error);
+        assert_int_equal(res.status, plants[i].from ? CUT_ST_WRONG_RESULT : CUT_ST_OK);
+    }
+}
+
+/* cl=2 (multicast across the blocks of a cluster) is the GPU's: the emulation runner refuses it with its reason. */
+static void test_cluster_refused(void **state)
+{
+    (void)state;
+    const cut_gemm g = mkg(200, 136, 64, CUT_GEMM_NT, CUT_DT_BF16);
+    prepare(&g, 3);
+    const cut_result res = run(&g, &(cut_sched){.tpl = CUT_GEMM_TPL_WGMMA, .k = {128, 1, 1, 2, 1, 1, 2}}, NULL, NULL);
+    printf("  cl=2: %s: %s\n", cut_status_name(res.status), res.error);
+    assert_int_equal(res.status, CUT_ST_INVALID);
+    assert_non_null(strstr(res.error, "cluster"));
+}
+
+/* The emulated mbarrier keeps the PTX ISA's rules: an arrival on a phase whose arrivals are all in (it waits for its
+ * bytes) fails the launch with that sentence; a consumer that waits for a phase nobody completes (the producer's
+ * copies planted away) deadlocks the block, and the launch ends with that sentence instead of hanging. */
+static void test_mbarrier_rules(void **state)
+{
+    (void)state;
+    const cut_gemm g = mkg(70, 64, 72, CUT_GEMM_NT, CUT_DT_FP16);
+    const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {64, 1, 1, 2, 1, 1, 1}};
+    prepare(&g, 9);
+    cut_result res = run(&g, &s, "mbar_expect_tx(FULL(s), STAGE_BYTES);",
+                         "mbar_expect_tx(FULL(s), STAGE_BYTES); mbar_arrive(FULL(s));");
+    printf("  an arrival too many: %s: %s\n", cut_status_name(res.status), res.error);
+    assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res.error, "no pending arrival"));
+    res = run(&g, &s, "mbar_expect_tx(FULL(s), STAGE_BYTES);", "mbar_expect_tx(FULL(s), STAGE_BYTES + 16);");
+    printf("  bytes never landing: %s: %s\n", cut_status_name(res.status), res.error);
+    assert_int_equal(res.status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res.error, "deadlocked"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_schedules),
+        cmocka_unit_test(test_tf32_nn_variants),
+        cmocka_unit_test(test_planted_bugs_caught),
+        cmocka_unit_test(test_cluster_refused),
+        cmocka_unit_test(test_mbarrier_rules),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
