@@ -36,7 +36,8 @@ for r in rows:
                   "cutune_ms": r["cutune_ms"], "cudnn_ms": r["cudnn_ms"], "cudnn_algo": r["cudnn_algo"],
                   "speedup": r["speedup"], "cutune_gflops": r["cutune_gflops"], "cudnn_gflops": r["cudnn_gflops"],
                   "tuning_s": round(tuning.get(c, 0.0), 1), "wall_s": wall.get(c),
-                  "search_ms": r.get("cutune_search_ms"), "best_sched": r["best_sched"]})
+                  "search_ms": r.get("cutune_search_ms"), "best_sched": r["best_sched"],
+                  "speedup_warm": r.get("speedup_warm"), "cudnn_tf32_ms": r.get("cudnn_tf32_ms")})
 sp = [c["speedup"] for c in cases if c["speedup"] > 0]
 out = {
     "gpu": dev.get("name"), "uuid": dev.get("uuid"), "driver": dev.get("driver"),
