@@ -52,10 +52,11 @@ int cut_export_gemm_module_state(const cut_export_gemm_kernel *k, char *what, si
 static void launcher_doc(cut_buf *b, const cut_export_gemm_kernel *k)
 {
     const cut_gemm *g = &k->gemm;
-    static const char *const store[CUT_DT_COUNT] = {"float", "float, tf32 rounded in the tensor cores",
-                                                    "the bits of __half", "the bits of __nv_bfloat16"};
-    cut_buf_printf(b, "// layout %s: A is %s, B is %s, C is M x N fp32, all row-major; A and B in the dtype's storage type "
-                      "(%s).\n",
+    static const char *const store[CUT_DT_COUNT] = {"float", "float", "the bits of __half",
+                                                    "the bits of __nv_bfloat16"};
+    cut_buf_printf(b,
+                   "// layout %s: A is %s, B is %s, C is M x N fp32, all row-major; A and B in the dtype's storage "
+                   "type (%s).\n",
                    cut_gemm_layout_name(g->layout), cut_gemm_a_trans(g) ? "K x M (op(A) = A^T)" : "M x K",
                    cut_gemm_b_trans(g) ? "N x K (op(B) = B^T)" : "K x N",
                    g->dtype >= 0 && g->dtype < CUT_DT_COUNT ? store[g->dtype] : "?");
