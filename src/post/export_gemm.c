@@ -162,9 +162,9 @@ static int write_kernel(const char *gdir, const cut_export_gemm_kernel *k, cut_e
     const size_t len = strlen(banner);
     if (cut_export_gemm_module_state(k, what, sizeof what))
         snprintf(banner + len, sizeof banner - len,
-                 "\nOne launch at a time: this split-K kernel keeps %s, in module variables\n"
-                 "(each launch leaves them as it found them); two launches in flight at once (two streams, two\n"
-                 "host threads) corrupt each other's results.",
+                 "\nOne launch at a time: this split-K kernel keeps %s\n"
+                 "in module variables (each launch leaves them as it found them); two launches in flight at once\n"
+                 "(two streams, two host threads) corrupt each other's results.",
                  what);
     cut_export_wrap_header(k->ks.src, ns, guard, banner, NULL, &header);
     cut_buf b = {.data = header, .len = strlen(header)};

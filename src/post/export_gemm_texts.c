@@ -41,8 +41,8 @@ int cut_export_gemm_module_state(const cut_export_gemm_kernel *k, char *what, si
         return 0;
     if (what)
         snprintf(what, n, "%s",
-                 !strcmp(t->name, "mma")    ? "a turn counter per output tile, cut_splitk_turn"
-                 : !strcmp(t->name, "gemv") ? "partial sums and a counter per output tile, cut_ws and cut_cnt"
+                 !strcmp(t->name, "mma")    ? "a turn counter per output tile (cut_splitk_turn)"
+                 : !strcmp(t->name, "gemv") ? "partial sums and a counter per output tile (cut_ws, cut_cnt)"
                                             : "its split-K state");
     return 1;
 }
@@ -55,8 +55,8 @@ static void launcher_doc(cut_buf *b, const cut_export_gemm_kernel *k)
     static const char *const store[CUT_DT_COUNT] = {"float", "float", "the bits of __half",
                                                     "the bits of __nv_bfloat16"};
     cut_buf_printf(b,
-                   "// layout %s: A is %s, B is %s, C is M x N fp32, all row-major; A and B in the dtype's storage "
-                   "type (%s).\n",
+                   "// layout %s: A is %s, B is %s, C is M x N fp32, all row-major;\n"
+                   "// A and B in the dtype's storage type (%s).\n",
                    cut_gemm_layout_name(g->layout), cut_gemm_a_trans(g) ? "K x M (op(A) = A^T)" : "M x K",
                    cut_gemm_b_trans(g) ? "N x K (op(B) = B^T)" : "K x N",
                    g->dtype >= 0 && g->dtype < CUT_DT_COUNT ? store[g->dtype] : "?");
@@ -74,9 +74,10 @@ static void launcher_doc(cut_buf *b, const cut_export_gemm_kernel *k)
         cut_buf_printf(b, "// C = %.9g * op(A) op(B) (beta 0: C's old contents are never read).\n", cut_gemm_alpha(g));
     char what[128];
     if (cut_export_gemm_module_state(k, what, sizeof what))
-        cut_buf_printf(b, "// One launch at a time: this split-K kernel keeps %s, in module variables\n"
-                          "// (each launch leaves them as it found them). Two launches of it in flight at once (two "
-                          "streams, two\n// host threads) corrupt each other's results; serialise them.\n",
+        cut_buf_printf(b, "// One launch at a time: this split-K kernel keeps %s\n"
+                          "// in module variables (each launch leaves them as it found them). Two launches of it in "
+                          "flight at once\n// (two streams, two host threads) corrupt each other's results; serialise "
+                          "them.\n",
                        what);
 }
 

@@ -245,10 +245,11 @@ void cut_export_api_header_text(cut_buf *b, const cut_export_set *set, const cut
     }
     if (gemm->n > 0)
         cut_buf_printf(b, "\n// GEMM, row-major C[M][N] (fp32) = A[M][K] * B (K x N, or N x K for NT), A and B in the "
-                          "dtype's\n// storage type (kernels/gemm/gemm_metadata.csv says which). The GEMM's name says "
-                          "the rest: TN and TT\n// store A as K x M, TT and NT B as N x K; batch B packs B matrices "
-                          "of each operand one after\n// the other; alpha a and beta b make C = a * op(A) op(B) + b * "
-                          "Cin, where Cin (fp32, apart from C)\n// holds C's old contents and comes after C:\n"
+                          "dtype's\n// storage type (kernels/gemm/gemm_metadata.csv says which). The name says the rest: tn and "
+                          "tt store A as\n// K x M, nt and tt B as N x K; batch_Z packs Z matrices of each operand "
+                          "one after the other (one\n// launch computes them all); alpha_a and beta_b make C = a * "
+                          "op(A) op(B) + b * Cin, where Cin (fp32,\n// apart from C) holds C's old contents and "
+                          "comes after C:\n"
                           "//   launch_gemmG_kK(A, B, C, Cin, stream)\n"
                           "// A kernel marked \"one launch at a time\" keeps split-K state in module variables: never "
                           "two launches\n// of it in flight at once.\n");
