@@ -114,17 +114,22 @@ void cut_export_cmake_text(cut_buf *b, const cut_export_set *set, const char *ar
  *
  * Layout under DIR/kernels/gemm/ (a CUDA project of its own, added to kernels/CMakeLists.txt):
  *   <gemm name>/kernelK.cuh   generated kernel, entry extern "C" cut_gemmG_kK
- *   <gemm name>/kernelK.cu    int launch_gemmG_kK(A, B, C, stream): grid/block/dynamic smem, and the TMA maps of A
- *                             and B encoded with cuTensorMapEncodeTiled where the kernel takes them
- *   driver.cu                 one measurement driver (cutune's inputs, a double GEMM on the GPU as the reference,
- *                             relative Frobenius check per dtype, L2 flush, events, median; checked again after)
+ *   <gemm name>/kernelK.cu    int launch_gemmG_kK(A, B, C, stream), or (A, B, C, Cin, stream) for a GEMM with
+ *                             beta != 0: grid/block/dynamic smem (the grid's z over the batch and split-K slices,
+ *                             as the template's cut_kernel_src says), and the TMA maps of A and B encoded with
+ *                             cuTensorMapEncodeTiled where the kernel takes them
+ *   driver.cu                 one measurement driver (cutune's inputs with Cin, a double GEMM on the GPU as the
+ *                             reference in the layout, per batch, with alpha and beta; relative Frobenius check per
+ *                             dtype, L2 flush, events, median; checked again after)
  *   CMakeLists.txt            builds gemm_driver with nvcc alone (sm_90a when a kernel needs it)
- *   gemm_metadata.csv         one row per kernel (CUT_EXPORT_GEMM_CSV_HEADER)
+ *   gemm_metadata.csv         one row per kernel (CUT_EXPORT_GEMM_CSV_HEADER; batch, alpha and beta last, so that
+ *                             readers of the older columns read on)
  * G is the 1-based index of the GEMM's results file (tuningresults/gemm_*.json, sorted by name), K the 1-based line
- * number in that file. */
+ * number in that file. Split-K kernels of the mma and gemv templates keep their state in module variables, as when
+ * cutune measured them: one launch at a time (their .cuh, .cu and cutune_kernels.h say so). */
 #define CUT_EXPORT_GEMM_CSV_HEADER                                                                                \
     "gemm,kernel_id,m,n,k,layout,dtype,template,knobs,grid_x,grid_y,grid_z,block_x,block_y,block_z,smem_dynamic,"  \
-    "tuned_ms,tuned_tflops"
+    "tuned_ms,tuned_tflops,batch,alpha,beta"
 
 typedef struct cut_export_gemm_kernel {
     int gemm_id, kernel_id; /* G and K above */
@@ -141,13 +146,29 @@ typedef struct cut_export_gemm_set {
 } cut_export_gemm_set;
 
 /* Reads every gemm_*.json in results_dir (vendor_* and conv files are not read), checks each line (well-formed,
- * workload equal to the file name's, schedule valid under sm_90 limits) and generates every kernel in memory. No
- * GEMM file: an empty set, not an error. Caller frees with cut_export_gemm_set_free, also after an error. */
+ * workload equal to the file name's, schedule valid under sm_90 limits) and generates every kernel in memory.
+ * Refuses, with a sentence, a kernel the launcher cannot take: arguments other than A, B, C and Cin (with beta != 0)
+ * or than two TMA maps and C for a plain GEMM, or a grid past CUDA's limits. No GEMM file: an empty set, not an
+ * error. Caller frees with cut_export_gemm_set_free, also after an error. */
 int cut_export_gemm_load(const char *results_dir, cut_export_gemm_set *set, cut_err *e);
 void cut_export_gemm_set_free(cut_export_gemm_set *set);
 /* Writes kdir/gemm/ (kdir is the prepared kernels/ folder of cut_export_write_all); nothing for an empty set. */
 int cut_export_gemm_write(const cut_export_gemm_set *set, const char *kdir, const char *arch, cut_err *e);
+/* The launcher's parameters before the stream: "const void *A, const void *B, float *C", then ", const float *Cin"
+ * when g reads C (beta != 0). A and B are in the dtype's storage type (float for fp32 and tf32, the 16-bit patterns
+ * of __half and __nv_bfloat16 for fp16 and bf16). */
+void cut_export_gemm_params(const cut_gemm *g, char *buf, size_t n);
+/* 1 when k keeps split-K state in module variables (a "splitk" knob above 1: mma's turn counters, gemv's partial
+ * sums and counters), with what it keeps in what (may be NULL); 0 otherwise. */
+int cut_export_gemm_module_state(const cut_export_gemm_kernel *k, char *what, size_t n);
 void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k);
+/* C++ text of the GEMM driver's host part (plain C++ after cut_export_rng_text and <cmath>, <cstdint>, <cstring>,
+ * <vector>): the enums and gemm_case {id, m, n, k, layout, dtype, batch, alpha, beta, name}; make_inputs(case, seed,
+ * a, b, cin), cutune's input set 0 of the seed (A and B rounded to the dtype; Cin fp32, only when beta != 0);
+ * pack / unpack to and from the storage type; reference_at(case, a, b, cin, idx), one output of the double
+ * reference as cutune sums and stores it (a __host__ __device__ function under nvcc); tolerance(dtype) and
+ * rel_error(c, ref), cutune's check. */
+extern const char cut_export_gemm_host_text[];
 void cut_export_gemm_driver_text(cut_buf *b, const cut_export_gemm_set *set);
 void cut_export_gemm_cmake_text(cut_buf *b, const cut_export_gemm_set *set, const char *arch);
 /* kernels/cutune_kernels.h: every launcher of the conv and GEMM kernels, for C and C++. */

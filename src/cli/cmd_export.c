@@ -31,7 +31,10 @@ static const char export_usage[] =
     "Kernel K of case N is line K of tuningresults/caseN_*.json; kernel K of GEMM G is line K of the G-th\n"
     "tuningresults/gemm_*.json. A conv kernel keeps its case's dtype, layout and fused epilogue: fp16/bf16 launchers\n"
     "take void pointers, an epilogue's take the bias after out, launch_caseN_kK(in, w, out, bias, stream), and the\n"
-    "driver fills the bias as cutune does and checks the epilogue. Build and run the drivers with\n"
+    "driver fills the bias as cutune does and checks the epilogue. A GEMM kernel keeps its layout, batch, alpha and\n"
+    "beta: with beta != 0 its launcher takes Cin (C's old contents, fp32) after C, launch_gemmG_kK(A, B, C, Cin,\n"
+    "stream), and gemm_driver checks against cutune's inputs with Cin; a split-K GEMM kernel keeps its state in\n"
+    "module variables (\"one launch at a time\"). Build and run the drivers with\n"
     "  cmake -S DIR/kernels -B DIR/build && cmake --build DIR/build -j && DIR/build/driver\n"
     "and measure energy with bash DIR/run_all.sh --allow-power-cap (or any run_layer_*.sh, scripts/*/*.sh)\n";
 

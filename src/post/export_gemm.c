@@ -21,6 +21,27 @@ void cut_export_gemm_set_free(cut_export_gemm_set *set)
     memset(set, 0, sizeof *set);
 }
 
+/* 0 when the launcher can launch k's kernel: its arguments are A, B, C and, when the GEMM reads C, Cin (or, for a
+ * plain GEMM, two TMA maps and C), and its grid is within CUDA's limits; else -1 with a sentence. */
+static int launchable(const cut_export_gemm_kernel *k, cut_err *e)
+{
+    const cut_kernel_src *ks = &k->ks;
+    const int cin = cut_gemm_cin_buf(&k->gemm) >= 0;
+    if (ks->ntma != 0 && ks->ntma != 2)
+        return cut_err_set(e, "the kernel takes %d TMA maps; the launcher encodes none or two (A and B)", ks->ntma);
+    if (ks->ntma == 2 && cut_gemm_has_extras(&k->gemm))
+        return cut_err_set(e, "the kernel reads A and B through TMA maps, which the launcher encodes for one matrix "
+                              "each and a plain epilogue: it cannot export a batch, alpha or beta");
+    if (ks->extra_bufs != cin)
+        return cut_err_set(e, "the kernel takes %d argument(s) after C, where the launcher passes %s", ks->extra_bufs,
+                           cin ? "Cin (beta != 0)" : "none (beta 0)");
+    if (ks->grid[0] < 1 || ks->grid[0] > 2147483647u || ks->grid[1] < 1 || ks->grid[1] > 65535u || ks->grid[2] < 1 ||
+        ks->grid[2] > 65535u)
+        return cut_err_set(e, "its grid (%u, %u, %u) is past CUDA's limits (x < 2^31, y and z <= 65535)", ks->grid[0],
+                           ks->grid[1], ks->grid[2]);
+    return 0;
+}
+
 /* Checks record r (line `line` of path) and generates its kernel into k. 0: exported; 1: an unmeasured or failed
  * trial (skipped); -1: refused with e. */
 static int load_record(const char *path, int line, int gemm_id, const cut_gemm_record *r, cut_export_gemm_kernel *k,
@@ -52,6 +73,10 @@ static int load_record(const char *path, int line, int gemm_id, const cut_gemm_r
         cut_codegen_rename_entry(&k->ks, entry, &why) != 0) {
         cut_kernel_src_free(&k->ks);
         return cut_err_set(e, "%s line %d: code generation failed: %s", path, line, why.msg);
+    }
+    if (launchable(k, &why) != 0) {
+        cut_kernel_src_free(&k->ks);
+        return cut_err_set(e, "%s line %d: %s cannot be exported: %s", path, line, want, why.msg);
     }
     return 0;
 }
@@ -125,7 +150,7 @@ static int write_kernel(const char *gdir, const cut_export_gemm_kernel *k, cut_e
     cut_gemm_name(&k->gemm, name, sizeof name);
     if (cut_path_join(dir, sizeof dir, gdir, name, e) != 0 || cut_mkdirs(dir, e) != 0)
         return -1;
-    char ns[64], guard[64], banner[512], *header = NULL;
+    char ns[64], guard[64], banner[1024], what[128], *header = NULL;
     snprintf(ns, sizeof ns, "cut_gemm%d_k%d", k->gemm_id, k->kernel_id);
     snprintf(guard, sizeof guard, "CUTUNE_GEMM%d_K%d_CUH", k->gemm_id, k->kernel_id);
     snprintf(banner, sizeof banner,
@@ -134,6 +159,13 @@ static int write_kernel(const char *gdir, const cut_export_gemm_kernel *k, cut_e
              "its macros undefined at the end (a caller's of the same names restored). Launch it with\n"
              "launch_gemm%d_k%d (kernel%d.cu, declared in ../../cutune_kernels.h).",
              CUTUNE_VERSION, name, k->kernel_id, ns, k->gemm_id, k->kernel_id, k->kernel_id);
+    const size_t len = strlen(banner);
+    if (cut_export_gemm_module_state(k, what, sizeof what))
+        snprintf(banner + len, sizeof banner - len,
+                 "\nOne launch at a time: this split-K kernel keeps %s\n"
+                 "in module variables (each launch leaves them as it found them); two launches in flight at once\n"
+                 "(two streams, two host threads) corrupt each other's results.",
+                 what);
     cut_export_wrap_header(k->ks.src, ns, guard, banner, NULL, &header);
     cut_buf b = {.data = header, .len = strlen(header)};
     snprintf(file, sizeof file, "kernel%d.cuh", k->kernel_id);
@@ -174,11 +206,11 @@ int cut_export_gemm_write(const cut_export_gemm_set *set, const char *kdir, cons
         for (char *p = kn; *p; p++)
             *p = *p == ' ' ? ';' : *p;
         const cut_gemm_template *t = cut_gemm_template_get(k->sched.tpl);
-        cut_buf_printf(&csv, "%d,%d,%d,%d,%d,%s,%s,%s,\"%s\",%u,%u,%u,%u,%u,%u,%u,%.17g,%.17g\n", k->gemm_id,
-                       k->kernel_id, k->gemm.m, k->gemm.n, k->gemm.k, cut_gemm_layout_name(k->gemm.layout),
+        cut_buf_printf(&csv, "%d,%d,%d,%d,%d,%s,%s,%s,\"%s\",%u,%u,%u,%u,%u,%u,%u,%.17g,%.17g,%d,%.17g,%.17g\n",
+                       k->gemm_id, k->kernel_id, k->gemm.m, k->gemm.n, k->gemm.k, cut_gemm_layout_name(k->gemm.layout),
                        cut_dtype_name(k->gemm.dtype), t ? t->name : "?", kn, k->ks.grid[0], k->ks.grid[1],
                        k->ks.grid[2], k->ks.block[0], k->ks.block[1], k->ks.block[2], k->ks.smem_dynamic, k->tuned_ms,
-                       k->tuned_tflops);
+                       k->tuned_tflops, cut_gemm_batch(&k->gemm), cut_gemm_alpha(&k->gemm), cut_gemm_beta(&k->gemm));
     }
     int rc = write_text(gdir, "driver.cu", &drv, e);
     if (rc == 0)

@@ -1,7 +1,6 @@
 /* cutune — export of tuned GEMMs: the generated texts around the kernels (a launcher per kernel that encodes the TMA
- * maps where the kernel takes them, one measurement driver, CMakeLists.txt). The driver is self-contained: cutune's
- * input generator, rounding to the dtype, a double-precision reference GEMM on the GPU, cutune's relative Frobenius
- * check and tolerance per dtype, and its timing rules. */
+ * maps where the kernel takes them and passes Cin after C when the GEMM reads C, and CMakeLists.txt). The driver is
+ * export_gemm_driver.c's. */
 #include "cutune/export.h"
 #include "cutune/gemm_space.h"
 
@@ -26,278 +25,144 @@ static const char *tma_swizzle(int bytes)
     }
 }
 
+void cut_export_gemm_params(const cut_gemm *g, char *buf, size_t n)
+{
+    snprintf(buf, n, "const void *A, const void *B, float *C%s", cut_gemm_cin_buf(g) >= 0 ? ", const float *Cin" : "");
+}
+
+int cut_export_gemm_module_state(const cut_export_gemm_kernel *k, char *what, size_t n)
+{
+    const cut_gemm_template *t = cut_gemm_template_get(k->sched.tpl);
+    int splitk = 1;
+    for (int i = 0; t && i < t->nknobs; i++)
+        if (!strcmp(t->knob_name(i), "splitk"))
+            splitk = k->sched.k[i];
+    if (splitk <= 1)
+        return 0;
+    if (what)
+        snprintf(what, n, "%s",
+                 !strcmp(t->name, "mma")    ? "a turn counter per output tile (cut_splitk_turn)"
+                 : !strcmp(t->name, "gemv") ? "partial sums and a counter per output tile (cut_ws, cut_cnt)"
+                                            : "its split-K state");
+    return 1;
+}
+
+/* The comment lines of a launcher that say what its arguments hold: layout, storage type, batch, alpha and beta,
+ * and the module state of a split-K kernel. */
+static void launcher_doc(cut_buf *b, const cut_export_gemm_kernel *k)
+{
+    const cut_gemm *g = &k->gemm;
+    static const char *const store[CUT_DT_COUNT] = {"float", "float", "the bits of __half",
+                                                    "the bits of __nv_bfloat16"};
+    cut_buf_printf(b,
+                   "// layout %s: A is %s, B is %s, C is M x N fp32, all row-major;\n"
+                   "// A and B in the dtype's storage type (%s).\n",
+                   cut_gemm_layout_name(g->layout), cut_gemm_a_trans(g) ? "K x M (op(A) = A^T)" : "M x K",
+                   cut_gemm_b_trans(g) ? "N x K (op(B) = B^T)" : "K x N",
+                   g->dtype >= 0 && g->dtype < CUT_DT_COUNT ? store[g->dtype] : "?");
+    if (cut_gemm_batch(g) > 1)
+        cut_buf_printf(b, "// batch %d: each operand's matrices packed one after the other (strides %zu, %zu and %zu "
+                          "elements of A, B and\n// C; Cin as C); the grid's z runs over the batch (and split-K "
+                          "slices).\n",
+                       cut_gemm_batch(g), cut_gemm_stride(g, 'A'), cut_gemm_stride(g, 'B'), cut_gemm_stride(g, 'C'));
+    if (cut_gemm_beta(g) != 0.0)
+        cut_buf_printf(b, "// C = %.9g * op(A) op(B) + %.9g * Cin: Cin (fp32, as C) holds C's old contents, an input "
+                          "the kernel reads\n// and never writes; it must not overlap C (the kernel's pointers are "
+                          "__restrict__).\n",
+                       cut_gemm_alpha(g), cut_gemm_beta(g));
+    else if (cut_gemm_alpha(g) != 1.0)
+        cut_buf_printf(b, "// C = %.9g * op(A) op(B) (beta 0: C's old contents are never read).\n", cut_gemm_alpha(g));
+    char what[128];
+    if (cut_export_gemm_module_state(k, what, sizeof what))
+        cut_buf_printf(b, "// One launch at a time: this split-K kernel keeps %s\n"
+                          "// in module variables (each launch leaves them as it found them). Two launches of it in "
+                          "flight at once\n// (two streams, two host threads) corrupt each other's results; serialise "
+                          "them.\n",
+                       what);
+}
+
+/* The template that launches a kernel of the mma or SIMT element type T (deduced from its signature) through the
+ * launcher's void pointers. */
+static void launcher_typed_text(cut_buf *b, int cin)
+{
+    cut_buf_printf(b,
+                   "template <typename T>\n"
+                   "static void launch_typed(void (*f)(const T *, const T *, float *%s), dim3 grid, dim3 block, "
+                   "size_t smem,\n"
+                   "                         cudaStream_t s, const void *A, const void *B, float *C%s)\n"
+                   "{\n"
+                   "    f<<<grid, block, smem, s>>>(static_cast<const T *>(A), static_cast<const T *>(B), C%s);\n"
+                   "}\n\n",
+                   cin ? ", const float *" : "", cin ? ", const float *Cin" : "", cin ? ", Cin" : "");
+}
+
+/* The launch of a kernel that reads A and B through TMA maps (wgmma: no extras). */
+static void launcher_tma_text(cut_buf *b, const cut_export_gemm_kernel *k, const char *ns, const char *qualified)
+{
+    cut_buf_printf(b, "    // The kernel reads A and B through TMA maps, encoded for these pointers on every call (a "
+                      "few\n    // microseconds on the host): cutune's worker encodes them the same way.\n"
+                      "    %s::cut_tmap maps[2];\n", ns);
+    for (int i = 0; i < 2; i++) {
+        const cut_tma_desc *d = &k->ks.tma[i];
+        cut_buf_printf(b,
+                       "    {\n"
+                       "        CUtensorMap m;\n"
+                       "        const cuuint64_t dims[2] = {%lluull, %lluull}, strides[1] = {%lluull};\n"
+                       "        const cuuint32_t box[2] = {%uu, %uu}, estr[2] = {1, 1};\n"
+                       "        if (cuTensorMapEncodeTiled(&m, %s, 2, const_cast<void *>(%s), dims, strides, box, "
+                       "estr,\n"
+                       "                                   CU_TENSOR_MAP_INTERLEAVE_NONE, %s, "
+                       "CU_TENSOR_MAP_L2_PROMOTION_L2_128B,\n"
+                       "                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)\n"
+                       "            return (int)cudaErrorInvalidValue;\n"
+                       "        static_assert(sizeof m == sizeof maps[%d], \"a TMA map is 128 bytes\");\n"
+                       "        std::memcpy(&maps[%d], &m, sizeof m);\n"
+                       "    }\n",
+                       d->dims[0], d->dims[1], d->row_bytes, d->box[0], d->box[1], tma_dtype(k, d),
+                       d->operand == 0 ? "A" : "B", tma_swizzle(d->swizzle), i, i);
+    }
+    cut_buf_printf(b, "    %s<<<grid, block, smem, s>>>(maps[0], maps[1], C);\n", qualified);
+}
+
 void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
 {
-    char name[128], desc[512];
+    char name[128], desc[512], params[128];
     cut_gemm_name(&k->gemm, name, sizeof name);
     cut_gemm_sched_describe(&k->sched, desc, sizeof desc);
+    cut_export_gemm_params(&k->gemm, params, sizeof params);
+    const int cin = cut_gemm_cin_buf(&k->gemm) >= 0;
     const unsigned *g = k->ks.grid, *t = k->ks.block;
     cut_buf_printf(b,
                    "// Generated by cutune %s — do not edit.\n"
                    "// Host launcher of kernel%d.cuh: %s (GEMM %d), kernel %d.\n"
-                   "// schedule: %s\n"
-                   "// A is M x K, B is %s, C is M x N fp32, all row-major; A and B in the dtype's storage type.\n"
+                   "// schedule: %s\n",
+                   CUTUNE_VERSION, k->kernel_id, name, k->gemm_id, k->kernel_id, desc);
+    launcher_doc(b, k);
+    cut_buf_printf(b,
                    "#include <cuda.h>\n#include <cuda_runtime.h>\n#include <cstring>\n\n"
                    "#include \"../../cutune_kernels.h\"\n"
-                   "#include \"kernel%d.cuh\"\n\n"
-                   "%s"
+                   "#include \"kernel%d.cuh\"\n\n",
+                   k->kernel_id);
+    if (k->ks.ntma != 2)
+        launcher_typed_text(b, cin);
+    cut_buf_printf(b,
                    "// Returns 0, or the cudaError_t of the launch (a TMA map the driver refuses: "
                    "cudaErrorInvalidValue).\n"
-                   "int launch_gemm%d_k%d(const void *A, const void *B, float *C, cudaStream_t s)\n"
+                   "int launch_gemm%d_k%d(%s, cudaStream_t s)\n"
                    "{\n"
                    "    const dim3 grid(%uu, %uu, %uu), block(%uu, %uu, %uu);\n"
                    "    const size_t smem = %uu;\n",
-                   CUTUNE_VERSION, k->kernel_id, name, k->gemm_id, k->kernel_id, desc,
-                   k->gemm.layout == CUT_GEMM_NT ? "N x K (C = A B^T)" : "K x N", k->kernel_id,
-                   k->ks.ntma == 2 ? ""
-                                   : "template <typename T>\n"
-                                     "static void launch_typed(void (*f)(const T *, const T *, float *), dim3 grid, dim3 "
-                                     "block, size_t smem,\n"
-                                     "                         cudaStream_t s, const void *A, const void *B, float *C)\n"
-                                     "{\n"
-                                     "    f<<<grid, block, smem, s>>>(static_cast<const T *>(A), static_cast<const T *>(B), "
-                                     "C);\n"
-                                     "}\n\n",
-                   k->gemm_id,
-                   k->kernel_id, g[0], g[1], g[2], t[0], t[1], t[2], k->ks.smem_dynamic);
+                   k->gemm_id, k->kernel_id, params, g[0], g[1], g[2], t[0], t[1], t[2], k->ks.smem_dynamic);
     char ns[64], qualified[160];
     snprintf(ns, sizeof ns, "cut_gemm%d_k%d", k->gemm_id, k->kernel_id);
     snprintf(qualified, sizeof qualified, "%s::%s", ns, k->ks.entry);
     cut_export_smem_optin_text(b, &k->ks, qualified);
-    if (k->ks.ntma == 2) {
-        cut_buf_printf(b, "    // The kernel reads A and B through TMA maps, encoded for these pointers on every call (a "
-                          "few\n    // microseconds on the host): cutune's worker encodes them the same way.\n"
-                          "    %s::cut_tmap maps[2];\n", ns);
-        for (int i = 0; i < 2; i++) {
-            const cut_tma_desc *d = &k->ks.tma[i];
-            cut_buf_printf(b,
-                           "    {\n"
-                           "        CUtensorMap m;\n"
-                           "        const cuuint64_t dims[2] = {%lluull, %lluull}, strides[1] = {%lluull};\n"
-                           "        const cuuint32_t box[2] = {%uu, %uu}, estr[2] = {1, 1};\n"
-                           "        if (cuTensorMapEncodeTiled(&m, %s, 2, const_cast<void *>(%s), dims, strides, box, "
-                           "estr,\n"
-                           "                                   CU_TENSOR_MAP_INTERLEAVE_NONE, %s, "
-                           "CU_TENSOR_MAP_L2_PROMOTION_L2_128B,\n"
-                           "                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)\n"
-                           "            return (int)cudaErrorInvalidValue;\n"
-                           "        static_assert(sizeof m == sizeof maps[%d], \"a TMA map is 128 bytes\");\n"
-                           "        std::memcpy(&maps[%d], &m, sizeof m);\n"
-                           "    }\n",
-                           d->dims[0], d->dims[1], d->row_bytes, d->box[0], d->box[1], tma_dtype(k, d),
-                           d->operand == 0 ? "A" : "B", tma_swizzle(d->swizzle), i, i);
-        }
-        cut_buf_printf(b, "    %s<<<grid, block, smem, s>>>(maps[0], maps[1], C);\n", qualified);
-    } else {
-        /* The element type is the kernel's own (float, or the 16-bit pattern type of the mma template): deduced from
-         * the kernel's signature, so the launcher never names it. */
-        cut_buf_printf(b, "    launch_typed(%s, grid, block, smem, s, A, B, C);\n", qualified);
-    }
+    if (k->ks.ntma == 2)
+        launcher_tma_text(b, k, ns, qualified);
+    else /* the element type is the kernel's own (float, or the 16-bit pattern type of the mma and gemv templates):
+          * deduced from the kernel's signature, so the launcher never names it */
+        cut_buf_printf(b, "    launch_typed(%s, grid, block, smem, s, A, B, C%s);\n", qualified, cin ? ", Cin" : "");
     cut_buf_printf(b, "    return (int)cudaGetLastError();\n}\n");
-}
-
-static const char gemm_driver_head[] =
-    "// Measurement driver of the GEMMs exported by `cutune export` (one binary for all of them).\n"
-    "//   usage: gemm_driver [--gemm G] [--kernel K] [--iters I] [--min-ms T] [--seed S] [--device D]\n"
-    "// For every selected kernel: poison C with NaN, launch once and compare with a double-precision GEMM computed\n"
-    "// on the GPU from the same (dtype-rounded) inputs: relative Frobenius error <= the dtype's tolerance (fp32\n"
-    "// 1e-5, tf32 2e-3, fp16 and bf16 1e-2; NaN never passes: cutune's rule); then time it (warm-up, L2 flush\n"
-    "// before every launch, CUDA events, median over >= I launches and >= T ms of kernel time) and check again.\n"
-    "// Prints one line per kernel:\n"
-    "//   gemm G kernel K (<name>): <ms> ms, <TFLOP/s> TFLOP/s, rel_err <e>, ok|FAIL\n"
-    "// Exit code: 0 all ok, 1 a kernel failed, 2 bad arguments, a CUDA error or no kernel selected.\n"
-    "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <cuda_runtime.h>\n\n"
-    "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n"
-    "#include <cstring>\n#include <vector>\n\n"
-    "typedef int (*launch_fn)(const void *A, const void *B, float *C, cudaStream_t s);\n"
-    "enum { DT_FP32, DT_TF32, DT_FP16, DT_BF16 };\n"
-    "struct gemm_case { int id, m, n, k, nt, dtype; const char *name; };\n"
-    "struct kernel_entry { int gemm_id, kernel_id; launch_fn launch; };\n\n";
-
-static const char *const gemm_driver_body[] = {
-    cut_export_rng_text,
-    cut_export_timing_text,
-    "// ---- inputs in the dtype, and the reference ----\n"
-    "static double tolerance(int dt) { return dt == DT_FP32 ? 1e-5 : dt == DT_TF32 ? 2e-3 : 1e-2; }\n"
-    "static size_t elem_bytes(int dt) { return dt == DT_FP16 || dt == DT_BF16 ? 2 : 4; }\n\n"
-    "// Rounds x to the dtype in place (fp16/bf16: nearest even, as cutune; fp32/tf32: unchanged, tf32 rounds in the\n"
-    "// tensor cores) and packs it into the storage type.\n"
-    "static void to_dtype(int dt, std::vector<float> &x, std::vector<unsigned char> &packed)\n{\n"
-    "    packed.resize(x.size() * elem_bytes(dt));\n"
-    "    for (size_t i = 0; i < x.size(); i++) {\n"
-    "        if (dt == DT_FP16) {\n"
-    "            const __half h = __float2half_rn(x[i]);\n"
-    "            x[i] = __half2float(h);\n"
-    "            std::memcpy(&packed[2 * i], &h, 2);\n"
-    "        } else if (dt == DT_BF16) {\n"
-    "            const __nv_bfloat16 h = __float2bfloat16_rn(x[i]);\n"
-    "            x[i] = __bfloat162float(h);\n"
-    "            std::memcpy(&packed[2 * i], &h, 2);\n"
-    "        } else {\n"
-    "            std::memcpy(&packed[4 * i], &x[i], 4);\n"
-    "        }\n"
-    "    }\n}\n\n"
-    "// C = A B (NN: B is K x N) or A B^T (NT: B is N x K) in double: one thread per output, plain loops.\n"
-    "__global__ void reference_gemm(const float *A, const float *B, double *C, int M, int N, int K, int nt)\n{\n"
-    "    const int n = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;\n"
-    "    if (n >= N)\n"
-    "        return;\n"
-    "    double acc = 0.0;\n"
-    "    for (int k = 0; k < K; k++)\n"
-    "        acc += (double)A[(size_t)m * K + k] * (double)(nt ? B[(size_t)n * K + k] : B[(size_t)k * N + n]);\n"
-    "    C[(size_t)m * N + n] = acc;\n}\n\n"
-    "// cutune's relative Frobenius error: ||C - R|| / ||R||; infinite when C has a NaN or Inf.\n"
-    "static double rel_error(const std::vector<float> &c, const std::vector<double> &r)\n{\n"
-    "    double d2 = 0, r2 = 0, c2 = 0;\n"
-    "    for (size_t i = 0; i < c.size(); i++) {\n"
-    "        if (!std::isfinite(c[i]))\n"
-    "            return INFINITY;\n"
-    "        const double d = (double)c[i] - r[i];\n"
-    "        d2 += d * d;\n        r2 += r[i] * r[i];\n        c2 += (double)c[i] * c[i];\n"
-    "    }\n"
-    "    return r2 == 0 ? std::sqrt(c2) : std::sqrt(d2 / r2);\n}\n\n",
-    "#define CHECK(x)                                                                                    \\\n"
-    "    do {                                                                                            \\\n"
-    "        cudaError_t err_ = (x);                                                                     \\\n"
-    "        if (err_ != cudaSuccess) {                                                                  \\\n"
-    "            std::fprintf(stderr, \"%s:%d: %s: %s\\n\", __FILE__, __LINE__, #x, cudaGetErrorString(err_)); \\\n"
-    "            std::exit(2);                                                                           \\\n"
-    "        }                                                                                           \\\n"
-    "    } while (0)\n\n"
-    "struct gemm_data { const gemm_case *g; void *A, *B; float *C; std::vector<double> ref; };\n\n"
-    "static void prepare(const gemm_case &g, uint64_t seed, gemm_data &d)\n{\n"
-    "    std::vector<float> a((size_t)g.m * g.k), b((size_t)g.k * g.n);\n"
-    "    fill_uniform(a, seed);\n"
-    "    fill_uniform(b, seed ^ 0x9e3779b97f4a7c15ULL);\n"
-    "    std::vector<unsigned char> pa, pb;\n"
-    "    to_dtype(g.dtype, a, pa);\n"
-    "    to_dtype(g.dtype, b, pb);\n"
-    "    CHECK(cudaMalloc(&d.A, pa.size()));\n    CHECK(cudaMalloc(&d.B, pb.size()));\n"
-    "    CHECK(cudaMalloc(&d.C, (size_t)g.m * g.n * sizeof(float)));\n"
-    "    CHECK(cudaMemcpy(d.A, pa.data(), pa.size(), cudaMemcpyHostToDevice));\n"
-    "    CHECK(cudaMemcpy(d.B, pb.data(), pb.size(), cudaMemcpyHostToDevice));\n"
-    "    float *fa, *fb;\n    double *fc;\n"
-    "    CHECK(cudaMalloc(&fa, a.size() * 4));\n    CHECK(cudaMalloc(&fb, b.size() * 4));\n"
-    "    CHECK(cudaMalloc(&fc, (size_t)g.m * g.n * 8));\n"
-    "    CHECK(cudaMemcpy(fa, a.data(), a.size() * 4, cudaMemcpyHostToDevice));\n"
-    "    CHECK(cudaMemcpy(fb, b.data(), b.size() * 4, cudaMemcpyHostToDevice));\n"
-    "    reference_gemm<<<dim3((g.n + 127) / 128, g.m), 128>>>(fa, fb, fc, g.m, g.n, g.k, g.nt);\n"
-    "    CHECK(cudaGetLastError());\n"
-    "    d.ref.resize((size_t)g.m * g.n);\n"
-    "    CHECK(cudaMemcpy(d.ref.data(), fc, d.ref.size() * 8, cudaMemcpyDeviceToHost));\n"
-    "    CHECK(cudaFree(fa));\n    CHECK(cudaFree(fb));\n    CHECK(cudaFree(fc));\n"
-    "    d.g = &g;\n}\n\n"
-    "// Poisons C, launches once and returns the relative error (infinite after a launch error).\n"
-    "static double check_once(const kernel_entry &k, gemm_data &d)\n{\n"
-    "    const gemm_case &g = *d.g;\n"
-    "    CHECK(cudaMemset(d.C, 0xFF, (size_t)g.m * g.n * sizeof(float)));\n"
-    "    const int rc = k.launch(d.A, d.B, d.C, 0);\n"
-    "    const cudaError_t sync = cudaDeviceSynchronize();\n"
-    "    if (rc != 0 || sync != cudaSuccess) {\n"
-    "        std::fprintf(stderr, \"gemm %d kernel %d: launch failed: %s\\n\", k.gemm_id, k.kernel_id,\n"
-    "                     cudaGetErrorString(rc != 0 ? (cudaError_t)rc : sync));\n"
-    "        std::exit(2);\n"
-    "    }\n"
-    "    std::vector<float> c((size_t)g.m * g.n);\n"
-    "    CHECK(cudaMemcpy(c.data(), d.C, c.size() * sizeof(float), cudaMemcpyDeviceToHost));\n"
-    "    return rel_error(c, d.ref);\n}\n\n"
-    "// cutune's timing (time_median) of one GEMM kernel on the default stream; a CUDA error ends the driver.\n"
-    "static double time_kernel(const kernel_entry &k, gemm_data &d, int iters, double min_ms, void *flush, size_t fl)\n"
-    "{\n"
-    "    double med = -1;\n"
-    "    CHECK(time_median([&] { k.launch(d.A, d.B, d.C, 0); return cudaGetLastError(); }, flush, fl, 0, iters,\n"
-    "                      min_ms, &med, nullptr));\n"
-    "    return med;\n}\n\n",
-    "static int arg_int(int argc, char **argv, int *i, const char *name, long lo, long hi)\n{\n"
-    "    char *end;\n"
-    "    long v = *i + 1 < argc ? std::strtol(argv[*i + 1], &end, 10) : 0;\n"
-    "    if (*i + 1 >= argc || *end || end == argv[*i + 1] || v < lo || v > hi) {\n"
-    "        std::fprintf(stderr, \"gemm_driver: %s needs an integer in [%ld, %ld]\\n\", name, lo, hi);\n"
-    "        std::exit(2);\n"
-    "    }\n"
-    "    ++*i;\n"
-    "    return (int)v;\n}\n\n"
-    "int main(int argc, char **argv)\n{\n"
-    "    int only_gemm = 0, only_kernel = 0, iters = 20, dev = 0;\n"
-    "    double min_ms = 200;\n"
-    "    uint64_t seed = 1;\n"
-    "    for (int i = 1; i < argc; i++) {\n"
-    "        if (!std::strcmp(argv[i], \"--gemm\")) only_gemm = arg_int(argc, argv, &i, \"--gemm\", 1, 1 << 20);\n"
-    "        else if (!std::strcmp(argv[i], \"--kernel\")) only_kernel = arg_int(argc, argv, &i, \"--kernel\", 1, 1 << 20);\n"
-    "        else if (!std::strcmp(argv[i], \"--iters\")) iters = arg_int(argc, argv, &i, \"--iters\", 1, 100000);\n"
-    "        else if (!std::strcmp(argv[i], \"--min-ms\")) min_ms = arg_int(argc, argv, &i, \"--min-ms\", 0, 600000);\n"
-    "        else if (!std::strcmp(argv[i], \"--seed\")) seed = (uint64_t)arg_int(argc, argv, &i, \"--seed\", 0, 2147483647);\n"
-    "        else if (!std::strcmp(argv[i], \"--device\")) dev = arg_int(argc, argv, &i, \"--device\", 0, 1024);\n"
-    "        else {\n"
-    "            std::fprintf(stderr, \"usage: gemm_driver [--gemm G] [--kernel K] [--iters I] [--min-ms T] [--seed S] \"\n"
-    "                         \"[--device D]\\n\");\n"
-    "            return std::strcmp(argv[i], \"--help\") ? 2 : 0;\n"
-    "        }\n"
-    "    }\n"
-    "    CHECK(cudaSetDevice(dev));\n"
-    "    int l2 = 0;\n"
-    "    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));\n"
-    "    const size_t fl = 2 * (size_t)std::max(l2, 1 << 20);\n"
-    "    void *flush;\n"
-    "    CHECK(cudaMalloc(&flush, fl));\n"
-    "    int ran = 0, failed = 0;\n"
-    "    for (const gemm_case &g : gemms) {\n"
-    "        if (only_gemm && g.id != only_gemm)\n"
-    "            continue;\n"
-    "        gemm_data d;\n"
-    "        int prepared = 0;\n"
-    "        for (const kernel_entry &k : kernels) {\n"
-    "            if (k.gemm_id != g.id || (only_kernel && k.kernel_id != only_kernel))\n"
-    "                continue;\n"
-    "            if (!prepared) {\n"
-    "                prepare(g, seed, d);\n"
-    "                prepared = 1;\n"
-    "            }\n"
-    "            const double tol = tolerance(g.dtype);\n"
-    "            double err = check_once(k, d);\n"
-    "            double ms = err <= tol ? time_kernel(k, d, iters, min_ms, flush, fl) : -1;\n"
-    "            if (err <= tol)\n"
-    "                err = std::max(err, check_once(k, d)); // correct first, corrupt later is a failure too\n"
-    "            const int ok = err <= tol;\n"
-    "            const double tflops = ms > 0 ? 2.0 * g.m * g.n * (double)g.k / (ms * 1e9) : 0;\n"
-    "            std::printf(\"gemm %d kernel %d (%s): %.4f ms, %.1f TFLOP/s, rel_err %.3g, %s\\n\", g.id, k.kernel_id,\n"
-    "                        g.name, ms, tflops, err, ok ? \"ok\" : \"FAIL\");\n"
-    "            ran++;\n"
-    "            failed += !ok;\n"
-    "        }\n"
-    "        if (prepared) {\n"
-    "            CHECK(cudaFree(d.A));\n            CHECK(cudaFree(d.B));\n            CHECK(cudaFree(d.C));\n"
-    "        }\n"
-    "    }\n"
-    "    CHECK(cudaFree(flush));\n"
-    "    if (!ran) {\n"
-    "        std::fprintf(stderr, \"gemm_driver: no kernel selected\\n\");\n"
-    "        return 2;\n"
-    "    }\n"
-    "    return failed ? 1 : 0;\n}\n",
-};
-
-void cut_export_gemm_driver_text(cut_buf *b, const cut_export_gemm_set *set)
-{
-    cut_buf_append(b, gemm_driver_head, strlen(gemm_driver_head));
-    cut_buf_printf(b, "#include \"../cutune_kernels.h\" // every launcher\n");
-    cut_buf_printf(b, "\nstatic const gemm_case gemms[] = {\n");
-    for (int i = 0; i < set->n; i++) {
-        if (i > 0 && set->k[i].gemm_id == set->k[i - 1].gemm_id)
-            continue;
-        const cut_gemm *g = &set->k[i].gemm;
-        char name[128];
-        cut_gemm_name(g, name, sizeof name);
-        cut_buf_printf(b, "    {%d, %d, %d, %d, %d, %d, \"%s\"},\n", set->k[i].gemm_id, g->m, g->n, g->k,
-                       g->layout == CUT_GEMM_NT, (int)g->dtype, name);
-    }
-    cut_buf_printf(b, "};\nstatic const kernel_entry kernels[] = {\n");
-    for (int i = 0; i < set->n; i++)
-        cut_buf_printf(b, "    {%d, %d, launch_gemm%d_k%d},\n", set->k[i].gemm_id, set->k[i].kernel_id,
-                       set->k[i].gemm_id, set->k[i].kernel_id);
-    cut_buf_printf(b, "};\n\n");
-    for (size_t i = 0; i < CUT_ARRAY_LEN(gemm_driver_body); i++)
-        cut_buf_append(b, gemm_driver_body[i], strlen(gemm_driver_body[i]));
 }
 
 void cut_export_gemm_cmake_text(cut_buf *b, const cut_export_gemm_set *set, const char *arch)

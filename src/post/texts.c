@@ -245,15 +245,25 @@ void cut_export_api_header_text(cut_buf *b, const cut_export_set *set, const cut
     }
     if (gemm->n > 0)
         cut_buf_printf(b, "\n// GEMM, row-major C[M][N] (fp32) = A[M][K] * B (K x N, or N x K for NT), A and B in the "
-                          "dtype's\n// storage type (kernels/gemm/gemm_metadata.csv says which)\n");
+                          "dtype's\n// storage type (kernels/gemm/gemm_metadata.csv says which). The name says the rest: tn and "
+                          "tt store A as\n// K x M, nt and tt B as N x K; batch_Z packs Z matrices of each operand "
+                          "one after the other (one\n// launch computes them all); alpha_a and beta_b make C = a * "
+                          "op(A) op(B) + b * Cin, where Cin (fp32,\n// apart from C) holds C's old contents and "
+                          "comes after C:\n"
+                          "//   launch_gemmG_kK(A, B, C, Cin, stream)\n"
+                          "// A kernel marked \"one launch at a time\" keeps split-K state in module variables: never "
+                          "two launches\n// of it in flight at once.\n");
     for (int i = 0; i < gemm->n; i++) {
         const cut_export_gemm_kernel *k = &gemm->k[i];
-        char name[128];
+        char name[128], params[128];
         cut_gemm_name(&k->gemm, name, sizeof name);
+        cut_export_gemm_params(&k->gemm, params, sizeof params);
         cut_buf_printf(b,
-                       "// gemm %d (%s) kernel %d; %.6g ms as tuned\n"
-                       "int launch_gemm%d_k%d(const void *A, const void *B, float *C, cudaStream_t s);\n",
-                       k->gemm_id, name, k->kernel_id, k->tuned_ms, k->gemm_id, k->kernel_id);
+                       "// gemm %d (%s) kernel %d; %.6g ms as tuned%s\n"
+                       "int launch_gemm%d_k%d(%s, cudaStream_t s);\n",
+                       k->gemm_id, name, k->kernel_id, k->tuned_ms,
+                       cut_export_gemm_module_state(k, NULL, 0) ? "; one launch at a time" : "", k->gemm_id,
+                       k->kernel_id, params);
     }
     cut_buf_printf(b,
                    "\n// The per-stream workspaces (cutune_runtime.cu): the workspace of (key, stream), allocated and\n"
