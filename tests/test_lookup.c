@@ -174,13 +174,16 @@ static void test_gemm(void **state)
     char name[128], path[2048];
     cut_gemm_name(&g, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.json", dir, name);
-    const double ms[3] = {0.020, 0.011, 0.005};
-    const char *gpus[3] = {H200, H200, H100};
-    for (int i = 0; i < 3; i++) {
+    /* the 4th: the fastest of this GPU, but of a batch-2 GEMM planted in this workload's log: never the answer */
+    const double ms[4] = {0.020, 0.011, 0.005, 0.001};
+    const char *gpus[4] = {H200, H200, H100, H200};
+    for (int i = 0; i < 4; i++) {
         cut_gemm_record r;
         memset(&r, 0, sizeof r);
         r.trial = i;
         r.gemm = g;
+        if (i == 3)
+            cut_gemm_set_extras(&r.gemm, 2, 1.0, 0.0);
         r.sched = s[i % 2];
         r.status = CUT_ST_OK;
         r.median_ms = r.min_ms = r.max_ms = ms[i];

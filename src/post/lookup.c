@@ -19,9 +19,13 @@ void cut_lookup_kernel_free(cut_lookup_kernel *k)
     memset(k, 0, sizeof *k);
 }
 
+/* The same GEMM, extras included: a kernel tuned for another batch, alpha or beta computes something else (its
+ * launch grid, its Cin argument), even where a hand-edited log holds it under this workload's name. */
 static int gemm_equal(const cut_gemm *a, const cut_gemm *b)
 {
-    return a->m == b->m && a->n == b->n && a->k == b->k && a->layout == b->layout && a->dtype == b->dtype;
+    return a->m == b->m && a->n == b->n && a->k == b->k && a->layout == b->layout && a->dtype == b->dtype &&
+           cut_gemm_batch(a) == cut_gemm_batch(b) && cut_gemm_alpha(a) == cut_gemm_alpha(b) &&
+           cut_gemm_beta(a) == cut_gemm_beta(b);
 }
 
 /* What a query skipped, for the message of an empty answer. */

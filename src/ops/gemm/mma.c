@@ -225,6 +225,9 @@ static int check_splitk(const cut_gemm *g, const cut_sched *s, cut_err *e)
                            s->k[CUT_GM_BK]);
     const long turns = (long)cut_ceil_div(g->m, s->k[CUT_GM_BM]) * cut_ceil_div(g->n, s->k[CUT_GM_BN]) *
                        cut_gemm_batch(g);
+    if ((long)cut_gemm_batch(g) * (sk > 1 ? sk : 1) > 65535) /* batch x slices is blockIdx.z */
+        return cut_err_set(e, "batch %d x splitk %d blocks along the grid's z exceed its 65535", cut_gemm_batch(g),
+                           sk > 1 ? sk : 1);
     if (sk > 1 && turns > SPLITK_MAX_TURNS)
         return cut_err_set(e, "splitk=%d keeps a turn counter per output tile, and %ld tiles exceed %d: such a GEMM "
                               "fills the GPU without splitting K",

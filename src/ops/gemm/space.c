@@ -150,6 +150,9 @@ int cut_gemm_simt_check_shape(const cut_gemm *g, const cut_gemm_sched *s, cut_er
         return -1;
     if (check_knob_lists(s, e) != 0)
         return -1;
+    if (cut_gemm_batch(g) > 65535) /* the batch is blockIdx.z */
+        return cut_err_set(e, "batch %d: the SIMT template runs the batch along the grid's z, at most 65535",
+                           cut_gemm_batch(g));
     if (k[CUT_GS_TM] > k[CUT_GS_BM] || k[CUT_GS_TN] > k[CUT_GS_BN])
         return cut_err_set(e, "thread tile %dx%d exceeds the block tile %dx%d", k[CUT_GS_TM], k[CUT_GS_TN],
                            k[CUT_GS_BM], k[CUT_GS_BN]);
