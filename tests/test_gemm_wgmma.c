@@ -53,6 +53,17 @@ static void test_applies(void **state)
     g.dtype = CUT_DT_FP32;
     assert_int_equal(t->applies(&g, &d, &e), 0);
     assert_non_null(strstr(e.msg, "fp32"));
+    /* A stored KxM (TN, TT): MN-major in shared memory for fp16/bf16; tf32 has no MN-major wgmma operand */
+    for (int l = CUT_GEMM_TN; l <= CUT_GEMM_TT; l++) {
+        const cut_gemm a = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_FP16);
+        assert_int_equal(t->applies(&a, &d, &e), 1);
+        const cut_gemm b = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_BF16);
+        assert_int_equal(t->applies(&b, &d, &e), 1);
+        const cut_gemm f = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_TF32);
+        assert_int_equal(t->applies(&f, &d, &e), 0);
+        assert_non_null(strstr(e.msg, "tf32"));
+        assert_non_null(strstr(e.msg, "K-major only"));
+    }
     g.dtype = CUT_DT_FP16;
     d.sm_major = 8;
     assert_int_equal(t->applies(&g, &d, &e), 0);
@@ -92,6 +103,9 @@ static void test_refusals(void **state)
     /* TMA rows must be 16-byte aligned: K = 1001 halves is not; an NN B row of N = 1001 halves neither */
     expect_refusal(&(cut_gemm){1000, 1000, 1001, CUT_GEMM_NT, CUT_DT_FP16}, ok, "K=1001");
     expect_refusal(&(cut_gemm){1000, 1001, 1000, CUT_GEMM_NN, CUT_DT_FP16}, ok, "N=1001");
+    /* A stored KxM (TN): its rows are M long; TN's B rows are N long as NN's */
+    expect_refusal(&(cut_gemm){1001, 1000, 1000, CUT_GEMM_TN, CUT_DT_FP16}, ok, "M=1001");
+    expect_refusal(&(cut_gemm){1000, 1001, 1000, CUT_GEMM_TN, CUT_DT_FP16}, ok, "N=1001");
     /* tails themselves are fine: 1000 is not a multiple of any tile */
     assert_int_equal(cut_gemm_sched_check(&(cut_gemm){1000, 1000, 1000, CUT_GEMM_NN, CUT_DT_FP16}, &ok, &d, &e), 0);
     expect_refusal_x(&(cut_gemm){40, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16}, ok, "M=40", 1);
@@ -270,8 +284,10 @@ static void test_nvrtc_random(void **state)
         mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16), mkg(1000, 1000, 1000, CUT_GEMM_NT, CUT_DT_FP16),
         mkg(1024, 2048, 3072, CUT_GEMM_NN, CUT_DT_BF16), mkg(7384, 7384, 7384, CUT_GEMM_NT, CUT_DT_BF16),
         mkg(512, 512, 512, CUT_GEMM_NT, CUT_DT_TF32),    mkg(1024, 1024, 2048, CUT_GEMM_NT, CUT_DT_TF32),
+        mkg(4096, 4096, 4096, CUT_GEMM_TN, CUT_DT_FP16), mkg(1000, 1000, 1000, CUT_GEMM_TT, CUT_DT_BF16),
+        mkg(7384, 7384, 7384, CUT_GEMM_TN, CUT_DT_BF16), mkg(1024, 2048, 3072, CUT_GEMM_TT, CUT_DT_FP16),
     };
-    compile_random("wgmma", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 12 : 36, 90, NULL, 1);
+    compile_random("wgmma", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 20 : 60, 90, NULL, 1);
 }
 
 /* tf32 NN (C^T = B^T A^T, A's fragments from registers): random schedules over an even and an odd number of k

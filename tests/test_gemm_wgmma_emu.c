@@ -1,7 +1,7 @@
 /* The Hopper wgmma GEMM template under the host emulator (issue 21): the generated kernel's PTX (mbarriers, TMA tile
  * loads with the 128-byte swizzle, wgmma with shared-memory matrix descriptors) replaced by its PTX ISA semantics
- * under CUT_EMU, run by the emulation runner with emulated tensor maps. Random valid cl=1 schedules of fp16/bf16 NN
- * and NT and tf32 NT and NN (C^T = B^T A^T, wgmma's A from registers) on tail shapes (M, N, K not multiples of any
+ * under CUT_EMU, run by the emulation runner with emulated tensor maps. Random valid cl=1 schedules of fp16/bf16 NN,
+ * NT, TN and TT (A MN-major) and tf32 NT and NN (C^T = B^T A^T, wgmma's A from registers) on tail shapes (M, N, K not multiples of any
  * tile, K not a multiple of 64) match the double reference within the dtype's tolerance, and so do hand-picked
  * tf32 NN variants; a planted bug in the emulated TMA swizzle, in a descriptor, in the stage release, in the
  * epilogue or in tf32 NN's fragment loads or transposed stores fails the comparison; a cluster of 2 is refused with
@@ -108,6 +108,9 @@ static void test_random_schedules(void **state)
         /* tf32 NN: C^T = B^T A^T, A's fragments from registers */
         mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32), mkg(130, 72, 88, CUT_GEMM_NN, CUT_DT_TF32),
         mkg(3, 20, 12, CUT_GEMM_NN, CUT_DT_TF32),
+        /* TN, TT (A stored KxM): A MN-major in shared memory, read with wgmma's A-transpose flag */
+        mkg(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16), mkg(136, 72, 88, CUT_GEMM_TT, CUT_DT_BF16),
+        mkg(200, 40, 136, CUT_GEMM_TN, CUT_DT_BF16), mkg(8, 24, 40, CUT_GEMM_TT, CUT_DT_FP16),
     };
     const int per = tu_quick() ? 1 : 3;
     cut_devlimits d;
@@ -178,11 +181,13 @@ static void test_tf32_nn_variants(void **state)
  * the map says 128: the descriptors read what the TMA unit would have written), in the GPU text's A descriptor (the
  * stride between 8-row groups), in the stage release (a stage freed before the wgmma that reads it completes: the
  * deferred wgmma then reads the next k tile), in the epilogue's column, is WRONG_RESULT; unedited it passes. tf32
- * NN too: its fragments loaded without the swizzle, its epilogue without the row permutation of the loads. */
+ * NN too: its fragments loaded without the swizzle, its epilogue without the row permutation of the loads; TN's A
+ * read without wgmma's A-transpose flag. */
 static void test_planted_bugs_caught(void **state)
 {
     (void)state;
     const cut_gemm nn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_FP16), tn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32);
+    const cut_gemm ta = mkg(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16);
     const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {128, 1, 1, 2, 0, 1, 1}};
     const struct {
         const cut_gemm *g;
@@ -198,6 +203,8 @@ static void test_planted_bugs_caught(void **state)
         {&tn, "^ ((k) % 8)) << 4)", "^ 0) << 4)"},
         {&tn, "const int c = n0 + row0 + i * 64 + NROW(warp, lane / 4, h);",
          "const int c = n0 + row0 + i * 64 + 16 * warp + lane / 4 + 8 * h;"},
+        {&ta, NULL, NULL},
+        {&ta, "da, 0, db, 1, 1, 1, 1, 1)", "da, 0, db, 0, 1, 1, 1, 1)"}, /* A read K-major: no transpose flag */
     };
     for (size_t i = 0; i < CUT_ARRAY_LEN(plants); i++) {
         if (i == 0 || plants[i].g != plants[i - 1].g)

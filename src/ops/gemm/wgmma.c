@@ -11,10 +11,12 @@
  *   - epilogue: each consumer stores its accumulators to C with guarded float2 stores (tails).
  * Shared memory of a stage: the A tile as BM rows of 128 bytes (BK elements of K, K-major) and the B tile, K-major
  * (NT: BN rows of 128 bytes) or MN-major (NN: BN/64 boxes of BK rows of 128 bytes = 64 elements of N, read
- * with wgmma's transpose flag), all in the TMA's 128-byte swizzle, which is what the descriptors declare. BK is
+ * with wgmma's transpose flag), all in the TMA's 128-byte swizzle, which is what the descriptors declare. With A
+ * stored K x M (TN, TT; fp16/bf16) the A tile is MN-major the same way: BM/64 boxes of BK rows of 64 elements of M,
+ * read with wgmma's A-transpose flag. BK is
  * the 128-byte swizzle span: 64 fp16/bf16 or 32 tf32 elements. Elements past M, N or K are zero-filled by the TMA,
- * so no size needs to be a multiple of a tile; TMA needs 16-byte aligned rows (K, and N for NN, times the element
- * size a multiple of 16).
+ * so no size needs to be a multiple of a tile; TMA needs 16-byte aligned rows (K, N for NN/TN and M for TN/TT,
+ * times the element size a multiple of 16).
  *
  * tf32 NN is the exception: wgmma reads tf32 from shared memory K-major only, and an NN B is MN-major. The kernel
  * computes C^T = B^T A^T instead: wgmma's A operand is B^T, which each consumer thread loads into the registers of
@@ -81,10 +83,13 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
                0;
     if (g->dtype == CUT_DT_FP32)
         return cut_err_set(why, "the wgmma template computes on tensor cores: fp32 is the SIMT template's"), 0;
-    if (cut_gemm_a_trans(g))
-        return cut_err_set(why, "the wgmma template reads A as M rows of K through its TMA box; A stored KxM (%s) is "
-                                "the mma and SIMT templates' for now",
-                           cut_gemm_layout_name(g->layout)),
+    if (cut_gemm_a_trans(g) && g->dtype == CUT_DT_TF32)
+        return cut_err_set(why, "the wgmma template does not compute tf32 with A stored KxM (%s): wgmma reads tf32 "
+                                "from shared memory K-major only, so A would have to come from registers (%s); the "
+                                "mma and SIMT templates compute it",
+                           cut_gemm_layout_name(g->layout),
+                           g->layout == CUT_GEMM_TN ? "and TN's B is MN-major too: neither operand is readable"
+                                                    : "not built for TT"),
                0;
     if (cut_gemm_has_extras(g))
         return cut_err_set(why, "the wgmma template computes one GEMM with alpha 1 and beta 0 (its TMA maps are 2-D "
@@ -176,7 +181,10 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
     if (((long)g->k * eb) % 16 != 0)
         return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: K=%d x %d bytes is not a multiple of 16", g->k,
                            eb);
-    if (g->layout == CUT_GEMM_NN && ((long)g->n * eb) % 16 != 0)
+    if (cut_gemm_a_trans(g) && ((long)g->m * eb) % 16 != 0)
+        return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: M=%d x %d bytes (A's rows, stored KxM) is not "
+                              "a multiple of 16", g->m, eb);
+    if (!cut_gemm_b_trans(g) && ((long)g->n * eb) % 16 != 0)
         return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: N=%d x %d bytes (B's rows) is not a multiple of "
                               "16", g->n, eb);
     wg_geom gm;
@@ -292,7 +300,7 @@ static const char wg_body[] =
     "                if (kt >= ST)\n"
     "                    mbar_wait(EMPTY(s), ((kt / ST) + 1) & 1);\n"
     "                mbar_expect_tx(FULL(s), STAGE_BYTES);\n"
-    "                tma_load(SA(s), &tmA, kt * BK, m0, FULL(s)); /* rows past M: zeros (bytes still count) */\n"
+    "                LOAD_A /* rows past M: zeros (bytes still count) */\n"
     "                LOAD_B\n"
     "            }\n"
     "        }\n"
@@ -318,7 +326,12 @@ static const char wg_consumer[] =
     "            for (int kk = 0; kk < BK / KS; kk++) {\n"
     "#pragma unroll\n"
     "                for (int i = 0; i < MI; i++) {\n"
+    "#if TA /* A MN-major: the m64 block's box of BK rows of 64 M-columns, k step KS rows on */\n"
+    "                    const u64 da = desc(SA(s) + ((row0 + i * 64) / 64) * (BK * 128) + kk * KS * 128, BK * 128,\n"
+    "                                        1024);\n"
+    "#else\n"
     "                    const u64 da = desc(SA(s) + (row0 + i * 64) * 128 + kk * 32, 16, 1024);\n"
+    "#endif\n"
     "                    const u64 db = DESC_B(s, kk);\n"
     "                    WGMMA(d[i], da, db);\n"
     "                }\n"
@@ -481,15 +494,17 @@ static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
     if (g->dtype == CUT_DT_TF32)
         cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1;\\n}\"\n", nacc, nacc + 1);
     else
-        cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, 0, %d;\\n}\"\n", nacc, nacc + 1, g->layout == CUT_GEMM_NN);
+        cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\"\n", nacc, nacc + 1, cut_gemm_a_trans(g),
+                       !cut_gemm_b_trans(g));
     cut_buf_printf(b, "                 : ");
     for (int i = 0; i < nacc; i++)
         cut_buf_printf(b, "%s\"+f\"(d[%d])", i ? ", " : "", i);
     cut_buf_printf(b, "\n                 : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
-    /* the emulation: A and B from their descriptors, B MN-major for NN, D += A B */
+    /* the emulation: A and B from their descriptors, A MN-major for TN/TT, B for NN/TN, D += A B */
     cut_buf_printf(b, "#else\nstatic __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n"
-                      "{ emu_wgmma(d, %d, %d, da, 0, db, 0, %d, 1, 1, 1); }\n#endif\n",
-                   bn, g->dtype == CUT_DT_TF32 ? 2 : g->dtype == CUT_DT_BF16 ? 1 : 0, g->layout == CUT_GEMM_NN);
+                      "{ emu_wgmma(d, %d, %d, da, 0, db, %d, %d, 1, 1, 1); }\n#endif\n",
+                   bn, g->dtype == CUT_DT_TF32 ? 2 : g->dtype == CUT_DT_BF16 ? 1 : 0, cut_gemm_a_trans(g),
+                   !cut_gemm_b_trans(g));
     cut_buf_printf(b, "#define WGMMA(d, da, db) wgmma_tile(d, da, db)\n");
 }
 
@@ -523,7 +538,7 @@ static void emit_wgmma_rs(cut_buf *b, int wn)
  * bytes on; tf32 NN reads them with ld.shared instead, SWAP). */
 static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
 {
-    if (g->layout == CUT_GEMM_NT) {
+    if (cut_gemm_b_trans(g)) {
         cut_buf_printf(b, "#define DESC_B(s, kk) desc(SB(s) + (kk) * 32, 16, 1024)\n");
         if (cl > 1)
             cut_buf_printf(b, "#define LOAD_B tma_load_mc(SB(s) + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + (int)rank "
@@ -550,14 +565,30 @@ static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
         cut_buf_printf(b, "#define RELEASE(s) mbar_arrive(EMPTY(s))\n");
 }
 
+/* A's loads. K-major (NN, NT): one box of BM rows of 128 bytes (BK elements of K). MN-major (TN, TT, A stored
+ * K x M): BM/64 boxes of BK rows of 128 bytes = 64 elements of M, read by wgmma with its A-transpose flag. */
+static void emit_a(cut_buf *b, const cut_gemm *g)
+{
+    if (cut_gemm_a_trans(g))
+        cut_buf_printf(b, "#define LOAD_A for (int j = 0; j < BM / 64; j++) tma_load(SA(s) + j * BK * 128, &tmA, m0 + "
+                          "64 * j, kt * BK, FULL(s));\n");
+    else
+        cut_buf_printf(b, "#define LOAD_A tma_load(SA(s), &tmA, kt * BK, m0, FULL(s));\n");
+}
+
 static void fill_tma(const cut_gemm *g, const wg_geom *gm, int cl, cut_kernel_src *out)
 {
     const int eb = elem_bytes(g);
     out->ntma = 2;
-    out->tma[0] = (cut_tma_desc){.operand = 0, .elem_bytes = eb, .dims = {(unsigned long long)g->k,
-                                 (unsigned long long)g->m}, .row_bytes = (unsigned long long)g->k * (unsigned)eb,
-                                 .box = {(unsigned)gm->bk, (unsigned)gm->bm}, .swizzle = 128};
-    if (g->layout == CUT_GEMM_NT)
+    if (cut_gemm_a_trans(g))
+        out->tma[0] = (cut_tma_desc){.operand = 0, .elem_bytes = eb, .dims = {(unsigned long long)g->m,
+                                     (unsigned long long)g->k}, .row_bytes = (unsigned long long)g->m * (unsigned)eb,
+                                     .box = {(unsigned)(SWZ / eb), (unsigned)gm->bk}, .swizzle = 128};
+    else
+        out->tma[0] = (cut_tma_desc){.operand = 0, .elem_bytes = eb, .dims = {(unsigned long long)g->k,
+                                     (unsigned long long)g->m}, .row_bytes = (unsigned long long)g->k * (unsigned)eb,
+                                     .box = {(unsigned)gm->bk, (unsigned)gm->bm}, .swizzle = 128};
+    if (cut_gemm_b_trans(g))
         out->tma[1] = (cut_tma_desc){.operand = 1, .elem_bytes = eb, .dims = {(unsigned long long)g->k,
                                      (unsigned long long)g->n}, .row_bytes = (unsigned long long)g->k * (unsigned)eb,
                                      .box = {(unsigned)gm->bk, (unsigned)(gm->bn / cl)}, .swizzle = 128};
@@ -584,6 +615,7 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
                    gm.bm, gm.bn, gm.bk, gm.ks, k[K_MI], k[K_NC]);
     cut_buf_printf(&b, "#define ST %d\n#define WAITD %d\n#define GM %d\n#define CL %d\n#define REGS_INC %d\n",
                    k[K_ST], k[K_WAITD], k[K_GM], cl, k[K_NC] == 2 ? 232 : 240);
+    cut_buf_printf(&b, "#define TA %d /* A stored KxM: MN-major in shared memory */\n", cut_gemm_a_trans(g));
     if (gm.swap)
         cut_buf_printf(&b, "#define SWAP 1 /* C^T = B^T A^T: wgmma's n (the knob bn) is BM */\n");
     /* tf32 NN's producer issues up to 9 copies a stage: unrolled, they overflow its 40 registers */
@@ -599,6 +631,7 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
         emit_wgmma_rs(&b, gm.bm);
     else
         emit_wgmma(&b, g, gm.bn);
+    emit_a(&b, g);
     emit_b(&b, g, cl);
     if (gm.swap)
         cut_buf_append(&b, wg_swap_stage, strlen(wg_swap_stage));
