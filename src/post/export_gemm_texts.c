@@ -70,12 +70,20 @@ void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
                           "    %s::cut_tmap maps[2];\n", ns);
         for (int i = 0; i < 2; i++) {
             const cut_tma_desc *d = &k->ks.tma[i];
+            cut_buf_printf(b, "    {\n        CUtensorMap m;\n");
+            if (d->planes) /* a strided batch: 3-D, a plane a matrix */
+                cut_buf_printf(b,
+                               "        const cuuint64_t dims[3] = {%lluull, %lluull, %lluull}, strides[2] = {%lluull, "
+                               "%lluull};\n"
+                               "        const cuuint32_t box[3] = {%uu, %uu, 1u}, estr[3] = {1, 1, 1};\n",
+                               d->dims[0], d->dims[1], d->planes, d->row_bytes, d->plane_bytes, d->box[0], d->box[1]);
+            else
+                cut_buf_printf(b,
+                               "        const cuuint64_t dims[2] = {%lluull, %lluull}, strides[1] = {%lluull};\n"
+                               "        const cuuint32_t box[2] = {%uu, %uu}, estr[2] = {1, 1};\n",
+                               d->dims[0], d->dims[1], d->row_bytes, d->box[0], d->box[1]);
             cut_buf_printf(b,
-                           "    {\n"
-                           "        CUtensorMap m;\n"
-                           "        const cuuint64_t dims[2] = {%lluull, %lluull}, strides[1] = {%lluull};\n"
-                           "        const cuuint32_t box[2] = {%uu, %uu}, estr[2] = {1, 1};\n"
-                           "        if (cuTensorMapEncodeTiled(&m, %s, 2, const_cast<void *>(%s), dims, strides, box, "
+                           "        if (cuTensorMapEncodeTiled(&m, %s, %d, const_cast<void *>(%s), dims, strides, box, "
                            "estr,\n"
                            "                                   CU_TENSOR_MAP_INTERLEAVE_NONE, %s, "
                            "CU_TENSOR_MAP_L2_PROMOTION_L2_128B,\n"
@@ -84,8 +92,8 @@ void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
                            "        static_assert(sizeof m == sizeof maps[%d], \"a TMA map is 128 bytes\");\n"
                            "        std::memcpy(&maps[%d], &m, sizeof m);\n"
                            "    }\n",
-                           d->dims[0], d->dims[1], d->row_bytes, d->box[0], d->box[1], tma_dtype(k, d),
-                           d->operand == 0 ? "A" : "B", tma_swizzle(d->swizzle), i, i);
+                           tma_dtype(k, d), d->planes ? 3 : 2, d->operand == 0 ? "A" : "B", tma_swizzle(d->swizzle),
+                           i, i);
         }
         cut_buf_printf(b, "    %s<<<grid, block, smem, s>>>(maps[0], maps[1], C);\n", qualified);
     } else {

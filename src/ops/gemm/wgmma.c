@@ -28,6 +28,11 @@
  *
  * Tiles are numbered along M in groups of GM rows of tiles (blocks that run together share A and B in L2).
  *
+ * Issue 21's extras: a strided batch (packed operands) makes both TMA maps 3-D, a plane a matrix, and the grid's y
+ * the batch: block z loads its boxes from plane z (tma_load3) and moves C (and Cin) by z matrices. alpha and beta:
+ * the epilogue stores EPI(acc, i) = alpha acc (+ beta Cin[i], Cin the work's separate fp32 input after C, read only
+ * when beta != 0); without extras EPI is the accumulator itself and the kernel's text is what it was.
+ *
  * Knobs: BN (wgmma n: 64..256), MI (m64 blocks per consumer: 1, 2), NC (consumer warp groups: 1, 2), ST (stages:
  * 2..6), WAITD (wgmma groups left in flight before a stage is released: 0, 1), GM (raster group: 1, 8, 16) and
  * CL (cluster size along M: 1, 2; with 2 the blocks of a cluster are launched together on neighbouring SMs and
@@ -43,6 +48,7 @@
  * fill from the emulated map the emulation runner passes, wgmma from the descriptors in the accumulator fragment
  * layout), so the same source runs on the GPU and, with CL 1, under emulation (tests/test_gemm_wgmma_emu.c). */
 #include "codegen/emit.h"
+#include "ops/gemm/extras.h"
 #include "ops/gemm/simt.h"
 #include "ops/gemm/wgmma_text.h"
 #include "cutune/gemm_space.h"
@@ -90,10 +96,6 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
                            cut_gemm_layout_name(g->layout),
                            g->layout == CUT_GEMM_TN ? "and TN's B is MN-major too: neither operand is readable"
                                                     : "not built for TT"),
-               0;
-    if (cut_gemm_has_extras(g))
-        return cut_err_set(why, "the wgmma template computes one GEMM with alpha 1 and beta 0 (its TMA maps are 2-D "
-                                "and its epilogue plain); a batch, alpha or beta is the mma and SIMT templates'"),
                0;
     return 1;
 }
@@ -172,6 +174,9 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
         return -1;
     if (g->m <= 0 || g->n <= 0 || g->k <= 0)
         return cut_err_set(e, "wgmma: sizes must be positive (M=%d N=%d K=%d)", g->m, g->n, g->k);
+    if (cut_gemm_batch(g) > 65535)
+        return cut_err_set(e, "wgmma: a batch of %d is over the grid's 65535 blocks along y (one plane each)",
+                           cut_gemm_batch(g));
     const int *k = s->k;
     if (!CUT_IN(v_bn, k[K_BN]) || !CUT_IN(v_mi, k[K_MI]) || !CUT_IN(v_nc, k[K_NC]) || !CUT_IN(v_st, k[K_ST]) ||
         !CUT_IN(v_waitd, k[K_WAITD]) || !CUT_IN(v_gm, k[K_GM]) || !CUT_IN(v_cl, k[K_CL]))
@@ -226,7 +231,8 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
     *out = (cut_gemm_geom){
         .bm = gm.bm, .bn = gm.bn, .bk = gm.bk, .threads = gm.threads, .stages = s->k[K_ST],
         .smem_bytes = gm.smem, .regs_est = gm.acc + gm.frag + 40, .elem_bytes = elem_bytes(g), .tensor_cores = 2,
-        .grid = {((gm.tiles_m + (unsigned)cl - 1) / (unsigned)cl) * (unsigned)cl * gm.tiles_n, 1, 1},
+        .grid = {((gm.tiles_m + (unsigned)cl - 1) / (unsigned)cl) * (unsigned)cl * gm.tiles_n,
+                 (unsigned)cut_gemm_batch(g), 1},
     };
 }
 
@@ -257,7 +263,8 @@ static const char wg_head[] =
 static const char wg_body[] =
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR\n"
-    "cut_gemm(const __grid_constant__ cut_tmap tmA, const __grid_constant__ cut_tmap tmB, float *__restrict__ C)\n"
+    "cut_gemm(const __grid_constant__ cut_tmap tmA, const __grid_constant__ cut_tmap tmB, float *__restrict__ C\n"
+    "         CIN_PARAM)\n"
     "{\n"
     "    extern __shared__ unsigned char smem_raw[];\n"
     "    const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u; /* 128-byte swizzle atoms: 1024-aligned */\n"
@@ -274,6 +281,13 @@ static const char wg_body[] =
     "    const int tm = (first + (id % group) % gsize) * CL + (int)(blockIdx.x % CL);\n"
     "    const int tn = (id % group) / gsize;\n"
     "    const int m0 = tm * BM, n0 = tn * BN;\n"
+    "#if BATCH > 1\n"
+    "    const int z = blockIdx.y; /* the batch: A and B its planes of the 3-D maps (LOAD_A, LOAD_B), C (Cin) moved */\n"
+    "    C += (size_t)z * STRIDE_C;\n"
+    "#if HAS_BETA\n"
+    "    Cin += (size_t)z * STRIDE_C;\n"
+    "#endif\n"
+    "#endif\n"
     "\n"
     "    if (threadIdx.x == 0) {\n"
     "        for (int s = 0; s < ST; s++) {\n"
@@ -364,10 +378,11 @@ static const char wg_consumer[] =
     "                    const int c = n0 + 8 * j + 2 * (lane % 4);\n"
     "                    const float v0 = d[i][4 * j + 2 * h], v1 = d[i][4 * j + 2 * h + 1];\n"
     "                    if ((N % 2) == 0 && c + 1 < N) {\n"
-    "                        *reinterpret_cast<float2 *>(crow + c) = make_float2(v0, v1);\n"
+    "                        *reinterpret_cast<float2 *>(crow + c) =\n"
+    "                            make_float2(EPI(v0, (size_t)r * N + c), EPI(v1, (size_t)r * N + c + 1));\n"
     "                    } else {\n"
-    "                        if (c < N) crow[c] = v0;\n"
-    "                        if (c + 1 < N) crow[c + 1] = v1;\n"
+    "                        if (c < N) crow[c] = EPI(v0, (size_t)r * N + c);\n"
+    "                        if (c + 1 < N) crow[c + 1] = EPI(v1, (size_t)r * N + c + 1);\n"
     "                    }\n"
     "                }\n"
     "            }\n"
@@ -464,9 +479,9 @@ static const char wg_consumer_swap[] =
     "                for (int j = 0; j < BM / 8; j++) {\n"
     "                    const int r = m0 + 8 * j + 2 * (lane % 4);\n"
     "                    if (r < M)\n"
-    "                        C[(size_t)r * N + c] = d[i][4 * j + 2 * h];\n"
+    "                        C[(size_t)r * N + c] = EPI(d[i][4 * j + 2 * h], (size_t)r * N + c);\n"
     "                    if (r + 1 < M)\n"
-    "                        C[(size_t)(r + 1) * N + c] = d[i][4 * j + 2 * h + 1];\n"
+    "                        C[(size_t)(r + 1) * N + c] = EPI(d[i][4 * j + 2 * h + 1], (size_t)(r + 1) * N + c);\n"
     "                }\n"
     "            }\n"
     "        }\n";
@@ -538,24 +553,27 @@ static void emit_wgmma_rs(cut_buf *b, int wn)
  * bytes on; tf32 NN reads them with ld.shared instead, SWAP). */
 static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
 {
+    /* a batch: 3-D maps, the block's plane z as the outer coordinate */
+    const int bz = cut_gemm_batch(g) > 1;
+    const char *ld = bz ? "tma_load3" : "tma_load", *mc = bz ? "tma_load3_mc" : "tma_load_mc", *z = bz ? " z," : "";
     if (cut_gemm_b_trans(g)) {
         cut_buf_printf(b, "#define DESC_B(s, kk) desc(SB(s) + (kk) * 32, 16, 1024)\n");
         if (cl > 1)
-            cut_buf_printf(b, "#define LOAD_B tma_load_mc(SB(s) + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + (int)rank "
-                              "* (BN / 2), FULL(s), 3);\n");
+            cut_buf_printf(b, "#define LOAD_B %s(SB(s) + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + (int)rank * (BN / "
+                              "2),%s FULL(s), 3);\n", mc, z);
         else
-            cut_buf_printf(b, "#define LOAD_B tma_load(SB(s), &tmB, kt * BK, n0, FULL(s));\n");
+            cut_buf_printf(b, "#define LOAD_B %s(SB(s), &tmB, kt * BK, n0,%s FULL(s));\n", ld, z);
     } else {
         /* tf32's boxes are 32 columns wide: up to 8 a stage, which the producer's 40 registers cannot hold unrolled */
         const int boxn = SWZ / elem_bytes(g);
         const char *unroll = boxn < 64 ? "_Pragma(\"unroll 1\") " : "";
         cut_buf_printf(b, "#define DESC_B(s, kk) desc(SB(s) + (kk) * KS * 128, BK * 128, 1024)\n");
         if (cl > 1)
-            cut_buf_printf(b, "#define LOAD_B %sfor (int j = (int)rank; j < BN / %d; j += CL) tma_load_mc(SB(s) + j * "
-                              "BK * 128, &tmB, n0 + %d * j, kt * BK, FULL(s), 3);\n", unroll, boxn, boxn);
+            cut_buf_printf(b, "#define LOAD_B %sfor (int j = (int)rank; j < BN / %d; j += CL) %s(SB(s) + j * BK * 128, "
+                              "&tmB, n0 + %d * j, kt * BK,%s FULL(s), 3);\n", unroll, boxn, mc, boxn, z);
         else
-            cut_buf_printf(b, "#define LOAD_B %sfor (int j = 0; j < BN / %d; j++) tma_load(SB(s) + j * BK * 128, &tmB, "
-                              "n0 + %d * j, kt * BK, FULL(s));\n", unroll, boxn, boxn);
+            cut_buf_printf(b, "#define LOAD_B %sfor (int j = 0; j < BN / %d; j++) %s(SB(s) + j * BK * 128, &tmB, n0 + "
+                              "%d * j, kt * BK,%s FULL(s));\n", unroll, boxn, ld, boxn, z);
     }
     /* a stage is free once every consumer warp of every block that writes into it has read it */
     if (cl > 1)
@@ -569,13 +587,16 @@ static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
  * K x M): BM/64 boxes of BK rows of 128 bytes = 64 elements of M, read by wgmma with its A-transpose flag. */
 static void emit_a(cut_buf *b, const cut_gemm *g)
 {
+    const int bz = cut_gemm_batch(g) > 1;
+    const char *ld = bz ? "tma_load3" : "tma_load", *z = bz ? " z," : "";
     if (cut_gemm_a_trans(g))
-        cut_buf_printf(b, "#define LOAD_A for (int j = 0; j < BM / 64; j++) tma_load(SA(s) + j * BK * 128, &tmA, m0 + "
-                          "64 * j, kt * BK, FULL(s));\n");
+        cut_buf_printf(b, "#define LOAD_A for (int j = 0; j < BM / 64; j++) %s(SA(s) + j * BK * 128, &tmA, m0 + 64 * "
+                          "j, kt * BK,%s FULL(s));\n", ld, z);
     else
-        cut_buf_printf(b, "#define LOAD_A tma_load(SA(s), &tmA, kt * BK, m0, FULL(s));\n");
+        cut_buf_printf(b, "#define LOAD_A %s(SA(s), &tmA, kt * BK, m0,%s FULL(s));\n", ld, z);
 }
 
+/* The maps of A and B (box shapes as emit_a and emit_b load them); a batch makes them 3-D, one plane a matrix. */
 static void fill_tma(const cut_gemm *g, const wg_geom *gm, int cl, cut_kernel_src *out)
 {
     const int eb = elem_bytes(g);
@@ -596,6 +617,11 @@ static void fill_tma(const cut_gemm *g, const wg_geom *gm, int cl, cut_kernel_sr
         out->tma[1] = (cut_tma_desc){.operand = 1, .elem_bytes = eb, .dims = {(unsigned long long)g->n,
                                      (unsigned long long)g->k}, .row_bytes = (unsigned long long)g->n * (unsigned)eb,
                                      .box = {(unsigned)(SWZ / eb), (unsigned)gm->bk}, .swizzle = 128};
+    if (cut_gemm_batch(g) > 1)
+        for (int i = 0; i < 2; i++) {
+            out->tma[i].planes = (unsigned long long)cut_gemm_batch(g);
+            out->tma[i].plane_bytes = (unsigned long long)cut_gemm_stride(g, i ? 'B' : 'A') * (unsigned)eb;
+        }
 }
 
 static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e)
@@ -616,6 +642,12 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
     cut_buf_printf(&b, "#define ST %d\n#define WAITD %d\n#define GM %d\n#define CL %d\n#define REGS_INC %d\n",
                    k[K_ST], k[K_WAITD], k[K_GM], cl, k[K_NC] == 2 ? 232 : 240);
     cut_buf_printf(&b, "#define TA %d /* A stored KxM: MN-major in shared memory */\n", cut_gemm_a_trans(g));
+    if (cut_gemm_has_extras(g)) { /* BATCH, STRIDE_C, HAS_BETA, ALPHA, BETA; CIN_PARAM, EPI(v, i) */
+        cut_gemm_emit_extras(&b, g, 1);
+        cut_buf_append(&b, cut_gemm_extras_text, strlen(cut_gemm_extras_text));
+    } else {
+        cut_buf_printf(&b, "#define BATCH 1\n#define HAS_BETA 0\n#define CIN_PARAM\n#define EPI(v, i) (v)\n");
+    }
     if (gm.swap)
         cut_buf_printf(&b, "#define SWAP 1 /* C^T = B^T A^T: wgmma's n (the knob bn) is BM */\n");
     /* tf32 NN's producer issues up to 9 copies a stage: unrolled, they overflow its 40 registers */
@@ -653,6 +685,7 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
     out->tol_scale = 1.0;
     out->arch_a = 1;
     fill_tma(g, &gm, cl, out);
+    out->extra_bufs = cut_gemm_extra_bufs(g);
     return 0;
 }
 
