@@ -94,8 +94,9 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
                                 "from shared memory K-major only, so A would have to come from registers (%s); the "
                                 "mma and SIMT templates compute it",
                            cut_gemm_layout_name(g->layout),
-                           g->layout == CUT_GEMM_TN ? "and TN's B is MN-major too: neither operand is readable"
-                                                    : "not built for TT"),
+                           g->layout == CUT_GEMM_TN
+                               ? "and TN's B is MN-major too, while wgmma's B must come from shared memory"
+                               : "loaded from its MN-major tile as tf32 NN loads B's: not built for TT yet"),
                0;
     return 1;
 }
