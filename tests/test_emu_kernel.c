@@ -283,6 +283,19 @@ static void test_tma_encode(void **state)
     assert_int_equal(cut_emu_tma_encode(&bad, buf, sizeof buf, 2, &m, &e), -1);
     assert_non_null(strstr(e.msg, "multiple of 16"));
     assert_true(m.magic == 0); /* a refused map is no map */
+    /* 3-D (a strided batch): 2 planes of 64 x 50, 6400 bytes apart, fill the buffer; a third reaches past it */
+    cut_tma_desc t3 = t;
+    t3.dims[1] = 50, t3.planes = 2, t3.plane_bytes = 6400;
+    assert_int_equal(cut_emu_tma_encode(&t3, buf, sizeof buf, 2, &m, &e), 0);
+    assert_true(m.planes == 2 && m.plane_bytes == 6400 && m.dims[1] == 50);
+    t3.planes = 3;
+    assert_int_equal(cut_emu_tma_encode(&t3, buf, sizeof buf, 2, &m, &e), -1);
+    assert_non_null(strstr(e.msg, "past the end"));
+    t3.planes = 2, t3.plane_bytes = 6392; /* shorter than a plane */
+    assert_int_equal(cut_emu_tma_encode(&t3, buf, sizeof buf, 2, &m, &e), -1);
+    assert_non_null(strstr(e.msg, "plane stride"));
+    assert_int_equal(cut_emu_tma_encode(&t, buf, sizeof buf, 2, &m, &e), 0);
+    assert_true(m.planes == 1); /* a 2-D map is one plane */
 }
 
 static void test_dynamic_smem_reduction(void **state)

@@ -53,6 +53,17 @@ static void test_applies(void **state)
     g.dtype = CUT_DT_FP32;
     assert_int_equal(t->applies(&g, &d, &e), 0);
     assert_non_null(strstr(e.msg, "fp32"));
+    /* A stored KxM (TN, TT): MN-major in shared memory for fp16/bf16; tf32 has no MN-major wgmma operand */
+    for (int l = CUT_GEMM_TN; l <= CUT_GEMM_TT; l++) {
+        const cut_gemm a = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_FP16);
+        assert_int_equal(t->applies(&a, &d, &e), 1);
+        const cut_gemm b = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_BF16);
+        assert_int_equal(t->applies(&b, &d, &e), 1);
+        const cut_gemm f = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_TF32);
+        assert_int_equal(t->applies(&f, &d, &e), 0);
+        assert_non_null(strstr(e.msg, "tf32"));
+        assert_non_null(strstr(e.msg, "K-major only"));
+    }
     g.dtype = CUT_DT_FP16;
     d.sm_major = 8;
     assert_int_equal(t->applies(&g, &d, &e), 0);
@@ -92,6 +103,9 @@ static void test_refusals(void **state)
     /* TMA rows must be 16-byte aligned: K = 1001 halves is not; an NN B row of N = 1001 halves neither */
     expect_refusal(&(cut_gemm){1000, 1000, 1001, CUT_GEMM_NT, CUT_DT_FP16}, ok, "K=1001");
     expect_refusal(&(cut_gemm){1000, 1001, 1000, CUT_GEMM_NN, CUT_DT_FP16}, ok, "N=1001");
+    /* A stored KxM (TN): its rows are M long; TN's B rows are N long as NN's */
+    expect_refusal(&(cut_gemm){1001, 1000, 1000, CUT_GEMM_TN, CUT_DT_FP16}, ok, "M=1001");
+    expect_refusal(&(cut_gemm){1000, 1001, 1000, CUT_GEMM_TN, CUT_DT_FP16}, ok, "N=1001");
     /* tails themselves are fine: 1000 is not a multiple of any tile */
     assert_int_equal(cut_gemm_sched_check(&(cut_gemm){1000, 1000, 1000, CUT_GEMM_NN, CUT_DT_FP16}, &ok, &d, &e), 0);
     expect_refusal_x(&(cut_gemm){40, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16}, ok, "M=40", 1);
@@ -128,6 +142,7 @@ static void test_tma_maps(void **state)
     assert_true(ks.tma[0].elem_bytes == 4 && ks.tma[0].box[0] == 32 && ks.tma[1].dims[0] == 7384 &&
                 ks.tma[1].dims[1] == 7384 && ks.tma[1].box[0] == 32 && ks.tma[1].box[1] == 128 /* half: multicast */);
     assert_int_equal(ks.grid[0] % 2, 0); /* whole clusters */
+    assert_true(ks.tma[0].planes == 0 && ks.tma[1].planes == 0 && ks.grid[1] == 1 && ks.extra_bufs == 0);
     assert_non_null(strstr(ks.src, "__cluster_dims__(2, 1, 1)"));
     assert_non_null(strstr(ks.src, "m64n256k8.f32.tf32.tf32"));
     cut_kernel_src_free(&ks);
@@ -144,6 +159,23 @@ static void test_tma_maps(void **state)
     assert_non_null(strstr(ks.src, "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32 {"));
     assert_non_null(strstr(ks.src, "}, {%96, %97, %98, %99}, %100, p, 1, 1;")); /* A: four registers */
     assert_non_null(strstr(ks.src, "#define SWAP 1"));
+    cut_kernel_src_free(&ks);
+    /* issue 21's batched TN: 3-D maps, a plane a matrix (A stored K x M: MN-major boxes of 64 M-columns x BK rows),
+     * blockIdx.y the batch, Cin (beta != 0) after C */
+    cut_gemm bt = mkg(512, 512, 512, CUT_GEMM_TN, CUT_DT_FP16);
+    cut_gemm_set_extras(&bt, 32, 0.5, 0.25);
+    assert_int_equal(cut_codegen_gemm(&bt, &(cut_sched){CUT_GEMM_TPL_WGMMA, {128, 1, 2, 4, 1, 8, 1}}, &ks, &e), 0);
+    assert_true(ks.tma[0].dims[0] == 512 && ks.tma[0].dims[1] == 512 && ks.tma[0].row_bytes == 1024 &&
+                ks.tma[0].box[0] == 64 && ks.tma[0].box[1] == 64 && ks.tma[0].planes == 32 &&
+                ks.tma[0].plane_bytes == 512 * 512 * 2);
+    assert_true(ks.tma[1].box[0] == 64 && ks.tma[1].box[1] == 64 && ks.tma[1].planes == 32 &&
+                ks.tma[1].plane_bytes == 512 * 512 * 2);
+    assert_int_equal(ks.grid[0], 4 * 4);
+    assert_int_equal(ks.grid[1], 32);
+    assert_int_equal(ks.extra_bufs, 1);
+    assert_non_null(strstr(ks.src, "tma_load3(SA(s) + j * BK * 128, &tmA, m0 + 64 * j, kt * BK, z, FULL(s))"));
+    assert_non_null(strstr(ks.src, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"));
+    assert_non_null(strstr(ks.src, "p, 1, 1, 1, 1;")); /* A and B both MN-major: both transpose flags */
     cut_kernel_src_free(&ks);
 }
 
@@ -270,8 +302,28 @@ static void test_nvrtc_random(void **state)
         mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16), mkg(1000, 1000, 1000, CUT_GEMM_NT, CUT_DT_FP16),
         mkg(1024, 2048, 3072, CUT_GEMM_NN, CUT_DT_BF16), mkg(7384, 7384, 7384, CUT_GEMM_NT, CUT_DT_BF16),
         mkg(512, 512, 512, CUT_GEMM_NT, CUT_DT_TF32),    mkg(1024, 1024, 2048, CUT_GEMM_NT, CUT_DT_TF32),
+        mkg(4096, 4096, 4096, CUT_GEMM_TN, CUT_DT_FP16), mkg(1000, 1000, 1000, CUT_GEMM_TT, CUT_DT_BF16),
+        mkg(7384, 7384, 7384, CUT_GEMM_TN, CUT_DT_BF16), mkg(1024, 2048, 3072, CUT_GEMM_TT, CUT_DT_FP16),
     };
-    compile_random("wgmma", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 12 : 36, 90, NULL, 1);
+    compile_random("wgmma", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 20 : 60, 90, NULL, 1);
+}
+
+/* Issue 21's extras (batch: 3-D maps; alpha/beta: the epilogue reads Cin) over every layout and dtype, with the
+ * issue's benchmark shapes (4096^3 TN fp16, a batch of 32 512^3 fp16). */
+static void test_nvrtc_extras(void **state)
+{
+    (void)state;
+    cut_gemm shapes[] = {
+        mkg(4096, 4096, 4096, CUT_GEMM_TN, CUT_DT_FP16), mkg(512, 512, 512, CUT_GEMM_NN, CUT_DT_FP16),
+        mkg(1000, 1000, 1000, CUT_GEMM_TT, CUT_DT_BF16), mkg(1000, 520, 264, CUT_GEMM_NN, CUT_DT_TF32),
+        mkg(1024, 1024, 2048, CUT_GEMM_NT, CUT_DT_TF32), mkg(512, 512, 512, CUT_GEMM_TN, CUT_DT_FP16),
+    };
+    cut_gemm_set_extras(&shapes[1], 32, 1.0, 0.0);
+    cut_gemm_set_extras(&shapes[2], 1, 0.5, 0.25);
+    cut_gemm_set_extras(&shapes[3], 3, 0.5, 0.25);
+    cut_gemm_set_extras(&shapes[4], 2, 1.0, 0.0);
+    cut_gemm_set_extras(&shapes[5], 32, 0.5, 0.25);
+    compile_random("wgmma extras", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 12 : 36, 92, NULL, 0);
 }
 
 /* tf32 NN (C^T = B^T A^T, A's fragments from registers): random schedules over an even and an odd number of k
@@ -345,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_swap_fragments_conflict_free),
         cmocka_unit_test(test_mutation_stays_mostly_valid),
         cmocka_unit_test(test_nvrtc_random),
+        cmocka_unit_test(test_nvrtc_extras),
         cmocka_unit_test(test_nvrtc_tf32_nn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

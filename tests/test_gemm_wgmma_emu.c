@@ -1,7 +1,7 @@
 /* The Hopper wgmma GEMM template under the host emulator (issue 21): the generated kernel's PTX (mbarriers, TMA tile
  * loads with the 128-byte swizzle, wgmma with shared-memory matrix descriptors) replaced by its PTX ISA semantics
- * under CUT_EMU, run by the emulation runner with emulated tensor maps. Random valid cl=1 schedules of fp16/bf16 NN
- * and NT and tf32 NT and NN (C^T = B^T A^T, wgmma's A from registers) on tail shapes (M, N, K not multiples of any
+ * under CUT_EMU, run by the emulation runner with emulated tensor maps. Random valid cl=1 schedules of fp16/bf16 NN,
+ * NT, TN and TT (A MN-major) and tf32 NT and NN (C^T = B^T A^T, wgmma's A from registers) on tail shapes (M, N, K not multiples of any
  * tile, K not a multiple of 64) match the double reference within the dtype's tolerance, and so do hand-picked
  * tf32 NN variants; a planted bug in the emulated TMA swizzle, in a descriptor, in the stage release, in the
  * epilogue or in tf32 NN's fragment loads or transposed stores fails the comparison; a cluster of 2 is refused with
@@ -108,6 +108,9 @@ static void test_random_schedules(void **state)
         /* tf32 NN: C^T = B^T A^T, A's fragments from registers */
         mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32), mkg(130, 72, 88, CUT_GEMM_NN, CUT_DT_TF32),
         mkg(3, 20, 12, CUT_GEMM_NN, CUT_DT_TF32),
+        /* TN, TT (A stored KxM): A MN-major in shared memory, read with wgmma's A-transpose flag */
+        mkg(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16), mkg(136, 72, 88, CUT_GEMM_TT, CUT_DT_BF16),
+        mkg(200, 40, 136, CUT_GEMM_TN, CUT_DT_BF16), mkg(8, 24, 40, CUT_GEMM_TT, CUT_DT_FP16),
     };
     const int per = tu_quick() ? 1 : 3;
     cut_devlimits d;
@@ -146,6 +149,78 @@ static void test_random_schedules(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* Issue 21's extras on wgmma: a strided batch (3-D TMA maps, a plane a matrix; blockIdx.y the batch), alpha and
+ * beta (the epilogue's alpha acc + beta Cin, Cin a separate input) over every layout and dtype wgmma computes, on
+ * tail shapes, random valid cl=1 schedules against the double reference. */
+static void test_extras(void **state)
+{
+    (void)state;
+    cut_gemm shapes[] = {
+        mkg(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16), mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_BF16),
+        mkg(136, 72, 88, CUT_GEMM_TT, CUT_DT_BF16),  mkg(33, 200, 136, CUT_GEMM_NT, CUT_DT_FP16),
+        mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32), mkg(100, 60, 52, CUT_GEMM_NT, CUT_DT_TF32),
+        mkg(8, 24, 40, CUT_GEMM_TN, CUT_DT_BF16),
+    };
+    const int per = tu_quick() ? 1 : 2;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    cut_rng r;
+    cut_rng_seed(&r, 2122);
+    int n = 0, failed = 0;
+    for (size_t i = 0; i < CUT_ARRAY_LEN(shapes); i++) {
+        /* batch 3 with alpha 0.5 beta 0.25; every third shape one of them alone */
+        cut_gemm *g = &shapes[i];
+        cut_gemm_set_extras(g, i % 3 == 1 ? 1 : 3, 0.5, i % 3 == 2 ? 0.0 : 0.25);
+        prepare(g, 80 + i);
+        for (int j = 0; j < per; j++) {
+            cut_sched s;
+            cut_err e = {{0}};
+            for (int tries = 0;; tries++) { /* cl=2 cannot be emulated */
+                if (cut_gemm_sched_sample_valid(g, &d, CUT_GEMM_TPL_WGMMA, &r, &s, 1000, &e) != 0)
+                    fail_msg("%s", e.msg);
+                if (s.k[6] == 1)
+                    break;
+                assert_true(tries < 100);
+            }
+            char what[320];
+            describe(g, &s, what, sizeof what);
+            const cut_result res = run(g, &s, NULL, NULL);
+            printf("  %-90s %s rel.err %.3g\n", what, cut_status_name(res.status), res.max_abs_err);
+            if (res.status != CUT_ST_OK || !(res.max_abs_err <= cut_gemm_tolerance(g->dtype))) {
+                fprintf(stderr, "%s: %s %s\n", what, cut_status_name(res.status), res.error);
+                failed++;
+            }
+            n++;
+        }
+    }
+    printf("  %d wgmma schedules with extras emulated, %d failed\n", n, failed);
+    assert_int_equal(failed, 0);
+}
+
+/* The extras can fail: the batch's plane ignored (every block loads plane 0), C not moved to the batch, beta's
+ * term dropped, alpha dropped: WRONG_RESULT; unedited OK. */
+static void test_extras_planted(void **state)
+{
+    (void)state;
+    cut_gemm g = mkg(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16);
+    cut_gemm_set_extras(&g, 3, 0.5, 0.25);
+    const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {128, 2, 1, 2, 1, 1, 1}};
+    static const char *const plants[][2] = {
+        {NULL, NULL},
+        {"64 * j, kt * BK, z, FULL(s));", "64 * j, kt * BK, 0, FULL(s));"},
+        {"    C += (size_t)z * STRIDE_C;\n", "\n"},
+        {"+ BETA * __ldg(Cin + (i)))", ")"},
+        {"(ALPHA * (v) +", "((v) +"},
+    };
+    prepare(&g, 7);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(plants); i++) {
+        const cut_result res = run(&g, &s, plants[i][0], plants[i][1]);
+        printf("  %-50s %s rel.err %.3g %s\n", plants[i][0] ? plants[i][0] : "(unedited)", cut_status_name(res.status),
+               res.max_abs_err, res.error);
+        assert_int_equal(res.status, plants[i][0] ? CUT_ST_WRONG_RESULT : CUT_ST_OK);
+    }
+}
+
 /* tf32 NN's variants, hand-picked (bn mi nc st waitd gm): two sets of fragment registers (waitd 1) or one, one
  * or two m64 blocks and consumers, over an odd (7), an even (8) and a single k tile. */
 static void test_tf32_nn_variants(void **state)
@@ -178,11 +253,13 @@ static void test_tf32_nn_variants(void **state)
  * the map says 128: the descriptors read what the TMA unit would have written), in the GPU text's A descriptor (the
  * stride between 8-row groups), in the stage release (a stage freed before the wgmma that reads it completes: the
  * deferred wgmma then reads the next k tile), in the epilogue's column, is WRONG_RESULT; unedited it passes. tf32
- * NN too: its fragments loaded without the swizzle, its epilogue without the row permutation of the loads. */
+ * NN too: its fragments loaded without the swizzle, its epilogue without the row permutation of the loads; TN's A
+ * read without wgmma's A-transpose flag. */
 static void test_planted_bugs_caught(void **state)
 {
     (void)state;
     const cut_gemm nn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_FP16), tn = mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32);
+    const cut_gemm ta = mkg(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16);
     const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {128, 1, 1, 2, 0, 1, 1}};
     const struct {
         const cut_gemm *g;
@@ -198,6 +275,8 @@ static void test_planted_bugs_caught(void **state)
         {&tn, "^ ((k) % 8)) << 4)", "^ 0) << 4)"},
         {&tn, "const int c = n0 + row0 + i * 64 + NROW(warp, lane / 4, h);",
          "const int c = n0 + row0 + i * 64 + 16 * warp + lane / 4 + 8 * h;"},
+        {&ta, NULL, NULL},
+        {&ta, "da, 0, db, 1, 1, 1, 1, 1)", "da, 0, db, 0, 1, 1, 1, 1)"}, /* A read K-major: no transpose flag */
     };
     for (size_t i = 0; i < CUT_ARRAY_LEN(plants); i++) {
         if (i == 0 || plants[i].g != plants[i - 1].g)
@@ -246,6 +325,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_schedules),
+        cmocka_unit_test(test_extras),
+        cmocka_unit_test(test_extras_planted),
         cmocka_unit_test(test_tf32_nn_variants),
         cmocka_unit_test(test_planted_bugs_caught),
         cmocka_unit_test(test_cluster_refused),

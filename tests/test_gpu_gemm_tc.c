@@ -6,7 +6,9 @@
  * dtype's tolerance against the double reference of the rounded inputs); a planted wrong wgmma kernel (A scaled by
  * -1 through wgmma's immediate scale) is CUT_ST_WRONG_RESULT and the next correct one is OK again. tf32 NN on wgmma
  * (C^T = B^T A^T, A's fragments from registers, issue 21) is among them, and hand-picked tf32 NN schedules cover
- * its variants (waitd 0/1, mi 1/2, nc 1/2, cl 1/2, odd and even numbers of k tiles, one k tile). */
+ * its variants (waitd 0/1, mi 1/2, nc 1/2, cl 1/2, odd and even numbers of k tiles, one k tile). Every layout
+ * (NN, NT, TN, TT) is measured; issue 21's TN/TT, strided batch and alpha/beta on wgmma have hand-picked schedules
+ * of their own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,6 +176,81 @@ static void test_wgmma_tf32_nn(void **state)
     cut_runner_free(r);
 }
 
+/* Issue 21 on wgmma, hand-picked schedules (bn mi nc st waitd gm cl) on tail shapes: A stored KxM (TN, TT; A
+ * MN-major, wgmma's A-transpose flag), a strided batch (3-D TMA maps, blockIdx.y; with cl 2 the 3-D multicast),
+ * alpha and beta (Cin), and the issue's batched 32 x 512^3 shape: every valid one OK within tolerance. */
+static void test_wgmma_extras(void **state)
+{
+    (void)state;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    d.sm_major = g_info.sm_major;
+    d.sm_minor = g_info.sm_minor;
+    cut_err e = {{0}};
+    cut_gemm shapes[] = {{520, 392, 264, CUT_GEMM_TN, CUT_DT_FP16}, {520, 392, 264, CUT_GEMM_TT, CUT_DT_BF16},
+                         {520, 392, 264, CUT_GEMM_TN, CUT_DT_FP16}, {512, 512, 512, CUT_GEMM_NN, CUT_DT_FP16},
+                         {520, 392, 264, CUT_GEMM_NT, CUT_DT_BF16}, {520, 392, 264, CUT_GEMM_NN, CUT_DT_TF32},
+                         {200, 136, 72, CUT_GEMM_TT, CUT_DT_FP16}};
+    cut_gemm_set_extras(&shapes[2], 3, 0.5, 0.25);
+    cut_gemm_set_extras(&shapes[3], 32, 1.0, 0.0);
+    cut_gemm_set_extras(&shapes[4], 1, 0.5, 0.25);
+    cut_gemm_set_extras(&shapes[5], 3, 0.5, 0.25);
+    cut_gemm_set_extras(&shapes[6], 2, -1.0, 1.0);
+    if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
+        printf("  wgmma TN and extras: skipped (%s)\n", e.msg);
+        return;
+    }
+    static const int k[][7] = {{128, 1, 2, 4, 1, 8, 1}, {256, 1, 2, 3, 1, 8, 2}, {64, 2, 1, 4, 0, 16, 1},
+                               {192, 1, 2, 3, 0, 8, 2}, {128, 2, 1, 4, 1, 1, 1}};
+    enum { NS = sizeof k / sizeof k[0] };
+    cut_timing t;
+    cut_timing_default(&t);
+    t.min_total_ms = 2.0;
+    cut_runner *r = cut_runner_gpu_new(0, getenv("CUTUNE_BIN"), &t, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new: %s", e.msg);
+    for (size_t si = 0; si < CUT_ARRAY_LEN(shapes); si++) {
+        const cut_gemm *g = &shapes[si];
+        if (cut_runner_prepare_gemm(r, g, 800 + si, &e) != 0)
+            fail_msg("prepare_gemm: %s", e.msg);
+        cut_kernel_src ks[NS];
+        cut_compiled bins[NS];
+        cut_candidate c[NS];
+        cut_result res[NS];
+        int n = 0;
+        for (int i = 0; i < NS; i++) {
+            cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA};
+            memcpy(s.k, k[i], sizeof k[i]);
+            if (cut_gemm_sched_check(g, &s, &d, &e) != 0) { /* e.g. a tile far larger than the problem */
+                printf("  schedule %d refused: %s\n", i, e.msg);
+                continue;
+            }
+            if (cut_codegen_gemm(g, &s, &ks[n], &e) != 0)
+                fail_msg("schedule %d: %s", i, e.msg);
+            n++;
+        }
+        assert_true(n >= 2);
+        compile_all(ks, bins, n);
+        for (int i = 0; i < n; i++)
+            c[i] = (cut_candidate){.ks = &ks[i], .bin = &bins[i]};
+        if (cut_runner_measure(r, c, n, res, &e) != 0)
+            fail_msg("measure: %s", e.msg);
+        char name[128];
+        cut_gemm_name(g, name, sizeof name);
+        for (int i = 0; i < n; i++) {
+            const char *sched = strstr(ks[i].src, "// schedule: ");
+            printf("  %s %-13s %8.4f ms rel.err %.3g  %.*s\n", name, cut_status_name(res[i].status),
+                   res[i].median_ms, res[i].max_abs_err, (int)(strchr(sched, '\n') - sched) - 13, sched + 13);
+            if (res[i].status != CUT_ST_OK)
+                fail_msg("%s: %s %s", name, cut_status_name(res[i].status), res[i].error);
+            assert_true(res[i].max_abs_err <= cut_gemm_tolerance(g->dtype));
+            cut_compiled_free(&bins[i]);
+            cut_kernel_src_free(&ks[i]);
+        }
+    }
+    cut_runner_free(r);
+}
+
 static void test_tensor_core_templates(void **state)
 {
     (void)state;
@@ -190,7 +267,7 @@ static void test_tensor_core_templates(void **state)
     uint64_t seed = 600;
     for (size_t a = 0; a < CUT_ARRAY_LEN(tpls); a++)
         for (size_t b = 0; b < CUT_ARRAY_LEN(dts); b++)
-            for (int l = 0; l < 2; l++) {
+            for (int l = 0; l < 4; l++) { /* NN, NT, TN, TT */
                 const cut_gemm g = {520, 392, 264, (cut_gemm_layout)l, dts[b]};
                 const int n = run_one(r, tpls[a], &g, seed++);
                 measured += n;
@@ -212,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tensor_core_templates),
         cmocka_unit_test(test_wgmma_tf32_nn),
+        cmocka_unit_test(test_wgmma_extras),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

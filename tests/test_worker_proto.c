@@ -1502,6 +1502,16 @@ static void test_run_tma_codec(void **state)
     assert_true(q.call.args[0].tma && q.call.args[1].tma && !q.call.args[2].tma);
     assert_memory_equal(&q.call.args[0].desc, &m.call.args[0].desc, sizeof(cut_tma_desc));
     assert_memory_equal(&q.call.args[1].desc, &m.call.args[1].desc, sizeof(cut_tma_desc));
+    cut_wp_run m3 = m; /* a 3-D map (a batch of 2 planes) arrives whole */
+    m3.call.args[0].desc.dims[1] = 1024, m3.call.args[0].desc.planes = 2, m3.call.args[0].desc.plane_bytes = 8192 * 1024;
+    cut_buf b3;
+    cut_buf_init(&b3);
+    cut_wp_run_body_encode(&m3, &b3);
+    cut_wp_frame f3 = frame_of(CUT_WP_RUN, &b3);
+    assert_int_equal(cut_wp_run_body_decode(&f3, &w, &q, &e), 0);
+    assert_memory_equal(&q.call.args[0].desc, &m3.call.args[0].desc, sizeof(cut_tma_desc));
+    assert_true(q.call.args[0].desc.planes == 2 && q.call.args[0].desc.plane_bytes == 8192 * 1024);
+    cut_buf_free(&b3);
     cut_wp_run me = m; /* an energy run carries them too */
     me.energy = 1;
     cut_energy_plan_default(&me.plan);
@@ -1531,6 +1541,11 @@ static void test_run_tma_codec(void **state)
         {{0, 2, {64, 64}, 64, {64, 64}, 0}, "row stride"},
         {{0, 2, {64, 64}, 1ull << 40, {64, 64}, 0}, "row stride"},
         {{1, 4, {64, 64}, 256, {32, 64}, 16}, "swizzle 16"},
+        /* 3-D maps (a strided batch): too many planes, a plane stride off 16 bytes or shorter than a plane */
+        {{0, 2, {64, 64}, 128, {64, 64}, 0, (1ull << 32) + 1, 8192}, "planes"},
+        {{0, 2, {64, 64}, 128, {64, 64}, 0, 3, 8200}, "plane stride"},
+        {{0, 2, {64, 64}, 128, {64, 64}, 0, 3, 8192 - 128}, "plane stride"},
+        {{0, 2, {64, 64}, 128, {64, 64}, 0, 3, 1ull << 40}, "plane stride"},
     };
     for (size_t i = 0; i < CUT_ARRAY_LEN(bad); i++) {
         cut_wp_run mb = m;

@@ -61,7 +61,9 @@ typedef struct cut_emu_tmap {
     unsigned long long box[2];    /* box in elements, innermost first */
     unsigned long long elem_bytes;
     unsigned long long swizzle; /* bytes: 0, 32, 64 or 128 */
-    unsigned long long unused[7];
+    unsigned long long planes;      /* dimension 2's extent (1 for a 2-D map) */
+    unsigned long long plane_bytes; /* byte stride of dimension 2 */
+    unsigned long long unused[5];
 } cut_emu_tmap;
 /* The emulated map of descriptor t (pass it 64-byte aligned, as a CUtensorMap) over the buffer at base of bytes
  * bytes whose elements are elem_bytes wide, after the checks the GPU worker makes before cuTensorMapEncodeTiled

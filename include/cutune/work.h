@@ -47,7 +47,8 @@ void cut_elem_to_floats(cut_elem d, const void *p, size_t n, float *out);
 
 /* A TMA tensor map the GPU worker encodes (cuTensorMapEncodeTiled) for a Hopper kernel: a 2-D row-major view of
  * a buffer in global memory, copied in boxes into shared memory with the given swizzle. Elements past dims read
- * as zero (tails). */
+ * as zero (tails). With planes > 0 it is 3-D: planes such views plane_bytes apart (a strided batch of matrices),
+ * the box one plane deep. */
 typedef struct cut_tma_desc {
     int operand;            /* 0: the A matrix, 1: the B matrix (the work's first and second buffers) */
     int elem_bytes;         /* 2 (fp16/bf16) or 4 (fp32/tf32) */
@@ -55,6 +56,8 @@ typedef struct cut_tma_desc {
     unsigned long long row_bytes; /* byte stride of dimension 1 (a multiple of 16) */
     unsigned box[2];        /* box in elements, innermost first (each <= 256; box[0] * elem_bytes <= swizzle span) */
     int swizzle;            /* 0 (none), 32, 64 or 128 bytes */
+    unsigned long long planes;      /* 3-D maps: dimension 2's extent (1 .. 2^32); 0: a 2-D map */
+    unsigned long long plane_bytes; /* 3-D maps: byte stride of dimension 2 (a multiple of 16, holding a plane) */
 } cut_tma_desc;
 
 /* ---- the work ---- */

@@ -19,14 +19,13 @@ int cut_emu_tma_encode(const cut_tma_desc *t, const void *base, size_t bytes, si
     if ((size_t)t->elem_bytes != elem_bytes)
         return cut_err_set(e, "TMA map (%s): %d-byte elements over a buffer of %zu-byte ones", d, t->elem_bytes,
                            elem_bytes);
-    /* (dims[1] - 1) * row_bytes + dims[0] * elem_bytes <= bytes, without overflow */
-    const unsigned long long row = t->dims[0] * (unsigned)t->elem_bytes;
-    if (row > bytes || t->dims[1] - 1 > (bytes - row) / t->row_bytes)
+    if (cut_wp_tma_span(t) > bytes)
         return cut_err_set(e, "TMA map (%s) reaches past the end of its buffer (%zu bytes)", d, bytes);
     if ((uintptr_t)base % 16 != 0)
         return cut_err_set(e, "TMA map (%s): the buffer's address is not 16-byte aligned", d);
     *out = (cut_emu_tmap){.magic = CUT_EMU_TMAP_MAGIC, .base = (uintptr_t)base, .dims = {t->dims[0], t->dims[1]},
                           .row_bytes = t->row_bytes, .box = {t->box[0], t->box[1]},
-                          .elem_bytes = (unsigned)t->elem_bytes, .swizzle = (unsigned)t->swizzle};
+                          .elem_bytes = (unsigned)t->elem_bytes, .swizzle = (unsigned)t->swizzle,
+                          .planes = t->planes ? t->planes : 1, .plane_bytes = t->plane_bytes};
     return 0;
 }

@@ -142,14 +142,33 @@ int cut_wp_tma_check(const cut_tma_desc *t, cut_err *e)
                            d);
     if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128)
         return cut_err_set(e, "TMA descriptor (%s): swizzle %d (0, 32, 64 or 128)", d, t->swizzle);
+    if (t->planes > dim_max)
+        return cut_err_set(e, "TMA descriptor (%s): %llu planes (at most 2^32)", d, t->planes);
+    if (t->planes && (t->plane_bytes % 16 || t->plane_bytes >= stride_max || t->plane_bytes / t->row_bytes < t->dims[1]))
+        return cut_err_set(e, "TMA descriptor (%s): the plane stride must be a multiple of 16 bytes, hold a plane "
+                              "(dims[1] rows) and be below 2^40",
+                           d);
     return 0;
+}
+
+unsigned long long cut_wp_tma_span(const cut_tma_desc *t)
+{
+    unsigned long long a, b, c = 0, s;
+    if (__builtin_mul_overflow(t->dims[0], (unsigned long long)(unsigned)t->elem_bytes, &a) ||
+        __builtin_mul_overflow(t->dims[1] ? t->dims[1] - 1 : 0, t->row_bytes, &b) ||
+        (t->planes && __builtin_mul_overflow(t->planes - 1, t->plane_bytes, &c)) || __builtin_add_overflow(a, b, &s) ||
+        __builtin_add_overflow(s, c, &s))
+        return ~0ull;
+    return s;
 }
 
 void cut_wp_tma_describe(const cut_tma_desc *t, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s dims %llux%llu row %llu B box %ux%u elem %d swizzle %d",
-             t->operand == 0 ? "A" : t->operand == 1 ? "B" : "?", t->dims[0], t->dims[1], t->row_bytes, t->box[0],
-             t->box[1], t->elem_bytes, t->swizzle);
+    int w = snprintf(buf, n, "%s dims %llux%llu row %llu B box %ux%u elem %d swizzle %d",
+                     t->operand == 0 ? "A" : t->operand == 1 ? "B" : "?", t->dims[0], t->dims[1], t->row_bytes,
+                     t->box[0], t->box[1], t->elem_bytes, t->swizzle);
+    if (t->planes && w >= 0 && (size_t)w < n)
+        snprintf(buf + w, n - (size_t)w, " planes %llu of %llu B", t->planes, t->plane_bytes);
 }
 
 void cut_wp_put_tma(cut_buf *b, const cut_tma_desc *t)
@@ -162,6 +181,8 @@ void cut_wp_put_tma(cut_buf *b, const cut_tma_desc *t)
     cut_wp_put_u32(b, t->box[0]);
     cut_wp_put_u32(b, t->box[1]);
     cut_wp_put_i32(b, t->swizzle);
+    cut_wp_put_u64(b, t->planes);
+    cut_wp_put_u64(b, t->plane_bytes);
 }
 
 void cut_wp_get_tma(cut_wp_rd *r, cut_tma_desc *t)
@@ -175,6 +196,11 @@ void cut_wp_get_tma(cut_wp_rd *r, cut_tma_desc *t)
     cut_wp_get_u32(r, &t->box[0]);
     cut_wp_get_u32(r, &t->box[1]);
     cut_wp_get_i32(r, &v[2]);
+    uint64_t p[2] = {0};
+    cut_wp_get_u64(r, &p[0]);
+    cut_wp_get_u64(r, &p[1]);
+    t->planes = p[0];
+    t->plane_bytes = p[1];
     t->operand = v[0];
     t->elem_bytes = v[1];
     t->swizzle = v[2];

@@ -143,8 +143,12 @@ int cut_wp_run_split(const cut_wp_frame *f, cut_timing *t, cut_wp_frame *body, c
 /* The structural check of a TMA descriptor that RUN's decode applies (the parent applies it before sending, so
  * that a bad descriptor is the candidate's LAUNCH_ERROR, not a protocol error): operand 0 or 1, elem_bytes 2 or 4,
  * dims in [1, 2^32], row_bytes a multiple of 16 in [dims[0] * elem_bytes, 2^40), box in [1, 256], swizzle 0, 32,
- * 64 or 128. The driver's own rules (cuTensorMapEncodeTiled) are checked when the worker encodes the map. */
+ * 64 or 128; planes at most 2^32 and, when not 0, plane_bytes a multiple of 16 in [dims[1] * row_bytes, 2^40). The
+ * driver's own rules (cuTensorMapEncodeTiled) are checked when the worker encodes the map. */
 int cut_wp_tma_check(const cut_tma_desc *t, cut_err *e);
+/* The bytes a map of t reaches from its base: (planes - 1) * plane_bytes + (dims[1] - 1) * row_bytes + dims[0] *
+ * elem_bytes (planes 0: no plane term); ~0 on overflow. */
+unsigned long long cut_wp_tma_span(const cut_tma_desc *t);
 /* "A dims 4096x4096 row 8192 B box 64x128 elem 2 swizzle 128" into buf. */
 void cut_wp_tma_describe(const cut_tma_desc *t, char *buf, size_t n);
 /* RESULT's fields: i32 status, the error, f64 median, min, max, i32 repeats, f64 max error, the algorithm name. */

@@ -11,10 +11,12 @@
  *   - epilogue: each consumer stores its accumulators to C with guarded float2 stores (tails).
  * Shared memory of a stage: the A tile as BM rows of 128 bytes (BK elements of K, K-major) and the B tile, K-major
  * (NT: BN rows of 128 bytes) or MN-major (NN: BN/64 boxes of BK rows of 128 bytes = 64 elements of N, read
- * with wgmma's transpose flag), all in the TMA's 128-byte swizzle, which is what the descriptors declare. BK is
+ * with wgmma's transpose flag), all in the TMA's 128-byte swizzle, which is what the descriptors declare. With A
+ * stored K x M (TN, TT; fp16/bf16) the A tile is MN-major the same way: BM/64 boxes of BK rows of 64 elements of M,
+ * read with wgmma's A-transpose flag. BK is
  * the 128-byte swizzle span: 64 fp16/bf16 or 32 tf32 elements. Elements past M, N or K are zero-filled by the TMA,
- * so no size needs to be a multiple of a tile; TMA needs 16-byte aligned rows (K, and N for NN, times the element
- * size a multiple of 16).
+ * so no size needs to be a multiple of a tile; TMA needs 16-byte aligned rows (K, N for NN/TN and M for TN/TT,
+ * times the element size a multiple of 16).
  *
  * tf32 NN is the exception: wgmma reads tf32 from shared memory K-major only, and an NN B is MN-major. The kernel
  * computes C^T = B^T A^T instead: wgmma's A operand is B^T, which each consumer thread loads into the registers of
@@ -25,6 +27,11 @@
  * take 16 MI registers, twice that with WAITD 1 (two sets, so that none is written while its wgmma may be in flight).
  *
  * Tiles are numbered along M in groups of GM rows of tiles (blocks that run together share A and B in L2).
+ *
+ * Issue 21's extras: a strided batch (packed operands) makes both TMA maps 3-D, a plane a matrix, and the grid's y
+ * the batch: block z loads its boxes from plane z (tma_load3) and moves C (and Cin) by z matrices. alpha and beta:
+ * the epilogue stores EPI(acc, i) = alpha acc (+ beta Cin[i], Cin the work's separate fp32 input after C, read only
+ * when beta != 0); without extras EPI is the accumulator itself and the kernel's text is what it was.
  *
  * Knobs: BN (wgmma n: 64..256), MI (m64 blocks per consumer: 1, 2), NC (consumer warp groups: 1, 2), ST (stages:
  * 2..6), WAITD (wgmma groups left in flight before a stage is released: 0, 1), GM (raster group: 1, 8, 16) and
@@ -41,6 +48,7 @@
  * fill from the emulated map the emulation runner passes, wgmma from the descriptors in the accumulator fragment
  * layout), so the same source runs on the GPU and, with CL 1, under emulation (tests/test_gemm_wgmma_emu.c). */
 #include "codegen/emit.h"
+#include "ops/gemm/extras.h"
 #include "ops/gemm/simt.h"
 #include "ops/gemm/wgmma_text.h"
 #include "cutune/gemm_space.h"
@@ -81,14 +89,14 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
                0;
     if (g->dtype == CUT_DT_FP32)
         return cut_err_set(why, "the wgmma template computes on tensor cores: fp32 is the SIMT template's"), 0;
-    if (cut_gemm_a_trans(g))
-        return cut_err_set(why, "the wgmma template reads A as M rows of K through its TMA box; A stored KxM (%s) is "
-                                "the mma and SIMT templates' for now",
-                           cut_gemm_layout_name(g->layout)),
-               0;
-    if (cut_gemm_has_extras(g))
-        return cut_err_set(why, "the wgmma template computes one GEMM with alpha 1 and beta 0 (its TMA maps are 2-D "
-                                "and its epilogue plain); a batch, alpha or beta is the mma and SIMT templates'"),
+    if (cut_gemm_a_trans(g) && g->dtype == CUT_DT_TF32)
+        return cut_err_set(why, "the wgmma template does not compute tf32 with A stored KxM (%s): wgmma reads tf32 "
+                                "from shared memory K-major only, so A would have to come from registers (%s); the "
+                                "mma and SIMT templates compute it",
+                           cut_gemm_layout_name(g->layout),
+                           g->layout == CUT_GEMM_TN
+                               ? "and TN's B is MN-major too, while wgmma's B must come from shared memory"
+                               : "loaded from its MN-major tile as tf32 NN loads B's: not built for TT yet"),
                0;
     return 1;
 }
@@ -167,6 +175,9 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
         return -1;
     if (g->m <= 0 || g->n <= 0 || g->k <= 0)
         return cut_err_set(e, "wgmma: sizes must be positive (M=%d N=%d K=%d)", g->m, g->n, g->k);
+    if (cut_gemm_batch(g) > 65535)
+        return cut_err_set(e, "wgmma: a batch of %d is over the grid's 65535 blocks along y (one plane each)",
+                           cut_gemm_batch(g));
     const int *k = s->k;
     if (!CUT_IN(v_bn, k[K_BN]) || !CUT_IN(v_mi, k[K_MI]) || !CUT_IN(v_nc, k[K_NC]) || !CUT_IN(v_st, k[K_ST]) ||
         !CUT_IN(v_waitd, k[K_WAITD]) || !CUT_IN(v_gm, k[K_GM]) || !CUT_IN(v_cl, k[K_CL]))
@@ -176,7 +187,10 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
     if (((long)g->k * eb) % 16 != 0)
         return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: K=%d x %d bytes is not a multiple of 16", g->k,
                            eb);
-    if (g->layout == CUT_GEMM_NN && ((long)g->n * eb) % 16 != 0)
+    if (cut_gemm_a_trans(g) && ((long)g->m * eb) % 16 != 0)
+        return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: M=%d x %d bytes (A's rows, stored KxM) is not "
+                              "a multiple of 16", g->m, eb);
+    if (!cut_gemm_b_trans(g) && ((long)g->n * eb) % 16 != 0)
         return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: N=%d x %d bytes (B's rows) is not a multiple of "
                               "16", g->n, eb);
     wg_geom gm;
@@ -218,7 +232,8 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
     *out = (cut_gemm_geom){
         .bm = gm.bm, .bn = gm.bn, .bk = gm.bk, .threads = gm.threads, .stages = s->k[K_ST],
         .smem_bytes = gm.smem, .regs_est = gm.acc + gm.frag + 40, .elem_bytes = elem_bytes(g), .tensor_cores = 2,
-        .grid = {((gm.tiles_m + (unsigned)cl - 1) / (unsigned)cl) * (unsigned)cl * gm.tiles_n, 1, 1},
+        .grid = {((gm.tiles_m + (unsigned)cl - 1) / (unsigned)cl) * (unsigned)cl * gm.tiles_n,
+                 (unsigned)cut_gemm_batch(g), 1},
     };
 }
 
@@ -249,7 +264,8 @@ static const char wg_head[] =
 static const char wg_body[] =
     "\n"
     "extern \"C\" __global__ void __launch_bounds__(THREADS, 1) CLUSTER_ATTR\n"
-    "cut_gemm(const __grid_constant__ cut_tmap tmA, const __grid_constant__ cut_tmap tmB, float *__restrict__ C)\n"
+    "cut_gemm(const __grid_constant__ cut_tmap tmA, const __grid_constant__ cut_tmap tmB, float *__restrict__ C\n"
+    "         CIN_PARAM)\n"
     "{\n"
     "    extern __shared__ unsigned char smem_raw[];\n"
     "    const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u; /* 128-byte swizzle atoms: 1024-aligned */\n"
@@ -266,6 +282,13 @@ static const char wg_body[] =
     "    const int tm = (first + (id % group) % gsize) * CL + (int)(blockIdx.x % CL);\n"
     "    const int tn = (id % group) / gsize;\n"
     "    const int m0 = tm * BM, n0 = tn * BN;\n"
+    "#if BATCH > 1\n"
+    "    const int z = blockIdx.y; /* the batch: A and B its planes of the 3-D maps (LOAD_A, LOAD_B), C (Cin) moved */\n"
+    "    C += (size_t)z * STRIDE_C;\n"
+    "#if HAS_BETA\n"
+    "    Cin += (size_t)z * STRIDE_C;\n"
+    "#endif\n"
+    "#endif\n"
     "\n"
     "    if (threadIdx.x == 0) {\n"
     "        for (int s = 0; s < ST; s++) {\n"
@@ -292,7 +315,7 @@ static const char wg_body[] =
     "                if (kt >= ST)\n"
     "                    mbar_wait(EMPTY(s), ((kt / ST) + 1) & 1);\n"
     "                mbar_expect_tx(FULL(s), STAGE_BYTES);\n"
-    "                tma_load(SA(s), &tmA, kt * BK, m0, FULL(s)); /* rows past M: zeros (bytes still count) */\n"
+    "                LOAD_A /* rows past M: zeros (bytes still count) */\n"
     "                LOAD_B\n"
     "            }\n"
     "        }\n"
@@ -318,7 +341,12 @@ static const char wg_consumer[] =
     "            for (int kk = 0; kk < BK / KS; kk++) {\n"
     "#pragma unroll\n"
     "                for (int i = 0; i < MI; i++) {\n"
+    "#if TA /* A MN-major: the m64 block's box of BK rows of 64 M-columns, k step KS rows on */\n"
+    "                    const u64 da = desc(SA(s) + ((row0 + i * 64) / 64) * (BK * 128) + kk * KS * 128, BK * 128,\n"
+    "                                        1024);\n"
+    "#else\n"
     "                    const u64 da = desc(SA(s) + (row0 + i * 64) * 128 + kk * 32, 16, 1024);\n"
+    "#endif\n"
     "                    const u64 db = DESC_B(s, kk);\n"
     "                    WGMMA(d[i], da, db);\n"
     "                }\n"
@@ -351,10 +379,11 @@ static const char wg_consumer[] =
     "                    const int c = n0 + 8 * j + 2 * (lane % 4);\n"
     "                    const float v0 = d[i][4 * j + 2 * h], v1 = d[i][4 * j + 2 * h + 1];\n"
     "                    if ((N % 2) == 0 && c + 1 < N) {\n"
-    "                        *reinterpret_cast<float2 *>(crow + c) = make_float2(v0, v1);\n"
+    "                        *reinterpret_cast<float2 *>(crow + c) =\n"
+    "                            make_float2(EPI(v0, (size_t)r * N + c), EPI(v1, (size_t)r * N + c + 1));\n"
     "                    } else {\n"
-    "                        if (c < N) crow[c] = v0;\n"
-    "                        if (c + 1 < N) crow[c + 1] = v1;\n"
+    "                        if (c < N) crow[c] = EPI(v0, (size_t)r * N + c);\n"
+    "                        if (c + 1 < N) crow[c + 1] = EPI(v1, (size_t)r * N + c + 1);\n"
     "                    }\n"
     "                }\n"
     "            }\n"
@@ -451,9 +480,9 @@ static const char wg_consumer_swap[] =
     "                for (int j = 0; j < BM / 8; j++) {\n"
     "                    const int r = m0 + 8 * j + 2 * (lane % 4);\n"
     "                    if (r < M)\n"
-    "                        C[(size_t)r * N + c] = d[i][4 * j + 2 * h];\n"
+    "                        C[(size_t)r * N + c] = EPI(d[i][4 * j + 2 * h], (size_t)r * N + c);\n"
     "                    if (r + 1 < M)\n"
-    "                        C[(size_t)(r + 1) * N + c] = d[i][4 * j + 2 * h + 1];\n"
+    "                        C[(size_t)(r + 1) * N + c] = EPI(d[i][4 * j + 2 * h + 1], (size_t)(r + 1) * N + c);\n"
     "                }\n"
     "            }\n"
     "        }\n";
@@ -481,15 +510,17 @@ static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
     if (g->dtype == CUT_DT_TF32)
         cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1;\\n}\"\n", nacc, nacc + 1);
     else
-        cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, 0, %d;\\n}\"\n", nacc, nacc + 1, g->layout == CUT_GEMM_NN);
+        cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\"\n", nacc, nacc + 1, cut_gemm_a_trans(g),
+                       !cut_gemm_b_trans(g));
     cut_buf_printf(b, "                 : ");
     for (int i = 0; i < nacc; i++)
         cut_buf_printf(b, "%s\"+f\"(d[%d])", i ? ", " : "", i);
     cut_buf_printf(b, "\n                 : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
-    /* the emulation: A and B from their descriptors, B MN-major for NN, D += A B */
+    /* the emulation: A and B from their descriptors, A MN-major for TN/TT, B for NN/TN, D += A B */
     cut_buf_printf(b, "#else\nstatic __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n"
-                      "{ emu_wgmma(d, %d, %d, da, 0, db, 0, %d, 1, 1, 1); }\n#endif\n",
-                   bn, g->dtype == CUT_DT_TF32 ? 2 : g->dtype == CUT_DT_BF16 ? 1 : 0, g->layout == CUT_GEMM_NN);
+                      "{ emu_wgmma(d, %d, %d, da, 0, db, %d, %d, 1, 1, 1); }\n#endif\n",
+                   bn, g->dtype == CUT_DT_TF32 ? 2 : g->dtype == CUT_DT_BF16 ? 1 : 0, cut_gemm_a_trans(g),
+                   !cut_gemm_b_trans(g));
     cut_buf_printf(b, "#define WGMMA(d, da, db) wgmma_tile(d, da, db)\n");
 }
 
@@ -523,24 +554,27 @@ static void emit_wgmma_rs(cut_buf *b, int wn)
  * bytes on; tf32 NN reads them with ld.shared instead, SWAP). */
 static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
 {
-    if (g->layout == CUT_GEMM_NT) {
+    /* a batch: 3-D maps, the block's plane z as the outer coordinate */
+    const int bz = cut_gemm_batch(g) > 1;
+    const char *ld = bz ? "tma_load3" : "tma_load", *mc = bz ? "tma_load3_mc" : "tma_load_mc", *z = bz ? " z," : "";
+    if (cut_gemm_b_trans(g)) {
         cut_buf_printf(b, "#define DESC_B(s, kk) desc(SB(s) + (kk) * 32, 16, 1024)\n");
         if (cl > 1)
-            cut_buf_printf(b, "#define LOAD_B tma_load_mc(SB(s) + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + (int)rank "
-                              "* (BN / 2), FULL(s), 3);\n");
+            cut_buf_printf(b, "#define LOAD_B %s(SB(s) + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + (int)rank * (BN / "
+                              "2),%s FULL(s), 3);\n", mc, z);
         else
-            cut_buf_printf(b, "#define LOAD_B tma_load(SB(s), &tmB, kt * BK, n0, FULL(s));\n");
+            cut_buf_printf(b, "#define LOAD_B %s(SB(s), &tmB, kt * BK, n0,%s FULL(s));\n", ld, z);
     } else {
         /* tf32's boxes are 32 columns wide: up to 8 a stage, which the producer's 40 registers cannot hold unrolled */
         const int boxn = SWZ / elem_bytes(g);
         const char *unroll = boxn < 64 ? "_Pragma(\"unroll 1\") " : "";
         cut_buf_printf(b, "#define DESC_B(s, kk) desc(SB(s) + (kk) * KS * 128, BK * 128, 1024)\n");
         if (cl > 1)
-            cut_buf_printf(b, "#define LOAD_B %sfor (int j = (int)rank; j < BN / %d; j += CL) tma_load_mc(SB(s) + j * "
-                              "BK * 128, &tmB, n0 + %d * j, kt * BK, FULL(s), 3);\n", unroll, boxn, boxn);
+            cut_buf_printf(b, "#define LOAD_B %sfor (int j = (int)rank; j < BN / %d; j += CL) %s(SB(s) + j * BK * 128, "
+                              "&tmB, n0 + %d * j, kt * BK,%s FULL(s), 3);\n", unroll, boxn, mc, boxn, z);
         else
-            cut_buf_printf(b, "#define LOAD_B %sfor (int j = 0; j < BN / %d; j++) tma_load(SB(s) + j * BK * 128, &tmB, "
-                              "n0 + %d * j, kt * BK, FULL(s));\n", unroll, boxn, boxn);
+            cut_buf_printf(b, "#define LOAD_B %sfor (int j = 0; j < BN / %d; j++) %s(SB(s) + j * BK * 128, &tmB, n0 + "
+                              "%d * j, kt * BK,%s FULL(s));\n", unroll, boxn, ld, boxn, z);
     }
     /* a stage is free once every consumer warp of every block that writes into it has read it */
     if (cl > 1)
@@ -550,14 +584,33 @@ static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
         cut_buf_printf(b, "#define RELEASE(s) mbar_arrive(EMPTY(s))\n");
 }
 
+/* A's loads. K-major (NN, NT): one box of BM rows of 128 bytes (BK elements of K). MN-major (TN, TT, A stored
+ * K x M): BM/64 boxes of BK rows of 128 bytes = 64 elements of M, read by wgmma with its A-transpose flag. */
+static void emit_a(cut_buf *b, const cut_gemm *g)
+{
+    const int bz = cut_gemm_batch(g) > 1;
+    const char *ld = bz ? "tma_load3" : "tma_load", *z = bz ? " z," : "";
+    if (cut_gemm_a_trans(g))
+        cut_buf_printf(b, "#define LOAD_A for (int j = 0; j < BM / 64; j++) %s(SA(s) + j * BK * 128, &tmA, m0 + 64 * "
+                          "j, kt * BK,%s FULL(s));\n", ld, z);
+    else
+        cut_buf_printf(b, "#define LOAD_A %s(SA(s), &tmA, kt * BK, m0,%s FULL(s));\n", ld, z);
+}
+
+/* The maps of A and B (box shapes as emit_a and emit_b load them); a batch makes them 3-D, one plane a matrix. */
 static void fill_tma(const cut_gemm *g, const wg_geom *gm, int cl, cut_kernel_src *out)
 {
     const int eb = elem_bytes(g);
     out->ntma = 2;
-    out->tma[0] = (cut_tma_desc){.operand = 0, .elem_bytes = eb, .dims = {(unsigned long long)g->k,
-                                 (unsigned long long)g->m}, .row_bytes = (unsigned long long)g->k * (unsigned)eb,
-                                 .box = {(unsigned)gm->bk, (unsigned)gm->bm}, .swizzle = 128};
-    if (g->layout == CUT_GEMM_NT)
+    if (cut_gemm_a_trans(g))
+        out->tma[0] = (cut_tma_desc){.operand = 0, .elem_bytes = eb, .dims = {(unsigned long long)g->m,
+                                     (unsigned long long)g->k}, .row_bytes = (unsigned long long)g->m * (unsigned)eb,
+                                     .box = {(unsigned)(SWZ / eb), (unsigned)gm->bk}, .swizzle = 128};
+    else
+        out->tma[0] = (cut_tma_desc){.operand = 0, .elem_bytes = eb, .dims = {(unsigned long long)g->k,
+                                     (unsigned long long)g->m}, .row_bytes = (unsigned long long)g->k * (unsigned)eb,
+                                     .box = {(unsigned)gm->bk, (unsigned)gm->bm}, .swizzle = 128};
+    if (cut_gemm_b_trans(g))
         out->tma[1] = (cut_tma_desc){.operand = 1, .elem_bytes = eb, .dims = {(unsigned long long)g->k,
                                      (unsigned long long)g->n}, .row_bytes = (unsigned long long)g->k * (unsigned)eb,
                                      .box = {(unsigned)gm->bk, (unsigned)(gm->bn / cl)}, .swizzle = 128};
@@ -565,6 +618,11 @@ static void fill_tma(const cut_gemm *g, const wg_geom *gm, int cl, cut_kernel_sr
         out->tma[1] = (cut_tma_desc){.operand = 1, .elem_bytes = eb, .dims = {(unsigned long long)g->n,
                                      (unsigned long long)g->k}, .row_bytes = (unsigned long long)g->n * (unsigned)eb,
                                      .box = {(unsigned)(SWZ / eb), (unsigned)gm->bk}, .swizzle = 128};
+    if (cut_gemm_batch(g) > 1)
+        for (int i = 0; i < 2; i++) {
+            out->tma[i].planes = (unsigned long long)cut_gemm_batch(g);
+            out->tma[i].plane_bytes = (unsigned long long)cut_gemm_stride(g, i ? 'B' : 'A') * (unsigned)eb;
+        }
 }
 
 static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e)
@@ -584,6 +642,13 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
                    gm.bm, gm.bn, gm.bk, gm.ks, k[K_MI], k[K_NC]);
     cut_buf_printf(&b, "#define ST %d\n#define WAITD %d\n#define GM %d\n#define CL %d\n#define REGS_INC %d\n",
                    k[K_ST], k[K_WAITD], k[K_GM], cl, k[K_NC] == 2 ? 232 : 240);
+    cut_buf_printf(&b, "#define TA %d /* A stored KxM: MN-major in shared memory */\n", cut_gemm_a_trans(g));
+    if (cut_gemm_has_extras(g)) { /* BATCH, STRIDE_C, HAS_BETA, ALPHA, BETA; CIN_PARAM, EPI(v, i) */
+        cut_gemm_emit_extras(&b, g, 1);
+        cut_buf_append(&b, cut_gemm_extras_text, strlen(cut_gemm_extras_text));
+    } else {
+        cut_buf_printf(&b, "#define BATCH 1\n#define HAS_BETA 0\n#define CIN_PARAM\n#define EPI(v, i) (v)\n");
+    }
     if (gm.swap)
         cut_buf_printf(&b, "#define SWAP 1 /* C^T = B^T A^T: wgmma's n (the knob bn) is BM */\n");
     /* tf32 NN's producer issues up to 9 copies a stage: unrolled, they overflow its 40 registers */
@@ -599,6 +664,7 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
         emit_wgmma_rs(&b, gm.bm);
     else
         emit_wgmma(&b, g, gm.bn);
+    emit_a(&b, g);
     emit_b(&b, g, cl);
     if (gm.swap)
         cut_buf_append(&b, wg_swap_stage, strlen(wg_swap_stage));
@@ -620,6 +686,7 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
     out->tol_scale = 1.0;
     out->arch_a = 1;
     fill_tma(g, &gm, cl, out);
+    out->extra_bufs = cut_gemm_extra_bufs(g);
     return 0;
 }
 

@@ -8,7 +8,7 @@
 #define CUTUNE_GEMM_WGMMA_TEXT_H
 
 /* smem_u32, mbar_init, fence_mbarrier_init, mbar_expect_tx, mbar_arrive, mbar_arrive_cluster, mbar_wait, tma_load,
- * tma_load_mc, cluster_rank, cluster_sync, setmaxnreg_dec<R>, setmaxnreg_inc<R>, wgmma_fence, wgmma_commit,
+ * tma_load_mc, tma_load3 and tma_load3_mc (3-D maps: plane c2), cluster_rank, cluster_sync, setmaxnreg_dec<R>, setmaxnreg_inc<R>, wgmma_fence, wgmma_commit,
  * wgmma_wait<G>, lds32 (ld.shared.b32), to_tf32 (cvt.rna.tf32.f32): the GPU's (inside #ifndef CUT_EMU). */
 extern const char cut_wgmma_text_ptx[];
 /* The same helpers but the cluster ones (a cluster cannot be emulated: CL > 1 is an #error) as host code, and
