@@ -29,6 +29,24 @@
     "#define ST_VN(p, s) *(p) = (s)[0]\n" \
     "#endif\n"
 
+/* CUDA C text of widen(h): the 16-bit pattern h (fp16, or bf16 under ELEM_BF16) as fp32, exactly; cvt on the GPU,
+ * by bits under the host emulation (the GEMM SIMT and gemv templates load 16-bit inputs through it). */
+#define CUT_EMIT_WIDEN16_TEXT \
+    "static __device__ __forceinline__ float widen(unsigned int h)\n" \
+    "{\n" \
+    "#if ELEM_BF16\n" \
+    "    return __uint_as_float(h << 16);\n" \
+    "#elif !defined(CUT_EMU) /* the emulation runner knows this branch is not compiled */\n" \
+    "    float f;\n" \
+    "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"((unsigned short)h));\n" \
+    "    return f;\n" \
+    "#else /* host emulation: IEEE binary16 -> binary32 by bits */\n" \
+    "    const unsigned int s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;\n" \
+    "    if (e == 0) { const float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }\n" \
+    "    return __uint_as_float(s | (e == 31 ? 0x7F800000u | (m << 13) : ((e + 112u) << 23) | (m << 13)));\n" \
+    "#endif\n" \
+    "}\n"
+
 /* CUDA C text of split-K by the last-arriving block (the fp32 igemm, igemm_tc), given SPLITK, WS_FLOATS (fp32
  * partials of all slices) and WS_TILES (output tiles, one counter each). The workspace is a static __device__
  * array and the counters another (zero at module load), or, with CUT_WS_PARAM defined (an exported kernel), the
