@@ -19,6 +19,7 @@
 #include "cutune/export.h"
 #include "conv_records.h"
 #include "testutil.h"
+#include "export_testutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -58,12 +59,6 @@ static char *slurp_rel(const char *rel)
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", g_out, rel);
     return slurp(p);
-}
-
-static void sh(const char *cmd)
-{
-    if (system(cmd) != 0)
-        fail_msg("command failed: %s", cmd);
 }
 
 /* The driver's host part as a program: `prog gen DIR <case fields> SEED` writes DIR/in.bin, w.bin, bias.bin (the
@@ -130,7 +125,7 @@ static int setup(void **state)
     const char *cxx = getenv("CUTUNE_HOST_CXX") ? getenv("CUTUNE_HOST_CXX") : "c++";
     snprintf(cmd, sizeof cmd, "'%s' -std=c++17 -O1 -Wall -Wextra -Werror -Wno-unused-function -o '%s' '%s'", cxx,
              g_prog, src);
-    sh(cmd);
+    tu_sh(cmd);
     return 0;
 }
 
@@ -389,11 +384,7 @@ static void test_emulated_self_check(void **state)
 static void test_headers_nvrtc(void **state)
 {
     (void)state;
-    cut_err e = {{0}};
-    if (cut_nvrtc_version(&e) < 0) {
-        print_message("NVRTC unavailable (%s): skipping\n", e.msg);
-        skip();
-    }
+    tu_need_nvrtc();
     cut_buf src;
     cut_buf_init(&src);
     for (int twice = 0; twice < 2; twice++)
@@ -405,14 +396,7 @@ static void test_headers_nvrtc(void **state)
             free(h);
         }
     cut_buf_printf(&src, "#if defined(EPI) || defined(DT) || defined(NHWC)\n#error a kernel macro leaked\n#endif\n");
-    cut_compile_opts o;
-    cut_compile_opts_default(&o);
-    o.nthreads = 1;
-    cut_compiled bin;
-    assert_int_equal(cut_compile_one(src.data, "epi_headers.cu", &o, &bin, &e), 0);
-    if (!bin.ok)
-        fail_msg("NVRTC refused the exported headers:\n%s", bin.log);
-    cut_compiled_free(&bin);
+    tu_nvrtc_compiles(src.data, "epi_headers.cu");
     cut_buf_free(&src);
 }
 
@@ -420,20 +404,7 @@ static void test_headers_nvrtc(void **state)
 static void test_project_nvcc(void **state)
 {
     (void)state;
-    const char *nvcc = getenv("CUTUNE_NVCC") ? getenv("CUTUNE_NVCC") : "/usr/local/cuda/bin/nvcc";
-    if (access(nvcc, X_OK) != 0 || system("cmake --version >/dev/null 2>&1") != 0) {
-        print_message("nvcc not found at %s: the exported project was not built\n", nvcc);
-        skip();
-    }
-    char cmd[9000];
-    snprintf(cmd, sizeof cmd,
-             "cmake -S '%s/kernels' -B '%s/build' -DCMAKE_CUDA_COMPILER='%s' >'%s/build.log' 2>&1 && "
-             "cmake --build '%s/build' -j2 >>'%s/build.log' 2>&1 || { tail -40 '%s/build.log'; exit 1; }",
-             g_out, g_out, nvcc, g_dir, g_out, g_dir, g_dir);
-    sh(cmd);
-    char p[4400];
-    snprintf(p, sizeof p, "%s/build/driver", g_out);
-    assert_int_equal(access(p, X_OK), 0);
+    tu_cmake_nvcc_build(g_out, g_dir, "driver");
 }
 
 int main(void)
