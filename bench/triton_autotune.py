@@ -10,12 +10,16 @@ launch) is timed by the wall clock. Then three kernels are timed with cutune's o
 (the spec's first tunable values), the autotuner's choice and cutune's best variant (OUT_DIR/kernels/_NAME/best);
 the last two are checked against the baseline's outputs with the spec's tolerance.
 
-usage: bench/triton_autotune.py SPEC.json CUTUNE_OUT_DIR OUT.json [--reps N]
+usage: bench/triton_autotune.py SPEC.json CUTUNE_OUT_DIR OUT.json [--reps N] [--precompile N]
   SPEC.json       a suite spec (kernels/triton/matmul.json, softmax_row.json)
   CUTUNE_OUT_DIR  the --outdir of `cutune optimize` over that spec (kernels/_NAME/{best,events.jsonl,spec.json},
                   summary.json)
   --reps N        rounds of the three timings, interleaved (default 3); each kernel's time is the median of its
                   rounds' medians
+  --precompile N  compile every configuration first, in N processes, into the fresh cache (the JIT's warmup path:
+                  the launch's own key), then run the autotuner on cache hits; the JSON gives the compiles' wall
+                  and summed seconds beside the autotuner's, for spaces whose serial compile outlasts a run's limit
+                  (the matmul's 576 configurations did not finish in 350 s on an H100)
 Exit 0; 2 when it cannot run (no GPU, torch or triton, a missing folder); 3 when a kernel's outputs differ from the
 baseline's (OUT.json is written all the same)."""
 import argparse
@@ -355,6 +359,40 @@ def cutune_side(out_dir, name):
                             "events.jsonl (whole seconds); the GPU is held by the search all that time"}
 
 
+def _precompile_one(job):
+    """A child of --precompile: one configuration compiled into the shared Triton cache by the JIT's own warmup path
+    (the launch's key: a buffer stands in as the compile-ahead worker's PointerArg, its dtype and a 16-divisible
+    null address, as the real ones are aligned; the sizes are the same Python ints); (wall seconds, error or None)."""
+    cache, src, entry, sig, meta, opts, grid = job
+    os.environ["TRITON_CACHE_DIR"] = cache
+    worker = load_module(os.path.join(ROOT, "tools", "triton_worker.py"), "precompile_worker")
+    fn = entry_of(src, entry, "precompile")
+    args = [worker.PointerArg(a[1]) if isinstance(a, tuple) else a for a in sig]
+    t0 = time.perf_counter()
+    try:
+        fn.warmup(*args, grid=grid, **meta, **opts)
+    except Exception as e:  # the autotuner meets the same failure in its own call, and skips the config
+        return (time.perf_counter() - t0, "%s: %s" % (type(e).__name__, str(e)[:200]))
+    return (time.perf_counter() - t0, None)
+
+
+def precompile(a, src, entry, spec, scal, space, grid_of):
+    """Every configuration compiled ahead into a.cache by a.precompile processes: (wall s, each compile's seconds,
+    the errors of those that failed)."""
+    import multiprocessing
+    bufs = {t["name"]: t["dtype"] for t in spec["inputs"] + spec["outputs"]}
+    sig = [("pointer", bufs[n]) if n in bufs else scal[n] for n in spec["args"]]
+    jobs = [(a.cache, src, entry, sig, *split(c), grid_of(c)) for c in space]
+    t0 = time.perf_counter()
+    with multiprocessing.get_context("spawn").Pool(a.precompile) as pool:
+        each = pool.map(_precompile_one, jobs, chunksize=1)
+    return time.perf_counter() - t0, [t for t, _ in each], [e for _, e in each if e]
+
+
+def cache_entries(cache):
+    return sum(1 for d in os.listdir(cache) if os.path.isdir(os.path.join(cache, d)))
+
+
 def run(a):
     spec = load_json(a.spec)
     name, entry = spec["name"], spec["entry"]
@@ -403,11 +441,16 @@ def run(a):
         triton.runtime.driver.active.utils
     except Exception:
         pass
+    pre_wall, pre_each, pre_errors, before = None, [], [], 0
+    if a.precompile:
+        pre_wall, pre_each, pre_errors = precompile(a, src, entry, spec, scal, space, grid_of)
+        before = cache_entries(cache)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     tuned[tuned_grid](*args)
     torch.cuda.synchronize()
     autotune_s = time.perf_counter() - t0
+    misses = cache_entries(cache) - before  # the autotuner's own compiles (0 when every config was compiled ahead)
     best = getattr(tuned, "best_config", None)
     if best is None:
         raise Setup("this Triton's Autotuner has no best_config")
@@ -464,6 +507,14 @@ def run(a):
            "timing_policy": POLICY, "reps": a.reps, "triton_cache_dir": cache + " (fresh; removed after)",
            "configs": len(space), "autotune_key": key,
            "autotune_seconds": round(autotune_s, 2),
+           "precompile_processes": a.precompile,
+           "precompile_wall_s": None if pre_wall is None else round(pre_wall, 2),
+           "precompile_compile_s_sum": round(sum(pre_each), 2) if pre_each else None,
+           "precompile_compile_s_max": round(max(pre_each), 2) if pre_each else None,
+           "precompile_errors": len(pre_errors), "precompile_first_errors": pre_errors[:3],
+           "autotune_cache_entries_added": misses,
+           "autotune_seconds_serial_compile": None if pre_wall is None else round(autotune_s + sum(pre_each), 2),
+           "autotune_seconds_parallel_compile": None if pre_wall is None else round(autotune_s + pre_wall, 2),
            "autotune_bench_time_s": getattr(tuned, "bench_time", None),
            "autotune_failed_configs": sum(1 for c in per_cfg if not c["ms"] or c["ms"][0] is None),
            "autotune_best_config": best_cfg, "autotune_ms": results["autotune"]["median_ms"],
@@ -483,7 +534,13 @@ def run(a):
                    "(every config compiled and benched by Triton's do_bench, then one launch), torch synchronized "
                    "before and after: the GPU is busy or held idle by this process for all of it, so it counts as "
                    "GPU-seconds (Triton's driver helpers are built before the clock starts, as cutune's worker "
-                   "has them before its first event). cutune_seconds: " + cut["seconds_note"] + ". All *_ms are cutune's timing "
+                   "has them before its first event). With --precompile N, every configuration was first compiled "
+                   "into that cache by N processes through the JIT's warmup path (precompile_wall_s; each compile's "
+                   "own seconds summed in precompile_compile_s_sum), so autotune_seconds is the autotuner's "
+                   "benchmarking with cache hits (autotune_cache_entries_added counts the compiles it still did); "
+                   "autotune_seconds_serial_compile adds the compiles as the stock autotuner runs them, one after "
+                   "another, and autotune_seconds_parallel_compile the parallel wall, as cutune's compile pool "
+                   "would. cutune_seconds: " + cut["seconds_note"] + ". All *_ms are cutune's timing "
                    "(tools/triton_worker.py CudaDevice.time with timing_policy), median of the rounds' medians."}
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
@@ -500,11 +557,16 @@ def main(argv):
     p.add_argument("out_dir")
     p.add_argument("out")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--precompile", type=int, default=0, metavar="N",
+                   help="compile every configuration ahead in N processes (0: none, the stock autotuner compiles "
+                        "each in its first call); for spaces whose serial compile outlasts a run's time limit")
     a = p.parse_args(argv)
     a.argv, a.cache = argv, None
     try:
         if a.reps < 1:
             raise Setup("--reps must be at least 1")
+        if a.precompile < 0:
+            raise Setup("--precompile must be 0 or more")
         if not os.path.isfile(a.spec):
             raise Setup("no spec file %s" % a.spec)
         if not os.path.isdir(a.out_dir):

@@ -11,7 +11,8 @@
 # usage: bench/triton_suite.sh OUT
 # Env: SEEDS ("1 2"), BUDGET (50), KERNELS (kernels/triton), RUN_TIMEOUT (seconds per optimize run, 3000: a run
 # killed has no summary), AUTOTUNE ("matmul softmax_row"; empty: none), AUTOTUNE_TIMEOUT (seconds per kernel,
-# 1800), AUTOTUNE_REPS (3), CUTUNE_PYTHON (python3: the Python with torch and triton), KEEP_WORK (1: keep OUT/work).
+# 1800), AUTOTUNE_REPS (3), AUTOTUNE_PRECOMPILE (0; N: bench/triton_autotune.py --precompile N), CUTUNE_PYTHON
+# (python3: the Python with torch and triton), KEEP_WORK (1: keep OUT/work).
 # A call may do part of it, each into its own OUT; bench/triton_merge.py joins the calls afterwards:
 #   KEEP_WORK=1 SEEDS=1 AUTOTUNE= bench/triton_suite.sh A     (seed 1, its folder kept in A/work/s1)
 #   SEEDS= AUTOTUNE_RUN=A/work/s1 AUTOTUNE=matmul bench/triton_suite.sh B    (against that seed 1, same machine)
@@ -61,11 +62,13 @@ timed() {
 }
 
 autotune() {
+  local pre=""
+  [ "${AUTOTUNE_PRECOMPILE:-0}" = 0 ] || pre=" --precompile $AUTOTUNE_PRECOMPILE"
   for k in $AUTOTUNE; do
     timed "autotune_$k" "$WORK/autotune_$k.log" "${AUTOTUNE_TIMEOUT:-1800}" \
-      "$PY bench/triton_autotune.py $KIN/$k.json ${AUTOTUNE_RUN:-s1} autotune_$k.json --reps ${AUTOTUNE_REPS:-3}" \
+      "$PY bench/triton_autotune.py $KIN/$k.json ${AUTOTUNE_RUN:-s1} autotune_$k.json --reps ${AUTOTUNE_REPS:-3}$pre" \
       "$PY" "$SRC/bench/triton_autotune.py" "$KERNELS/$k.json" "${AUTOTUNE_RUN:-$WORK/s1}" "$WORK/autotune_$k.json" \
-      --reps "${AUTOTUNE_REPS:-3}"
+      --reps "${AUTOTUNE_REPS:-3}" $pre
   done
 }
 
