@@ -266,8 +266,9 @@ static void test_launchers_and_header(void **state)
         /* the launcher: its signature, the launch with Cin, the comments on layout, batch, alpha and beta */
         char *cu = slurp_kernel(i, "cu");
         if (is_tma(i))
-            snprintf(want, sizeof want, "cut_gemm%d_k1::cut_gemm%d_k1<<<grid, block, smem, s>>>(maps[0], maps[1], C%s);",
-                     G, G, has_cin(i) ? ", Cin" : "");
+            snprintf(want, sizeof want,
+                     "cut_gemm%d_k1::cut_gemm%d_k1<<<grid, block, smem, s>>>(maps[0], maps[1], C%s);", G, G,
+                     has_cin(i) ? ", Cin" : "");
         else
             snprintf(want, sizeof want, "launch_typed(cut_gemm%d_k1::cut_gemm%d_k1, grid, block, smem, s, A, B, C%s);",
                      G, G, has_cin(i) ? ", Cin" : "");
@@ -290,7 +291,8 @@ static void test_launchers_and_header(void **state)
                         t->plane_bytes == cut_gemm_stride(g, m ? 'B' : 'A') * cut_dtype_size(g->dtype));
             snprintf(want, sizeof want, "const cuuint64_t dims[3] = {%lluull, %lluull, %lluull}, strides[2] = "
                      "{%lluull, %lluull};\n        const cuuint32_t box[3] = {%uu, %uu, 1u}, estr[3] = {1, 1, 1};\n"
-                     "        if (cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void *>(%s)",
+                     "        if (cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, "
+                     "const_cast<void *>(%s)",
                      t->dims[0], t->dims[1], t->planes, t->row_bytes, t->plane_bytes, t->box[0], t->box[1],
                      m ? "B" : "A");
             if (!strstr(cu, want))

@@ -1,7 +1,8 @@
 /* Hopper wgmma GEMM template (issue 6): where it applies, the refusals (alignment, registers, shared memory), the
  * TMA maps it asks the worker for, tf32 NN's fragment loads (issue 21: conflict-free, where the TMA put each
  * element) and tf32 TN's copy of B (every element once, conflict-free, K-major where wgmma reads it), tf32 TN/TT's
- * maps and refusals, and random schedules compiled with NVRTC for sm_90a (and refused by plain sm_90, which has no wgmma),
+ * maps and refusals, and random schedules compiled with NVRTC for sm_90a (and refused by plain sm_90, which has no
+ * wgmma),
  * none spilling or serialized by ptxas. The kernels run on an H200 (test_gpu_gemm_tc and bench/) and, their PTX
  * emulated, on the host (test_gemm_wgmma_emu). */
 #include <setjmp.h>

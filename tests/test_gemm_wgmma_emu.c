@@ -3,9 +3,10 @@
  * under CUT_EMU, run by the emulation runner with emulated tensor maps. Random valid cl=1 schedules of fp16/bf16 NN,
  * NT, TN and TT (A MN-major) and tf32 NT, NN (C^T = B^T A^T, wgmma's A from registers), TT (A from registers) and TN
  * (B copied K-major too) on tail shapes (M, N, K not multiples of any tile, K not a multiple of 64) match the double
- * reference within the dtype's tolerance, and so do hand-picked tf32 NN, TN and TT variants; a planted bug in the emulated TMA swizzle, in a descriptor, in the stage release, in the
- * epilogue or in tf32 NN's fragment loads or transposed stores fails the comparison; a cluster of 2 is refused with
- * its reason; the emulated mbarrier's rules fail the launch with theirs. */
+ * reference within the dtype's tolerance, and so do hand-picked tf32 NN, TN and TT variants; a planted bug in the
+ * emulated TMA swizzle, in a descriptor, in the stage release, in the epilogue, in tf32 NN's fragment loads or
+ * transposed stores, in tf32 TN's number of B copies or TT's row stores fails the comparison; a cluster of 2 is
+ * refused with its reason; the emulated mbarrier's rules fail the launch with theirs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -261,8 +262,10 @@ static void test_tf32_nn_variants(void **state)
 static void test_tf32_tn_tt_variants(void **state)
 {
     (void)state;
-    const cut_gemm shapes[] = {mkg(168, 136, 200, CUT_GEMM_TT, CUT_DT_TF32), mkg(132, 260, 256, CUT_GEMM_TN, CUT_DT_TF32),
-                               mkg(200, 136, 24, CUT_GEMM_TN, CUT_DT_TF32), mkg(136, 132, 100, CUT_GEMM_TT, CUT_DT_TF32)};
+    const cut_gemm shapes[] = {
+        mkg(168, 136, 200, CUT_GEMM_TT, CUT_DT_TF32), mkg(132, 260, 256, CUT_GEMM_TN, CUT_DT_TF32),
+        mkg(200, 136, 24, CUT_GEMM_TN, CUT_DT_TF32),  mkg(136, 132, 100, CUT_GEMM_TT, CUT_DT_TF32),
+    };
     static const int k[][6] = {{128, 1, 2, 4, 1, 8}, {256, 1, 1, 2, 1, 8}, {128, 2, 1, 3, 0, 16}, {64, 2, 2, 3, 0, 8}};
     cut_devlimits d;
     cut_devlimits_sm90(&d);
@@ -295,7 +298,8 @@ static void test_tf32_tn_tt_variants(void **state)
     for (size_t i = 0; i < CUT_ARRAY_LEN(plants); i++) {
         prepare(plants[i].g, 11);
         const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {64, 1, plants[i].nc, 3, plants[i].waitd, 1, 1}};
-        const cut_result ok = run(plants[i].g, &s, NULL, NULL), bad = run(plants[i].g, &s, plants[i].from, plants[i].to);
+        const cut_result ok = run(plants[i].g, &s, NULL, NULL);
+        const cut_result bad = run(plants[i].g, &s, plants[i].from, plants[i].to);
         printf("  %s %-60.60s %s, planted %s rel.err %.3g\n", cut_gemm_layout_name(plants[i].g->layout), plants[i].to,
                cut_status_name(ok.status), cut_status_name(bad.status), bad.max_abs_err);
         assert_int_equal(ok.status, CUT_ST_OK);

@@ -120,7 +120,7 @@ static int run_one(cut_runner *r, int tpl, const cut_gemm *g, uint64_t seed)
 
 /* Hand-picked tf32 NN, TN and TT wgmma schedules (bn mi nc st waitd gm cl) on tail shapes: every valid one (TN's
  * copies of B leave fewer within shared memory) OK within tolerance. */
-static void test_wgmma_tf32_nn(void **state)
+static void test_wgmma_tf32(void **state)
 {
     (void)state;
     cut_devlimits d;
@@ -174,7 +174,8 @@ static void test_wgmma_tf32_nn(void **state)
             fail_msg("measure: %s", e.msg);
         for (int i = 0; i < n; i++) {
             const char *sched = strstr(ks[i].src, "// schedule: ");
-            printf("  tf32 %s %dx%dx%d %-13s %8.4f ms rel.err %.3g  %.*s\n", cut_gemm_layout_name(g->layout), g->m, g->n, g->k,
+            printf("  tf32 %s %dx%dx%d %-13s %8.4f ms rel.err %.3g  %.*s\n", cut_gemm_layout_name(g->layout), g->m,
+                   g->n, g->k,
                    cut_status_name(res[i].status), res[i].median_ms, res[i].max_abs_err,
                    (int)(strchr(sched, '\n') - sched) - 13, sched + 13);
             if (res[i].status != CUT_ST_OK)
@@ -304,7 +305,7 @@ int main(void)
         return code;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tensor_core_templates),
-        cmocka_unit_test(test_wgmma_tf32_nn),
+        cmocka_unit_test(test_wgmma_tf32),
         cmocka_unit_test(test_wgmma_extras),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,7 +106,8 @@ static void launcher_tma_text(cut_buf *b, const cut_export_gemm_kernel *k, const
     cut_buf_printf(b, "    // The kernel reads A and B through TMA maps, encoded for these pointers on every call (a "
                       "few\n    // microseconds on the host): cutune's worker encodes them the same way%s.\n"
                       "    %s::cut_tmap maps[2];\n",
-                   k->ks.tma[0].planes ? " (3-D: the\n    // batch as the outer dimension, one plane a matrix)" : "", ns);
+                   k->ks.tma[0].planes ? " (3-D: the\n    // batch as the outer dimension, one plane a matrix)" : "",
+                   ns);
     for (int i = 0; i < 2; i++) {
         const cut_tma_desc *d = &k->ks.tma[i];
         cut_buf_printf(b, "    {\n        CUtensorMap m;\n");

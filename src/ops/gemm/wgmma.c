@@ -209,8 +209,8 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
                            gm.acc, k[K_MI], k[K_BN], MAX_ACC);
     if (gm.acc + gm.frag > MAX_ACC)
         return cut_err_set(e, "wgmma: %d accumulators and %d registers of A fragments per thread (tf32 %s: mi=%d, "
-                                "waitd=%d) exceed %d registers' worth", gm.acc, gm.frag, cut_gemm_layout_name(g->layout),
-                           k[K_MI], k[K_WAITD], MAX_ACC);
+                                "waitd=%d) exceed %d registers' worth", gm.acc, gm.frag,
+                           cut_gemm_layout_name(g->layout), k[K_MI], k[K_WAITD], MAX_ACC);
     if (gm.smem > SMEM_OPTIN_SM90)
         return cut_err_set(e, "wgmma: %d stages of %d + %d bytes%s need %d bytes of shared memory, over %d", k[K_ST],
                            gm.a_bytes, gm.b_bytes, gm.bcopy ? " and the consumers' copies of B (tf32 TN)" : "",
@@ -309,7 +309,7 @@ static const char wg_body[] =
     "        }\n"
     "#if BCOPY\n"
     "        for (int c = 0; c < NC; c++)\n"
-    "            mbar_init(COPIED(c), 128); /* the consumer's threads: its K-major copy of the stage's B is written */\n"
+    "            mbar_init(COPIED(c), 128); /* the consumer's threads: its K-major copy of B is written */\n"
     "#endif\n"
     "        fence_mbarrier_init();\n"
     "    }\n"
@@ -437,7 +437,7 @@ static const char wg_swap_stage[] =
     "            }\n"
     "#if BCOPY\n"
     "    /* B's MN-major tile into this consumer's K-major copy (wgmma reads tf32 K-major only), rounded to tf32; a\n"
-    "       warp 32 columns x 4 rows at a time; the copy written is then fenced into the async proxy and waited for */\n"
+    "       warp 32 columns x 4 rows at a time; the copy then fenced into the async proxy and waited for */\n"
     "    const int c = row0 / (MI * 64);\n"
     "    const unsigned tb = COPY(c, kt % NCOPY);\n"
     "#pragma unroll 1\n"
