@@ -27,20 +27,22 @@ static inline void tu_need_nvrtc(void)
     }
 }
 
-/* src (the headers, concatenated) compiles with NVRTC for the default target as file `name`; fails the test with
- * NVRTC's log otherwise. */
-static inline void tu_nvrtc_compiles(const char *src, const char *name)
+/* src (the headers, concatenated) compiles with NVRTC for the default target (sm_90; with arch_a its
+ * architecture-specific sm_90a, which wgmma kernels need) as file `name`; fails the test with NVRTC's log otherwise. */
+static inline void tu_nvrtc_compiles_for(const char *src, const char *name, int arch_a)
 {
     cut_err e = {{0}};
     cut_compile_opts o;
     cut_compile_opts_default(&o);
     o.nthreads = 1;
+    o.arch_suffix_a = arch_a;
     cut_compiled bin;
     assert_int_equal(cut_compile_one(src, name, &o, &bin, &e), 0);
     if (!bin.ok)
         fail_msg("NVRTC refused the exported headers:\n%s", bin.log);
     cut_compiled_free(&bin);
 }
+static inline void tu_nvrtc_compiles(const char *src, const char *name) { tu_nvrtc_compiles_for(src, name, 0); }
 
 /* Builds the cmake project out/kernels in out/build with nvcc ($CUTUNE_NVCC, else the toolkit's), its log in
  * logdir/build.log, and checks that out/build/exe is an executable; skips the test without nvcc or cmake. */

@@ -1,6 +1,8 @@
 /* Hopper wgmma GEMM template (issue 6): where it applies, the refusals (alignment, registers, shared memory), the
  * TMA maps it asks the worker for, tf32 NN's fragment loads (issue 21: conflict-free, where the TMA put each
- * element), and random schedules compiled with NVRTC for sm_90a (and refused by plain sm_90, which has no wgmma),
+ * element) and tf32 TN's copy of B (every element once, conflict-free, K-major where wgmma reads it), tf32 TN/TT's
+ * maps and refusals, and random schedules compiled with NVRTC for sm_90a (and refused by plain sm_90, which has no
+ * wgmma),
  * none spilling or serialized by ptxas. The kernels run on an H200 (test_gpu_gemm_tc and bench/) and, their PTX
  * emulated, on the host (test_gemm_wgmma_emu). */
 #include <setjmp.h>
@@ -53,16 +55,15 @@ static void test_applies(void **state)
     g.dtype = CUT_DT_FP32;
     assert_int_equal(t->applies(&g, &d, &e), 0);
     assert_non_null(strstr(e.msg, "fp32"));
-    /* A stored KxM (TN, TT): MN-major in shared memory for fp16/bf16; tf32 has no MN-major wgmma operand */
+    /* A stored KxM (TN, TT): MN-major in shared memory for fp16/bf16; tf32 (no MN-major wgmma operand) with A's
+     * fragments from registers, TN's B copied K-major by the consumers */
     for (int l = CUT_GEMM_TN; l <= CUT_GEMM_TT; l++) {
         const cut_gemm a = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_FP16);
         assert_int_equal(t->applies(&a, &d, &e), 1);
         const cut_gemm b = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_BF16);
         assert_int_equal(t->applies(&b, &d, &e), 1);
         const cut_gemm f = mkg(512, 512, 512, (cut_gemm_layout)l, CUT_DT_TF32);
-        assert_int_equal(t->applies(&f, &d, &e), 0);
-        assert_non_null(strstr(e.msg, "tf32"));
-        assert_non_null(strstr(e.msg, "K-major only"));
+        assert_int_equal(t->applies(&f, &d, &e), 1);
     }
     g.dtype = CUT_DT_FP16;
     d.sm_major = 8;
@@ -113,6 +114,15 @@ static void test_refusals(void **state)
     const cut_gemm tn = mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_TF32);
     expect_refusal(&tn, mks(128, 2, 1, 4, 1, 8, 1), "A fragments");
     assert_int_equal(cut_gemm_sched_check(&tn, &(cut_sched){CUT_GEMM_TPL_WGMMA, {128, 2, 1, 4, 0, 8, 1}}, &d, &e), 0);
+    /* so do tf32 TT and TN; TN's consumers keep WAITD + 2 K-major copies of B each in shared memory: 4 stages of
+     * (128 + 256) rows and 2 x 3 copies of 256 rows are over the budget, 2 stages and one consumer are not; TN's and
+     * TT's A rows are M long: M = 1002 x 4 bytes is not a multiple of 16 */
+    expect_refusal(&(cut_gemm){4096, 4096, 4096, CUT_GEMM_TT, CUT_DT_TF32}, mks(128, 2, 1, 4, 1, 8, 1), "A fragments");
+    const cut_gemm tfn = mkg(4096, 4096, 4096, CUT_GEMM_TN, CUT_DT_TF32);
+    expect_refusal(&tfn, mks(256, 1, 2, 4, 1, 8, 1), "copies of B");
+    assert_int_equal(cut_gemm_sched_check(&tfn, &(cut_sched){CUT_GEMM_TPL_WGMMA, {256, 1, 1, 2, 1, 8, 1}}, &d, &e), 0);
+    for (int l = CUT_GEMM_TN; l <= CUT_GEMM_TT; l++)
+        expect_refusal(&(cut_gemm){1002, 1000, 1000, (cut_gemm_layout)l, CUT_DT_TF32}, ok, "M=1002");
 }
 
 /* The maps: A as K x M boxes of 128 bytes x BM rows; B K-major (NT) or MN-major in 64-column boxes (NN). */
@@ -177,6 +187,31 @@ static void test_tma_maps(void **state)
     assert_non_null(strstr(ks.src, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"));
     assert_non_null(strstr(ks.src, "p, 1, 1, 1, 1;")); /* A and B both MN-major: both transpose flags */
     cut_kernel_src_free(&ks);
+    /* tf32 TT: A (stored K x M) in MN-major boxes of 32 M-columns x 32 k rows, its fragments from registers; B NT's.
+     * tf32 TN: B in MN-major boxes of 32 columns too (NN's), copied K-major by each of the 2 consumers into WAITD + 2
+     * = 3 buffers of BN rows of 128 bytes, one more barrier each */
+    for (int l = CUT_GEMM_TN; l <= CUT_GEMM_TT; l++) {
+        const cut_gemm ta = mkg(1000, 520, 264, (cut_gemm_layout)l, CUT_DT_TF32);
+        assert_int_equal(cut_codegen_gemm(&ta, &(cut_sched){CUT_GEMM_TPL_WGMMA, {64, 1, 2, 2, 1, 8, 1}}, &ks, &e), 0);
+        assert_int_equal(ks.grid[0], 8 * 9); /* ceil(1000/128) x ceil(520/64): no swap */
+        assert_true(ks.tma[0].dims[0] == 1000 && ks.tma[0].dims[1] == 264 && ks.tma[0].row_bytes == 4000 &&
+                    ks.tma[0].box[0] == 32 && ks.tma[0].box[1] == 32);
+        assert_non_null(strstr(ks.src, "for (int j = 0; j < BM / 32; j++) tma_load(SA(s) + j * BK * 128, &tmA, m0 + "
+                                       "32 * j, kt * BK, FULL(s));"));
+        assert_non_null(strstr(ks.src, "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"));
+        assert_non_null(strstr(ks.src, "}, {%32, %33, %34, %35}, %36, p, 1, 1;")); /* A: four registers */
+        assert_null(strstr(ks.src, "#define SWAP 1"));
+        if (l == CUT_GEMM_TT) {
+            assert_true(ks.tma[1].dims[0] == 264 && ks.tma[1].box[0] == 32 && ks.tma[1].box[1] == 64);
+            assert_int_equal(ks.smem_dynamic, 1024 + 2 * (128 + 64) * 128 + 32);
+            assert_null(strstr(ks.src, "#define BCOPY 1"));
+        } else {
+            assert_true(ks.tma[1].dims[0] == 520 && ks.tma[1].box[0] == 32 && ks.tma[1].box[1] == 32);
+            assert_int_equal(ks.smem_dynamic, 1024 + 2 * (128 + 64) * 128 + 2 * 3 * 64 * 128 + 32 + 16);
+            assert_non_null(strstr(ks.src, "#define BCOPY 1"));
+        }
+        cut_kernel_src_free(&ks);
+    }
 }
 
 /* tf32 NN's A fragments, loaded by each consumer thread from B's MN-major boxes: the row permutation covers the m64
@@ -211,6 +246,37 @@ static void test_swap_fragments_conflict_free(void **state)
                     if (banks != 0xffffffffu)
                         fail_msg("warp %d k step %d register %d: banks %08x", w, kk, r, banks);
                 }
+}
+
+/* tf32 TN's copy of B's MN-major tile into a consumer's K-major buffer: over a warp's 4 steps every element of its
+ * 32 columns x 4 rows once, each load where the TMA's swizzle put element (k, n), each store where wgmma's
+ * K-major descriptor with the 128-byte swizzle reads it, and each step's 32 loads and 32 stores on 32 banks. */
+static void test_tn_copy_conflict_free(void **state)
+{
+    (void)state;
+    for (int n0 = 0; n0 < 256; n0 += 32)
+        for (int k0 = 0; k0 < 32; k0 += 4) {
+            int seen[32][4] = {{0}};
+            for (int q = 0; q < 4; q++) {
+                unsigned lbanks = 0, sbanks = 0;
+                for (int lane = 0; lane < 32; lane++) {
+                    const int n = n0 + lane, k = k0 + CUT_WGMMA_TRANS_K(lane, q);
+                    assert_true(k >= k0 && k < k0 + 4);
+                    seen[lane][k - k0]++;
+                    const unsigned a = (unsigned)CUT_WGMMA_SWAP_LDS(n, k), st = (unsigned)CUT_WGMMA_TRANS_STS(n, k);
+                    const unsigned la = (unsigned)((n / 32) * 4096 + k * 128 + (n % 32) * 4);
+                    const unsigned ls = (unsigned)(n * 128 + k * 4); /* row n of 128 bytes, k along it */
+                    assert_int_equal(a, la ^ (((la >> 7) & 7u) << 4));
+                    assert_int_equal(st, ls ^ (((ls >> 7) & 7u) << 4));
+                    lbanks |= 1u << (a / 4 % 32), sbanks |= 1u << (st / 4 % 32);
+                }
+                if (lbanks != 0xffffffffu || sbanks != 0xffffffffu)
+                    fail_msg("n0 %d k0 %d step %d: load banks %08x, store banks %08x", n0, k0, q, lbanks, sbanks);
+            }
+            for (int lane = 0; lane < 32; lane++)
+                for (int k = 0; k < 4; k++)
+                    assert_int_equal(seen[lane][k], 1);
+        }
 }
 
 /* Schedules ss[i] of gs[i] compiled for sm_90a in one batch: all compile, none spills or has its wgmmas serialized
@@ -326,14 +392,12 @@ static void test_nvrtc_extras(void **state)
     compile_random("wgmma extras", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 12 : 36, 92, NULL, 0);
 }
 
-/* tf32 NN (C^T = B^T A^T, A's fragments from registers): random schedules over an even and an odd number of k
- * tiles, one k tile, tails; and (not in the quick pass) every valid combination of the knobs that shape the kernel
- * (bn, mi, nc, waitd, cl; the most stages up to 4 that fit) on an odd number of k tiles. */
-static void test_nvrtc_tf32_nn(void **state)
+/* Every valid combination of the knobs that shape a tf32 kernel with A's fragments from registers (bn, mi, nc,
+ * waitd, cl; the most stages up to 4 that fit) on an odd number of k tiles, at least min of them. */
+static void compile_every_shape(const char *name, cut_gemm_layout l, int min)
 {
-    (void)state;
-    if (!tu_quick()) {
-        const cut_gemm g = mkg(1000, 520, 264, CUT_GEMM_NN, CUT_DT_TF32);
+    {
+        const cut_gemm g = mkg(1000, 520, 264, l, CUT_DT_TF32);
         cut_devlimits d;
         cut_devlimits_sm90(&d);
         cut_gemm gs[64];
@@ -353,9 +417,18 @@ static void test_nvrtc_tf32_nn(void **state)
                                 gs[n] = g, ss[n++] = s;
                                 break;
                             }
-        assert_true(n >= 30);
-        compile_scheds("tf32 NN wgmma (every shape of the kernel)", gs, ss, n, "}, {%", 0);
+        assert_true(n >= min);
+        compile_scheds(name, gs, ss, n, "}, {%", 0);
     }
+}
+
+/* tf32 NN (C^T = B^T A^T, A's fragments from registers): random schedules over an even and an odd number of k
+ * tiles, one k tile, tails; and (not in the quick pass) every shape of the kernel. */
+static void test_nvrtc_tf32_nn(void **state)
+{
+    (void)state;
+    if (!tu_quick())
+        compile_every_shape("tf32 NN wgmma (every shape of the kernel)", CUT_GEMM_NN, 30);
     const cut_gemm shapes[] = {
         mkg(4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_TF32), mkg(1000, 520, 264, CUT_GEMM_NN, CUT_DT_TF32),
         mkg(7384, 7384, 7384, CUT_GEMM_NN, CUT_DT_TF32), mkg(512, 1024, 24, CUT_GEMM_NN, CUT_DT_TF32),
@@ -363,6 +436,27 @@ static void test_nvrtc_tf32_nn(void **state)
     };
     compile_random("tf32 NN wgmma", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 10 : 30, 91,
                    "}, {%", 0);
+}
+
+/* tf32 TT and TN (A's fragments from registers; TN's B copied K-major): random schedules over an even and an odd
+ * number of k tiles, one k tile, tails, with extras too; every shape of each kernel (not in the quick pass). TN's
+ * copies of B cost shared memory: fewer of its shapes fit. */
+static void test_nvrtc_tf32_tn_tt(void **state)
+{
+    (void)state;
+    if (!tu_quick()) {
+        compile_every_shape("tf32 TT wgmma (every shape of the kernel)", CUT_GEMM_TT, 30);
+        compile_every_shape("tf32 TN wgmma (every shape of the kernel)", CUT_GEMM_TN, 20);
+    }
+    cut_gemm shapes[] = {
+        mkg(4096, 4096, 4096, CUT_GEMM_TT, CUT_DT_TF32), mkg(1000, 520, 264, CUT_GEMM_TN, CUT_DT_TF32),
+        mkg(7384, 7384, 7384, CUT_GEMM_TN, CUT_DT_TF32), mkg(512, 1024, 24, CUT_GEMM_TT, CUT_DT_TF32),
+        mkg(2048, 1000, 1000, CUT_GEMM_TN, CUT_DT_TF32), mkg(1000, 1000, 1000, CUT_GEMM_TT, CUT_DT_TF32),
+        mkg(512, 512, 512, CUT_GEMM_TN, CUT_DT_TF32),
+    };
+    cut_gemm_set_extras(&shapes[5], 3, 0.5, 0.25);
+    cut_gemm_set_extras(&shapes[6], 32, 1.0, 0.5);
+    compile_random("tf32 TN/TT wgmma", shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 14 : 35, 93, "}, {%", 0);
 }
 
 static void test_mutation_stays_mostly_valid(void **state)
@@ -399,6 +493,8 @@ int main(void)
         cmocka_unit_test(test_nvrtc_random),
         cmocka_unit_test(test_nvrtc_extras),
         cmocka_unit_test(test_nvrtc_tf32_nn),
+        cmocka_unit_test(test_tn_copy_conflict_free),
+        cmocka_unit_test(test_nvrtc_tf32_tn_tt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

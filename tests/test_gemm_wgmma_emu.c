@@ -1,11 +1,12 @@
 /* The Hopper wgmma GEMM template under the host emulator (issue 21): the generated kernel's PTX (mbarriers, TMA tile
  * loads with the 128-byte swizzle, wgmma with shared-memory matrix descriptors) replaced by its PTX ISA semantics
  * under CUT_EMU, run by the emulation runner with emulated tensor maps. Random valid cl=1 schedules of fp16/bf16 NN,
- * NT, TN and TT (A MN-major) and tf32 NT and NN (C^T = B^T A^T, wgmma's A from registers) on tail shapes (M, N, K not multiples of any
- * tile, K not a multiple of 64) match the double reference within the dtype's tolerance, and so do hand-picked
- * tf32 NN variants; a planted bug in the emulated TMA swizzle, in a descriptor, in the stage release, in the
- * epilogue or in tf32 NN's fragment loads or transposed stores fails the comparison; a cluster of 2 is refused with
- * its reason; the emulated mbarrier's rules fail the launch with theirs. */
+ * NT, TN and TT (A MN-major) and tf32 NT, NN (C^T = B^T A^T, wgmma's A from registers), TT (A from registers) and TN
+ * (B copied K-major too) on tail shapes (M, N, K not multiples of any tile, K not a multiple of 64) match the double
+ * reference within the dtype's tolerance, and so do hand-picked tf32 NN, TN and TT variants; a planted bug in the
+ * emulated TMA swizzle, in a descriptor, in the stage release, in the epilogue, in tf32 NN's fragment loads or
+ * transposed stores, in tf32 TN's number of B copies or TT's row stores fails the comparison; a cluster of 2 is
+ * refused with its reason; the emulated mbarrier's rules fail the launch with theirs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,6 +112,10 @@ static void test_random_schedules(void **state)
         /* TN, TT (A stored KxM): A MN-major in shared memory, read with wgmma's A-transpose flag */
         mkg(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16), mkg(136, 72, 88, CUT_GEMM_TT, CUT_DT_BF16),
         mkg(200, 40, 136, CUT_GEMM_TN, CUT_DT_BF16), mkg(8, 24, 40, CUT_GEMM_TT, CUT_DT_FP16),
+        /* tf32 TT (A's fragments from registers, loaded from its MN-major boxes) and TN (B copied K-major too) */
+        mkg(68, 136, 200, CUT_GEMM_TT, CUT_DT_TF32), mkg(132, 72, 88, CUT_GEMM_TT, CUT_DT_TF32),
+        mkg(68, 136, 200, CUT_GEMM_TN, CUT_DT_TF32), mkg(132, 76, 88, CUT_GEMM_TN, CUT_DT_TF32),
+        mkg(4, 20, 12, CUT_GEMM_TN, CUT_DT_TF32),
     };
     const int per = tu_quick() ? 1 : 3;
     cut_devlimits d;
@@ -159,7 +164,8 @@ static void test_extras(void **state)
         mkg(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16), mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_BF16),
         mkg(136, 72, 88, CUT_GEMM_TT, CUT_DT_BF16),  mkg(33, 200, 136, CUT_GEMM_NT, CUT_DT_FP16),
         mkg(67, 136, 200, CUT_GEMM_NN, CUT_DT_TF32), mkg(100, 60, 52, CUT_GEMM_NT, CUT_DT_TF32),
-        mkg(8, 24, 40, CUT_GEMM_TN, CUT_DT_BF16),
+        mkg(8, 24, 40, CUT_GEMM_TN, CUT_DT_BF16),   mkg(68, 136, 200, CUT_GEMM_TN, CUT_DT_TF32),
+        mkg(132, 72, 88, CUT_GEMM_TT, CUT_DT_TF32), mkg(36, 200, 40, CUT_GEMM_TN, CUT_DT_TF32),
     };
     const int per = tu_quick() ? 1 : 2;
     cut_devlimits d;
@@ -249,6 +255,58 @@ static void test_tf32_nn_variants(void **state)
     }
 }
 
+/* tf32 TT and TN, hand-picked (bn mi nc st waitd gm) as tf32 NN's variants: WAITD + 2 copies of B for TN, one or
+ * two consumers each copying it. The emulation catches TN's copies cycled through one buffer too few (a copy
+ * overwritten while a warp's wgmma of an earlier stage still reads it) and TT's rows stored without the fragments'
+ * permutation. */
+static void test_tf32_tn_tt_variants(void **state)
+{
+    (void)state;
+    const cut_gemm shapes[] = {
+        mkg(168, 136, 200, CUT_GEMM_TT, CUT_DT_TF32), mkg(132, 260, 256, CUT_GEMM_TN, CUT_DT_TF32),
+        mkg(200, 136, 24, CUT_GEMM_TN, CUT_DT_TF32),  mkg(136, 132, 100, CUT_GEMM_TT, CUT_DT_TF32),
+    };
+    static const int k[][6] = {{128, 1, 2, 4, 1, 8}, {256, 1, 1, 2, 1, 8}, {128, 2, 1, 3, 0, 16}, {64, 2, 2, 3, 0, 8}};
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    for (size_t i = 0; i < CUT_ARRAY_LEN(shapes); i++) {
+        prepare(&shapes[i], 70 + i);
+        for (size_t j = tu_quick() ? i : 0; j < CUT_ARRAY_LEN(k); j += tu_quick() ? CUT_ARRAY_LEN(k) : 1) {
+            cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {k[j][0], k[j][1], k[j][2], k[j][3], k[j][4], k[j][5], 1}};
+            cut_err e = {{0}};
+            if (cut_gemm_sched_check(&shapes[i], &s, &d, &e) != 0)
+                fail_msg("%s", e.msg);
+            char what[320];
+            describe(&shapes[i], &s, what, sizeof what);
+            const cut_result res = run(&shapes[i], &s, NULL, NULL);
+            printf("  %-70s %s rel.err %.3g %s\n", what, cut_status_name(res.status), res.max_abs_err, res.error);
+            assert_int_equal(res.status, CUT_ST_OK);
+            assert_true(res.max_abs_err <= cut_gemm_tolerance(CUT_DT_TF32));
+        }
+    }
+    const cut_gemm tn = mkg(68, 136, 200, CUT_GEMM_TN, CUT_DT_TF32), tt = mkg(68, 136, 200, CUT_GEMM_TT, CUT_DT_TF32);
+    const struct {
+        const cut_gemm *g;
+        int waitd, nc;
+        const char *from, *to;
+    } plants[] = {
+        {&tn, 1, 2, "#define NCOPY (WAITD + 2)", "#define NCOPY (WAITD + 1)"},
+        {&tn, 0, 1, "#define NCOPY (WAITD + 2)", "#define NCOPY (WAITD + 1)"},
+        {&tt, 1, 1, "const int r = m0 + row0 + i * 64 + NROW(warp, lane / 4, h);",
+         "const int r = m0 + row0 + i * 64 + warp * 16 + lane / 4 + 8 * h;"},
+    };
+    for (size_t i = 0; i < CUT_ARRAY_LEN(plants); i++) {
+        prepare(plants[i].g, 11);
+        const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {64, 1, plants[i].nc, 3, plants[i].waitd, 1, 1}};
+        const cut_result ok = run(plants[i].g, &s, NULL, NULL);
+        const cut_result bad = run(plants[i].g, &s, plants[i].from, plants[i].to);
+        printf("  %s %-60.60s %s, planted %s rel.err %.3g\n", cut_gemm_layout_name(plants[i].g->layout), plants[i].to,
+               cut_status_name(ok.status), cut_status_name(bad.status), bad.max_abs_err);
+        assert_int_equal(ok.status, CUT_ST_OK);
+        assert_int_equal(bad.status, CUT_ST_WRONG_RESULT);
+    }
+}
+
 /* The emulation can fail: the same schedule with a bug planted in the emulated TMA swizzle (the 64-byte pattern where
  * the map says 128: the descriptors read what the TMA unit would have written), in the GPU text's A descriptor (the
  * stride between 8-row groups), in the stage release (a stage freed before the wgmma that reads it completes: the
@@ -328,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_extras),
         cmocka_unit_test(test_extras_planted),
         cmocka_unit_test(test_tf32_nn_variants),
+        cmocka_unit_test(test_tf32_tn_tt_variants),
         cmocka_unit_test(test_planted_bugs_caught),
         cmocka_unit_test(test_cluster_refused),
         cmocka_unit_test(test_mbarrier_rules),

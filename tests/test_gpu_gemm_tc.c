@@ -5,8 +5,9 @@
  * where the kernel asks for it) all measure OK in the worker (fresh poison, relative Frobenius error within the
  * dtype's tolerance against the double reference of the rounded inputs); a planted wrong wgmma kernel (A scaled by
  * -1 through wgmma's immediate scale) is CUT_ST_WRONG_RESULT and the next correct one is OK again. tf32 NN on wgmma
- * (C^T = B^T A^T, A's fragments from registers, issue 21) is among them, and hand-picked tf32 NN schedules cover
- * its variants (waitd 0/1, mi 1/2, nc 1/2, cl 1/2, odd and even numbers of k tiles, one k tile). Every layout
+ * (C^T = B^T A^T, A's fragments from registers, issue 21) is among them, and so are tf32 TT (A's fragments from
+ * registers) and TN (B copied K-major by the consumers too); hand-picked tf32 NN, TN and TT schedules cover their
+ * variants (waitd 0/1, mi 1/2, nc 1/2, cl 1/2, odd and even numbers of k tiles, one k tile). Every layout
  * (NN, NT, TN, TT) is measured; issue 21's TN/TT, strided batch and alpha/beta on wgmma have hand-picked schedules
  * of their own. */
 #include <setjmp.h>
@@ -117,8 +118,9 @@ static int run_one(cut_runner *r, int tpl, const cut_gemm *g, uint64_t seed)
     return n;
 }
 
-/* Hand-picked tf32 NN wgmma schedules (bn mi nc st waitd gm cl) on tail shapes: every one OK within tolerance. */
-static void test_wgmma_tf32_nn(void **state)
+/* Hand-picked tf32 NN, TN and TT wgmma schedules (bn mi nc st waitd gm cl) on tail shapes: every valid one (TN's
+ * copies of B leave fewer within shared memory) OK within tolerance. */
+static void test_wgmma_tf32(void **state)
 {
     (void)state;
     cut_devlimits d;
@@ -128,7 +130,10 @@ static void test_wgmma_tf32_nn(void **state)
     cut_err e = {{0}};
     const cut_gemm shapes[] = {{520, 392, 264, CUT_GEMM_NN, CUT_DT_TF32}, /* 9 k tiles */
                                {1000, 1000, 1024, CUT_GEMM_NN, CUT_DT_TF32}, /* 32 */
-                               {200, 136, 24, CUT_GEMM_NN, CUT_DT_TF32}}; /* 1 */
+                               {200, 136, 24, CUT_GEMM_NN, CUT_DT_TF32}, /* 1 */
+                               {520, 392, 264, CUT_GEMM_TT, CUT_DT_TF32},  {1000, 1000, 1024, CUT_GEMM_TT, CUT_DT_TF32},
+                               {200, 136, 24, CUT_GEMM_TT, CUT_DT_TF32},   {520, 392, 264, CUT_GEMM_TN, CUT_DT_TF32},
+                               {1000, 1000, 1024, CUT_GEMM_TN, CUT_DT_TF32}, {200, 136, 24, CUT_GEMM_TN, CUT_DT_TF32}};
     if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
         printf("  wgmma tf32 NN: skipped (%s)\n", e.msg);
         return;
@@ -150,20 +155,27 @@ static void test_wgmma_tf32_nn(void **state)
         cut_compiled bins[NS];
         cut_candidate c[NS];
         cut_result res[NS];
+        int n = 0;
         for (int i = 0; i < NS; i++) {
             cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA};
             memcpy(s.k, k[i], sizeof k[i]);
-            if (cut_gemm_sched_check(g, &s, &d, &e) != 0 || cut_codegen_gemm(g, &s, &ks[i], &e) != 0)
+            if (g->layout == CUT_GEMM_TN && cut_gemm_sched_check(g, &s, &d, &e) != 0) { /* shared memory */
+                printf("  tf32 TN schedule %d refused: %s\n", i, e.msg);
+                continue;
+            }
+            if (cut_gemm_sched_check(g, &s, &d, &e) != 0 || cut_codegen_gemm(g, &s, &ks[n++], &e) != 0)
                 fail_msg("schedule %d: %s", i, e.msg);
         }
-        compile_all(ks, bins, NS);
-        for (int i = 0; i < NS; i++)
+        assert_true(n >= NS - 1);
+        compile_all(ks, bins, n);
+        for (int i = 0; i < n; i++)
             c[i] = (cut_candidate){.ks = &ks[i], .bin = &bins[i]};
-        if (cut_runner_measure(r, c, NS, res, &e) != 0)
+        if (cut_runner_measure(r, c, n, res, &e) != 0)
             fail_msg("measure: %s", e.msg);
-        for (int i = 0; i < NS; i++) {
+        for (int i = 0; i < n; i++) {
             const char *sched = strstr(ks[i].src, "// schedule: ");
-            printf("  tf32 NN %dx%dx%d %-13s %8.4f ms rel.err %.3g  %.*s\n", g->m, g->n, g->k,
+            printf("  tf32 %s %dx%dx%d %-13s %8.4f ms rel.err %.3g  %.*s\n", cut_gemm_layout_name(g->layout), g->m,
+                   g->n, g->k,
                    cut_status_name(res[i].status), res[i].median_ms, res[i].max_abs_err,
                    (int)(strchr(sched, '\n') - sched) - 13, sched + 13);
             if (res[i].status != CUT_ST_OK)
@@ -178,7 +190,8 @@ static void test_wgmma_tf32_nn(void **state)
 
 /* Issue 21 on wgmma, hand-picked schedules (bn mi nc st waitd gm cl) on tail shapes: A stored KxM (TN, TT; A
  * MN-major, wgmma's A-transpose flag), a strided batch (3-D TMA maps, blockIdx.y; with cl 2 the 3-D multicast),
- * alpha and beta (Cin), and the issue's batched 32 x 512^3 shape: every valid one OK within tolerance. */
+ * alpha and beta (Cin), and the issue's batched 32 x 512^3 shape, tf32 TN and TT among them: every valid one OK
+ * within tolerance. */
 static void test_wgmma_extras(void **state)
 {
     (void)state;
@@ -190,12 +203,15 @@ static void test_wgmma_extras(void **state)
     cut_gemm shapes[] = {{520, 392, 264, CUT_GEMM_TN, CUT_DT_FP16}, {520, 392, 264, CUT_GEMM_TT, CUT_DT_BF16},
                          {520, 392, 264, CUT_GEMM_TN, CUT_DT_FP16}, {512, 512, 512, CUT_GEMM_NN, CUT_DT_FP16},
                          {520, 392, 264, CUT_GEMM_NT, CUT_DT_BF16}, {520, 392, 264, CUT_GEMM_NN, CUT_DT_TF32},
-                         {200, 136, 72, CUT_GEMM_TT, CUT_DT_FP16}};
+                         {200, 136, 72, CUT_GEMM_TT, CUT_DT_FP16}, {520, 392, 264, CUT_GEMM_TN, CUT_DT_TF32},
+                         {200, 136, 72, CUT_GEMM_TT, CUT_DT_TF32}};
     cut_gemm_set_extras(&shapes[2], 3, 0.5, 0.25);
     cut_gemm_set_extras(&shapes[3], 32, 1.0, 0.0);
     cut_gemm_set_extras(&shapes[4], 1, 0.5, 0.25);
     cut_gemm_set_extras(&shapes[5], 3, 0.5, 0.25);
     cut_gemm_set_extras(&shapes[6], 2, -1.0, 1.0);
+    cut_gemm_set_extras(&shapes[7], 3, 0.5, 0.25); /* tf32 TN and TT with the extras */
+    cut_gemm_set_extras(&shapes[8], 2, 2.0, 0.0);
     if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
         printf("  wgmma TN and extras: skipped (%s)\n", e.msg);
         return;
@@ -263,7 +279,7 @@ static void test_tensor_core_templates(void **state)
         fail_msg("cut_runner_gpu_new: %s", e.msg);
     const int tpls[] = {CUT_GEMM_TPL_MMA, CUT_GEMM_TPL_WGMMA};
     const cut_dtype dts[] = {CUT_DT_FP16, CUT_DT_BF16, CUT_DT_TF32};
-    int measured = 0, wgmma_tf32_nn = 0;
+    int measured = 0, wgmma_tf32[4] = {0};
     uint64_t seed = 600;
     for (size_t a = 0; a < CUT_ARRAY_LEN(tpls); a++)
         for (size_t b = 0; b < CUT_ARRAY_LEN(dts); b++)
@@ -271,13 +287,14 @@ static void test_tensor_core_templates(void **state)
                 const cut_gemm g = {520, 392, 264, (cut_gemm_layout)l, dts[b]};
                 const int n = run_one(r, tpls[a], &g, seed++);
                 measured += n;
-                if (tpls[a] == CUT_GEMM_TPL_WGMMA && dts[b] == CUT_DT_TF32 && l == CUT_GEMM_NN)
-                    wgmma_tf32_nn = n;
+                if (tpls[a] == CUT_GEMM_TPL_WGMMA && dts[b] == CUT_DT_TF32)
+                    wgmma_tf32[l] = n;
             }
     printf("  %d tensor-core candidates measured\n", measured);
     assert_true(measured >= 5 * NCAND);
-    if (g_info.sm_major == 9 && g_info.sm_minor == 0)
-        assert_int_equal(wgmma_tf32_nn, NCAND + 2); /* tf32 NN runs on wgmma, its planted wrong kernel caught */
+    if (g_info.sm_major == 9 && g_info.sm_minor == 0) /* tf32 runs on wgmma in every layout, planted kernels caught */
+        for (int l = 0; l < 4; l++)
+            assert_int_equal(wgmma_tf32[l], NCAND + 2);
     cut_runner_free(r);
 }
 
@@ -288,7 +305,7 @@ int main(void)
         return code;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tensor_core_templates),
-        cmocka_unit_test(test_wgmma_tf32_nn),
+        cmocka_unit_test(test_wgmma_tf32),
         cmocka_unit_test(test_wgmma_extras),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

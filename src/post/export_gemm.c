@@ -21,17 +21,18 @@ void cut_export_gemm_set_free(cut_export_gemm_set *set)
     memset(set, 0, sizeof *set);
 }
 
-/* 0 when the launcher can launch k's kernel: its arguments are A, B, C and, when the GEMM reads C, Cin (or, for a
- * plain GEMM, two TMA maps and C), and its grid is within CUDA's limits; else -1 with a sentence. */
+/* 0 when the launcher can launch k's kernel: its arguments are A, B (or two TMA maps over them, 3-D for a batch), C
+ * and, when the GEMM reads C, Cin, and its grid is within CUDA's limits; else -1 with a sentence. */
 static int launchable(const cut_export_gemm_kernel *k, cut_err *e)
 {
     const cut_kernel_src *ks = &k->ks;
     const int cin = cut_gemm_cin_buf(&k->gemm) >= 0;
     if (ks->ntma != 0 && ks->ntma != 2)
         return cut_err_set(e, "the kernel takes %d TMA maps; the launcher encodes none or two (A and B)", ks->ntma);
-    if (ks->ntma == 2 && cut_gemm_has_extras(&k->gemm))
-        return cut_err_set(e, "the kernel reads A and B through TMA maps, which the launcher encodes for one matrix "
-                              "each and a plain epilogue: it cannot export a batch, alpha or beta");
+    for (int i = 0; i < ks->ntma; i++)
+        if (ks->tma[i].planes != (cut_gemm_batch(&k->gemm) > 1 ? (unsigned long long)cut_gemm_batch(&k->gemm) : 0))
+            return cut_err_set(e, "TMA map %d holds %llu planes for a batch of %d: the launcher encodes one plane a "
+                                  "matrix", i, ks->tma[i].planes, cut_gemm_batch(&k->gemm));
     if (ks->extra_bufs != cin)
         return cut_err_set(e, "the kernel takes %d argument(s) after C, where the launcher passes %s", ks->extra_bufs,
                            cin ? "Cin (beta != 0)" : "none (beta 0)");

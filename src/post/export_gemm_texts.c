@@ -62,9 +62,10 @@ static void launcher_doc(cut_buf *b, const cut_export_gemm_kernel *k)
                    g->dtype >= 0 && g->dtype < CUT_DT_COUNT ? store[g->dtype] : "?");
     if (cut_gemm_batch(g) > 1)
         cut_buf_printf(b, "// batch %d: each operand's matrices packed one after the other (strides %zu, %zu and %zu "
-                          "elements of A, B and\n// C; Cin as C); the grid's z runs over the batch (and split-K "
-                          "slices).\n",
-                       cut_gemm_batch(g), cut_gemm_stride(g, 'A'), cut_gemm_stride(g, 'B'), cut_gemm_stride(g, 'C'));
+                          "elements of A, B and\n// C; Cin as C); the grid's %s.\n",
+                       cut_gemm_batch(g), cut_gemm_stride(g, 'A'), cut_gemm_stride(g, 'B'), cut_gemm_stride(g, 'C'),
+                       k->ks.ntma ? "y runs over the batch (A and B: planes of 3-D TMA maps)"
+                                  : "z runs over the batch (and split-K slices)");
     if (cut_gemm_beta(g) != 0.0)
         cut_buf_printf(b, "// C = %.9g * op(A) op(B) + %.9g * Cin: Cin (fp32, as C) holds C's old contents, an input "
                           "the kernel reads\n// and never writes; it must not overlap C (the kernel's pointers are "
@@ -96,20 +97,33 @@ static void launcher_typed_text(cut_buf *b, int cin)
                    cin ? ", const float *" : "", cin ? ", const float *Cin" : "", cin ? ", Cin" : "");
 }
 
-/* The launch of a kernel that reads A and B through TMA maps (wgmma: no extras). */
-static void launcher_tma_text(cut_buf *b, const cut_export_gemm_kernel *k, const char *ns, const char *qualified)
+/* The launch of a kernel that reads A and B through TMA maps (wgmma). A strided batch makes each map 3-D, one plane
+ * a matrix (planes, plane_bytes), as cutune's worker encodes it (src/measure/tma.c); Cin follows C when the kernel
+ * reads it (beta != 0). */
+static void launcher_tma_text(cut_buf *b, const cut_export_gemm_kernel *k, const char *ns, const char *qualified,
+                              int cin)
 {
     cut_buf_printf(b, "    // The kernel reads A and B through TMA maps, encoded for these pointers on every call (a "
-                      "few\n    // microseconds on the host): cutune's worker encodes them the same way.\n"
-                      "    %s::cut_tmap maps[2];\n", ns);
+                      "few\n    // microseconds on the host): cutune's worker encodes them the same way%s.\n"
+                      "    %s::cut_tmap maps[2];\n",
+                   k->ks.tma[0].planes ? " (3-D: the\n    // batch as the outer dimension, one plane a matrix)" : "",
+                   ns);
     for (int i = 0; i < 2; i++) {
         const cut_tma_desc *d = &k->ks.tma[i];
+        cut_buf_printf(b, "    {\n        CUtensorMap m;\n");
+        if (d->planes)
+            cut_buf_printf(b,
+                           "        const cuuint64_t dims[3] = {%lluull, %lluull, %lluull}, strides[2] = {%lluull, "
+                           "%lluull};\n"
+                           "        const cuuint32_t box[3] = {%uu, %uu, 1u}, estr[3] = {1, 1, 1};\n",
+                           d->dims[0], d->dims[1], d->planes, d->row_bytes, d->plane_bytes, d->box[0], d->box[1]);
+        else
+            cut_buf_printf(b,
+                           "        const cuuint64_t dims[2] = {%lluull, %lluull}, strides[1] = {%lluull};\n"
+                           "        const cuuint32_t box[2] = {%uu, %uu}, estr[2] = {1, 1};\n",
+                           d->dims[0], d->dims[1], d->row_bytes, d->box[0], d->box[1]);
         cut_buf_printf(b,
-                       "    {\n"
-                       "        CUtensorMap m;\n"
-                       "        const cuuint64_t dims[2] = {%lluull, %lluull}, strides[1] = {%lluull};\n"
-                       "        const cuuint32_t box[2] = {%uu, %uu}, estr[2] = {1, 1};\n"
-                       "        if (cuTensorMapEncodeTiled(&m, %s, 2, const_cast<void *>(%s), dims, strides, box, "
+                       "        if (cuTensorMapEncodeTiled(&m, %s, %d, const_cast<void *>(%s), dims, strides, box, "
                        "estr,\n"
                        "                                   CU_TENSOR_MAP_INTERLEAVE_NONE, %s, "
                        "CU_TENSOR_MAP_L2_PROMOTION_L2_128B,\n"
@@ -118,10 +132,9 @@ static void launcher_tma_text(cut_buf *b, const cut_export_gemm_kernel *k, const
                        "        static_assert(sizeof m == sizeof maps[%d], \"a TMA map is 128 bytes\");\n"
                        "        std::memcpy(&maps[%d], &m, sizeof m);\n"
                        "    }\n",
-                       d->dims[0], d->dims[1], d->row_bytes, d->box[0], d->box[1], tma_dtype(k, d),
-                       d->operand == 0 ? "A" : "B", tma_swizzle(d->swizzle), i, i);
+                       tma_dtype(k, d), d->planes ? 3 : 2, d->operand == 0 ? "A" : "B", tma_swizzle(d->swizzle), i, i);
     }
-    cut_buf_printf(b, "    %s<<<grid, block, smem, s>>>(maps[0], maps[1], C);\n", qualified);
+    cut_buf_printf(b, "    %s<<<grid, block, smem, s>>>(maps[0], maps[1], C%s);\n", qualified, cin ? ", Cin" : "");
 }
 
 void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
@@ -158,7 +171,7 @@ void cut_export_gemm_launcher_text(cut_buf *b, const cut_export_gemm_kernel *k)
     snprintf(qualified, sizeof qualified, "%s::%s", ns, k->ks.entry);
     cut_export_smem_optin_text(b, &k->ks, qualified);
     if (k->ks.ntma == 2)
-        launcher_tma_text(b, k, ns, qualified);
+        launcher_tma_text(b, k, ns, qualified, cin);
     else /* the element type is the kernel's own (float, or the 16-bit pattern type of the mma and gemv templates):
           * deduced from the kernel's signature, so the launcher never names it */
         cut_buf_printf(b, "    launch_typed(%s, grid, block, smem, s, A, B, C%s);\n", qualified, cin ? ", Cin" : "");

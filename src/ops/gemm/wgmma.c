@@ -25,6 +25,8 @@
  * descriptor. Then wgmma's n (the knob BN) runs along M: the tile is BN rows of M by NC * MI * 64 columns of N, and
  * the epilogue stores the accumulators transposed (scalar stores, 16-byte runs of a row). The fragments of one stage
  * take 16 MI registers, twice that with WAITD 1 (two sets, so that none is written while its wgmma may be in flight).
+ * tf32 TT and TN take wgmma's A from registers the same way, loaded from A's MN-major boxes (32 M-columns each),
+ * without the swap; TT's B is K-major (NT's), TN's B (MN-major) is copied K-major by each consumer (a_regs below).
  *
  * Tiles are numbered along M in groups of GM rows of tiles (blocks that run together share A and B in L2).
  *
@@ -89,15 +91,6 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
                0;
     if (g->dtype == CUT_DT_FP32)
         return cut_err_set(why, "the wgmma template computes on tensor cores: fp32 is the SIMT template's"), 0;
-    if (cut_gemm_a_trans(g) && g->dtype == CUT_DT_TF32)
-        return cut_err_set(why, "the wgmma template does not compute tf32 with A stored KxM (%s): wgmma reads tf32 "
-                                "from shared memory K-major only, so A would have to come from registers (%s); the "
-                                "mma and SIMT templates compute it",
-                           cut_gemm_layout_name(g->layout),
-                           g->layout == CUT_GEMM_TN
-                               ? "and TN's B is MN-major too, while wgmma's B must come from shared memory"
-                               : "loaded from its MN-major tile as tf32 NN loads B's: not built for TT yet"),
-               0;
     return 1;
 }
 
@@ -107,12 +100,24 @@ static int applies(const cut_gemm *g, const cut_devlimits *d, cut_err *why)
  * the knob bn (wgmma's n) is the tile's extent along M, and 64 x MI x NC its extent along N. */
 static int swapped(const cut_gemm *g) { return g->dtype == CUT_DT_TF32 && g->layout == CUT_GEMM_NN; }
 
+/* tf32 with A stored KxM (TN, TT): A is MN-major, so wgmma's A comes from registers, each consumer thread loading its
+ * fragments from A's MN-major boxes as tf32 NN loads B's (no swap: wgmma's n is BN). TT's B is K-major (NT's); TN's
+ * is MN-major too, and wgmma's B must come from shared memory: each consumer copies the stage's B tile transposed
+ * (K-major, swizzled) into a buffer of its own with ld/st.shared, then fences it into the async proxy and waits on
+ * an mbarrier of its 128 threads before its wgmmas read it. WAITD + 2 buffers a consumer: the one written at stage
+ * kt was last read by the wgmmas of stage kt - WAITD - 2, which every warp of the consumer has waited for before it
+ * arrived on the barrier of stage kt - 1, which the writer has passed. */
+static int a_regs(const cut_gemm *g) { return g->dtype == CUT_DT_TF32 && g->layout != CUT_GEMM_NT; }
+static int b_copied(const cut_gemm *g) { return g->dtype == CUT_DT_TF32 && g->layout == CUT_GEMM_TN; }
+
 /* Everything that follows from the knobs. */
 typedef struct wg_geom {
     int bm, bn, bk, ks;   /* C's tile, k per wgmma (16 for 16-bit types, 8 for tf32) */
     int swap;             /* C^T = B^T A^T (tf32 NN): wgmma's n runs along M */
+    int areg, bcopy;      /* wgmma's A from registers (tf32 NN, TN, TT); B copied K-major by the consumers (tf32 TN) */
     int threads;
     int a_bytes, b_bytes; /* one stage's A and B tiles */
+    int copy_bytes;       /* tf32 TN: the consumers' K-major copies of B tiles */
     int smem;             /* dynamic shared memory incl. 1024 bytes of alignment slack and the barriers */
     int acc;              /* accumulators per consumer thread */
     int frag;             /* registers of A fragments per consumer thread (swap: one stage's, two with WAITD 1) */
@@ -125,6 +130,8 @@ static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
     const int eb = elem_bytes(g) > 0 ? elem_bytes(g) : 2;
     const int wn = k[K_BN] > 0 ? k[K_BN] : 64, wm = 64 * (k[K_MI] > 0 ? k[K_MI] : 1) * (k[K_NC] > 0 ? k[K_NC] : 1);
     o->swap = swapped(g);
+    o->areg = a_regs(g);
+    o->bcopy = b_copied(g);
     o->bn = o->swap ? wm : wn;
     o->bm = o->swap ? wn : wm;
     o->bk = SWZ / eb;
@@ -133,9 +140,11 @@ static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
     o->a_bytes = o->bm * SWZ;
     o->b_bytes = o->bn * SWZ;
     const int st = k[K_ST] > 0 ? k[K_ST] : 1;
-    o->smem = 1024 + st * (o->a_bytes + o->b_bytes) + 2 * st * 8;
+    const int nc = k[K_NC] > 0 ? k[K_NC] : 1, waitd = k[K_WAITD] == 1 ? 1 : 0;
+    o->copy_bytes = o->bcopy ? nc * (waitd + 2) * o->b_bytes : 0;
+    o->smem = 1024 + st * (o->a_bytes + o->b_bytes) + o->copy_bytes + 2 * st * 8 + (o->bcopy ? nc * 8 : 0);
     o->acc = (k[K_MI] > 0 ? k[K_MI] : 1) * wn / 2;
-    o->frag = o->swap ? (k[K_WAITD] == 1 ? 2 : 1) * (k[K_MI] > 0 ? k[K_MI] : 1) * (o->bk / o->ks) * 4 : 0;
+    o->frag = o->areg ? (waitd + 1) * (k[K_MI] > 0 ? k[K_MI] : 1) * (o->bk / o->ks) * 4 : 0;
     o->tiles_m = (unsigned)((g->m + o->bm - 1) / o->bm);
     o->tiles_n = (unsigned)((g->n + o->bn - 1) / o->bn);
 }
@@ -199,11 +208,13 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
         return cut_err_set(e, "wgmma: %d accumulators per thread (mi=%d x bn=%d / 2) exceed %d registers' worth",
                            gm.acc, k[K_MI], k[K_BN], MAX_ACC);
     if (gm.acc + gm.frag > MAX_ACC)
-        return cut_err_set(e, "wgmma: %d accumulators and %d registers of A fragments per thread (tf32 NN: mi=%d, "
-                                "waitd=%d) exceed %d registers' worth", gm.acc, gm.frag, k[K_MI], k[K_WAITD], MAX_ACC);
+        return cut_err_set(e, "wgmma: %d accumulators and %d registers of A fragments per thread (tf32 %s: mi=%d, "
+                                "waitd=%d) exceed %d registers' worth", gm.acc, gm.frag,
+                           cut_gemm_layout_name(g->layout), k[K_MI], k[K_WAITD], MAX_ACC);
     if (gm.smem > SMEM_OPTIN_SM90)
-        return cut_err_set(e, "wgmma: %d stages of %d + %d bytes need %d bytes of shared memory, over %d", k[K_ST],
-                           gm.a_bytes, gm.b_bytes, gm.smem, SMEM_OPTIN_SM90);
+        return cut_err_set(e, "wgmma: %d stages of %d + %d bytes%s need %d bytes of shared memory, over %d", k[K_ST],
+                           gm.a_bytes, gm.b_bytes, gm.bcopy ? " and the consumers' copies of B (tf32 TN)" : "",
+                           gm.smem, SMEM_OPTIN_SM90);
     return 0;
 }
 
@@ -269,7 +280,8 @@ static const char wg_body[] =
     "{\n"
     "    extern __shared__ unsigned char smem_raw[];\n"
     "    const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u; /* 128-byte swizzle atoms: 1024-aligned */\n"
-    "    const unsigned bars = base + ST * STAGE_BYTES;                 /* full[ST] then empty[ST], 8 bytes each */\n"
+    "    /* full[ST] then empty[ST] (and tf32 TN's copied[NC]), 8 bytes each, after the stages (and TN's copies) */\n"
+    "    const unsigned bars = base + ST * STAGE_BYTES + COPY_BYTES;\n"
     "    const int wg = threadIdx.x / 128, lt = threadIdx.x % 128;\n"
     "\n"
     "    /* tile raster: groups of GM tile rows; a cluster takes CL consecutive tile rows of one tile column */\n"
@@ -295,6 +307,10 @@ static const char wg_body[] =
     "            mbar_init(FULL(s), 1);\n"
     "            mbar_init(EMPTY(s), NC * 4 * CL); /* a warp of each consumer of each block of the cluster */\n"
     "        }\n"
+    "#if BCOPY\n"
+    "        for (int c = 0; c < NC; c++)\n"
+    "            mbar_init(COPIED(c), 128); /* the consumer's threads: its K-major copy of B is written */\n"
+    "#endif\n"
     "        fence_mbarrier_init();\n"
     "    }\n"
     "#if CL > 1\n"
@@ -389,19 +405,22 @@ static const char wg_consumer[] =
     "            }\n"
     "        }\n";
 
-/* tf32 NN as C^T = B^T A^T (SWAP): one k tile of stage kt% ST into the accumulators d, A's fragments (wgmma's A,
- * from registers) read from B's MN-major boxes with ld.shared, B's descriptor (wgmma's B) over A's K-major tile. The
- * fragment of m64 block i holds rows NROW(warp, lane / 4, h) of the consumer's 64: a permutation of the tile's
- * columns that makes each ld.shared free of bank conflicts (the 8 lanes of one k row read two 16-byte chunks 64
- * bytes apart, which the 128-byte swizzle of the 4 k rows spreads over all 8 chunks), at the price of 16-byte
- * instead of 32-byte runs in the epilogue's stores. af: the stage's fragments, registers apart from those of the
- * stage whose wgmma may still be in flight (WAITD 1). */
+/* wgmma's A from registers (tf32 NN as C^T = B^T A^T, SWAP; tf32 TN and TT, AREG): one k tile of stage kt % ST into
+ * the accumulators d, A's fragments read with ld.shared from FRAG_TILE, the MN-major boxes of B (SWAP) or A (AREG),
+ * wgmma's B through DESC_RS: A's K-major tile (SWAP), B's (TT), or the consumer's K-major copy tb of B's MN-major
+ * tile (TN, BCOPY). The fragment of m64 block i holds rows NROW(warp, lane / 4, h) of the consumer's 64: a
+ * permutation of the tile's rows (SWAP: columns) that makes each ld.shared free of bank conflicts (the 8 lanes of
+ * one k row read two 16-byte chunks 64 bytes apart, which the 128-byte swizzle of the 4 k rows spreads over all 8
+ * chunks), at the price of 16-byte instead of 32-byte runs in the epilogue's stores. af: the stage's fragments,
+ * registers apart from those of the stage whose wgmma may still be in flight (WAITD 1). */
 #define WG_STR(...) #__VA_ARGS__
 #define WG_XSTR(...) WG_STR(__VA_ARGS__)
 static const char wg_swap_stage[] =
     "#define NROW(w, g, h) " WG_XSTR(CUT_WGMMA_NROW(w, g, h)) "\n"
     "#define SWAP_LDS(n, k) " WG_XSTR(CUT_WGMMA_SWAP_LDS(n, k)) "\n"
-    "static __device__ __forceinline__ void swap_stage(float (&d)[MI][BM / 2], unsigned (&af)[MI][BK / KS][4],\n"
+    "#define TRANS_STS(n, k) " WG_XSTR(CUT_WGMMA_TRANS_STS(n, k)) "\n"
+    "#define TRANS_K(lane, q) " WG_XSTR(CUT_WGMMA_TRANS_K(lane, q)) "\n"
+    "static __device__ __forceinline__ void swap_stage(float (&d)[MI][WN / 2], unsigned (&af)[MI][BK / KS][4],\n"
     "                                                  unsigned base, unsigned bars, int kt, int row0, int warp,\n"
     "                                                  int lane)\n"
     "{\n"
@@ -414,14 +433,32 @@ static const char wg_swap_stage[] =
     "#pragma unroll\n"
     "            for (int r = 0; r < 4; r++) { /* A fragment: (row g [+ 8], k t [+ 4]) */\n"
     "                const int n = row0 + i * 64 + NROW(warp, g, r & 1), k = kk * KS + t + 4 * (r >> 1);\n"
-    "                af[i][kk][r] = to_tf32(lds32(SB(s) + SWAP_LDS(n, k)));\n"
+    "                af[i][kk][r] = to_tf32(lds32(FRAG_TILE(s) + SWAP_LDS(n, k)));\n"
     "            }\n"
+    "#if BCOPY\n"
+    "    /* B's MN-major tile into this consumer's K-major copy (wgmma reads tf32 K-major only), rounded to tf32; a\n"
+    "       warp 32 columns x 4 rows at a time; the copy then fenced into the async proxy and waited for */\n"
+    "    const int c = row0 / (MI * 64);\n"
+    "    const unsigned tb = COPY(c, kt % NCOPY);\n"
+    "#pragma unroll 1\n"
+    "    for (int p = warp; p < (BN / 32) * (BK / 4); p += 4) {\n"
+    "        const int n = (p / (BK / 4)) * 32 + lane;\n"
+    "#pragma unroll\n"
+    "        for (int q = 0; q < 4; q++) {\n"
+    "            const int k = (p % (BK / 4)) * 4 + TRANS_K(lane, q);\n"
+    "            sts32(tb + TRANS_STS(n, k), to_tf32(lds32(SB(s) + SWAP_LDS(n, k))));\n"
+    "        }\n"
+    "    }\n"
+    "    fence_proxy_async();\n"
+    "    mbar_arrive(COPIED(c));\n"
+    "    mbar_wait(COPIED(c), kt & 1);\n"
+    "#endif\n"
     "    wgmma_fence();\n"
     "#pragma unroll\n"
     "    for (int kk = 0; kk < BK / KS; kk++)\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < MI; i++)\n"
-    "            WGMMA_RS(d[i], af[i][kk], desc(SA(s) + kk * 32, 16, 1024));\n"
+    "            WGMMA_RS(d[i], af[i][kk], DESC_RS(s, kk));\n"
     "    wgmma_commit();\n"
     "#if WAITD == 0\n"
     "    wgmma_wait<0>();\n"
@@ -434,14 +471,15 @@ static const char wg_swap_stage[] =
     "#endif\n"
     "}\n";
 
-/* A consumer of C^T = B^T A^T (tf32 NN): its 64 MI columns of the tile as wgmma's rows, the tile's BM rows as
- * wgmma's n; the accumulators stored transposed. */
+/* A consumer whose wgmma takes A from registers. SWAP (C^T = B^T A^T, tf32 NN): its 64 MI columns of the tile as
+ * wgmma's rows, the tile's BM rows as wgmma's n; the accumulators stored transposed. AREG (tf32 TN, TT): its 64 MI
+ * rows, wgmma's n the tile's BN columns, stored as rows of C in the row permutation of the fragments. */
 static const char wg_consumer_swap[] =
-    "        float d[MI][BM / 2];\n"
+    "        float d[MI][WN / 2];\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < MI; i++)\n"
     "#pragma unroll\n"
-    "            for (int j = 0; j < BM / 2; j++)\n"
+    "            for (int j = 0; j < WN / 2; j++)\n"
     "                d[i][j] = 0.0f;\n"
     "        const int row0 = (wg - 1) * MI * 64; /* first column of the tile (row of C^T) of this consumer */\n"
     "        const int warp = lt / 32, lane = lt % 32;\n"
@@ -466,6 +504,7 @@ static const char wg_consumer_swap[] =
     "#endif\n"
     "        wgmma_wait<0>();\n"
     "\n"
+    "#if SWAP\n"
     "        /* epilogue: accumulator j of m64 block i holds C^T's row NROW(warp, lane / 4, (j / 2) % 2), i.e.\n"
     "           column n0 + row0 + 64 i + that of C, and C^T's column 8 (j / 4) + 2 (lane % 4) + j % 2, i.e. that\n"
     "           row of C */\n"
@@ -485,7 +524,33 @@ static const char wg_consumer_swap[] =
     "                        C[(size_t)(r + 1) * N + c] = EPI(d[i][4 * j + 2 * h + 1], (size_t)(r + 1) * N + c);\n"
     "                }\n"
     "            }\n"
-    "        }\n";
+    "        }\n"
+    "#else\n"
+    "        /* epilogue: accumulator j of m64 block i holds row NROW(warp, lane / 4, (j / 2) % 2) of the block,\n"
+    "           column 8 (j / 4) + 2 (lane % 4) + j % 2 */\n"
+    "#pragma unroll\n"
+    "        for (int i = 0; i < MI; i++) {\n"
+    "#pragma unroll\n"
+    "            for (int h = 0; h < 2; h++) {\n"
+    "                const int r = m0 + row0 + i * 64 + NROW(warp, lane / 4, h);\n"
+    "                if (r >= M)\n"
+    "                    continue;\n"
+    "                float *crow = C + (size_t)r * N;\n"
+    "#pragma unroll\n"
+    "                for (int j = 0; j < BN / 8; j++) {\n"
+    "                    const int c = n0 + 8 * j + 2 * (lane % 4);\n"
+    "                    const float v0 = d[i][4 * j + 2 * h], v1 = d[i][4 * j + 2 * h + 1];\n"
+    "                    if ((N % 2) == 0 && c + 1 < N) {\n"
+    "                        *reinterpret_cast<float2 *>(crow + c) =\n"
+    "                            make_float2(EPI(v0, (size_t)r * N + c), EPI(v1, (size_t)r * N + c + 1));\n"
+    "                    } else {\n"
+    "                        if (c < N) crow[c] = EPI(v0, (size_t)r * N + c);\n"
+    "                        if (c + 1 < N) crow[c + 1] = EPI(v1, (size_t)r * N + c + 1);\n"
+    "                    }\n"
+    "                }\n"
+    "            }\n"
+    "        }\n"
+    "#endif\n";
 
 static const char wg_end[] =
     "    }\n"
@@ -585,14 +650,15 @@ static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
 }
 
 /* A's loads. K-major (NN, NT): one box of BM rows of 128 bytes (BK elements of K). MN-major (TN, TT, A stored
- * K x M): BM/64 boxes of BK rows of 128 bytes = 64 elements of M, read by wgmma with its A-transpose flag. */
+ * K x M): boxes of BK rows of 128 bytes = 64 elements of M (fp16/bf16, read by wgmma with its A-transpose flag) or
+ * 32 (tf32, read into registers as A's fragments). */
 static void emit_a(cut_buf *b, const cut_gemm *g)
 {
-    const int bz = cut_gemm_batch(g) > 1;
+    const int bz = cut_gemm_batch(g) > 1, boxm = SWZ / elem_bytes(g);
     const char *ld = bz ? "tma_load3" : "tma_load", *z = bz ? " z," : "";
-    if (cut_gemm_a_trans(g))
-        cut_buf_printf(b, "#define LOAD_A for (int j = 0; j < BM / 64; j++) %s(SA(s) + j * BK * 128, &tmA, m0 + 64 * "
-                          "j, kt * BK,%s FULL(s));\n", ld, z);
+    if (cut_gemm_a_trans(g)) /* tf32: boxes of 32 columns, up to 8 a stage (see emit_b) */
+        cut_buf_printf(b, "#define LOAD_A %sfor (int j = 0; j < BM / %d; j++) %s(SA(s) + j * BK * 128, &tmA, m0 + %d * "
+                          "j, kt * BK,%s FULL(s));\n", boxm < 64 ? "_Pragma(\"unroll 1\") " : "", boxm, ld, boxm, z);
     else
         cut_buf_printf(b, "#define LOAD_A %s(SA(s), &tmA, kt * BK, m0,%s FULL(s));\n", ld, z);
 }
@@ -625,6 +691,26 @@ static void fill_tma(const cut_gemm *g, const wg_geom *gm, int cl, cut_kernel_sr
         }
 }
 
+/* The macros of a kernel whose wgmma takes A from registers (swap_stage, wg_consumer_swap): wgmma's n, the tile its
+ * A fragments come from, wgmma's B descriptor and, for tf32 TN, the consumers' K-major copies of B and their
+ * barriers (after the stages: 1024-byte aligned, as B_BYTES is a multiple of 8192). */
+static void emit_areg(cut_buf *b, const wg_geom *gm)
+{
+    cut_buf_printf(b, "#define WN %s /* wgmma's n */\n#define FRAG_TILE(s) %s\n", gm->swap ? "BM" : "BN",
+                   gm->swap ? "SB(s)" : "SA(s)");
+    if (gm->swap)
+        cut_buf_printf(b, "#define DESC_RS(s, kk) desc(SA(s) + (kk) * 32, 16, 1024)\n");
+    else if (gm->bcopy)
+        cut_buf_printf(b, "#define AREG 1 /* A from registers, loaded from A's MN-major boxes */\n#define BCOPY 1\n"
+                          "#define NCOPY (WAITD + 2) /* K-major copies of B a consumer cycles through */\n"
+                          "#define COPY(c, j) (base + ST * STAGE_BYTES + ((c) * NCOPY + (j)) * B_BYTES)\n"
+                          "#define COPIED(c) (bars + 8u * (2 * ST + (c)))\n"
+                          "#define DESC_RS(s, kk) desc(tb + (kk) * 32, 16, 1024)\n");
+    else
+        cut_buf_printf(b, "#define AREG 1 /* A from registers, loaded from A's MN-major boxes */\n"
+                          "#define DESC_RS(s, kk) DESC_B(s, kk)\n");
+}
+
 static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e)
 {
     memset(out, 0, sizeof *out);
@@ -651,8 +737,11 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
     }
     if (gm.swap)
         cut_buf_printf(&b, "#define SWAP 1 /* C^T = B^T A^T: wgmma's n (the knob bn) is BM */\n");
-    /* tf32 NN's producer issues up to 9 copies a stage: unrolled, they overflow its 40 registers */
-    cut_buf_printf(&b, "#define PRODUCER_UNROLL%s\n", gm.swap ? " _Pragma(\"unroll 1\")" : "");
+    if (gm.areg)
+        emit_areg(&b, &gm);
+    cut_buf_printf(&b, "#define COPY_BYTES %d\n", gm.copy_bytes);
+    /* tf32's producers issue up to 9 (NN, TT) or 16 (TN) copies a stage: unrolled, they overflow its 40 registers */
+    cut_buf_printf(&b, "#define PRODUCER_UNROLL%s\n", gm.areg ? " _Pragma(\"unroll 1\")" : "");
     if (cl > 1)
         cut_buf_printf(&b, "#define CLUSTER_ATTR __cluster_dims__(%d, 1, 1)\n", cl);
     else
@@ -660,16 +749,16 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
     cut_buf_append(&b, wg_head, strlen(wg_head));
     cut_buf_append(&b, cut_wgmma_text_ptx, strlen(cut_wgmma_text_ptx));
     cut_buf_append(&b, cut_wgmma_text_emu, strlen(cut_wgmma_text_emu));
-    if (gm.swap)
-        emit_wgmma_rs(&b, gm.bm);
+    if (gm.areg)
+        emit_wgmma_rs(&b, gm.swap ? gm.bm : gm.bn);
     else
         emit_wgmma(&b, g, gm.bn);
     emit_a(&b, g);
     emit_b(&b, g, cl);
-    if (gm.swap)
+    if (gm.areg)
         cut_buf_append(&b, wg_swap_stage, strlen(wg_swap_stage));
     cut_buf_append(&b, wg_body, strlen(wg_body));
-    if (gm.swap)
+    if (gm.areg)
         cut_buf_append(&b, wg_consumer_swap, strlen(wg_consumer_swap));
     else
         cut_buf_append(&b, wg_consumer, strlen(wg_consumer));

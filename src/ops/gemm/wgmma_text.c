@@ -81,6 +81,11 @@ const char cut_wgmma_text_ptx[] =
     "{ unsigned v; asm volatile(\"ld.shared.b32 %0, [%1];\" : \"=r\"(v) : \"r\"(addr) : \"memory\"); return v; }\n"
     "static __device__ __forceinline__ unsigned to_tf32(unsigned x)\n"
     "{ unsigned y; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(y) : \"f\"(__uint_as_float(x))); return y; }\n"
+    "static __device__ __forceinline__ void sts32(unsigned addr, unsigned v)\n"
+    "{ asm volatile(\"st.shared.b32 [%0], %1;\" :: \"r\"(addr), \"r\"(v) : \"memory\"); }\n"
+    "/* this thread's generic-proxy writes to shared memory made visible to the async proxy (wgmma's reads) */\n"
+    "static __device__ __forceinline__ void fence_proxy_async(void)\n"
+    "{ asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "#endif /* !CUT_EMU */\n";
 
 /* The host emulation. Shared memory is the prelude's per-block buffer cut_emu_dsmem seen through a shared window
@@ -230,6 +235,10 @@ const char cut_wgmma_text_emu[] =
     "{ emu_tma_box(dst, map, c0, c1, c2, bar); }\n"
     "static __device__ __forceinline__ unsigned lds32(unsigned addr)\n"
     "{ unsigned v; __builtin_memcpy(&v, emu_smem(addr, 4), 4); return v; }\n"
+    "static __device__ __forceinline__ void sts32(unsigned addr, unsigned v)\n"
+    "{ __builtin_memcpy(emu_smem(addr, 4), &v, 4); }\n"
+    "/* the emulated wgmma reads shared memory as the threads left it (at its wait_group): no proxy to order */\n"
+    "static __device__ __forceinline__ void fence_proxy_async(void) {}\n"
     "/* cvt.rna.tf32.f32: to the nearest tf32, ties away from zero (the low 13 bits cleared) */\n"
     "static __device__ __forceinline__ unsigned to_tf32(unsigned x)\n"
     "{ return ((x & 0x7f800000u) == 0x7f800000u) ? x : (x + 0x1000u) & 0xffffe000u; }\n"

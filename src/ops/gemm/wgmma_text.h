@@ -9,7 +9,8 @@
 
 /* smem_u32, mbar_init, fence_mbarrier_init, mbar_expect_tx, mbar_arrive, mbar_arrive_cluster, mbar_wait, tma_load,
  * tma_load_mc, tma_load3 and tma_load3_mc (3-D maps: plane c2), cluster_rank, cluster_sync, setmaxnreg_dec<R>, setmaxnreg_inc<R>, wgmma_fence, wgmma_commit,
- * wgmma_wait<G>, lds32 (ld.shared.b32), to_tf32 (cvt.rna.tf32.f32): the GPU's (inside #ifndef CUT_EMU). */
+ * wgmma_wait<G>, lds32 (ld.shared.b32), to_tf32 (cvt.rna.tf32.f32), sts32 (st.shared.b32), fence_proxy_async
+ * (fence.proxy.async.shared::cta): the GPU's (inside #ifndef CUT_EMU). */
 extern const char cut_wgmma_text_ptx[];
 /* The same helpers but the cluster ones (a cluster cannot be emulated: CL > 1 is an #error) as host code, and
  * emu_wgmma(d, n, dt, da, areg, db, ta, tb, scale_d, scale_a, scale_b), the emulated wgmma.mma_async (A from the
@@ -23,5 +24,12 @@ extern const char cut_wgmma_text_emu[];
 /* The byte of tf32 element (k, n) (k < 32, n < the tile's columns) in a stage's B tile: boxes of 32 columns, 32
  * rows of 128 bytes each, as the TMA unit writes them with the 128-byte swizzle. */
 #define CUT_WGMMA_SWAP_LDS(n, k) (((n) / 32) * 4096 + (k) * 128 + (((((n) % 32) / 4) ^ ((k) % 8)) << 4) + ((n) % 4) * 4)
+/* tf32 TN (wgmma.c): the byte of element (k, n) (k < 32) in a consumer's K-major copy of the B tile, one row of 128
+ * bytes per n, in the 128-byte swizzle that wgmma's descriptor declares (the copy is 1024-byte aligned). */
+#define CUT_WGMMA_TRANS_STS(n, k) ((n) * 128 + ((((k) / 4) ^ ((n) % 8)) << 4) + ((k) % 4) * 4)
+/* tf32 TN's transposition: a warp copies 32 columns n0.. x 4 rows k0.. (n0 a multiple of 32, k0 of 4) in 4 steps q,
+ * lane l the element (k0 + CUT_WGMMA_TRANS_K(l, q), n0 + l) at step q: every element once, and each step's loads
+ * (CUT_WGMMA_SWAP_LDS) and stores (CUT_WGMMA_TRANS_STS) hit the 32 banks once. */
+#define CUT_WGMMA_TRANS_K(lane, q) (((lane) / 8) ^ (q))
 
 #endif
