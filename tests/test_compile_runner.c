@@ -5,8 +5,8 @@
  * dies is a COMPILE_ERROR that says so (the isolation the serving ranks of an MPI job rely on). The compile process
  * (cut_compile_isolated, an exec'd cutune-worker in its compile mode): the same cubin as cut_compile_one in this
  * process, the disk cache written by it, NVRTC's log for an error, the time limit (also with a helper that never reads
- * a request larger than a pipe holds), a helper that dies, one of another build, no helper found, and 32 compiles
- * from 8 threads at once. Needs NVRTC and the build's cutune-worker ($CUTUNE_WORKER, as tests/CMakeLists.txt sets
+ * a request larger than a pipe holds), a helper that dies, one of another build, a helper whose parent is killed
+ * (it dies too), no descriptor of ours in it, no helper found, and 32 compiles from 8 threads at once. Needs NVRTC and the build's cutune-worker ($CUTUNE_WORKER, as tests/CMakeLists.txt sets
  * it), no GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cutune/measure.h"
@@ -110,17 +112,22 @@ static void test_compile_only(void **state)
     cut_kernel_src_free(&ks[0]);
 }
 
+/* 20000 dependent statements: NVRTC and ptxas work on them for many seconds. Caller frees b with cut_buf_free. */
+static void slow_src(cut_buf *b)
+{
+    cut_buf_init(b);
+    cut_buf_printf(b, "extern \"C\" __global__ void cut_slow(float *x)\n{\n    float a = x[threadIdx.x];\n");
+    for (int i = 0; i < 20000; i++)
+        cut_buf_printf(b, "    a = a * x[%d] + sinf(a);\n", (i * 7) % 977);
+    cut_buf_printf(b, "    x[0] = a;\n}\n");
+}
+
 /* A compile process that runs past its limit is killed: the compile's failure, never the caller's. */
 static void test_limit_kills_compile(void **state)
 {
     (void)state;
-    /* 20000 dependent statements: NVRTC and ptxas work on them far longer than the 0.3 s allowed */
     cut_buf slow;
-    cut_buf_init(&slow);
-    cut_buf_printf(&slow, "extern \"C\" __global__ void cut_slow(float *x)\n{\n    float a = x[threadIdx.x];\n");
-    for (int i = 0; i < 20000; i++)
-        cut_buf_printf(&slow, "    a = a * x[%d] + sinf(a);\n", (i * 7) % 977);
-    cut_buf_printf(&slow, "    x[0] = a;\n}\n");
+    slow_src(&slow);
     cut_compile_opts o;
     cut_compile_opts_default(&o);
     cut_compiled out;
@@ -295,6 +302,15 @@ static void test_helper_dies_or_differs(void **state)
     assert_non_null(strstr(out.log, "NVRTC crashed: its process ended with signal 11"));
     cut_compiled_free(&out);
     restore_worker(&w);
+    /* a helper that knows no compile mode (an older cutune-worker exits with its usage) */
+    fake_worker(&w, "echo 'usage: cutune __worker <device>|emu:<dir> <in_fd> <out_fd>' >&2; exit 2");
+    assert_int_equal(cut_compile_isolated(SYNTAX_ERROR_SRC, NULL, &o, 60, &out, &e), 0);
+    printf("%s\n", out.log);
+    assert_int_equal(out.ok, 0);
+    assert_non_null(strstr(out.log, "NVRTC crashed: its process ended with exit status 2 before replying"));
+    assert_non_null(strstr(out.log, "another build"));
+    cut_compiled_free(&out);
+    restore_worker(&w);
     /* the real helper, fed a request that is not one (on descriptor 5 instead of its stdin) */
     char real[PATH_MAX], body[PATH_MAX + 64];
     assert_int_equal(cut_worker_path(real, sizeof real, &e), 0);
@@ -306,6 +322,71 @@ static void test_helper_dies_or_differs(void **state)
     assert_non_null(strstr(e.msg, "CUTUNE_WORKER"));
     cut_compiled_free(&out);
     restore_worker(&w);
+}
+
+/* The processes whose environment holds CUTUNE_TEST_TAG=tag (a test's helpers): their count; each is sent sig
+ * (0: none). */
+static int tagged_helpers(const char *tag, int sig)
+{
+    char want[128];
+    const int wn = snprintf(want, sizeof want, "CUTUNE_TEST_TAG=%s", tag);
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        char path[300], env[65536];
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/environ", de->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        const size_t got = fread(env, 1, sizeof env, f);
+        fclose(f);
+        for (size_t i = 0; i < got; i += strnlen(env + i, got - i) + 1)
+            if (got - i >= (size_t)wn && memcmp(env + i, want, (size_t)wn) == 0 && (got - i == (size_t)wn ||
+                                                                                     env[i + wn] == '\0')) {
+                n++;
+                if (sig)
+                    kill((pid_t)atoi(de->d_name), sig);
+            }
+    }
+    closedir(d);
+    return n;
+}
+
+/* A process killed while its compile runs leaves no helper behind (a killed MPI rank's compiles end with it). */
+static void test_helper_dies_with_parent(void **state)
+{
+    (void)state;
+    char tag[64];
+    snprintf(tag, sizeof tag, "orphan-%d-%.0f", (int)getpid(), cut_now_s() * 1e3);
+    const pid_t kid = fork();
+    assert_true(kid >= 0);
+    if (kid == 0) { /* this test's process is one thread here: the fork is safe, and NVRTC runs in the helper */
+        setenv("CUTUNE_TEST_TAG", tag, 1);
+        cut_buf slow;
+        slow_src(&slow);
+        cut_compile_opts o;
+        cut_compile_opts_default(&o);
+        cut_compiled out;
+        cut_err e = {{0}};
+        cut_compile_isolated(slow.data, NULL, &o, 0, &out, &e);
+        _exit(0);
+    }
+    int seen = 0;
+    for (int i = 0; i < 200 && !seen; i++, usleep(20000))
+        seen = tagged_helpers(tag, 0) == 1;
+    kill(kid, SIGKILL);
+    int st = 0;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    int left = 1;
+    for (int i = 0; i < 250 && left; i++, usleep(20000))
+        left = tagged_helpers(tag, 0);
+    printf("helpers left after their parent was killed: %d\n", left);
+    tagged_helpers(tag, SIGKILL); /* a failure here leaves no compile of minutes behind */
+    assert_true(seen); /* its helper was compiling */
+    assert_int_equal(left, 0);
 }
 
 /* The helper gets its request (0), the reply pipe (3) and the standard streams, none of this process's other
@@ -439,7 +520,8 @@ int main(void)
         cmocka_unit_test(test_compile_only),          cmocka_unit_test(test_limit_kills_compile),
         cmocka_unit_test(test_same_as_in_process),    cmocka_unit_test(test_compile_error_log),
         cmocka_unit_test(test_limit_kills_silent_helper), cmocka_unit_test(test_helper_dies_or_differs),
-        cmocka_unit_test(test_no_descriptor_leaks),   cmocka_unit_test(test_no_helper),
+        cmocka_unit_test(test_helper_dies_with_parent), cmocka_unit_test(test_no_descriptor_leaks),
+        cmocka_unit_test(test_no_helper),
         cmocka_unit_test(test_many_threads),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +45,7 @@ typedef struct child_job {
 static void *compile_thread(void *arg)
 {
     child_job *j = arg;
+    cut_compiled_free(&j->out); /* the placeholder a reply needs when no compile runs; cut_compile_one starts afresh */
     j->rc = cut_compile_one(j->src, j->name, j->o, &j->out, &j->e);
     return NULL;
 }
@@ -81,6 +83,7 @@ static char *get_text(cut_wp_rd *r)
 typedef struct compile_req {
     char *src, *name, *cache_dir, *extra;
     cut_compile_opts o;
+    uint64_t parent; /* the process that asked */
 } compile_req;
 
 /* A string that may be NULL: u32 1 and the text, or u32 0 and "". */
@@ -107,7 +110,7 @@ static char *get_opt_text(cut_wp_rd *r)
 
 /* The request: u32 REQUEST_MAGIC, the source, the name (may be NULL), then every field of the options that
  * cut_compile_one reads: i32 sm_major, sm_minor, arch_suffix_a, the cache folder (may be NULL), i32 nthreads, the
- * extra NVRTC options (may be NULL), i32 want_ptx. */
+ * extra NVRTC options (may be NULL), i32 want_ptx; then u64 the asking process's id. */
 static void request_encode(const char *src, const char *name, const cut_compile_opts *o, cut_buf *b)
 {
     cut_wp_put_u32(b, REQUEST_MAGIC);
@@ -120,6 +123,7 @@ static void request_encode(const char *src, const char *name, const cut_compile_
     cut_wp_put_i32(b, o->nthreads);
     put_opt_text(b, o->extra_opts);
     cut_wp_put_i32(b, o->want_ptx);
+    cut_wp_put_u64(b, (uint64_t)getpid());
 }
 
 static void request_free(compile_req *q)
@@ -145,6 +149,7 @@ static int request_decode(const void *data, size_t len, compile_req *q)
     cut_wp_get_i32(&r, &v[3]);
     q->extra = get_opt_text(&r);
     cut_wp_get_i32(&r, &v[4]);
+    cut_wp_get_u64(&r, &q->parent);
     cut_compile_opts_default(&q->o);
     q->o.sm_major = v[0], q->o.sm_minor = v[1], q->o.arch_suffix_a = v[2];
     q->o.cache_dir = q->cache_dir;
@@ -219,9 +224,13 @@ static int read_request(int fd, cut_buf *b)
 
 /* The helper (`cutune __worker compile <in_fd> <out_fd>`). Descriptors above the two it uses that the parent's
  * process had left open without close-on-exec (another library's) are closed first, so that a compile that runs for
- * minutes holds none of them. The exit status is 0 once the reply is written, whether or not the source compiled. */
+ * minutes holds none of them. It dies with its parent (a killed MPI rank leaves no compile behind): the parent's
+ * thread that started it waits for it, so only the parent's end ends that thread first; a parent gone before the
+ * request is read (the helper's parent is then another process) ends it too. The exit status is 0 once the reply is
+ * written, whether or not the source compiled. */
 int cut_compile_child_main(int in_fd, int out_fd)
 {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     close_range((unsigned)(in_fd > out_fd ? in_fd : out_fd) + 1, ~0u, 0);
     cut_buf req;
     cut_buf_init(&req);
@@ -233,6 +242,8 @@ int cut_compile_child_main(int in_fd, int out_fd)
     } else if (request_decode(req.data, req.len, &q) != 0) {
         cut_err_set(&j.e, "the compile helper got a malformed request of %zu bytes (is " CUT_WORKER_ENV
                           " a cutune-worker of another build?)", req.len);
+    } else if ((uint64_t)getppid() != q.parent) {
+        cut_err_set(&j.e, "the process that asked for this compile is gone");
     } else {
         j.src = q.src, j.name = q.name, j.o = &q.o;
         pthread_attr_t attr;
@@ -399,7 +410,10 @@ static int collect(int pid, int fd, double t0, double limit_s, cut_compiled *out
         snprintf(why, sizeof why, "NVRTC did not finish within %g s: the compile was killed", limit_s);
         no_result(out, why);
     } else if (!reaped || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || (rc = reply_decode(&b, out, e)) < 0) {
-        snprintf(why, sizeof why, "NVRTC crashed: its process ended with %s", how);
+        /* an exit with no reply at all, not a signal, is rather a helper that does not know the compile mode */
+        const int silent = reaped && WIFEXITED(st) && b.len == 0;
+        snprintf(why, sizeof why, "NVRTC crashed: its process ended with %s%s", how,
+                 silent ? " before replying (is " CUT_WORKER_ENV " a cutune-worker of another build?)" : "");
         no_result(out, why);
         rc = 0;
     } else if (rc == 1) {
