@@ -1,11 +1,13 @@
 /* cutune — the hidden `cutune __worker <dev> <in_fd> <out_fd>` subcommand: the GPU measurement worker process
- * started by the GPU runner (gpu_runner.c), or with `emu:<dir>` as the device the emulation worker
- * (src/measure/emu_worker.c). Not meant to be run by hand. The cutune-worker executable (worker_main.c) runs the
+ * started by the GPU runner (gpu_runner.c), with `emu:<dir>` as the device the emulation worker
+ * (src/measure/emu_worker.c), with `compile` one compile in a process of its own (src/measure/compile_child.c, the
+ * compile runner's). Not meant to be run by hand. The cutune-worker executable (worker_main.c) runs the
  * same function for programs that use the library. */
 #include "cli/cli.h"
 #include "cutune/common.h"
 #include "cutune/emu.h"
 #include "cutune/measure.h"
+#include "measure/compile_child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,12 +43,13 @@ static int parse_nonneg(const char *s)
 int cut_cmd_worker(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: cutune __worker <device>|emu:<dir> <in_fd> <out_fd>\n"
+        fprintf(stderr, "usage: cutune __worker <device>|emu:<dir>|compile <in_fd> <out_fd>\n"
                         "(internal: the measurement worker started by cutune's GPU runner)\n");
         return CUT_EXIT_USAGE;
     }
-    const int emu = strncmp(argv[1], "emu:", 4) == 0 && argv[1][4];
-    const int dev = emu ? 0 : parse_nonneg(argv[1]), in_fd = parse_nonneg(argv[2]), out_fd = parse_nonneg(argv[3]);
+    const int emu = strncmp(argv[1], "emu:", 4) == 0 && argv[1][4], compile = strcmp(argv[1], "compile") == 0;
+    const int dev = emu || compile ? 0 : parse_nonneg(argv[1]);
+    const int in_fd = parse_nonneg(argv[2]), out_fd = parse_nonneg(argv[3]);
     if (dev < 0 || in_fd < 0 || out_fd < 0) {
         fprintf(stderr, "cutune __worker: device and file descriptors must be non-negative integers\n");
         return CUT_EXIT_USAGE;
@@ -55,5 +58,7 @@ int cut_cmd_worker(int argc, char **argv)
         fprintf(stderr, "cutune __worker: file descriptor %d or %d is not open\n", in_fd, out_fd);
         return CUT_EXIT_USAGE;
     }
+    if (compile)
+        return cut_compile_child_main(in_fd, out_fd);
     return emu ? cut_emu_worker_main(argv[1] + 4, in_fd, out_fd) : cut_worker_main(dev, in_fd, out_fd);
 }

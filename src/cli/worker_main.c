@@ -1,5 +1,5 @@
-/* cutune — the measurement worker as an executable of its own: `cutune-worker [__worker] <device>|emu:<dir>
- * <in_fd> <out_fd>` runs what `cutune __worker` runs (cmd_worker.c). Programs that use cutune as a library start it
+/* cutune — the measurement worker as an executable of its own: `cutune-worker [__worker] <device>|emu:<dir>|compile
+ * <in_fd> <out_fd>` runs what `cutune __worker` runs (cmd_worker.c; `compile`: the compile runner's compiles). Programs that use cutune as a library start it
  * through the runners (cut_worker_path finds it), which pass the `__worker` word as they do to the cutune CLI. */
 #include "cli/cli.h"
 

@@ -150,7 +150,12 @@ static void compile_only_env(const cut_compile_opts *o, int version, cut_measure
 cut_runner *cut_runner_compile_new(cut_runner *inner, const cut_compile_opts *o, double compile_limit_s, cut_err *e)
 {
     const int version = cut_nvrtc_version(e);
-    if (version < 0) {
+    char worker[4096];
+    /* each compile runs in the worker executable (compile_child.h): one that cannot be found ends the run here,
+     * before any candidate, with the sentence that names CUTUNE_WORKER and the paths tried */
+    if (version < 0 || cut_worker_path(worker, sizeof worker, e) != 0) {
+        if (version >= 0)
+            cut_err_wrap(e, "the compile runner compiles in the cutune-worker executable");
         cut_runner_free(inner);
         return NULL;
     }
