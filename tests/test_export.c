@@ -337,6 +337,19 @@ static void test_load_refuses(void **state)
     write_file(res, name, text);
     write_results(res, 1, &other, 2, 0);
     expect_refusal(res, "two results files are case 1");
+    /* a wgmma_conv kernel (a TMA map of the weights, sm_90a): refused with the reason */
+    char *res2 = path_in(tmp, "tuningresults_wgmma");
+    const cut_conv half = {1, 8, 8, 16, 8, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC, CUT_EPI_NONE};
+    r = a_record(1, &half, &s, 0.5);
+    r.sched = valid_sched(&half, cut_template_find("wgmma_conv"), 3);
+    b.len = 0;
+    cut_record_to_json(&r, &b);
+    cut_mkdirs(res2, NULL);
+    cut_conv_case_name(&half, 1, name, sizeof name);
+    strcat(name, ".json");
+    write_file(res2, name, b.data);
+    expect_refusal(res2, "takes its weights as a TMA map and needs sm_90a");
+    free(res2);
     cut_buf_free(&b);
     free(text);
     free(p);

@@ -95,6 +95,12 @@ static int load_record(const char *path, int line, int case_idx, const cut_conv 
         cut_kernel_src_free(&out->ks);
         return cut_err_set(e, "%s line %d: cannot generate schedule '%s': %s", path, line, desc, why.msg);
     }
+    if (out->ks.ntma != 0 || out->ks.arch_a) { /* wgmma_conv */
+        cut_kernel_src_free(&out->ks);
+        return cut_err_set(e, "%s line %d: schedule '%s' is not exported: it takes its weights as a TMA map and needs "
+                              "sm_90a, while the conv export's launchers pass device pointers and build for sm_90; "
+                              "tune the case without it (its igemm_tc kernels export)", path, line, desc);
+    }
     out->case_idx = case_idx;
     out->kernel_id = kernel_id;
     out->conv = r->conv;
