@@ -348,7 +348,19 @@ static void test_load_refuses(void **state)
     cut_conv_case_name(&half, 1, name, sizeof name);
     strcat(name, ".json");
     write_file(res2, name, b.data);
-    expect_refusal(res2, "takes its weights as a TMA map and needs sm_90a");
+    expect_refusal(res2, "holds only wgmma_conv kernels (1)");
+    /* beside an igemm_tc kernel of the case: that one exports, the wgmma_conv one is counted as left out */
+    r.sched = valid_sched(&half, cut_template_find("igemm_tc"), 4);
+    cut_record_to_json(&r, &b);
+    write_file(res2, name, b.data);
+    cut_export_set set;
+    cut_err e = {{0}};
+    assert_int_equal(cut_export_load(res2, &set, &e), 0);
+    assert_int_equal(set.n, 1);
+    assert_int_equal(set.unexportable, 1);
+    assert_int_equal(set.k[0].sched.tpl, cut_template_find("igemm_tc"));
+    assert_int_equal(set.k[0].kernel_id, 2);
+    cut_export_set_free(&set);
     free(res2);
     cut_buf_free(&b);
     free(text);
