@@ -1,8 +1,8 @@
 /* The Hopper Conv2D template "wgmma_conv" (NHWC fp16/bf16: weights by TMA, input by a cp.async producer warp
  * group, wgmma consumers): applicability and refusals with their sentences, sampling and mutation, the launch
  * configuration and the weights' TMA map (and where the runner passes it), tail shapes under the host emulation with
- * the PTX semantics of wgmma, mbarriers and TMA (odd H/W, stride 2, 1x1, 3x3 with padding, 5x5, bias and ReLU)
- * against the double reference, planted bugs caught, and random schedules compiled with NVRTC for sm_90a without
+ * the PTX semantics of wgmma, mbarriers and TMA (odd H/W, stride 2, 1x1, 3x3 with padding, 5x5, bias and ReLU,
+ * split-K) against the double reference, planted bugs caught, and random schedules compiled with NVRTC for sm_90a without
  * spills or serialized wgmmas. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,16 +36,18 @@ static cut_conv mkc(int n, int h, int w, int co, int ci, int k, int s, int p, cu
     return c;
 }
 
-/* bn mi nc st waitd */
-static cut_sched mks(int bn, int mi, int nc, int st, int waitd)
+/* bn mi nc st waitd splitk */
+static cut_sched mksk(int bn, int mi, int nc, int st, int waitd, int splitk)
 {
     cut_sched s;
     memset(&s, 0, sizeof s);
     s.tpl = tpl_wc();
-    const int v[CUT_WC_NKNOBS] = {bn, mi, nc, st, waitd};
+    const int v[CUT_WC_NKNOBS] = {bn, mi, nc, st, waitd, splitk};
     memcpy(s.k, v, sizeof v);
     return s;
 }
+
+static cut_sched mks(int bn, int mi, int nc, int st, int waitd) { return mksk(bn, mi, nc, st, waitd, 1); }
 
 static void expect_refusal(const cut_conv *c, cut_sched s, const char *words)
 {
@@ -88,9 +90,16 @@ static void test_applies_and_refusals(void **state)
     expect_refusal(&ok, mks(256, 2, 1, 2, 0), "accumulators");
     expect_refusal(&ok, mks(128, 2, 2, 6, 0), "shared memory");
     expect_refusal(&ok, mks(256, 1, 1, 2, 0), "leaves most of it empty"); /* CO 32 */
+    expect_refusal(&ok, mksk(64, 1, 1, 2, 0, 4), "at least two a slice"); /* K = 144: 3 k tiles */
+    const cut_conv longk = mkc(1, 5, 5, 16, 128, 3, 1, 1, CUT_DT_FP16); /* 18 k tiles */
+    expect_refusal(&longk, mksk(64, 1, 1, 2, 0, 8), "empty");              /* 8 slices of 3 */
+    cut_err e0 = {{0}};
+    cut_devlimits d0;
+    cut_devlimits_sm90(&d0);
+    assert_int_equal(cut_tpl_wgmma_conv.check(&longk, &(cut_sched){.k = {64, 1, 1, 2, 0, 4}}, &d0, &e0), 0);
     cut_devlimits d;
     cut_devlimits_sm90(&d);
-    assert_int_equal(cut_sched_check(&ok, &(cut_sched){.tpl = tpl_wc(), .k = {64, 1, 1, 4, 1}}, &d, &e), 0);
+    assert_int_equal(cut_sched_check(&ok, &(cut_sched){.tpl = tpl_wc(), .k = {64, 1, 1, 4, 1, 1}}, &d, &e), 0);
 }
 
 /* Sampled schedules are valid (some of them) and mutations stay on the knobs' lists. */
@@ -114,6 +123,8 @@ static void test_sampled_valid_and_mutations(void **state)
             assert_true(bn == 64 || bn == 128 || bn == 192 || bn == 256);
             assert_true(st >= 2 && st <= 6);
             assert_true(s.k[CUT_WC_WAITD] == 0 || s.k[CUT_WC_WAITD] == 1);
+            const int sk = s.k[CUT_WC_SPLITK];
+            assert_true(sk == 1 || sk == 2 || sk == 4 || sk == 8 || sk == 16);
         }
     }
 }
@@ -131,9 +142,10 @@ static void test_codegen_launch_and_map(void **state)
     assert_int_equal(cut_codegen_conv(&c, &s, &ks, &e), 0);
     assert_int_equal(ks.block[0], 256);
     assert_int_equal(ks.grid[0], 1); /* one 64-row tile of M, one 64-column tile of CO */
+    assert_int_equal(ks.grid[2], 1);
     assert_int_equal(ks.arch_a, 1);
     assert_int_equal(ks.extra_bufs, 1);
-    assert_int_equal(ks.smem_dynamic, 1024 + 3 * (64 + 64) * 128 + 48);
+    assert_int_equal(ks.smem_dynamic, 1024 + 3 * (64 + 64) * 128 + 7 * 8); /* full, empty and the reduction's */
     assert_int_equal(ks.ntma, 1);
     assert_int_equal(ks.tma[0].operand, 1);
     assert_true(ks.tma[0].dims[0] == 216 && ks.tma[0].dims[1] == 40 && ks.tma[0].row_bytes == 432);
@@ -149,6 +161,12 @@ static void test_codegen_launch_and_map(void **state)
     assert_true(!call.args[0].tma && call.args[0].buf == 0);
     assert_true(call.args[1].tma && call.args[1].buf == 1 && call.args[1].desc.dims[0] == 216);
     assert_true(!call.args[2].tma && call.args[2].buf == 2 && !call.args[3].tma && call.args[3].buf == 3);
+    cut_kernel_src_free(&ks);
+    /* split-K: the slices on blockIdx.z */
+    const cut_conv longk = mkc(2, 5, 5, 16, 128, 3, 1, 1, CUT_DT_FP16); /* M 50, 18 k tiles */
+    assert_int_equal(cut_codegen_conv(&longk, &(cut_sched){.tpl = tpl_wc(), .k = {64, 1, 1, 2, 0, 4}}, &ks, &e), 0);
+    assert_true(ks.grid[0] == 1 && ks.grid[1] == 1 && ks.grid[2] == 4);
+    assert_non_null(strstr(ks.src, "#define SPLITK 4"));
     cut_kernel_src_free(&ks);
 }
 
@@ -192,6 +210,22 @@ static void test_emulated_random(void **state)
     assert_int_equal(run_emulated(hs, NR, 1, NULL), 0);
 }
 
+/* Split-K (18 k tiles in 4 and 2 slices, 3 in 2, 14 in 4; the last slice short; the two consumers; LAG 0, 2, 3),
+ * run twice so that the tiles' counters are proven reset between launches. */
+static void test_emulated_split_k(void **state)
+{
+    (void)state;
+    hand hs[] = {
+        {mkc(1, 5, 5, 16, 128, 3, 1, 1, CUT_DT_FP16), mksk(64, 1, 1, 4, 0, 4)},
+        {mkc(2, 5, 7, 24, 128, 3, 1, 1, CUT_DT_BF16), mksk(64, 1, 2, 2, 1, 2)},
+        {mkc(1, 7, 7, 40, 192, 1, 2, 0, CUT_DT_FP16), mksk(64, 1, 1, 5, 1, 2)}, /* 1x1 stride 2, 3 k tiles: 2, 1 */
+        {mkc(1, 6, 5, 16, 96, 3, 1, 1, CUT_DT_BF16), mksk(64, 1, 1, 3, 0, 4)},  /* 14 tiles: 4, 4, 4, 2 */
+    };
+    hs[0].c.epilogue = CUT_EPI_BIAS_RELU;
+    hs[1].c.epilogue = CUT_EPI_BIAS;
+    assert_int_equal(run_emulated(hs, (int)CUT_ARRAY_LEN(hs), 2, NULL), 0);
+}
+
 /* c with s's kernel, its text `from` replaced by `to`, under emulation: the check must report a wrong result. */
 static void expect_plant_caught(const cut_conv *c, const cut_sched *s, const char *from, const char *to,
                                 const char *dir)
@@ -216,8 +250,8 @@ static void expect_plant_caught(const cut_conv *c, const cut_sched *s, const cha
 }
 
 /* The emulation catches an im2col decode with kh and kw swapped, an unswizzled copy (wgmma's descriptors read the
- * 128-byte swizzle), the padding not zero-filled (the row's chunk read from the image's origin) and a dropped
- * ReLU. */
+ * 128-byte swizzle), the padding not zero-filled (the row's chunk read from the image's origin), a dropped ReLU and
+ * a split-K sum without the first slice. */
 static void test_planted_bug_caught(void **state)
 {
     (void)state;
@@ -229,6 +263,9 @@ static void test_planted_bug_caught(void **state)
     expect_plant_caught(&c, &s, "src, ok ? 16 : 0);", "A + ci, 16);", dir);
     c.epilogue = CUT_EPI_BIAS_RELU;
     expect_plant_caught(&c, &s, "v = fmaxf(v, 0.0f);", "", dir);
+    const cut_conv longk = mkc(1, 5, 5, 16, 128, 3, 1, 1, CUT_DT_BF16); /* 18 k tiles in 4 slices */
+    expect_plant_caught(&longk, &(cut_sched){.tpl = tpl_wc(), .k = {64, 1, 1, 3, 1, 4}},
+                        "for (int q = 0; q < SPLITK; q++)", "for (int q = 1; q < SPLITK; q++)", dir);
     free(dir);
 }
 
@@ -331,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_codegen_launch_and_map),
         cmocka_unit_test(test_emulated_tails),
         cmocka_unit_test(test_emulated_random),
+        cmocka_unit_test(test_emulated_split_k),
         cmocka_unit_test(test_planted_bug_caught),
         cmocka_unit_test(test_large_tiles_fit),
         cmocka_unit_test(test_nvrtc_random),

@@ -3,9 +3,9 @@
  *
  * On conv shapes with tails (odd H/W, stride 2, 1x1, 3x3 padded, 5x5, CO and M not multiples of the tiles) and
  * ResNet-50 layers at batch 1 and 8, fp16 and bf16 NHWC, with and without the bias+ReLU epilogue: random valid
- * wgmma_conv schedules and hand-picked ones (every LAG, two consumers, the largest tiles), compiled with NVRTC for
- * sm_90a, all measure OK in the worker (fresh poison, the weights' TMA map encoded by the worker, the dtype's
- * tolerance against the double reference); a planted wrong kernel (wgmma's A scaled by -1) is
+ * wgmma_conv schedules and hand-picked ones (every LAG, two consumers, the largest tiles, split-K 4 and 16),
+ * compiled with NVRTC for sm_90a, all measure OK in the worker (fresh poison, the weights' TMA map encoded by the
+ * worker, the dtype's tolerance against the double reference); a planted wrong kernel (wgmma's A scaled by -1) is
  * CUT_ST_WRONG_RESULT. Each shape's line also times an igemm_tc schedule beside them, for the eye only. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { NRAND = 4, NMAX = 12 };
+enum { NRAND = 4, NMAX = 14 };
 
 static cut_gpu_info g_info;
 
@@ -105,10 +105,13 @@ static void test_wgmma_conv(void **state)
         mkc(8, 28, 28, 128, 128, 3, 1, 1, CUT_DT_BF16, CUT_EPI_NONE),
         mkc(8, 56, 56, 256, 64, 1, 1, 0, CUT_DT_FP16, CUT_EPI_NONE),
         mkc(1, 14, 14, 512, 256, 3, 2, 1, CUT_DT_FP16, CUT_EPI_BIAS),
+        mkc(1, 7, 7, 512, 512, 3, 1, 1, CUT_DT_BF16, CUT_EPI_BIAS_RELU), /* 72 k tiles, 4 blocks: split-K's case */
     };
-    /* bn mi nc st waitd: LAG 0 (st 2 waitd 1) to 5, two consumers, the largest tiles */
-    static const int hand[][CUT_WC_NKNOBS] = {{64, 1, 1, 2, 1}, {128, 1, 2, 4, 1}, {128, 2, 2, 4, 0},
-                                              {256, 1, 2, 3, 1}, {64, 2, 1, 6, 0}};
+    /* bn mi nc st waitd splitk: LAG 0 (st 2 waitd 1) to 5, two consumers, the largest tiles, split-K where the
+     * shape has the k tiles for it (the check drops the others) */
+    static const int hand[][CUT_WC_NKNOBS] = {{64, 1, 1, 2, 1, 1},  {128, 1, 2, 4, 1, 1}, {128, 2, 2, 4, 0, 1},
+                                              {256, 1, 2, 3, 1, 1}, {64, 2, 1, 6, 0, 1},  {64, 1, 1, 4, 1, 4},
+                                              {128, 1, 1, 4, 1, 16}};
     cut_devlimits d;
     cut_devlimits_sm90(&d);
     const int wc = cut_template_find("wgmma_conv"), tc = cut_template_find("igemm_tc");

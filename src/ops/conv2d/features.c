@@ -366,21 +366,22 @@ static void igemm_tc_features(const cut_conv *c, const cut_sched *s, const cut_d
 }
 
 /* The Hopper implicit GEMM (wgmma_conv.c): the tile quantities of its consumers over the convolution's GEMM, its
- * waves over the SMs, its ring's shared memory, the producer's copies per thread. */
+ * waves over the SMs with split-K's slices, its ring's shared memory, the producer's copies per thread. */
 static void wgmma_conv_features(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *f)
 {
     cut_wgmma_conv_geom g;
     cut_wgmma_conv_geometry(c, s, &g);
-    const int ktiles = cut_ceil_div(g.gk, g.bk);
-    gemm_block_features(f, d, g.threads - 128, g.acc, (double)g.bm * g.bn, (double)ktiles * g.bk, (double)g.grid[0],
-                        regs > 0 ? regs : g.regs_est, g.smem_bytes);
+    const int ktiles = g.kps; /* of one block (one split-K slice) */
+    gemm_block_features(f, d, g.threads - 128, g.acc, (double)g.bm * g.bn, (double)ktiles * g.bk,
+                        (double)g.grid[0] * g.grid[2], regs > 0 ? regs : g.regs_est, g.smem_bytes);
     f[F_LOG_INTENSITY] = lg(2.0 * g.bm * g.bn / (2.0 * (g.bm + g.bn)));
     f[F_GLOBAL_LOADS_PER_FMA] = (float)((double)(g.bm + g.bn) / ((double)g.bm * g.bn));
     f[F_LOG_FMA_PER_SYNC] = lg((double)g.acc * g.bk);
     f[F_VEC] = 16.0f;
     f[F_LOG_RED_STEPS] = lg(ktiles);
     f[F_TILE_EFF] = (float)((double)g.gm * g.gn / ((double)g.grid[0] * g.bm * g.bn));
-    f[F_RED_EFF] = (float)((double)g.gk / ((double)ktiles * g.bk));
+    f[F_RED_EFF] = (float)((double)g.gk / ((double)g.ktiles * g.bk));
+    f[F_LOG_SPLITK] = lg(g.split);
     f[F_COPIES_PER_THREAD] = (float)g.rows;
     f[F_LOG_KTILES_BLOCK] = lg(ktiles);
     for (int i = 0; i < CUT_WC_NKNOBS && i < CUT_MAX_KNOBS; i++)
@@ -541,7 +542,7 @@ int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits
             return -1;
         igemm_tc_features(c, s, d, regs, out);
     } else if (strcmp(t->name, "wgmma_conv") == 0) {
-        static const int sizes[] = {CUT_WC_BN, CUT_WC_MI, CUT_WC_NC, CUT_WC_ST};
+        static const int sizes[] = {CUT_WC_BN, CUT_WC_MI, CUT_WC_NC, CUT_WC_ST, CUT_WC_SPLITK};
         if (!knobs_usable(s, CUT_WC_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
             return -1;
         wgmma_conv_features(c, s, d, regs, out);

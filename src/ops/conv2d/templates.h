@@ -191,6 +191,7 @@ enum {
     CUT_WC_NC,    /* consumer warp groups: 1, 2 (the block tile along M is 64 MI NC) */
     CUT_WC_ST,    /* stages of the shared-memory ring: 2..6 */
     CUT_WC_WAITD, /* wgmma groups left in flight before a stage is released: 0, 1 */
+    CUT_WC_SPLITK, /* k-tile slices over blockIdx.z, summed in slice order by the tile's last block: 1..16 */
     CUT_WC_NKNOBS
 };
 
@@ -205,7 +206,10 @@ typedef struct cut_wgmma_conv_geom {
     int smem_bytes;    /* dynamic: the ring, its barriers, 1024 bytes of alignment slack */
     int acc;           /* fp32 accumulators per consumer thread */
     int regs_est;      /* rough registers per consumer thread */
-    unsigned grid[3];  /* M tiles x N tiles (M fastest), 1, 1 */
+    int ktiles, kps;   /* k tiles of 64, and per split-K slice */
+    int split;         /* split-K slices (1: none) */
+    long ws_bytes;     /* split-K workspace: SPLITK x tiles x BM x BN fp32 partials, 0 without split-K */
+    unsigned grid[3];  /* M tiles x N tiles (M fastest), 1, split-K slices */
 } cut_wgmma_conv_geom;
 void cut_wgmma_conv_geometry(const cut_conv *c, const cut_sched *s, cut_wgmma_conv_geom *g);
 

@@ -23,24 +23,29 @@
  *     x BN x k16 wgmmas, WAITD groups in flight) and an epilogue that adds the bias, applies ReLU (the workload's
  *     fused epilogue) and rounds once to fp16/bf16 (igemm_tc's cut_conv_tc_store_text).
  *
- * Blocks walk M fastest (neighbouring blocks share the weights' tile and the input's halo rows in L2). No cluster,
- * no split-K yet (issue 20 lists them as later steps). The TMA map of the weights is built by the runners from
+ * Blocks walk M fastest (neighbouring blocks share the weights' tile and the input's halo rows in L2). Split-K
+ * (SPLITK > 1): slice blockIdx.z walks k tiles [z KPS, (z + 1) KPS) and the tile's last block to arrive adds the
+ * slices' fp32 partials in slice order (deterministic; igemm_tc's workspace and counters, CUT_EMIT_SPLITK_TEXT),
+ * its consumers meeting on an mbarrier of their own since the producer warp group has left. No cluster yet. The TMA map of the weights is built by the runners from
  * out->tma as the GEMM's are (the conv's weights, buffer 1, passed as the kernel's second argument by value).
  *
- * Knobs: BN (64..256), MI (1, 2), NC (1, 2), ST (2..6), WAITD (0, 1); what they trade is the GEMM's (wgmma.c). The
- * input gather costs each producer thread BM / 16 copies and an im2col decode per row per k tile. */
+ * Knobs: BN (64..256), MI (1, 2), NC (1, 2), ST (2..6), WAITD (0, 1), SPLITK (1..16); what the first five trade is
+ * the GEMM's (wgmma.c), split-K more blocks for few tiles (batch 1's late layers) against the partials' round trip
+ * through L2. The input gather costs each producer thread BM / 16 copies and an im2col decode per row per k tile. */
+#include "codegen/emit.h"
 #include "ops/conv2d/templates.h"
 #include "ops/gemm/wgmma_text.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const char *const knob_names[CUT_WC_NKNOBS] = {"bn", "mi", "nc", "st", "waitd"};
+static const char *const knob_names[CUT_WC_NKNOBS] = {"bn", "mi", "nc", "st", "waitd", "splitk"};
 static const int v_bn[] = {64, 128, 192, 256};
 static const int v_mi[] = {1, 2};
 static const int v_nc[] = {1, 2};
 static const int v_st[] = {2, 3, 4, 5, 6};
 static const int v_waitd[] = {0, 1};
+static const int v_splitk[] = {1, 2, 4, 8, 16};
 
 #define PICK(r, v) cut_pick(r, v, (int)CUT_ARRAY_LEN(v))
 #define STEP(r, v, cur) cut_step_in(r, v, (int)CUT_ARRAY_LEN(v), cur)
@@ -48,6 +53,7 @@ static const int v_waitd[] = {0, 1};
 #define SMEM_OPTIN_SM90 232448 /* bytes of dynamic shared memory a block may opt into on sm_90 */
 #define MAX_ACC 160            /* accumulators per consumer thread (registers after setmaxnreg: 232/240) */
 #define BK 64                  /* fp16/bf16 elements of a 128-byte swizzled row */
+#define MAX_WS_BYTES (64L << 20) /* largest split-K workspace (a static __device__ array), as igemm_tc's */
 
 static int applies(const cut_conv *c)
 {
@@ -67,12 +73,18 @@ void cut_wgmma_conv_geometry(const cut_conv *c, const cut_sched *s, cut_wgmma_co
     g->threads = 128 * (nc + 1);
     g->lag = cut_imax(st - 1 - cut_clampi(k[CUT_WC_WAITD], 0, 1), 0);
     g->rows = g->bm / 16;
-    g->smem_bytes = 1024 + st * (g->bm + g->bn) * 128 + 2 * st * 8;
+    /* full[ST], empty[ST] and the split-K reduction's barrier */
+    g->smem_bytes = 1024 + st * (g->bm + g->bn) * 128 + (2 * st + 1) * 8;
     g->acc = mi * bn / 2;
     g->regs_est = g->acc + 40;
+    g->ktiles = cut_ceil_div(g->gk, BK);
+    g->split = cut_clampi(k[CUT_WC_SPLITK], 1, 64);
+    g->kps = cut_ceil_div(g->ktiles, g->split);
     const unsigned tiles_m = (unsigned)cut_ceil_div(g->gm, g->bm), tiles_n = (unsigned)cut_ceil_div(g->gn, bn);
     g->grid[0] = tiles_m * tiles_n;
-    g->grid[1] = g->grid[2] = 1;
+    g->grid[1] = 1;
+    g->grid[2] = (unsigned)g->split;
+    g->ws_bytes = g->split > 1 ? (long)g->split * g->grid[0] * g->bm * g->bn * 4 : 0;
 }
 
 static void sample(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sched *s)
@@ -84,6 +96,7 @@ static void sample(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
     s->k[CUT_WC_NC] = PICK(r, v_nc);
     s->k[CUT_WC_ST] = PICK(r, v_st);
     s->k[CUT_WC_WAITD] = PICK(r, v_waitd);
+    s->k[CUT_WC_SPLITK] = cut_rng_below(r, 2) ? 1 : PICK(r, v_splitk); /* half without: most shapes need none */
 }
 
 static void mutate(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sched *s)
@@ -94,6 +107,7 @@ static void mutate(const cut_conv *c, const cut_devlimits *d, cut_rng *r, cut_sc
     case CUT_WC_MI: s->k[CUT_WC_MI] = STEP(r, v_mi, s->k[CUT_WC_MI]); break;
     case CUT_WC_NC: s->k[CUT_WC_NC] = STEP(r, v_nc, s->k[CUT_WC_NC]); break;
     case CUT_WC_ST: s->k[CUT_WC_ST] = STEP(r, v_st, s->k[CUT_WC_ST]); break;
+    case CUT_WC_SPLITK: s->k[CUT_WC_SPLITK] = STEP(r, v_splitk, s->k[CUT_WC_SPLITK]); break;
     default: s->k[CUT_WC_WAITD] = STEP(r, v_waitd, s->k[CUT_WC_WAITD]); break;
     }
 }
@@ -123,9 +137,9 @@ static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, 
         return -1;
     const int *k = s->k;
     if (!CUT_IN(v_bn, k[CUT_WC_BN]) || !CUT_IN(v_mi, k[CUT_WC_MI]) || !CUT_IN(v_nc, k[CUT_WC_NC]) ||
-        !CUT_IN(v_st, k[CUT_WC_ST]) || !CUT_IN(v_waitd, k[CUT_WC_WAITD]))
-        return cut_err_set(e, "wgmma_conv: a knob is off its list (bn=%d mi=%d nc=%d st=%d waitd=%d)", k[CUT_WC_BN],
-                           k[CUT_WC_MI], k[CUT_WC_NC], k[CUT_WC_ST], k[CUT_WC_WAITD]);
+        !CUT_IN(v_st, k[CUT_WC_ST]) || !CUT_IN(v_waitd, k[CUT_WC_WAITD]) || !CUT_IN(v_splitk, k[CUT_WC_SPLITK]))
+        return cut_err_set(e, "wgmma_conv: a knob is off its list (bn=%d mi=%d nc=%d st=%d waitd=%d splitk=%d)",
+                           k[CUT_WC_BN], k[CUT_WC_MI], k[CUT_WC_NC], k[CUT_WC_ST], k[CUT_WC_WAITD], k[CUT_WC_SPLITK]);
     cut_wgmma_conv_geom g;
     cut_wgmma_conv_geometry(c, s, &g);
     if (g.acc > MAX_ACC)
@@ -142,6 +156,15 @@ static int check(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, 
         return cut_err_set(e, "wgmma_conv: a %d-row tile for M=%d leaves most of it empty", g.bm, g.gm);
     if (g.bn >= 128 && g.gn <= g.bn / 2)
         return cut_err_set(e, "wgmma_conv: a %d-column tile for CO=%d leaves most of it empty", g.bn, g.gn);
+    if (g.split > 1 && g.kps < 2)
+        return cut_err_set(e, "wgmma_conv: split-K %d leaves slices of %d k tile (of %d): at least two a slice",
+                           g.split, g.kps, g.ktiles);
+    if (g.split > 1 && (long)(g.split - 1) * g.kps >= g.ktiles)
+        return cut_err_set(e, "wgmma_conv: split-K %d with %d k tiles a slice leaves the last of %d tiles' slices "
+                              "empty", g.split, g.kps, g.ktiles);
+    if (g.ws_bytes > MAX_WS_BYTES)
+        return cut_err_set(e, "wgmma_conv: the split-K workspace would take %ld bytes, over %ld", g.ws_bytes,
+                           MAX_WS_BYTES);
     return 0;
 }
 
@@ -189,19 +212,20 @@ static const char wc_helpers[] =
     "static __device__ __forceinline__ float emu_val(unsigned h, int) { return emu_f16(h & 0xFFFFu); }\n"
     "#endif\n";
 
-/* The producer warp group (thread lt of 128): every k tile's weights by TMA (thread 0) and input rows by cp.async
- * (all), signalled LAG tiles late (the file's comment says why). */
+/* The producer warp group (thread lt of 128): the weights of k tiles kt0 .. kt0 + nk - 1 by TMA (thread 0) and
+ * their input rows by cp.async (all), signalled LAG tiles late (the file's comment says why); j counts the block's
+ * tiles, which the stages and their phases follow. */
 static const char wc_producer[] =
     "#define OHW (OH * OW)\n"
     "static __device__ __forceinline__ void produce(const T *__restrict__ A, const cut_tmap *tmB, unsigned base,\n"
-    "                                               unsigned bars, int m0, int n0, int lt)\n"
+    "                                               unsigned bars, int m0, int n0, int lt, int kt0, int nk)\n"
     "{\n"
     "    const int c8 = lt % 8; /* this thread's 16-byte chunk of every row it copies */\n"
     "#pragma unroll 1\n"
-    "    for (int kt = 0; kt < KT; kt++) {\n"
-    "        const int s = kt % ST;\n"
-    "        if (kt >= ST)\n"
-    "            mbar_wait(EMPTY(s), ((kt / ST) + 1) & 1);\n"
+    "    for (int j = 0; j < nk; j++) {\n"
+    "        const int s = j % ST, kt = kt0 + j;\n"
+    "        if (j >= ST)\n"
+    "            mbar_wait(EMPTY(s), ((j / ST) + 1) & 1);\n"
     "        if (lt == 0) {\n"
     "            mbar_expect_tx(FULL(s), B_BYTES);\n"
     "            tma_load(SB(s), tmB, kt * BK, n0, FULL(s)); /* rows past CO, k past K: zeros */\n"
@@ -217,17 +241,62 @@ static const char wc_producer[] =
     "            cp_async16(SA(s) + r * 128 + ((c8 ^ (r % 8)) << 4), src, ok ? 16 : 0);\n"
     "        }\n"
     "        cp_async_commit();\n"
-    "        cp_async_wait<LAG>(); /* tile kt - LAG has landed */\n"
-    "        if (kt >= LAG) {\n"
+    "        cp_async_wait<LAG>(); /* the block's tile j - LAG has landed */\n"
+    "        if (j >= LAG) {\n"
     "            fence_proxy_async();\n"
-    "            mbar_arrive(FULL((kt - LAG) % ST));\n"
+    "            mbar_arrive(FULL((j - LAG) % ST));\n"
     "        }\n"
     "    }\n"
     "    cp_async_wait<0>();\n"
     "    fence_proxy_async();\n"
-    "    for (int kt = KT > LAG ? KT - LAG : 0; kt < KT; kt++)\n"
-    "        mbar_arrive(FULL(kt % ST));\n"
-    "}\n";
+    "    for (int j = nk > LAG ? nk - LAG : 0; j < nk; j++)\n"
+    "        mbar_arrive(FULL(j % ST));\n"
+    "}\n"
+    "\n"
+    "#define KPS ((KT + SPLITK - 1) / SPLITK) /* k tiles per split-K slice */\n"
+    "#define ACCN (MI * BN / 2)               /* accumulators per consumer thread */\n"
+    "#define CTHR (NC * 128)                  /* consumer threads */\n"
+    "#define WS_TILES ((M + BM - 1) / BM * ((N + BN - 1) / BN))\n"
+    "#define WS_FLOATS (SPLITK * WS_TILES * CTHR * ACCN)\n"
+    "#define RED (bars + 16u * ST) /* the consumers' barrier of the split-K reduction */\n"
+    CUT_EMIT_SPLITK_TEXT
+    "#if SPLITK > 1\n"
+    "/* Publishes this slice's accumulators (partial [slice][tile][accumulator][consumer thread]: coalesced, no bounds\n"
+    " * to test); false in every block but the tile's last to arrive, whose d becomes the sum of the slices in slice\n"
+    " * order (its own from registers). The consumers meet on the mbarrier RED (phases 0, 1): the producer warp group\n"
+    " * has left, so __syncthreads (cut_splitk_last) would wait for it forever. */\n"
+    "static __device__ __forceinline__ bool splitk_reduce(float (&d)[MI][BN / 2], unsigned bars, int ct)\n"
+    "{\n"
+    "    __shared__ int last;\n"
+    "    const int tile = blockIdx.x, z = blockIdx.z;\n"
+    "    float *__restrict__ tw = cut_ws + (size_t)tile * ACCN * CTHR + ct;\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < ACCN; e++)\n"
+    "        tw[(size_t)z * WS_TILES * ACCN * CTHR + e * CTHR] = d[e / (BN / 2)][e % (BN / 2)];\n"
+    "    __threadfence(); /* this thread's partial is visible before the block counts itself in */\n"
+    "    mbar_arrive(RED);\n"
+    "    mbar_wait(RED, 0);\n"
+    "    if (ct == 0)\n"
+    "        last = atomicAdd(&cut_cnt[tile], 1u) == SPLITK - 1;\n"
+    "    mbar_arrive(RED);\n"
+    "    mbar_wait(RED, 1);\n"
+    "    if (!last)\n"
+    "        return false;\n"
+    "    __threadfence(); /* the other slices' partials are read after their counts */\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < ACCN; e++) {\n"
+    "        float sum = 0.0f;\n"
+    "#pragma unroll 1\n"
+    "        for (int q = 0; q < SPLITK; q++)\n"
+    "            sum += q == z ? d[e / (BN / 2)][e % (BN / 2)]\n"
+    "                          : __ldcg(&tw[(size_t)q * WS_TILES * ACCN * CTHR + e * CTHR]);\n"
+    "        d[e / (BN / 2)][e % (BN / 2)] = sum;\n"
+    "    }\n"
+    "    if (ct == 0)\n"
+    "        cut_cnt[tile] = 0u; /* every slice has arrived: ready for the next launch */\n"
+    "    return true;\n"
+    "}\n"
+    "#endif\n";
 
 static const char wc_body[] =
     "#define TA 0 /* A K-major */\n"
@@ -246,23 +315,31 @@ static const char wc_body[] =
     "    const int wg = threadIdx.x / 128, lt = threadIdx.x % 128;\n"
     "    const int tiles_m = (M + BM - 1) / BM;\n"
     "    const int m0 = (int)(blockIdx.x % tiles_m) * BM, n0 = (int)(blockIdx.x / tiles_m) * BN;\n"
+    "    const int kt0 = (int)blockIdx.z * KPS, nkt = min(KPS, KT - kt0); /* the space leaves no slice empty */\n"
     "    if (threadIdx.x == 0) {\n"
     "        for (int s = 0; s < ST; s++) {\n"
     "            mbar_init(FULL(s), 128 + 1);  /* the producer's threads and thread 0's expect-tx */\n"
     "            mbar_init(EMPTY(s), NC * 4); /* a warp of each consumer */\n"
     "        }\n"
+    "        mbar_init(RED, CTHR);\n"
     "        fence_mbarrier_init();\n"
     "    }\n"
     "    __syncthreads();\n"
     "    if (wg == 0) { /* producer */\n"
     "        setmaxnreg_dec<40>();\n"
-    "        produce(A, &tmB, base, bars, m0, n0, lt);\n"
+    "        produce(A, &tmB, base, bars, m0, n0, lt, kt0, nkt);\n"
     "    } else { /* consumer wg-1 */\n"
-    "        setmaxnreg_inc<REGS_INC>();\n";
+    "        setmaxnreg_inc<REGS_INC>();\n"
+    "#undef KT\n"
+    "#define KT nkt /* the consumer's loop (the GEMM's text) walks the block's k tiles */\n";
 
 /* After the consumer's main loop: accumulator j of m64 block i is row 16 warp + lane / 4 + 8 ((j / 2) % 2),
  * column 8 (j / 4) + 2 (lane % 4) + j % 2 of the consumer's rows; pairs of channels stored together. */
 static const char wc_epilogue[] =
+    "#if SPLITK > 1\n"
+    "        if (!splitk_reduce(d, bars, (int)threadIdx.x - 128))\n"
+    "            return;\n"
+    "#endif\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < MI; i++)\n"
     "#pragma unroll\n"
@@ -295,7 +372,8 @@ static void emit_defines(cut_buf *b, const cut_conv *c, const cut_sched *s, cons
                    g->bm, g->bn, g->bk, k[CUT_WC_MI], k[CUT_WC_NC]);
     cut_buf_printf(b, "#define ST %d\n#define WAITD %d\n#define LAG %d\n#define CL 1\n#define REGS_INC %d\n",
                    k[CUT_WC_ST], k[CUT_WC_WAITD], g->lag, k[CUT_WC_NC] == 2 ? 232 : 240);
-    cut_buf_printf(b, "#define EPI %d /* 0 none, 1 bias, 2 bias and ReLU */\n", (int)c->epilogue);
+    cut_buf_printf(b, "#define EPI %d /* 0 none, 1 bias, 2 bias and ReLU */\n#define SPLITK %d\n", (int)c->epilogue,
+                   g->split);
 }
 
 int cut_emit_wgmma_conv(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e)
