@@ -46,7 +46,9 @@
  * Every PTX instruction sits in a helper of src/ops/gemm/wgmma_text.c, which under CUT_EMU implements it on the host
  * emulator as the PTX ISA documents it (mbarrier phases and tx-counts, TMA tile loads with the swizzle and zero
  * fill from the emulated map the emulation runner passes, wgmma from the descriptors in the accumulator fragment
- * layout), so the same source runs on the GPU and, with CL 1, under emulation (tests/test_gemm_wgmma_emu.c). */
+ * layout), so the same source runs on the GPU and, with CL 1, under emulation (tests/test_gemm_wgmma_emu.c). The
+ * kernel's head, a consumer's main loop and the wgmma tile sit there too: the conv template wgmma_conv
+ * (src/ops/conv2d/wgmma_conv.c) is this kernel with another producer of A. */
 #include "codegen/emit.h"
 #include "ops/gemm/extras.h"
 #include "ops/gemm/simt.h"
