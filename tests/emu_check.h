@@ -47,6 +47,7 @@ static int run_emulated(const hand *hs, int n, int repeats, cut_result *res)
         }
         cut_kernel_src ks;
         assert_int_equal(cut_codegen_conv(&hs[i].c, &hs[i].s, &ks, &e), 0);
+        co.arch_suffix_a = ks.arch_a; /* wgmma_conv: sm_90a */
         cut_compiled bin;
         assert_int_equal(cut_compile_one(ks.src, "emu_check.cu", &co, &bin, &e), 0);
         if (!bin.ok) {
@@ -87,6 +88,7 @@ static void compile_hands(const hand *hs, int n, cut_kernel_src *ks, cut_compile
     }
     cut_compile_opts co;
     cut_compile_opts_default(&co);
+    co.arch_suffix_a = n > 0 && ks[0].arch_a; /* one target per batch: wgmma_conv's sm_90a */
     assert_int_equal(cut_compile_batch(srcs, n, &co, bins, &e), 0);
     free(srcs);
 }

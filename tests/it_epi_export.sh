@@ -21,7 +21,8 @@ FAST="--backend emu --test --warmup 0.02"
   --test --quiet --outdir . >tune.out
 ls tuningrecords/*_dtype_fp16_layout_NHWC_epi_bias_relu.json >/dev/null || fail "no epilogue logs"
 "$BIN" sample >/dev/null
-nres=$(cat tuningresults/*.json | grep -c '"status":"ok"')
+# the measured representatives the export launches (it leaves wgmma_conv kernels out, CI % 8 == 0 cases)
+nres=$(cat tuningresults/*.json | grep '"status":"ok"' | grep -vc '"tpl":"wgmma_conv"')
 [ "$nres" -ge 2 ] || fail "fewer than 2 measured representatives ($nres)"
 
 "$BIN" export | tee export.out

@@ -1,5 +1,6 @@
 /* Every template's generated kernels: >= 200 random valid schedules per template are compiled with NVRTC for
- * sm_90 and run under host emulation on small shapes, each compared with the double-precision CPU reference. */
+ * sm_90 (sm_90a where the kernel asks: wgmma_conv) and run under host emulation on small shapes, each compared with
+ * the double-precision CPU reference. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,6 +80,7 @@ static void run_template(int tpl)
             srcs[i] = ks[i].src;
             cands[i].ks = &ks[i];
         }
+        co.arch_suffix_a = ks[0].arch_a; /* one template a batch: wgmma_conv's sm_90a */
         assert_int_equal(cut_compile_batch(srcs, want, &co, bins, &e), 0);
         assert_int_equal(cut_runner_prepare_conv(r, c, 99 + (uint64_t)s, &e), 0);
         assert_int_equal(cut_runner_measure(r, cands, want, res, &e), 0);

@@ -337,6 +337,31 @@ static void test_load_refuses(void **state)
     write_file(res, name, text);
     write_results(res, 1, &other, 2, 0);
     expect_refusal(res, "two results files are case 1");
+    /* a wgmma_conv kernel (a TMA map of the weights, sm_90a): refused with the reason */
+    char *res2 = path_in(tmp, "tuningresults_wgmma");
+    const cut_conv half = {1, 8, 8, 16, 8, 3, 3, 1, 1, CUT_DT_FP16, CUT_NHWC, CUT_EPI_NONE};
+    r = a_record(1, &half, &s, 0.5);
+    r.sched = valid_sched(&half, cut_template_find("wgmma_conv"), 3);
+    b.len = 0;
+    cut_record_to_json(&r, &b);
+    cut_mkdirs(res2, NULL);
+    cut_conv_case_name(&half, 1, name, sizeof name);
+    strcat(name, ".json");
+    write_file(res2, name, b.data);
+    expect_refusal(res2, "holds only wgmma_conv kernels (1)");
+    /* beside an igemm_tc kernel of the case: that one exports, the wgmma_conv one is counted as left out */
+    r.sched = valid_sched(&half, cut_template_find("igemm_tc"), 4);
+    cut_record_to_json(&r, &b);
+    write_file(res2, name, b.data);
+    cut_export_set set;
+    cut_err e = {{0}};
+    assert_int_equal(cut_export_load(res2, &set, &e), 0);
+    assert_int_equal(set.n, 1);
+    assert_int_equal(set.unexportable, 1);
+    assert_int_equal(set.k[0].sched.tpl, cut_template_find("igemm_tc"));
+    assert_int_equal(set.k[0].kernel_id, 2);
+    cut_export_set_free(&set);
+    free(res2);
     cut_buf_free(&b);
     free(text);
     free(p);

@@ -68,10 +68,11 @@ static void test_applies_and_refusals(void **state)
     const cut_template *t = cut_template_get(tpl_tc());
     cut_conv c = mkc(1, 56, 56, 64, 64, 3, 1, 1, CUT_DT_FP32, CUT_NCHW);
     assert_false(t->applies(&c));
-    /* and the CUDA-core templates leave the other dtypes and NHWC to it */
+    /* and the CUDA-core templates leave the other dtypes and NHWC to it (and fp32 to neither tensor-core one) */
     for (int i = 0; i < cut_template_count(); i++)
-        assert_int_equal(cut_template_get(i)->applies(&c), strcmp(cut_template_get(i)->name, "igemm_tc") != 0);
-    c.dtype = CUT_DT_FP16;
+        assert_int_equal(cut_template_get(i)->applies(&c), strcmp(cut_template_get(i)->name, "igemm_tc") != 0 &&
+                                                               strcmp(cut_template_get(i)->name, "wgmma_conv") != 0);
+    c.dtype = CUT_DT_FP16; /* NCHW: igemm_tc's alone (wgmma_conv reads NHWC) */
     for (int i = 0; i < cut_template_count(); i++)
         assert_int_equal(cut_template_get(i)->applies(&c), strcmp(cut_template_get(i)->name, "igemm_tc") == 0);
     c = mkc(32, 56, 56, 256, 64, 3, 1, 1, CUT_DT_FP16, CUT_NHWC); /* GEMM 100352 x 256 x 576 */

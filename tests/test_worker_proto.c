@@ -1951,10 +1951,16 @@ static void test_runner_fake_worker(void **state)
     assert_int_equal(cut_runner_measure(r, &tc, 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
     assert_non_null(strstr(res[0].error, "swizzle 48"));
-    tks.ntma = 1;
+    tks.tma[1].swizzle = 0;
+    tks.ntma = 3; /* more maps than a call has places for (buffers 0 and 1) */
     assert_int_equal(cut_runner_measure(r, &tc, 1, res, &e), 0);
     assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
-    assert_non_null(strstr(res[0].error, "1 TMA maps"));
+    assert_non_null(strstr(res[0].error, "3 TMA maps"));
+    tks.ntma = 2;
+    tks.tma[1].operand = 0; /* two maps in one place */
+    assert_int_equal(cut_runner_measure(r, &tc, 1, res, &e), 0);
+    assert_int_equal(res[0].status, CUT_ST_LAUNCH_ERROR);
+    assert_non_null(strstr(res[0].error, "distinct operands"));
     gm.dtype = CUT_DT_FP32;
     assert_int_equal(cut_runner_prepare_gemm(r, &gm, 5, &e), 0);
     assert_int_equal(cut_runner_measure(r, &cands[0], 1, res, &e), 0);

@@ -33,9 +33,10 @@ typedef struct cut_kernel_src {
     int uses_inline_ptx;       /* 1: cannot run under emulation */
     double tol_scale;          /* tolerance factor of the kernel's algorithm (cut_conv_tolerance_scaled; 0: 1) */
     int arch_a;                /* 1: needs the architecture-specific target (sm_90a: wgmma, setmaxnreg) */
-    /* Kernel arguments: ntma == 0: (in, w, out) as three device pointers (a GEMM: A, B, C). ntma == 2: the tensor
-     * maps of tma[0] and tma[1], each passed by value as a 128-byte, 64-byte-aligned CUtensorMap
-     * (const __grid_constant__), then C as a float pointer. */
+    /* Kernel arguments: ntma == 0: (in, w, out) as three device pointers (a GEMM: A, B, C). ntma 1 or 2: the
+     * buffer tma[j].operand (0 or 1) is passed as its tensor map instead, by value as a 128-byte, 64-byte-aligned
+     * CUtensorMap (const __grid_constant__): a GEMM's A and B maps then C as a float pointer; a conv's input
+     * pointer, its weights' map, its output pointer. */
     int ntma;
     cut_tma_desc tma[2];
     int extra_bufs;            /* device pointers to the work's buffers 3, 4, ... after those three (a GEMM with

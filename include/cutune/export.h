@@ -45,6 +45,8 @@ typedef struct cut_export_set {
     int n;
     cut_export_kernel *k; /* owned, ordered by case, then kernel id */
     int skipped;          /* lines of unmeasured or failed trials that were left out */
+    int unexportable;     /* measured kernels the launchers cannot run yet (wgmma_conv: a TMA map, sm_90a), left
+                             out with a warning each */
 } cut_export_set;
 
 /* Reads every *.json in results_dir, checks each line (well-formed, workload equal to the file name's, schedule

@@ -50,7 +50,7 @@ void cut_elem_to_floats(cut_elem d, const void *p, size_t n, float *out);
  * as zero (tails). With planes > 0 it is 3-D: planes such views plane_bytes apart (a strided batch of matrices),
  * the box one plane deep. */
 typedef struct cut_tma_desc {
-    int operand;            /* 0: the A matrix, 1: the B matrix (the work's first and second buffers) */
+    int operand;            /* the work's buffer it maps: 0 (a GEMM's A) or 1 (a GEMM's B, a conv's weights) */
     int elem_bytes;         /* 2 (fp16/bf16) or 4 (fp32/tf32) */
     unsigned long long dims[2];   /* elements, innermost (contiguous) dimension first */
     unsigned long long row_bytes; /* byte stride of dimension 1 (a multiple of 16) */

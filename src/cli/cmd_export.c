@@ -130,6 +130,8 @@ int cut_cmd_export(int argc, char **argv)
         printf("exported %d kernel(s) of %d case(s) to %s", set.n, ncases, kdir);
         if (set.skipped)
             printf(" (%d failed or unmeasured line(s) left out)", set.skipped);
+        if (set.unexportable)
+            printf(" (%d wgmma_conv kernel(s) left out: not exported yet)", set.unexportable);
         printf("\nbuild: cmake -S %s -B %s/build && cmake --build %s/build -j && %s/build/driver\n", kdir, outdir,
                outdir, outdir);
     }

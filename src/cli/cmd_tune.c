@@ -29,7 +29,7 @@ static const char usage_text[] =
     "  --layout L          conv layout nchw (default) or nhwc; with a GEMM: nn (default; B is KxN), nt (B is NxK),\n"
     "                      tn or tt (A stored KxM)\n"
     "  --epilogue E        conv: none (default), bias or bias_relu, fused after the convolution (+ bias per CO in\n"
-    "                      the dtype, then ReLU); tensor-core dtypes only (the igemm_tc template)\n"
+    "                      the dtype, then ReLU); tensor-core dtypes only (igemm_tc, wgmma_conv)\n"
     "  --dtype D           input type fp32 (default), tf32, fp16 or bf16 (conv and GEMM; fp32 accumulate)\n"
     "  --tpl T             GEMM templates to search: simt, mma, wgmma, gemv (M <= 16), a comma list, or all\n"
     "                      (default: every template that computes the GEMM on this device; under emulation, those\n"

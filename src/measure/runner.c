@@ -33,9 +33,10 @@ void cut_runner_free(cut_runner *r)
 int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_call *c, cut_result *res)
 {
     memset(c, 0, sizeof *c);
-    if (ks->ntma != 0 && ks->ntma != 2) {
+    if (ks->ntma < 0 || ks->ntma > 2 || (ks->ntma == 2 && ks->tma[0].operand == ks->tma[1].operand)) {
         res->status = CUT_ST_LAUNCH_ERROR;
-        snprintf(res->error, sizeof res->error, "the kernel has %d TMA maps (0 or 2)", ks->ntma);
+        snprintf(res->error, sizeof res->error, "the kernel has %d TMA maps (0, 1 or 2 of distinct operands)",
+                 ks->ntma);
         return -1;
     }
     c->src = ks->src;
@@ -53,13 +54,13 @@ int cut_call_of_kernel(const cut_kernel_src *ks, const cut_compiled *bin, cut_ca
         return -1;
     }
     c->nargs = 3 + ks->extra_bufs;
-    for (int i = 0; i < c->nargs; i++) {
+    for (int i = 0; i < c->nargs; i++)
         c->args[i].buf = i;
-        if (i < ks->ntma) { /* the maps of the work's first two buffers (A and B), by value */
-            c->args[i].tma = 1;
-            c->args[i].desc = ks->tma[i];
-            c->args[i].buf = ks->tma[i].operand == 1 ? 1 : 0;
-        }
+    /* a map of the work's buffer 0 or 1 (a GEMM's A and B, a conv's weights) takes that buffer's place, by value */
+    for (int j = 0; j < ks->ntma; j++) {
+        const int at = ks->tma[j].operand == 1 ? 1 : 0;
+        c->args[at].tma = 1;
+        c->args[at].desc = ks->tma[j];
     }
     return 0;
 }

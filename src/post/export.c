@@ -1,6 +1,7 @@
 /* cutune — export: tuningresults/ -> kernels/ (seed 001 phase 2). Loading checks everything and generates every
  * kernel in memory first, so a refused export writes nothing. */
 #include "cutune/export.h"
+#include "cutune/log.h"
 #include "cutune/record.h"
 
 #include <errno.h>
@@ -71,7 +72,8 @@ static void set_push(cut_export_set *set, int *cap, const cut_export_kernel *k)
 }
 
 /* Checks record r (line `line` of path) and generates its kernel into *out. Returns 1 when r is a failed or
- * unmeasured trial (left out), 0 when *out is filled, -1 when the export must be refused. */
+ * unmeasured trial (left out), 2 for a kernel the launchers cannot run (left out with a warning), 0 when *out is
+ * filled, -1 when the export must be refused. */
 static int load_record(const char *path, int line, int case_idx, const cut_conv *file_conv, const cut_record *r,
                        int kernel_id, cut_export_kernel *out, cut_err *e)
 {
@@ -94,6 +96,13 @@ static int load_record(const char *path, int line, int case_idx, const cut_conv 
     if (cut_codegen_conv_named(&r->conv, &r->sched, entry, &out->ks, &why) != 0) {
         cut_kernel_src_free(&out->ks);
         return cut_err_set(e, "%s line %d: cannot generate schedule '%s': %s", path, line, desc, why.msg);
+    }
+    if (out->ks.ntma != 0 || out->ks.arch_a) { /* wgmma_conv: left out, the case's other kernels still export */
+        cut_kernel_src_free(&out->ks);
+        cut_log(CUT_LOG_WARN, "cutune export: %s line %d: schedule '%s' left out: it takes its weights as a TMA map "
+                              "and needs sm_90a, while the conv export's launchers pass device pointers and build "
+                              "for sm_90\n", path, line, desc);
+        return 2;
     }
     out->case_idx = case_idx;
     out->kernel_id = kernel_id;
@@ -121,6 +130,8 @@ static int load_file(const char *path, int case_idx, const cut_conv *conv, cut_e
         int st = load_record(path, line_of(f.text, f.line_off[i]), case_idx, conv, &f.recs[i], i + 1, &k, e);
         if (st < 0)
             rc = -1;
+        else if (st == 2)
+            set->unexportable++;
         else if (st > 0)
             set->skipped++;
         else
@@ -178,7 +189,11 @@ int cut_export_load_conv(const char *results_dir, int allow_empty, cut_export_se
         if (rc == 0)
             rc = load_file(path, idx[i], &convs[i], set, &cap, e);
     }
-    if (rc == 0 && set->n == 0 && !allow_empty)
+    if (rc == 0 && set->n == 0 && set->unexportable > 0 && !allow_empty)
+        rc = cut_err_set(e, "the tuning results folder '%s' holds only wgmma_conv kernels (%d), which the export "
+                            "cannot launch yet (a TMA map of the weights, sm_90a)",
+                         results_dir, set->unexportable);
+    else if (rc == 0 && set->n == 0 && !allow_empty)
         rc = cut_err_set(e, "the tuning results folder '%s' has no measured kernels (%d results file(s)); run cutune "
                             "tune or cutune sample first",
                          results_dir, n);

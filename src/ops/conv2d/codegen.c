@@ -24,6 +24,8 @@ int cut_codegen_conv(const cut_conv *c, const cut_sched *s, cut_kernel_src *out,
         rc = cut_emit_winograd(&b, c, s, out, e);
     else if (strcmp(t->name, "igemm_tc") == 0)
         rc = cut_emit_igemm_tc(&b, c, s, out, e);
+    else if (strcmp(t->name, "wgmma_conv") == 0)
+        rc = cut_emit_wgmma_conv(&b, c, s, out, e);
     else
         rc = cut_err_set(e, "codegen: template '%s' has no code generator", t->name);
     if (rc != 0) {

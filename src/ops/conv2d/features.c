@@ -365,6 +365,29 @@ static void igemm_tc_features(const cut_conv *c, const cut_sched *s, const cut_d
         f[F_KNOB0 + i] = lg(1.0 + k[i]);
 }
 
+/* The Hopper implicit GEMM (wgmma_conv.c): the tile quantities of its consumers over the convolution's GEMM, its
+ * waves over the SMs with split-K's slices, its ring's shared memory, the producer's copies per thread. */
+static void wgmma_conv_features(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *f)
+{
+    cut_wgmma_conv_geom g;
+    cut_wgmma_conv_geometry(c, s, &g);
+    const int ktiles = g.kps; /* of one block (one split-K slice) */
+    gemm_block_features(f, d, g.threads - 128, g.acc, (double)g.bm * g.bn, (double)ktiles * g.bk,
+                        (double)g.grid[0] * g.grid[2], regs > 0 ? regs : g.regs_est, g.smem_bytes);
+    f[F_LOG_INTENSITY] = lg(2.0 * g.bm * g.bn / (2.0 * (g.bm + g.bn)));
+    f[F_GLOBAL_LOADS_PER_FMA] = (float)((double)(g.bm + g.bn) / ((double)g.bm * g.bn));
+    f[F_LOG_FMA_PER_SYNC] = lg((double)g.acc * g.bk);
+    f[F_VEC] = 16.0f;
+    f[F_LOG_RED_STEPS] = lg(ktiles);
+    f[F_TILE_EFF] = (float)((double)g.gm * g.gn / ((double)g.grid[0] * g.bm * g.bn));
+    f[F_RED_EFF] = (float)((double)g.gk / ((double)g.ktiles * g.bk));
+    f[F_LOG_SPLITK] = lg(g.split);
+    f[F_COPIES_PER_THREAD] = (float)g.rows;
+    f[F_LOG_KTILES_BLOCK] = lg(ktiles);
+    for (int i = 0; i < CUT_WC_NKNOBS && i < CUT_MAX_KNOBS; i++)
+        f[F_KNOB0 + i] = lg(1.0 + s->k[i]);
+}
+
 /* Operations of the straight-line transform dst = L src R^T (codegen/winograd.c): one per nonzero coefficient of
  * each emitted row, cols(src) rows of L then rows(L) rows of R. */
 static int nnz(const cut_wino_mat *x)
@@ -476,10 +499,13 @@ static int knobs_usable(const cut_sched *s, int nknobs, const int *sizes, size_t
 
 int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits *d, int regs, float *out, int cap)
 {
-    if (cap < CUT_FEAT_LEN || s->tpl < 0 || s->tpl >= CUT_FEAT_NTPL || !cut_template_get(s->tpl))
+    if (cap < CUT_FEAT_LEN || s->tpl < 0 || !cut_template_get(s->tpl))
         return -1;
     memset(out, 0, sizeof(float) * CUT_FEAT_LEN);
-    out[F_ONEHOT + s->tpl] = 1.0f;
+    /* the one-hot has CUT_FEAT_NTPL slots, kept so that the layout of every feature stays as the cost model's
+     * records know it; a later template (wgmma_conv) has none, its features and knobs tell it apart */
+    if (s->tpl < CUT_FEAT_NTPL)
+        out[F_ONEHOT + s->tpl] = 1.0f;
     out[F_LOG_N] = lg(c->n);
     out[F_LOG_OHW] = lg((double)cut_conv_oh(c) * cut_conv_ow(c));
     out[F_LOG_CO] = lg(c->co);
@@ -515,6 +541,11 @@ int cut_features_conv(const cut_conv *c, const cut_sched *s, const cut_devlimits
         if (!knobs_usable(s, CUT_T_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
             return -1;
         igemm_tc_features(c, s, d, regs, out);
+    } else if (strcmp(t->name, "wgmma_conv") == 0) {
+        static const int sizes[] = {CUT_WC_BN, CUT_WC_MI, CUT_WC_NC, CUT_WC_ST, CUT_WC_SPLITK};
+        if (!knobs_usable(s, CUT_WC_NKNOBS, sizes, CUT_ARRAY_LEN(sizes)))
+            return -1;
+        wgmma_conv_features(c, s, d, regs, out);
     } else {
         /* a template without derived features yet: its knobs, so that the model can still tell schedules apart */
         for (int i = 0; i < t->nknobs && i < CUT_MAX_KNOBS; i++)

@@ -155,7 +155,8 @@ static const char conv_load[] =
     "}\n"
     "\n";
 
-static const char conv_kernel[] =
+/* The output type, the fused epilogue and the stores (templates.h: cut_conv_tc_store_text). */
+const char cut_conv_tc_store_text[] =
     "#if DT == 2\n"
     "typedef float OutT;\n"
     "__device__ __forceinline__ OutT to_out(float v) { return v; }\n"
@@ -244,7 +245,9 @@ static const char conv_kernel[] =
     "        row[(size_t)(n + 1) * step] = to_out(v1);\n"
     "#endif\n"
     "}\n"
-    "\n"
+    "\n";
+
+static const char conv_kernel[] =
     "#define KPS ((KT + SPLITK - 1) / SPLITK) /* k tiles per split-K slice */\n"
     "#define ACCN (MI * NI * 4)                 /* accumulators per thread */\n"
     "#define WS_TILES (TILES_M * TILES_N)\n"
@@ -349,8 +352,8 @@ int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_ker
     cut_igemm_tc_geom g;
     cut_igemm_tc_geometry(c, s, &g);
     emit_defines(b, c, s, &g);
-    const char *const parts[] = {cut_mma_text_prims, conv_load, cut_mma_text_frags, cut_mma_text_mainloop,
-                                 conv_kernel};
+    const char *const parts[] = {cut_mma_text_prims,    conv_load,   cut_mma_text_frags, cut_mma_text_mainloop,
+                                 cut_conv_tc_store_text, conv_kernel};
     for (size_t i = 0; i < CUT_ARRAY_LEN(parts); i++)
         cut_buf_append(b, parts[i], strlen(parts[i]));
     cut_emit_launch(out, g.grid, g.threads);

@@ -12,6 +12,7 @@ static const cut_template *const registry[] = {
     &cut_tpl_igemm,
     &cut_tpl_winograd,
     &cut_tpl_igemm_tc,
+    &cut_tpl_wgmma_conv,
 };
 
 int cut_template_count(void) { return (int)CUT_ARRAY_LEN(registry); }

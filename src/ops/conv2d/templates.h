@@ -175,6 +175,44 @@ void cut_igemm_tc_geometry(const cut_conv *c, const cut_sched *s, cut_igemm_tc_g
 int cut_igemm_tc_max_cpa(const cut_conv *c);
 int cut_igemm_tc_max_cpb(const cut_conv *c);
 
+/* The text after the tensor-core kernels' #defines (DT 0 fp16, 1 bf16, 2 tf32; T; N; BN; NHWC; OHW; EPI 0 none, 1
+ * bias, 2 bias and ReLU; under CUT_EMU with DT 0 an emu_val(bits, 0) giving an fp16's value): OutT and to_out (the
+ * one rounding of an fp32 sum to the output type), EPI_ARGS (the bias parameter when EPI), epi(v, bias, n) (bias of
+ * channel n, then ReLU) and store2(row, n, v0, v1) (channels n, n + 1 of an output row, guarded). igemm_tc_gen.c. */
+extern const char cut_conv_tc_store_text[];
+
+extern const cut_template cut_tpl_wgmma_conv;
+
+/* Hopper implicit-GEMM knobs (indices into cut_sched.k; src/ops/conv2d/wgmma_conv.c explains the kernel): NHWC
+ * fp16/bf16, M = N*OH*OW, N = CO, K = KH*KW*CI. */
+enum {
+    CUT_WC_BN,    /* wgmma n, the block tile along CO: 64, 128, 192, 256 */
+    CUT_WC_MI,    /* m64 blocks per consumer warp group: 1, 2 */
+    CUT_WC_NC,    /* consumer warp groups: 1, 2 (the block tile along M is 64 MI NC) */
+    CUT_WC_ST,    /* stages of the shared-memory ring: 2..6 */
+    CUT_WC_WAITD, /* wgmma groups left in flight before a stage is released: 0, 1 */
+    CUT_WC_SPLITK, /* k-tile slices over blockIdx.z, summed in slice order by the tile's last block: 1..16 */
+    CUT_WC_NKNOBS
+};
+
+/* Everything that follows from a wgmma_conv schedule (knobs clamped: finite also for an invalid one). */
+typedef struct cut_wgmma_conv_geom {
+    int oh, ow;
+    int gm, gn, gk;    /* GEMM sizes */
+    int bm, bn, bk;    /* block tile; BK = 64 (128-byte rows) */
+    int threads;       /* 128 (NC + 1) */
+    int lag;           /* k tiles a producer thread keeps in flight before it signals one: ST - 1 - WAITD */
+    int rows;          /* input rows (16-byte copies) per producer thread per k tile: BM / 16 */
+    int smem_bytes;    /* dynamic: the ring, its barriers, 1024 bytes of alignment slack */
+    int acc;           /* fp32 accumulators per consumer thread */
+    int regs_est;      /* rough registers per consumer thread */
+    int ktiles, kps;   /* k tiles of 64, and per split-K slice */
+    int split;         /* split-K slices (1: none) */
+    long ws_bytes;     /* split-K workspace: SPLITK x tiles x BM x BN fp32 partials, 0 without split-K */
+    unsigned grid[3];  /* M tiles x N tiles (M fastest), 1, split-K slices */
+} cut_wgmma_conv_geom;
+void cut_wgmma_conv_geometry(const cut_conv *c, const cut_sched *s, cut_wgmma_conv_geom *g);
+
 /* ---- emitters (each appends the kernel text after the banner and fills out's launch configuration) ---- */
 
 /* The banner of a conv kernel: the workload and the schedule. */
@@ -186,5 +224,7 @@ int cut_emit_direct(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kerne
 int cut_emit_igemm(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 int cut_emit_winograd(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 int cut_emit_igemm_tc(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
+/* Also fills out's TMA map of the weights (buffer 1), its dynamic shared memory and arch_a. */
+int cut_emit_wgmma_conv(cut_buf *b, const cut_conv *c, const cut_sched *s, cut_kernel_src *out, cut_err *e);
 
 #endif

@@ -48,7 +48,9 @@
  * Every PTX instruction sits in a helper of src/ops/gemm/wgmma_text.c, which under CUT_EMU implements it on the host
  * emulator as the PTX ISA documents it (mbarrier phases and tx-counts, TMA tile loads with the swizzle and zero
  * fill from the emulated map the emulation runner passes, wgmma from the descriptors in the accumulator fragment
- * layout), so the same source runs on the GPU and, with CL 1, under emulation (tests/test_gemm_wgmma_emu.c). */
+ * layout), so the same source runs on the GPU and, with CL 1, under emulation (tests/test_gemm_wgmma_emu.c). The
+ * kernel's head, a consumer's main loop and the wgmma tile sit there too: the conv template wgmma_conv
+ * (src/ops/conv2d/wgmma_conv.c) is this kernel with another producer of A. */
 #include "codegen/emit.h"
 #include "ops/gemm/extras.h"
 #include "ops/gemm/simt.h"
@@ -250,26 +252,6 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
 
 /* ---- code generation ---- */
 
-/* The device text after the knobs' #defines, before the PTX helpers (wgmma_text.h). */
-static const char wg_head[] =
-    "typedef unsigned long long u64;\n"
-    "struct __align__(64) cut_tmap { u64 v[16]; };\n"
-    "#define KT ((K + BK - 1) / BK)\n"
-    "#define THREADS (128 * (NC + 1))\n"
-    "#define A_BYTES (BM * 128)\n"
-    "#define B_BYTES (BN * 128)\n"
-    "#define STAGE_BYTES (A_BYTES + B_BYTES)\n"
-    "/* stage s's barriers and tiles, from the kernel's base and bars */\n"
-    "#define FULL(s) (bars + 8u * (s))\n"
-    "#define EMPTY(s) (bars + 8u * (ST + (s)))\n"
-    "#define SA(s) (base + (unsigned)(s) * STAGE_BYTES)\n"
-    "#define SB(s) (SA(s) + A_BYTES)\n"
-    "/* wgmma shared-memory matrix descriptor: 128-byte swizzle (layout type 1) */\n"
-    "static __device__ __forceinline__ u64 desc(unsigned addr, unsigned lbo, unsigned sbo)\n"
-    "{\n"
-    "    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32) | (1ull << 62);\n"
-    "}\n";
-
 /* The kernel up to a consumer's first statement: the tile raster, the barriers, the producer. WGMMA(d, da, db) (or
  * WGMMA_RS), DESC_B, LOAD_B and RELEASE come before it (they depend on BN, the layout and the cluster). */
 static const char wg_body[] =
@@ -339,47 +321,9 @@ static const char wg_body[] =
     "    } else { /* consumer wg-1 */\n"
     "        setmaxnreg_inc<REGS_INC>();\n";
 
-/* A consumer of the plain product: A and B from their descriptors, its accumulators stored as rows of C. */
-static const char wg_consumer[] =
-    "        float d[MI][BN / 2];\n"
-    "#pragma unroll\n"
-    "        for (int i = 0; i < MI; i++)\n"
-    "#pragma unroll\n"
-    "            for (int j = 0; j < BN / 2; j++)\n"
-    "                d[i][j] = 0.0f;\n"
-    "        const int row0 = (wg - 1) * MI * 64; /* first row of this consumer within the tile */\n"
-    "        const int warp = lt / 32, lane = lt % 32;\n"
-    "        for (int kt = 0; kt < KT; kt++) {\n"
-    "            const int s = kt % ST;\n"
-    "            mbar_wait(FULL(s), (kt / ST) & 1);\n"
-    "            wgmma_fence();\n"
-    "#pragma unroll\n"
-    "            for (int kk = 0; kk < BK / KS; kk++) {\n"
-    "#pragma unroll\n"
-    "                for (int i = 0; i < MI; i++) {\n"
-    "#if TA /* A MN-major: the m64 block's box of BK rows of 64 M-columns, k step KS rows on */\n"
-    "                    const u64 da = desc(SA(s) + ((row0 + i * 64) / 64) * (BK * 128) + kk * KS * 128, BK * 128,\n"
-    "                                        1024);\n"
-    "#else\n"
-    "                    const u64 da = desc(SA(s) + (row0 + i * 64) * 128 + kk * 32, 16, 1024);\n"
-    "#endif\n"
-    "                    const u64 db = DESC_B(s, kk);\n"
-    "                    WGMMA(d[i], da, db);\n"
-    "                }\n"
-    "            }\n"
-    "            wgmma_commit();\n"
-    "#if WAITD == 0\n"
-    "            wgmma_wait<0>();\n"
-    "            if (lane == 0)\n"
-    "                RELEASE(s);\n"
-    "#else\n"
-    "            wgmma_wait<1>();\n"
-    "            if (lane == 0 && kt > 0)\n"
-    "                RELEASE((kt - 1) % ST);\n"
-    "#endif\n"
-    "        }\n"
-    "        wgmma_wait<0>();\n"
-    "\n"
+/* The plain product's epilogue, after the consumer's main loop (cut_wgmma_text_consumer_loop): its accumulators
+ * stored as rows of C. */
+static const char wg_consumer_epi[] =
     "        /* epilogue: accumulator j of m64 block i holds row 16*warp + lane/4 + 8*((j/2)%2), column\n"
     "           8*(j/4) + 2*(lane%4) + j%2 */\n"
     "#pragma unroll\n"
@@ -560,35 +504,6 @@ static const char wg_end[] =
     "#endif\n"
     "}\n";
 
-static void emit_wgmma(cut_buf *b, const cut_gemm *g, int bn)
-{
-    const char *ty = g->dtype == CUT_DT_BF16 ? "bf16" : g->dtype == CUT_DT_TF32 ? "tf32" : "f16";
-    const int ks = g->dtype == CUT_DT_TF32 ? 8 : 16;
-    const int nacc = bn / 2;
-    cut_buf_printf(b, "#ifndef CUT_EMU\n"
-                      "static __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n{\n"
-                      "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
-                      "                 \"wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
-                   nacc + 2, bn, ks, ty, ty);
-    for (int i = 0; i < nacc; i++)
-        cut_buf_printf(b, "%s%%%d", i ? ", " : "", i);
-    if (g->dtype == CUT_DT_TF32)
-        cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1;\\n}\"\n", nacc, nacc + 1);
-    else
-        cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\"\n", nacc, nacc + 1, cut_gemm_a_trans(g),
-                       !cut_gemm_b_trans(g));
-    cut_buf_printf(b, "                 : ");
-    for (int i = 0; i < nacc; i++)
-        cut_buf_printf(b, "%s\"+f\"(d[%d])", i ? ", " : "", i);
-    cut_buf_printf(b, "\n                 : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
-    /* the emulation: A and B from their descriptors, A MN-major for TN/TT, B for NN/TN, D += A B */
-    cut_buf_printf(b, "#else\nstatic __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n"
-                      "{ emu_wgmma(d, %d, %d, da, 0, db, %d, %d, 1, 1, 1); }\n#endif\n",
-                   bn, g->dtype == CUT_DT_TF32 ? 2 : g->dtype == CUT_DT_BF16 ? 1 : 0, cut_gemm_a_trans(g),
-                   !cut_gemm_b_trans(g));
-    cut_buf_printf(b, "#define WGMMA(d, da, db) wgmma_tile(d, da, db)\n");
-}
-
 /* tf32 NN's wgmma (SWAP): m64 x wn x k8, A from the four registers of the thread's fragment, B from a descriptor. */
 static void emit_wgmma_rs(cut_buf *b, int wn)
 {
@@ -746,13 +661,13 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
         cut_buf_printf(&b, "#define CLUSTER_ATTR __cluster_dims__(%d, 1, 1)\n", cl);
     else
         cut_buf_printf(&b, "#define CLUSTER_ATTR\n");
-    cut_buf_append(&b, wg_head, strlen(wg_head));
+    cut_buf_append(&b, cut_wgmma_text_head, strlen(cut_wgmma_text_head));
     cut_buf_append(&b, cut_wgmma_text_ptx, strlen(cut_wgmma_text_ptx));
     cut_buf_append(&b, cut_wgmma_text_emu, strlen(cut_wgmma_text_emu));
     if (gm.areg)
         emit_wgmma_rs(&b, gm.swap ? gm.bm : gm.bn);
     else
-        emit_wgmma(&b, g, gm.bn);
+        cut_wgmma_emit_tile(&b, g->dtype, gm.bn, cut_gemm_a_trans(g), !cut_gemm_b_trans(g));
     emit_a(&b, g);
     emit_b(&b, g, cl);
     if (gm.areg)
@@ -760,8 +675,10 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
     cut_buf_append(&b, wg_body, strlen(wg_body));
     if (gm.areg)
         cut_buf_append(&b, wg_consumer_swap, strlen(wg_consumer_swap));
-    else
-        cut_buf_append(&b, wg_consumer, strlen(wg_consumer));
+    else {
+        cut_buf_append(&b, cut_wgmma_text_consumer_loop, strlen(cut_wgmma_text_consumer_loop));
+        cut_buf_append(&b, wg_consumer_epi, strlen(wg_consumer_epi));
+    }
     cut_buf_append(&b, wg_end, strlen(wg_end));
     out->src = b.data;
     snprintf(out->entry, sizeof out->entry, "cut_gemm");

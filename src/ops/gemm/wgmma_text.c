@@ -397,3 +397,92 @@ const char cut_wgmma_text_emu[] =
     "    __syncwarp();\n"
     "}\n"
     "#endif /* CUT_EMU */\n";
+
+/* The device text after the knobs' #defines, before the PTX helpers (wgmma_text.h). */
+const char cut_wgmma_text_head[] =
+    "typedef unsigned long long u64;\n"
+    "struct __align__(64) cut_tmap { u64 v[16]; };\n"
+    "#define KT ((K + BK - 1) / BK)\n"
+    "#define THREADS (128 * (NC + 1))\n"
+    "#define A_BYTES (BM * 128)\n"
+    "#define B_BYTES (BN * 128)\n"
+    "#define STAGE_BYTES (A_BYTES + B_BYTES)\n"
+    "/* stage s's barriers and tiles, from the kernel's base and bars */\n"
+    "#define FULL(s) (bars + 8u * (s))\n"
+    "#define EMPTY(s) (bars + 8u * (ST + (s)))\n"
+    "#define SA(s) (base + (unsigned)(s) * STAGE_BYTES)\n"
+    "#define SB(s) (SA(s) + A_BYTES)\n"
+    "/* wgmma shared-memory matrix descriptor: 128-byte swizzle (layout type 1) */\n"
+    "static __device__ __forceinline__ u64 desc(unsigned addr, unsigned lbo, unsigned sbo)\n"
+    "{\n"
+    "    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)(lbo >> 4) << 16) | ((u64)(sbo >> 4) << 32) | (1ull << 62);\n"
+    "}\n";
+
+/* A consumer's main loop over K: A and B from their descriptors into the accumulators d, up to the last wait. */
+const char cut_wgmma_text_consumer_loop[] =
+    "        float d[MI][BN / 2];\n"
+    "#pragma unroll\n"
+    "        for (int i = 0; i < MI; i++)\n"
+    "#pragma unroll\n"
+    "            for (int j = 0; j < BN / 2; j++)\n"
+    "                d[i][j] = 0.0f;\n"
+    "        const int row0 = (wg - 1) * MI * 64; /* first row of this consumer within the tile */\n"
+    "        const int warp = lt / 32, lane = lt % 32;\n"
+    "        for (int kt = 0; kt < KT; kt++) {\n"
+    "            const int s = kt % ST;\n"
+    "            mbar_wait(FULL(s), (kt / ST) & 1);\n"
+    "            wgmma_fence();\n"
+    "#pragma unroll\n"
+    "            for (int kk = 0; kk < BK / KS; kk++) {\n"
+    "#pragma unroll\n"
+    "                for (int i = 0; i < MI; i++) {\n"
+    "#if TA /* A MN-major: the m64 block's box of BK rows of 64 M-columns, k step KS rows on */\n"
+    "                    const u64 da = desc(SA(s) + ((row0 + i * 64) / 64) * (BK * 128) + kk * KS * 128, BK * 128,\n"
+    "                                        1024);\n"
+    "#else\n"
+    "                    const u64 da = desc(SA(s) + (row0 + i * 64) * 128 + kk * 32, 16, 1024);\n"
+    "#endif\n"
+    "                    const u64 db = DESC_B(s, kk);\n"
+    "                    WGMMA(d[i], da, db);\n"
+    "                }\n"
+    "            }\n"
+    "            wgmma_commit();\n"
+    "#if WAITD == 0\n"
+    "            wgmma_wait<0>();\n"
+    "            if (lane == 0)\n"
+    "                RELEASE(s);\n"
+    "#else\n"
+    "            wgmma_wait<1>();\n"
+    "            if (lane == 0 && kt > 0)\n"
+    "                RELEASE((kt - 1) % ST);\n"
+    "#endif\n"
+    "        }\n"
+    "        wgmma_wait<0>();\n"
+    "\n";
+
+void cut_wgmma_emit_tile(cut_buf *b, cut_dtype dt, int bn, int ta, int tb)
+{
+    const char *ty = dt == CUT_DT_BF16 ? "bf16" : dt == CUT_DT_TF32 ? "tf32" : "f16";
+    const int ks = dt == CUT_DT_TF32 ? 8 : 16;
+    const int nacc = bn / 2;
+    cut_buf_printf(b, "#ifndef CUT_EMU\n"
+                      "static __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n{\n"
+                      "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
+                      "                 \"wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
+                   nacc + 2, bn, ks, ty, ty);
+    for (int i = 0; i < nacc; i++)
+        cut_buf_printf(b, "%s%%%d", i ? ", " : "", i);
+    if (dt == CUT_DT_TF32)
+        cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1;\\n}\"\n", nacc, nacc + 1);
+    else
+        cut_buf_printf(b, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\"\n", nacc, nacc + 1, ta, tb);
+    cut_buf_printf(b, "                 : ");
+    for (int i = 0; i < nacc; i++)
+        cut_buf_printf(b, "%s\"+f\"(d[%d])", i ? ", " : "", i);
+    cut_buf_printf(b, "\n                 : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
+    /* the emulation: A and B from their descriptors, A MN-major for TN/TT, B for NN/TN, D += A B */
+    cut_buf_printf(b, "#else\nstatic __device__ __forceinline__ void wgmma_tile(float *d, u64 da, u64 db)\n"
+                      "{ emu_wgmma(d, %d, %d, da, 0, db, %d, %d, 1, 1, 1); }\n#endif\n",
+                   bn, dt == CUT_DT_TF32 ? 2 : dt == CUT_DT_BF16 ? 1 : 0, ta, tb);
+    cut_buf_printf(b, "#define WGMMA(d, da, db) wgmma_tile(d, da, db)\n");
+}

@@ -7,6 +7,9 @@
 #ifndef CUTUNE_GEMM_WGMMA_TEXT_H
 #define CUTUNE_GEMM_WGMMA_TEXT_H
 
+#include "codegen/emit.h"
+#include "cutune/half.h"
+
 /* smem_u32, mbar_init, fence_mbarrier_init, mbar_expect_tx, mbar_arrive, mbar_arrive_cluster, mbar_wait, tma_load,
  * tma_load_mc, tma_load3 and tma_load3_mc (3-D maps: plane c2), cluster_rank, cluster_sync, setmaxnreg_dec<R>, setmaxnreg_inc<R>, wgmma_fence, wgmma_commit,
  * wgmma_wait<G>, lds32 (ld.shared.b32), to_tf32 (cvt.rna.tf32.f32), sts32 (st.shared.b32), fence_proxy_async
@@ -16,6 +19,18 @@ extern const char cut_wgmma_text_ptx[];
  * emu_wgmma(d, n, dt, da, areg, db, ta, tb, scale_d, scale_a, scale_b), the emulated wgmma.mma_async (A from the
  * descriptor da, or from registers areg when not NULL), inside #ifdef CUT_EMU. */
 extern const char cut_wgmma_text_emu[];
+
+/* The kernel's common text after its knobs' #defines (M, N, K, BM, BN, BK, NC, ST): u64, cut_tmap, KT, THREADS,
+ * A_BYTES, B_BYTES, STAGE_BYTES, the stage macros FULL, EMPTY, SA, SB (from the kernel's base and bars) and desc(),
+ * the 128-byte-swizzle matrix descriptor. Used by the GEMM's wgmma and the conv's wgmma_conv. */
+extern const char cut_wgmma_text_head[];
+/* A consumer warp group's main loop (inside the kernel, after setmaxnreg_inc): d[MI][BN / 2] zeroed, row0, warp,
+ * lane, then per k tile: wait on FULL, BK / KS x MI wgmmas (A K-major from SA unless TA, B through DESC_B(s, kk)),
+ * commit, RELEASE(s) of the stage WAITD groups back; ends with every wgmma complete. The epilogue follows. */
+extern const char cut_wgmma_text_consumer_loop[];
+/* wgmma_tile(d, da, db) and WGMMA(d, da, db): the one wgmma.mma_async shape m64 n=bn k16 (k8 tf32) of dtype dt, A and
+ * B from descriptors, ta / tb its transpose flags (1: MN-major); under CUT_EMU the emulated one. */
+void cut_wgmma_emit_tile(cut_buf *b, cut_dtype dt, int bn, int ta, int tb);
 
 /* tf32 NN (C^T = B^T A^T, wgmma.c): the tile column, within its consumer's m64 block, that row 16 w + g + 8 h of
  * wgmma's A fragment (w: the warp in the warpgroup, g = lane / 4, h = 0, 1) carries. A permutation of 0..63 chosen
