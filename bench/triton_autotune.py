@@ -538,9 +538,11 @@ def run(a):
                    "into that cache by N processes through the JIT's warmup path (precompile_wall_s; each compile's "
                    "own seconds summed in precompile_compile_s_sum), so autotune_seconds is the autotuner's "
                    "benchmarking with cache hits (autotune_cache_entries_added counts the compiles it still did); "
-                   "autotune_seconds_serial_compile adds the compiles as the stock autotuner runs them, one after "
-                   "another, and autotune_seconds_parallel_compile the parallel wall, as cutune's compile pool "
-                   "would. cutune_seconds: " + cut["seconds_note"] + ". All *_ms are cutune's timing "
+                   "autotune_seconds_parallel_compile adds the compiles' parallel wall, as cutune's compile pool "
+                   "runs them; autotune_seconds_serial_compile adds their summed seconds, an upper bound of the "
+                   "stock autotuner's serial compiles, not an estimate: each was timed under N-way contention and "
+                   "includes its process's first-compile start (on an H100 host, softmax_row's 24: 103 s summed, "
+                   "6.2 s for the stock autotuner's compiles and benchmarking together). cutune_seconds: " + cut["seconds_note"] + ". All *_ms are cutune's timing "
                    "(tools/triton_worker.py CudaDevice.time with timing_policy), median of the rounds' medians."}
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
