@@ -38,12 +38,17 @@
  * Knobs: BN (wgmma n: 64..256), MI (m64 blocks per consumer: 1, 2), NC (consumer warp groups: 1, 2), ST (stages:
  * 2..6), WAITD (wgmma groups left in flight before a stage is released: 0, 1), GM (raster group: 1, 8, 16) and
  * CL (cluster size along M: 1, 2; with 2 the blocks of a cluster are launched together on neighbouring SMs and
- * each loads half of the B tile and multicasts it to both, halving B's L2 traffic).
+ * each loads half of the B tile and multicasts it to both, halving B's L2 traffic) and SPLITK (k slices: 1, 2, 3,
+ * 4, 6, 8, 16; the grid's z, each slice at least one k tile; the tile's last block to arrive adds the slices' fp32
+ * partials from a static workspace, resets the tile's counter and runs the epilogue, alpha, beta and the batch
+ * included, once: see "split-K" below). Schedules from before the knob (splitk 0) are splitk 1.
  *
  * What they trade. BM x BN: reuse of each loaded byte against registers (MI*BN/2 accumulators per thread, plus the
  * A fragments of tf32 NN) and
  * blocks to fill 132 SMs. ST: latency hiding against shared memory (one block per SM at most tiles). WAITD 1 keeps
- * the tensor cores busy across stage boundaries. NC 2 lets two warp groups share one B tile.
+ * the tensor cores busy across stage boundaries. NC 2 lets two warp groups share one B tile. SPLITK: blocks to fill
+ * the SMs where the tiles cannot (M <= 64 LLM decode: one tile row, N / BN blocks) against the partials' round trip
+ * through L2; the space offers it below two waves of the device's SMs only.
  *
  * Every PTX instruction sits in a helper of src/ops/gemm/wgmma_text.c, which under CUT_EMU implements it on the host
  * emulator as the PTX ISA documents it (mbarrier phases and tx-counts, TMA tile loads with the swizzle and zero
