@@ -281,10 +281,13 @@ static void test_split_nvrtc(void **state)
             failed++;
             continue;
         }
-        assert_int_equal(bins[i].spill_stores, 0);
-        assert_int_equal(bins[i].spill_loads, 0);
-        if (strstr(bins[i].log, "serialized"))
-            fail_msg("wgmma serialized:\n%.400s\n%s", ks[i].src, bins[i].log);
+        if (bins[i].spill_stores || bins[i].spill_loads || strstr(bins[i].log, "serialized")) {
+            const char *sched = strstr(ks[i].src, "// schedule: ");
+            fprintf(stderr, "%.*s: %d bytes of spill stores, %d of loads, %d registers%s\n",
+                    (int)(strchr(sched, '\n') - sched), sched, bins[i].spill_stores, bins[i].spill_loads,
+                    bins[i].regs, strstr(bins[i].log, "serialized") ? ", wgmma serialized" : "");
+            failed++;
+        }
         rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
         cut_compiled_free(&bins[i]);
         cut_kernel_src_free(&ks[i]);

@@ -181,8 +181,9 @@ const cut_template cut_tpl_wgmma_conv = {
 
 /* ---- code generation ---- */
 
-/* The producer's helpers (cp.async with zero fill, its groups, the proxy fence) for the GPU and, under CUT_EMU, as
- * their semantics: a copy lands at once, so waiting and fencing are nothing; the conv epilogue's fp16 bias value. */
+/* The producer's helpers (cp.async with zero fill, its groups) for the GPU and, under CUT_EMU, as their semantics: a
+ * copy lands at once, so waiting is nothing; the conv epilogue's fp16 bias value. The proxy fence (fence_proxy_async)
+ * is the GEMM's text's (cut_wgmma_text_ptx, cut_wgmma_text_emu), the same instruction. */
 static const char wc_helpers[] =
     "#ifndef CUT_EMU\n"
     "/* 16 bytes from src to shared address dst, or (bytes 0) 16 zeros */\n"
@@ -193,9 +194,6 @@ static const char wc_helpers[] =
     "{ asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"
     "template <int G> static __device__ __forceinline__ void cp_async_wait(void)\n"
     "{ asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(G) : \"memory\"); }\n"
-    "/* the generic proxy's writes (cp.async) made visible to the async proxy (wgmma's operand reads) */\n"
-    "static __device__ __forceinline__ void fence_proxy_async(void)\n"
-    "{ asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); }\n"
     "#else\n"
     "static __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, int bytes)\n"
     "{\n"
@@ -208,7 +206,6 @@ static const char wc_helpers[] =
     "}\n"
     "static __device__ __forceinline__ void cp_async_commit(void) {}\n"
     "template <int G> static __device__ __forceinline__ void cp_async_wait(void) {}\n"
-    "static __device__ __forceinline__ void fence_proxy_async(void) {}\n"
     "static __device__ __forceinline__ float emu_val(unsigned h, int) { return emu_f16(h & 0xFFFFu); }\n"
     "#endif\n";
 

@@ -169,8 +169,9 @@ static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
     o->tiles_x = (o->tiles_m + cl - 1) / cl * cl * o->tiles_n;
     o->ws_tiles = o->tiles_x * batch;
     o->ws_bytes = o->split > 1 ? (long)o->split * o->ws_tiles * o->bm * o->bn * 4 : 0;
-    if (o->split > 1)
-        o->smem += 8; /* the consumers' barrier of the reduction */
+    if (o->split > 1) /* the reduction's barrier (RED), and 8 bytes for its static `last`, which counts against the
+                         same opt-in limit as the dynamic shared memory */
+        o->smem += 16;
 }
 
 /* Split-K is offered where the output tiles cannot fill the GPU: always below one wave of the device's SMs, now and
@@ -695,25 +696,28 @@ static void emit_areg(cut_buf *b, const wg_geom *gm)
  * Slice blockIdx.z walks k tiles [z KPS, z KPS + nkt) (the producer's coordinates kt0 + kt, the stages and phases
  * counted from the slice's first tile). Its consumers then publish their fp32 accumulators to the workspace cut_ws
  * ([slice][tile][accumulator][consumer thread]: coalesced, no bounds to test) and count the block in on the tile's
- * counter; the last block of the tile to arrive adds every slice's partial in slice order (bitwise the same
- * whichever block comes last), resets the counter for the next launch and runs the epilogue (alpha, beta Cin, the
- * batch's C), so that it applies once. No block waits for another, no atomics touch C. The consumers meet on an
- * mbarrier of their own (RED): the producer warp group has left, so __syncthreads would wait for it forever. This
- * is wgmma_conv's reduction (src/ops/conv2d/wgmma_conv.c) with a batch: a tile is blockIdx.x of plane blockIdx.y. */
+ * counter (a thread whose rows all lie past M, SPLIT_LIVE false, publishes and reads nothing: at M = 16 three of
+ * a consumer's four warps); the last block of the tile to arrive adds every slice's partial in slice order
+ * (bitwise the same whichever block comes last), resets the counter for the next launch and runs the epilogue
+ * (alpha, beta Cin, the batch's C), so that it applies once. No block waits for another, no atomics touch C. The
+ * consumers meet on an mbarrier of their own (RED): the producer warp group has left, so __syncthreads would wait
+ * for it forever. This is wgmma_conv's reduction (src/ops/conv2d/wgmma_conv.c) with a batch: a tile is blockIdx.x
+ * of plane blockIdx.y. */
 static const char wg_split_reduce[] =
     "#define ACCN (MI * DW)  /* accumulators per consumer thread */\n"
     "#define CTHR (NC * 128) /* consumer threads */\n"
     "#define WS_FLOATS ((size_t)KSPLIT * WS_TILES * CTHR * ACCN)\n"
     "static __device__ float cut_ws[WS_FLOATS];        /* every slice's partial of every tile */\n"
     "static __device__ unsigned int cut_cnt[WS_TILES]; /* slices done per tile; zero between launches */\n"
-    "static __device__ __forceinline__ bool splitk_reduce(float (&d)[MI][DW], unsigned bars, int ct)\n"
+    "static __device__ __forceinline__ bool splitk_reduce(float (&d)[MI][DW], unsigned bars, int ct, bool live)\n"
     "{\n"
     "    __shared__ int last;\n"
     "    const int tile = (int)blockIdx.x + WS_TILES_X * (int)blockIdx.y, z = (int)blockIdx.z;\n"
     "    float *__restrict__ tw = cut_ws + (size_t)tile * ACCN * CTHR + ct;\n"
+    "    if (live) /* a thread whose rows all lie past M has nothing to publish (M = 16: 3 warps of 4) */\n"
     "#pragma unroll\n"
-    "    for (int e = 0; e < ACCN; e++)\n"
-    "        tw[(size_t)z * WS_TILES * ACCN * CTHR + e * CTHR] = d[e / DW][e % DW];\n"
+    "        for (int e = 0; e < ACCN; e++)\n"
+    "            tw[(size_t)z * WS_TILES * ACCN * CTHR + e * CTHR] = d[e / DW][e % DW];\n"
     "    __threadfence(); /* this thread's partial is visible before the block counts itself in */\n"
     "    mbar_arrive(RED);\n"
     "    mbar_wait(RED, 0);\n"
@@ -724,6 +728,8 @@ static const char wg_split_reduce[] =
     "    if (!last)\n"
     "        return false;\n"
     "    __threadfence(); /* the other slices' partials are read after their counts */\n"
+    "    if (!live)\n"
+    "        return true; /* nothing of this thread's is stored (the epilogue skips rows past M) */\n"
     "#pragma unroll\n"
     "    for (int e = 0; e < ACCN; e++) {\n"
     "        float sum = 0.0f;\n"
@@ -752,6 +758,13 @@ static void emit_split_defines(cut_buf *b, const wg_geom *gm, const int *k)
     cut_buf_printf(b, "#define DW %d /* a consumer's accumulators per m64 block: wgmma's n / 2 */\n", k[K_BN] / 2);
     cut_buf_printf(b, "#define RED (bars + 8u * (2 * ST + %d)) /* the reduction's barrier, after the others */\n",
                    gm->bcopy ? k[K_NC] : 0);
+    /* whether any of the consumer thread's accumulators is a row of C below M: its first row (i = 0, h = 0) is its
+     * lowest; SWAP's threads each hold rows all over the tile; with 128 accumulators and more the registers the
+     * test takes make ptxas spill (random sm_90a compiles, bn=256): every thread publishes its partial there */
+    const char *live = gm->swap || gm->acc >= 128 ? "true"
+                       : gm->areg                      ? "(m0 + row0 + NROW(warp, lane / 4, 0) < M)"
+                                                       : "(m0 + row0 + warp * 16 + lane / 4 < M)";
+    cut_buf_printf(b, "#define SPLIT_LIVE %s\n", live);
 }
 
 /* The kernel's #defines: sizes, knobs, the extras, the variant's macros (swap, A from registers, split-K). */
@@ -817,7 +830,7 @@ static void emit_kernel(cut_buf *b, const cut_gemm *g, const wg_geom *gm, int cl
     append(b, wg_body_producer);
     append(b, gm->areg ? wg_consumer_swap : cut_wgmma_text_consumer_loop);
     if (split)
-        append(b, "        if (splitk_reduce(d, bars, (int)threadIdx.x - 128)) { /* the tile's last block */\n");
+        append(b, "        if (splitk_reduce(d, bars, (int)threadIdx.x - 128, SPLIT_LIVE)) { /* the last block */\n");
     append(b, gm->areg ? wg_consumer_swap_epi : wg_consumer_epi);
     if (split)
         append(b, "        }\n");
