@@ -3,7 +3,7 @@
  * and runs the epilogue once. Under the host emulator, split schedules of fp16/bf16 (NN, NT, TN, TT) and tf32 (NN:
  * C^T = B^T A^T, NT, TN, TT) on tail shapes match the double reference, with a batch and alpha/beta too; the
  * verifier's second launch on fresh inputs (the workspace changed the module state) passes, so the counters were
- * reset; a planted bug (slice 0 left out of the sum, the counter not reset, every slice walking slice 0's k tiles)
+ * reset; a planted bug (slice 1 left out of the sum, the counter not reset, every slice walking slice 0's k tiles)
  * is caught. The space: split-K where the tiles cannot fill the SMs, none where they fill them twice, a slice left
  * empty refused with a sentence. Random split schedules compile for sm_90a without spills. */
 #include <setjmp.h>
@@ -158,7 +158,7 @@ static void test_split_extras(void **state)
     assert_int_equal(emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 1 : 2, 3200), 0);
 }
 
-/* Planted bugs: slice 0's partial left out of the sum, every slice walking slice 0's k tiles (WRONG_RESULT); the
+/* Planted bugs: slice 1's partial left out of the sum, every slice walking slice 0's k tiles (WRONG_RESULT); the
  * counter never reset (the first launch is right, the verifier's second finds no last block: not OK). */
 static void test_split_planted(void **state)
 {
@@ -168,7 +168,7 @@ static void test_split_planted(void **state)
     const cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {64, 1, 1, 3, 1, 1, 1, 3}};
     static const char *const plants[][2] = {
         {NULL, NULL},
-        {"for (int q = 0; q < KSPLIT; q++)", "for (int q = 1; q < KSPLIT; q++)"},
+        {"for (int q = 1; q < KSPLIT; q++)", "for (int q = 2; q < KSPLIT; q++)"},
         {"const int kt0 = (int)blockIdx.z * KPS", "const int kt0 = 0 * KPS"},
         {"cut_cnt[tile] = 0u;", "(void)0;"},
     };
