@@ -9,7 +9,7 @@
  * registers) and TN (B copied K-major by the consumers too); hand-picked tf32 NN, TN and TT schedules cover their
  * variants (waitd 0/1, mi 1/2, nc 1/2, cl 1/2, odd and even numbers of k tiles, one k tile). Every layout
  * (NN, NT, TN, TT) is measured; issue 21's TN/TT, strided batch and alpha/beta on wgmma have hand-picked schedules
- * of their own. */
+ * of their own; split-K on wgmma has hand-picked schedules on the decode shapes M = 16, 64 x 4096 x 4096 and tails. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -188,6 +188,67 @@ static void test_wgmma_tf32(void **state)
     cut_runner_free(r);
 }
 
+static cut_runner *new_runner(void)
+{
+    cut_timing t;
+    cut_timing_default(&t);
+    t.min_total_ms = 2.0;
+    cut_err e = {{0}};
+    cut_runner *r = cut_runner_gpu_new(0, getenv("CUTUNE_BIN"), &t, &e);
+    if (!r)
+        fail_msg("cut_runner_gpu_new: %s", e.msg);
+    return r;
+}
+
+/* Measures the valid ones of ns hand-picked wgmma schedules k (bn mi nc st waitd gm cl splitk) on g: each must be
+ * OK within tolerance. ms[i] (when not NULL): schedule i's median time, 0 when refused. Returns how many ran. */
+static int measure_picked(cut_runner *r, const cut_gemm *g, uint64_t seed, const int (*k)[8], int ns,
+                          const cut_devlimits *d, double *ms)
+{
+    cut_err e = {{0}};
+    if (cut_runner_prepare_gemm(r, g, seed, &e) != 0)
+        fail_msg("prepare_gemm: %s", e.msg);
+    cut_kernel_src *ks = calloc((size_t)ns, sizeof *ks);
+    cut_compiled *bins = calloc((size_t)ns, sizeof *bins);
+    cut_candidate *c = calloc((size_t)ns, sizeof *c);
+    cut_result *res = calloc((size_t)ns, sizeof *res);
+    int *which = calloc((size_t)ns, sizeof *which), n = 0;
+    for (int i = 0; i < ns; i++) {
+        if (ms)
+            ms[i] = 0;
+        cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA};
+        memcpy(s.k, k[i], sizeof k[i]);
+        if (cut_gemm_sched_check(g, &s, d, &e) != 0) { /* e.g. a tile far larger than the problem */
+            printf("  schedule %d refused: %s\n", i, e.msg);
+            continue;
+        }
+        if (cut_codegen_gemm(g, &s, &ks[n], &e) != 0)
+            fail_msg("schedule %d: %s", i, e.msg);
+        which[n++] = i;
+    }
+    compile_all(ks, bins, n);
+    for (int i = 0; i < n; i++)
+        c[i] = (cut_candidate){.ks = &ks[i], .bin = &bins[i]};
+    if (n > 0 && cut_runner_measure(r, c, n, res, &e) != 0)
+        fail_msg("measure: %s", e.msg);
+    char name[128];
+    cut_gemm_name(g, name, sizeof name);
+    for (int i = 0; i < n; i++) {
+        const char *sched = strstr(ks[i].src, "// schedule: ");
+        printf("  %s %-13s %8.4f ms rel.err %.3g  %.*s\n", name, cut_status_name(res[i].status), res[i].median_ms,
+               res[i].max_abs_err, (int)(strchr(sched, '\n') - sched) - 13, sched + 13);
+        if (res[i].status != CUT_ST_OK)
+            fail_msg("%s: %s %s", name, cut_status_name(res[i].status), res[i].error);
+        assert_true(res[i].max_abs_err <= cut_gemm_tolerance(g->dtype));
+        if (ms)
+            ms[which[i]] = res[i].median_ms;
+        cut_compiled_free(&bins[i]);
+        cut_kernel_src_free(&ks[i]);
+    }
+    free(ks), free(bins), free(c), free(res), free(which);
+    return n;
+}
+
 /* Issue 21 on wgmma, hand-picked schedules (bn mi nc st waitd gm cl) on tail shapes: A stored KxM (TN, TT; A
  * MN-major, wgmma's A-transpose flag), a strided batch (3-D TMA maps, blockIdx.y; with cl 2 the 3-D multicast),
  * alpha and beta (Cin), and the issue's batched 32 x 512^3 shape, tf32 TN and TT among them: every valid one OK
@@ -216,53 +277,54 @@ static void test_wgmma_extras(void **state)
         printf("  wgmma TN and extras: skipped (%s)\n", e.msg);
         return;
     }
-    static const int k[][7] = {{128, 1, 2, 4, 1, 8, 1}, {256, 1, 2, 3, 1, 8, 2}, {64, 2, 1, 4, 0, 16, 1},
+    static const int k[][8] = {{128, 1, 2, 4, 1, 8, 1}, {256, 1, 2, 3, 1, 8, 2}, {64, 2, 1, 4, 0, 16, 1},
                                {192, 1, 2, 3, 0, 8, 2}, {128, 2, 1, 4, 1, 1, 1}};
-    enum { NS = sizeof k / sizeof k[0] };
-    cut_timing t;
-    cut_timing_default(&t);
-    t.min_total_ms = 2.0;
-    cut_runner *r = cut_runner_gpu_new(0, getenv("CUTUNE_BIN"), &t, &e);
-    if (!r)
-        fail_msg("cut_runner_gpu_new: %s", e.msg);
+    cut_runner *r = new_runner();
+    for (size_t si = 0; si < CUT_ARRAY_LEN(shapes); si++)
+        assert_true(measure_picked(r, &shapes[si], 800 + si, k, (int)CUT_ARRAY_LEN(k), &d, NULL) >= 2);
+    cut_runner_free(r);
+}
+
+/* Split-K on wgmma (splitk, the 8th knob), hand-picked schedules (bn mi nc st waitd gm cl splitk) on the LLM-decode
+ * shapes M = 16 and 64, N = K = 4096, fp16 and bf16 NN (where bn=64 without split-K fills 64 of the SMs), and on
+ * tail shapes with a batch and alpha/beta, tf32 among them: every valid one OK within tolerance (the worker's
+ * repeated launches check that the counters are reset). Prints each split schedule's time against splitk=1's. */
+static void test_wgmma_splitk(void **state)
+{
+    (void)state;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    d.sm_major = g_info.sm_major;
+    d.sm_minor = g_info.sm_minor;
+    d.sm_count = g_info.sm_count;
+    cut_err e = {{0}};
+    cut_gemm shapes[] = {{16, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16}, {64, 4096, 4096, CUT_GEMM_NN, CUT_DT_BF16},
+                         {16, 4096, 4096, CUT_GEMM_NN, CUT_DT_BF16}, {64, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16},
+                         {16, 200, 520, CUT_GEMM_NN, CUT_DT_FP16},   {64, 136, 1000, CUT_GEMM_TN, CUT_DT_BF16},
+                         {1, 72, 264, CUT_GEMM_NT, CUT_DT_TF32},     {16, 200, 520, CUT_GEMM_NN, CUT_DT_TF32}};
+    cut_gemm_set_extras(&shapes[4], 3, 0.5, 0.25);
+    cut_gemm_set_extras(&shapes[5], 2, 2.0, 0.0);
+    cut_gemm_set_extras(&shapes[7], 1, 0.5, 0.25);
+    if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
+        printf("  wgmma split-K: skipped (%s)\n", e.msg);
+        return;
+    }
+    static const int k[][8] = {{64, 1, 1, 4, 1, 1, 1, 1},  {64, 1, 1, 4, 1, 1, 1, 2},  {64, 1, 1, 4, 1, 1, 1, 3},
+                               {64, 1, 1, 6, 1, 1, 1, 4},  {64, 1, 1, 4, 1, 1, 2, 4},  {128, 1, 1, 4, 1, 1, 1, 4},
+                               {64, 1, 1, 4, 0, 1, 1, 6},  {64, 1, 1, 5, 1, 1, 1, 8},  {128, 1, 1, 4, 1, 1, 2, 8},
+                               {64, 1, 1, 4, 1, 1, 1, 16}};
+    cut_runner *r = new_runner();
     for (size_t si = 0; si < CUT_ARRAY_LEN(shapes); si++) {
-        const cut_gemm *g = &shapes[si];
-        if (cut_runner_prepare_gemm(r, g, 800 + si, &e) != 0)
-            fail_msg("prepare_gemm: %s", e.msg);
-        cut_kernel_src ks[NS];
-        cut_compiled bins[NS];
-        cut_candidate c[NS];
-        cut_result res[NS];
-        int n = 0;
-        for (int i = 0; i < NS; i++) {
-            cut_sched s = {.tpl = CUT_GEMM_TPL_WGMMA};
-            memcpy(s.k, k[i], sizeof k[i]);
-            if (cut_gemm_sched_check(g, &s, &d, &e) != 0) { /* e.g. a tile far larger than the problem */
-                printf("  schedule %d refused: %s\n", i, e.msg);
-                continue;
-            }
-            if (cut_codegen_gemm(g, &s, &ks[n], &e) != 0)
-                fail_msg("schedule %d: %s", i, e.msg);
-            n++;
-        }
-        assert_true(n >= 2);
-        compile_all(ks, bins, n);
-        for (int i = 0; i < n; i++)
-            c[i] = (cut_candidate){.ks = &ks[i], .bin = &bins[i]};
-        if (cut_runner_measure(r, c, n, res, &e) != 0)
-            fail_msg("measure: %s", e.msg);
-        char name[128];
-        cut_gemm_name(g, name, sizeof name);
-        for (int i = 0; i < n; i++) {
-            const char *sched = strstr(ks[i].src, "// schedule: ");
-            printf("  %s %-13s %8.4f ms rel.err %.3g  %.*s\n", name, cut_status_name(res[i].status),
-                   res[i].median_ms, res[i].max_abs_err, (int)(strchr(sched, '\n') - sched) - 13, sched + 13);
-            if (res[i].status != CUT_ST_OK)
-                fail_msg("%s: %s %s", name, cut_status_name(res[i].status), res[i].error);
-            assert_true(res[i].max_abs_err <= cut_gemm_tolerance(g->dtype));
-            cut_compiled_free(&bins[i]);
-            cut_kernel_src_free(&ks[i]);
-        }
+        double ms[CUT_ARRAY_LEN(k)];
+        assert_true(measure_picked(r, &shapes[si], 900 + si, k, (int)CUT_ARRAY_LEN(k), &d, ms) >= 3);
+        double best = 0;
+        int at = -1;
+        for (int i = 1; i < (int)CUT_ARRAY_LEN(k); i++)
+            if (ms[i] > 0 && (at < 0 || ms[i] < best))
+                best = ms[i], at = i;
+        if (ms[0] > 0 && at >= 0)
+            printf("  best split schedule %d: %.4f ms against splitk=1's %.4f ms (%.2fx)\n", at, best, ms[0],
+                   ms[0] / best);
     }
     cut_runner_free(r);
 }
@@ -307,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_tensor_core_templates),
         cmocka_unit_test(test_wgmma_tf32),
         cmocka_unit_test(test_wgmma_extras),
+        cmocka_unit_test(test_wgmma_splitk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

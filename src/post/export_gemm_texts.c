@@ -41,9 +41,10 @@ int cut_export_gemm_module_state(const cut_export_gemm_kernel *k, char *what, si
         return 0;
     if (what)
         snprintf(what, n, "%s",
-                 !strcmp(t->name, "mma")    ? "a turn counter per output tile (cut_splitk_turn)"
-                 : !strcmp(t->name, "gemv") ? "partial sums and a counter per output tile (cut_ws, cut_cnt)"
-                                            : "its split-K state");
+                 !strcmp(t->name, "mma") ? "a turn counter per output tile (cut_splitk_turn)"
+                 : !strcmp(t->name, "gemv") || !strcmp(t->name, "wgmma")
+                     ? "partial sums and a counter per output tile (cut_ws, cut_cnt)"
+                     : "its split-K state");
     return 1;
 }
 

@@ -181,10 +181,9 @@ const cut_template cut_tpl_wgmma_conv = {
 
 /* ---- code generation ---- */
 
-/* The producer's helpers (cp.async with zero fill, its groups) for the GPU and, under CUT_EMU, as
- * their semantics: a copy lands at once, so waiting is nothing; the conv epilogue's fp16 bias value. fence_proxy_async
- * (the cp.async writes made visible to wgmma's async-proxy operand reads) comes with the GEMM's helpers
- * (wgmma_text.h). */
+/* The producer's helpers (cp.async with zero fill, its groups) for the GPU and, under CUT_EMU, as their semantics: a
+ * copy lands at once, so waiting is nothing; the conv epilogue's fp16 bias value. The proxy fence (fence_proxy_async)
+ * is the GEMM's text's (cut_wgmma_text_ptx, cut_wgmma_text_emu), the same instruction. */
 static const char wc_helpers[] =
     "#ifndef CUT_EMU\n"
     "/* 16 bytes from src to shared address dst, or (bytes 0) 16 zeros */\n"

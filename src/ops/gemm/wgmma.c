@@ -38,12 +38,17 @@
  * Knobs: BN (wgmma n: 64..256), MI (m64 blocks per consumer: 1, 2), NC (consumer warp groups: 1, 2), ST (stages:
  * 2..6), WAITD (wgmma groups left in flight before a stage is released: 0, 1), GM (raster group: 1, 8, 16) and
  * CL (cluster size along M: 1, 2; with 2 the blocks of a cluster are launched together on neighbouring SMs and
- * each loads half of the B tile and multicasts it to both, halving B's L2 traffic).
+ * each loads half of the B tile and multicasts it to both, halving B's L2 traffic) and SPLITK (k slices: 1, 2, 3,
+ * 4, 6, 8, 16; the grid's z, each slice at least one k tile; the tile's last block to arrive adds the slices' fp32
+ * partials from a static workspace, resets the tile's counter and runs the epilogue, alpha, beta and the batch
+ * included, once: see "split-K" below). Schedules from before the knob (splitk 0) are splitk 1.
  *
  * What they trade. BM x BN: reuse of each loaded byte against registers (MI*BN/2 accumulators per thread, plus the
  * A fragments of tf32 NN) and
  * blocks to fill 132 SMs. ST: latency hiding against shared memory (one block per SM at most tiles). WAITD 1 keeps
- * the tensor cores busy across stage boundaries. NC 2 lets two warp groups share one B tile.
+ * the tensor cores busy across stage boundaries. NC 2 lets two warp groups share one B tile. SPLITK: blocks to fill
+ * the SMs where the tiles cannot (M <= 64 LLM decode: one tile row, N / BN blocks) against the partials' round trip
+ * through L2; the space offers it below two waves of the device's SMs only.
  *
  * Every PTX instruction sits in a helper of src/ops/gemm/wgmma_text.c, which under CUT_EMU implements it on the host
  * emulator as the PTX ISA documents it (mbarrier phases and tx-counts, TMA tile loads with the swizzle and zero
@@ -63,9 +68,9 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { K_BN, K_MI, K_NC, K_ST, K_WAITD, K_GM, K_CL, K_N };
+enum { K_BN, K_MI, K_NC, K_ST, K_WAITD, K_GM, K_CL, K_SK, K_N };
 
-static const char *const knob_names[K_N] = {"bn", "mi", "nc", "st", "waitd", "gm", "cl"};
+static const char *const knob_names[K_N] = {"bn", "mi", "nc", "st", "waitd", "gm", "cl", "splitk"};
 static const int v_bn[] = {64, 128, 192, 256}; /* multiples of 64: NN loads B in boxes of 64 columns */
 static const int v_mi[] = {1, 2};
 static const int v_nc[] = {1, 2};
@@ -73,6 +78,7 @@ static const int v_st[] = {2, 3, 4, 5, 6};
 static const int v_waitd[] = {0, 1};
 static const int v_gm[] = {1, 8, 16};
 static const int v_cl[] = {1, 2};
+static const int v_sk[] = {1, 2, 3, 4, 6, 8, 16}; /* k slices (0, a schedule from before the knob: 1) */
 
 #define PICK(r, v) cut_pick(r, v, (int)CUT_ARRAY_LEN(v))
 #define STEP(r, v, cur) cut_step_in(r, v, (int)CUT_ARRAY_LEN(v), cur)
@@ -80,6 +86,8 @@ static const int v_cl[] = {1, 2};
 #define SMEM_OPTIN_SM90 232448 /* bytes of dynamic shared memory a block may opt into on sm_90 */
 #define SWZ 128                /* swizzle span in bytes: one row of a tile */
 #define MAX_ACC 160            /* accumulators per consumer thread (registers after setmaxnreg: 232/240) */
+#define MAX_WS_BYTES (64L << 20) /* largest split-K workspace (a static __device__ array), as wgmma_conv's */
+#define SMS_DEFAULT 132          /* SMs to fill when the space is not told the device (an H100 SXM) */
 
 static const char *knob_name(int knob) { return knob >= 0 && knob < K_N ? knob_names[knob] : "?"; }
 
@@ -124,6 +132,10 @@ typedef struct wg_geom {
     int acc;              /* accumulators per consumer thread */
     int frag;             /* registers of A fragments per consumer thread (swap: one stage's, two with WAITD 1) */
     unsigned tiles_m, tiles_n;
+    int split, ktiles, kps; /* split-K: slices, k tiles of BK, k tiles a slice (the last may have fewer) */
+    unsigned tiles_x;       /* the grid's x: tiles_m rounded up to the cluster, times tiles_n */
+    unsigned ws_tiles;      /* split-K: the launch's output tiles (grid x times the batch), a counter each */
+    long ws_bytes;          /* split-K: every slice's fp32 partial of every tile */
 } wg_geom;
 
 static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
@@ -149,6 +161,31 @@ static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
     o->frag = o->areg ? (waitd + 1) * (k[K_MI] > 0 ? k[K_MI] : 1) * (o->bk / o->ks) * 4 : 0;
     o->tiles_m = (unsigned)((g->m + o->bm - 1) / o->bm);
     o->tiles_n = (unsigned)((g->n + o->bn - 1) / o->bn);
+    o->split = k[K_SK] > 1 ? k[K_SK] : 1;
+    o->ktiles = (g->k + o->bk - 1) / o->bk;
+    o->kps = (o->ktiles + o->split - 1) / o->split;
+    const unsigned cl = k[K_CL] == 2 ? 2 : 1;
+    const unsigned batch = (unsigned)(cut_gemm_batch(g) > 0 ? cut_gemm_batch(g) : 1);
+    o->tiles_x = (o->tiles_m + cl - 1) / cl * cl * o->tiles_n;
+    o->ws_tiles = o->tiles_x * batch;
+    o->ws_bytes = o->split > 1 ? (long)o->split * o->ws_tiles * o->bm * o->bn * 4 : 0;
+    if (o->split > 1) /* the reduction's barrier (RED), and 8 bytes for its static `last`, which counts against the
+                         same opt-in limit as the dynamic shared memory */
+        o->smem += 16;
+}
+
+/* Split-K is offered where the output tiles cannot fill the GPU: always below one wave of the device's SMs, now and
+ * then below two, never above (check refuses it there, so large shapes' spaces do not grow). */
+static int sms_of(const cut_devlimits *d) { return d && d->sm_count > 0 ? d->sm_count : SMS_DEFAULT; }
+
+static void sample_split(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s)
+{
+    wg_geom gm;
+    s->k[K_SK] = 1;
+    wg_geometry(g, s, &gm);
+    const long tiles = (long)gm.ws_tiles, sms = sms_of(d);
+    if (tiles < sms || (tiles < 2 * sms && cut_rng_below(r, 4) == 0))
+        s->k[K_SK] = PICK(r, v_sk);
 }
 
 static void sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s)
@@ -162,6 +199,7 @@ static void sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sc
     s->k[K_WAITD] = PICK(r, v_waitd);
     s->k[K_GM] = PICK(r, v_gm);
     s->k[K_CL] = PICK(r, v_cl);
+    sample_split(g, d, r, s);
 }
 
 static void mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s)
@@ -175,8 +213,23 @@ static void mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sc
     case K_ST: k[K_ST] = STEP(r, v_st, k[K_ST]); break;
     case K_WAITD: k[K_WAITD] = STEP(r, v_waitd, k[K_WAITD]); break;
     case K_GM: k[K_GM] = STEP(r, v_gm, k[K_GM]); break;
-    default: k[K_CL] = STEP(r, v_cl, k[K_CL]); break;
+    case K_CL: k[K_CL] = STEP(r, v_cl, k[K_CL]); break;
+    default: k[K_SK] = STEP(r, v_sk, k[K_SK] > 1 ? k[K_SK] : 1); break;
     }
+}
+
+/* A slice needs at least one k tile (slices of KPS tiles, the last one what is left), and the workspace a bound. */
+static int check_split(const wg_geom *gm, cut_err *e)
+{
+    if (gm->split <= 1)
+        return 0;
+    if ((long)(gm->split - 1) * gm->kps >= gm->ktiles)
+        return cut_err_set(e, "wgmma: splitk=%d in slices of %d k tiles leaves the last of K's %d tiles of %d empty",
+                           gm->split, gm->kps, gm->ktiles, gm->bk);
+    if (gm->ws_bytes > MAX_WS_BYTES)
+        return cut_err_set(e, "wgmma: the split-K workspace of splitk=%d would take %ld bytes, over %ld", gm->split,
+                           gm->ws_bytes, MAX_WS_BYTES);
+    return 0;
 }
 
 /* The rules that hold whatever the device: dtype/layout, knob lists, TMA alignment, registers, shared memory. */
@@ -191,9 +244,10 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
                            cut_gemm_batch(g));
     const int *k = s->k;
     if (!CUT_IN(v_bn, k[K_BN]) || !CUT_IN(v_mi, k[K_MI]) || !CUT_IN(v_nc, k[K_NC]) || !CUT_IN(v_st, k[K_ST]) ||
-        !CUT_IN(v_waitd, k[K_WAITD]) || !CUT_IN(v_gm, k[K_GM]) || !CUT_IN(v_cl, k[K_CL]))
-        return cut_err_set(e, "wgmma: a knob is off its list (bn=%d mi=%d nc=%d st=%d waitd=%d gm=%d cl=%d)", k[K_BN],
-                           k[K_MI], k[K_NC], k[K_ST], k[K_WAITD], k[K_GM], k[K_CL]);
+        !CUT_IN(v_waitd, k[K_WAITD]) || !CUT_IN(v_gm, k[K_GM]) || !CUT_IN(v_cl, k[K_CL]) ||
+        (k[K_SK] != 0 && !CUT_IN(v_sk, k[K_SK])))
+        return cut_err_set(e, "wgmma: a knob is off its list (bn=%d mi=%d nc=%d st=%d waitd=%d gm=%d cl=%d "
+                              "splitk=%d)", k[K_BN], k[K_MI], k[K_NC], k[K_ST], k[K_WAITD], k[K_GM], k[K_CL], k[K_SK]);
     const int eb = elem_bytes(g);
     if (((long)g->k * eb) % 16 != 0)
         return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: K=%d x %d bytes is not a multiple of 16", g->k,
@@ -217,7 +271,7 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
         return cut_err_set(e, "wgmma: %d stages of %d + %d bytes%s need %d bytes of shared memory, over %d", k[K_ST],
                            gm.a_bytes, gm.b_bytes, gm.bcopy ? " and the consumers' copies of B (tf32 TN)" : "",
                            gm.smem, SMEM_OPTIN_SM90);
-    return 0;
+    return check_split(&gm, e);
 }
 
 static int check(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, cut_err *e)
@@ -234,6 +288,9 @@ static int check(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, 
         return cut_err_set(e, "wgmma: a %d-row tile for M=%d leaves most of it empty", gm.bm, g->m);
     if (gm.bn >= 128 && g->n <= gm.bn / 2)
         return cut_err_set(e, "wgmma: a %d-column tile for N=%d leaves most of it empty", gm.bn, g->n);
+    if (d && gm.split > 1 && (long)gm.ws_tiles >= 2L * sms_of(d))
+        return cut_err_set(e, "wgmma: splitk=%d for %u output tiles, which fill the %d SMs twice without it", gm.split,
+                           gm.ws_tiles, sms_of(d));
     return 0;
 }
 
@@ -246,7 +303,7 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
         .bm = gm.bm, .bn = gm.bn, .bk = gm.bk, .threads = gm.threads, .stages = s->k[K_ST],
         .smem_bytes = gm.smem, .regs_est = gm.acc + gm.frag + 40, .elem_bytes = elem_bytes(g), .tensor_cores = 2,
         .grid = {((gm.tiles_m + (unsigned)cl - 1) / (unsigned)cl) * (unsigned)cl * gm.tiles_n,
-                 (unsigned)cut_gemm_batch(g), 1},
+                 (unsigned)cut_gemm_batch(g), (unsigned)gm.split},
     };
 }
 
@@ -282,13 +339,18 @@ static const char wg_body[] =
     "#if HAS_BETA\n"
     "    Cin += (size_t)z * STRIDE_C;\n"
     "#endif\n"
-    "#endif\n"
+    "#endif\n";
+
+/* The rest of the kernel's head: barrier init (a split-K kernel inits its RED between the two parts), producer. */
+static const char wg_body_init[] =
     "\n"
     "    if (threadIdx.x == 0) {\n"
     "        for (int s = 0; s < ST; s++) {\n"
     "            mbar_init(FULL(s), 1);\n"
     "            mbar_init(EMPTY(s), NC * 4 * CL); /* a warp of each consumer of each block of the cluster */\n"
-    "        }\n"
+    "        }\n";
+
+static const char wg_body_producer[] =
     "#if BCOPY\n"
     "        for (int c = 0; c < NC; c++)\n"
     "            mbar_init(COPIED(c), 128); /* the consumer's threads: its K-major copy of B is written */\n"
@@ -447,7 +509,10 @@ static const char wg_consumer_swap[] =
     "        }\n"
     "#endif\n"
     "        wgmma_wait<0>();\n"
-    "\n"
+    "\n";
+
+/* wg_consumer_swap's epilogue: SWAP's transposed stores, AREG's rows in the fragments' permutation. */
+static const char wg_consumer_swap_epi[] =
     "#if SWAP\n"
     "        /* epilogue: accumulator j of m64 block i holds C^T's row NROW(warp, lane / 4, (j / 2) % 2), i.e.\n"
     "           column n0 + row0 + 64 i + that of C, and C^T's column 8 (j / 4) + 2 (lane % 4) + j % 2, i.e. that\n"
@@ -532,7 +597,7 @@ static void emit_wgmma_rs(cut_buf *b, int wn)
  * and multicasts them. NN: BN/BOXN MN-major boxes of BK rows x BOXN = 128 bytes of columns (64 fp16/bf16, 32 tf32;
  * descriptor: LBO = the stride between boxes along N, SBO = 8 rows of 128 bytes; one k step of KS rows is KS*128
  * bytes on; tf32 NN reads them with ld.shared instead, SWAP). */
-static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
+static void emit_b(cut_buf *b, const cut_gemm *g, int cl, const char *kc)
 {
     /* a batch: 3-D maps, the block's plane z as the outer coordinate */
     const int bz = cut_gemm_batch(g) > 1;
@@ -540,10 +605,10 @@ static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
     if (cut_gemm_b_trans(g)) {
         cut_buf_printf(b, "#define DESC_B(s, kk) desc(SB(s) + (kk) * 32, 16, 1024)\n");
         if (cl > 1)
-            cut_buf_printf(b, "#define LOAD_B %s(SB(s) + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + (int)rank * (BN / "
-                              "2),%s FULL(s), 3);\n", mc, z);
+            cut_buf_printf(b, "#define LOAD_B %s(SB(s) + rank * (B_BYTES / 2), &tmB, %s * BK, n0 + (int)rank * (BN / "
+                              "2),%s FULL(s), 3);\n", mc, kc, z);
         else
-            cut_buf_printf(b, "#define LOAD_B %s(SB(s), &tmB, kt * BK, n0,%s FULL(s));\n", ld, z);
+            cut_buf_printf(b, "#define LOAD_B %s(SB(s), &tmB, %s * BK, n0,%s FULL(s));\n", ld, kc, z);
     } else {
         /* tf32's boxes are 32 columns wide: up to 8 a stage, which the producer's 40 registers cannot hold unrolled */
         const int boxn = SWZ / elem_bytes(g);
@@ -551,10 +616,10 @@ static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
         cut_buf_printf(b, "#define DESC_B(s, kk) desc(SB(s) + (kk) * KS * 128, BK * 128, 1024)\n");
         if (cl > 1)
             cut_buf_printf(b, "#define LOAD_B %sfor (int j = (int)rank; j < BN / %d; j += CL) %s(SB(s) + j * BK * 128, "
-                              "&tmB, n0 + %d * j, kt * BK,%s FULL(s), 3);\n", unroll, boxn, mc, boxn, z);
+                              "&tmB, n0 + %d * j, %s * BK,%s FULL(s), 3);\n", unroll, boxn, mc, boxn, kc, z);
         else
             cut_buf_printf(b, "#define LOAD_B %sfor (int j = 0; j < BN / %d; j++) %s(SB(s) + j * BK * 128, &tmB, n0 + "
-                              "%d * j, kt * BK,%s FULL(s));\n", unroll, boxn, ld, boxn, z);
+                              "%d * j, %s * BK,%s FULL(s));\n", unroll, boxn, ld, boxn, kc, z);
     }
     /* a stage is free once every consumer warp of every block that writes into it has read it */
     if (cl > 1)
@@ -567,15 +632,16 @@ static void emit_b(cut_buf *b, const cut_gemm *g, int cl)
 /* A's loads. K-major (NN, NT): one box of BM rows of 128 bytes (BK elements of K). MN-major (TN, TT, A stored
  * K x M): boxes of BK rows of 128 bytes = 64 elements of M (fp16/bf16, read by wgmma with its A-transpose flag) or
  * 32 (tf32, read into registers as A's fragments). */
-static void emit_a(cut_buf *b, const cut_gemm *g)
+static void emit_a(cut_buf *b, const cut_gemm *g, const char *kc)
 {
     const int bz = cut_gemm_batch(g) > 1, boxm = SWZ / elem_bytes(g);
     const char *ld = bz ? "tma_load3" : "tma_load", *z = bz ? " z," : "";
     if (cut_gemm_a_trans(g)) /* tf32: boxes of 32 columns, up to 8 a stage (see emit_b) */
         cut_buf_printf(b, "#define LOAD_A %sfor (int j = 0; j < BM / %d; j++) %s(SA(s) + j * BK * 128, &tmA, m0 + %d * "
-                          "j, kt * BK,%s FULL(s));\n", boxm < 64 ? "_Pragma(\"unroll 1\") " : "", boxm, ld, boxm, z);
+                          "j, %s * BK,%s FULL(s));\n", boxm < 64 ? "_Pragma(\"unroll 1\") " : "", boxm, ld, boxm, kc,
+                       z);
     else
-        cut_buf_printf(b, "#define LOAD_A %s(SA(s), &tmA, kt * BK, m0,%s FULL(s));\n", ld, z);
+        cut_buf_printf(b, "#define LOAD_A %s(SA(s), &tmA, %s * BK, m0,%s FULL(s));\n", ld, kc, z);
 }
 
 /* The maps of A and B (box shapes as emit_a and emit_b load them); a batch makes them 3-D, one plane a matrix. */
@@ -626,6 +692,152 @@ static void emit_areg(cut_buf *b, const wg_geom *gm)
                           "#define DESC_RS(s, kk) DESC_B(s, kk)\n");
 }
 
+/* ---- split-K (KSPLIT > 1) ----
+ * Slice blockIdx.z walks k tiles [z KPS, z KPS + nkt) (the producer's coordinates kt0 + kt, the stages and phases
+ * counted from the slice's first tile). Its consumers then publish their fp32 accumulators to the workspace cut_ws
+ * ([slice][tile][accumulator][consumer thread]: coalesced, no bounds to test) and count the block in on the tile's
+ * counter (a thread whose rows all lie past M, SPLIT_LIVE false, publishes and reads nothing: at M = 16 three of
+ * a consumer's four warps); the last block of the tile to arrive adds every slice's partial in slice order
+ * (bitwise the same whichever block comes last), resets the counter for the next launch and runs the epilogue
+ * (alpha, beta Cin, the batch's C), so that it applies once. No block waits for another, no atomics touch C. The
+ * consumers meet on an mbarrier of their own (RED): the producer warp group has left, so __syncthreads would wait
+ * for it forever. This is wgmma_conv's reduction (src/ops/conv2d/wgmma_conv.c) with a batch: a tile is blockIdx.x
+ * of plane blockIdx.y. */
+static const char wg_split_reduce[] =
+    "#define ACCN (MI * DW)  /* accumulators per consumer thread */\n"
+    "#define CTHR (NC * 128) /* consumer threads */\n"
+    "#define WS_FLOATS ((size_t)KSPLIT * WS_TILES * CTHR * ACCN)\n"
+    "static __device__ float cut_ws[WS_FLOATS];        /* every slice's partial of every tile */\n"
+    "static __device__ unsigned int cut_cnt[WS_TILES]; /* slices done per tile; zero between launches */\n"
+    "static __device__ __forceinline__ bool splitk_reduce(float (&d)[MI][DW], unsigned bars, int ct, bool live)\n"
+    "{\n"
+    "    __shared__ int last;\n"
+    "    const int tile = (int)blockIdx.x + WS_TILES_X * (int)blockIdx.y, z = (int)blockIdx.z;\n"
+    "    float *__restrict__ tw = cut_ws + (size_t)tile * ACCN * CTHR + ct;\n"
+    "    if (live) /* a thread whose rows all lie past M has nothing to publish (M = 16: 3 warps of 4) */\n"
+    "#pragma unroll\n"
+    "        for (int e = 0; e < ACCN; e++)\n"
+    "            tw[(size_t)z * WS_TILES * ACCN * CTHR + e * CTHR] = d[e / DW][e % DW];\n"
+    "    __threadfence(); /* this thread's partial is visible before the block counts itself in */\n"
+    "    mbar_arrive(RED);\n"
+    "    mbar_wait(RED, 0);\n"
+    "    if (ct == 0)\n"
+    "        last = atomicAdd(&cut_cnt[tile], 1u) == KSPLIT - 1;\n"
+    "    mbar_arrive(RED);\n"
+    "    mbar_wait(RED, 1);\n"
+    "    if (!last)\n"
+    "        return false;\n"
+    "    __threadfence(); /* the other slices' partials are read after their counts */\n"
+    "    if (!live)\n"
+    "        return true; /* nothing of this thread's is stored (the epilogue skips rows past M) */\n"
+    "    /* slice by slice (this block's own partial read back too), all of a slice's loads in flight at once */\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < ACCN; e++)\n"
+    "        d[e / DW][e % DW] = __ldcg(&tw[e * CTHR]);\n"
+    "#pragma unroll 1\n"
+    "    for (int q = 1; q < KSPLIT; q++)\n"
+    "#pragma unroll\n"
+    "        for (int e = 0; e < ACCN; e++)\n"
+    "            d[e / DW][e % DW] += __ldcg(&tw[(size_t)q * WS_TILES * ACCN * CTHR + e * CTHR]);\n"
+    "    if (ct == 0)\n"
+    "        cut_cnt[tile] = 0u; /* every slice has arrived: ready for the next launch */\n"
+    "    return true;\n"
+    "}\n";
+
+/* In the kernel after the tile's coordinates: the block's slice of the k tiles, which KT counts from then on. */
+static const char wg_split_slice[] =
+    "    const int kt0 = (int)blockIdx.z * KPS, nkt = min(KPS, KT - kt0); /* the space leaves no slice empty */\n"
+    "#undef KT\n"
+    "#define KT nkt\n";
+
+static void emit_split_defines(cut_buf *b, const wg_geom *gm, const int *k)
+{
+    cut_buf_printf(b, "#define KSPLIT %d /* k slices, blockIdx.z */\n#define KPS %d /* k tiles a slice */\n", gm->split,
+                   gm->kps);
+    cut_buf_printf(b, "#define WS_TILES %u /* the launch's output tiles */\n#define WS_TILES_X %u /* gridDim.x */\n",
+                   gm->ws_tiles, gm->tiles_x);
+    cut_buf_printf(b, "#define DW %d /* a consumer's accumulators per m64 block: wgmma's n / 2 */\n", k[K_BN] / 2);
+    cut_buf_printf(b, "#define RED (bars + 8u * (2 * ST + %d)) /* the reduction's barrier, after the others */\n",
+                   gm->bcopy ? k[K_NC] : 0);
+    /* whether any of the consumer thread's accumulators is a row of C below M: its first row (i = 0, h = 0) is its
+     * lowest; SWAP's threads each hold rows all over the tile; with 128 accumulators and more the registers the
+     * test takes make ptxas spill (random sm_90a compiles, bn=256): every thread publishes its partial there */
+    const char *live = gm->swap || gm->acc >= 128 ? "true"
+                       : gm->areg                      ? "(m0 + row0 + NROW(warp, lane / 4, 0) < M)"
+                                                       : "(m0 + row0 + warp * 16 + lane / 4 < M)";
+    cut_buf_printf(b, "#define SPLIT_LIVE %s\n", live);
+}
+
+/* The kernel's #defines: sizes, knobs, the extras, the variant's macros (swap, A from registers, split-K). */
+static void emit_defines(cut_buf *b, const cut_gemm *g, const cut_sched *s, const wg_geom *gm)
+{
+    const int *k = s->k;
+    const int cl = k[K_CL];
+    cut_emit_gemm_banner(b, g, s, "Hopper (sm_90a): TMA + mbarrier pipeline, wgmma, producer/consumer warp groups.");
+    cut_buf_printf(b, "#define M %d\n#define N %d\n#define K %d\n", g->m, g->n, g->k);
+    cut_buf_printf(b, "#define BM %d\n#define BN %d\n#define BK %d\n#define KS %d\n#define MI %d\n#define NC %d\n",
+                   gm->bm, gm->bn, gm->bk, gm->ks, k[K_MI], k[K_NC]);
+    cut_buf_printf(b, "#define ST %d\n#define WAITD %d\n#define GM %d\n#define CL %d\n#define REGS_INC %d\n",
+                   k[K_ST], k[K_WAITD], k[K_GM], cl, k[K_NC] == 2 ? 232 : 240);
+    cut_buf_printf(b, "#define TA %d /* A stored KxM: MN-major in shared memory */\n", cut_gemm_a_trans(g));
+    if (cut_gemm_has_extras(g)) { /* BATCH, STRIDE_C, HAS_BETA, ALPHA, BETA; CIN_PARAM, EPI(v, i) */
+        /* SPLITK 1: the extras' serial split-K is not this kernel's; KSPLIT's epilogue runs once, unchanged */
+        cut_gemm_emit_extras(b, g, 1);
+        cut_buf_append(b, cut_gemm_extras_text, strlen(cut_gemm_extras_text));
+    } else {
+        cut_buf_printf(b, "#define BATCH 1\n#define HAS_BETA 0\n#define CIN_PARAM\n#define EPI(v, i) (v)\n");
+    }
+    if (gm->split > 1)
+        emit_split_defines(b, gm, k);
+    if (gm->swap)
+        cut_buf_printf(b, "#define SWAP 1 /* C^T = B^T A^T: wgmma's n (the knob bn) is BM */\n");
+    if (gm->areg)
+        emit_areg(b, gm);
+    cut_buf_printf(b, "#define COPY_BYTES %d\n", gm->copy_bytes);
+    /* tf32's producers issue up to 9 (NN, TT) or 16 (TN) copies a stage: unrolled, they overflow its 40 registers */
+    cut_buf_printf(b, "#define PRODUCER_UNROLL%s\n", gm->areg ? " _Pragma(\"unroll 1\")" : "");
+    if (cl > 1)
+        cut_buf_printf(b, "#define CLUSTER_ATTR __cluster_dims__(%d, 1, 1)\n", cl);
+    else
+        cut_buf_printf(b, "#define CLUSTER_ATTR\n");
+}
+
+static void append(cut_buf *b, const char *text) { cut_buf_append(b, text, strlen(text)); }
+
+/* The kernel's text after its #defines; with split-K its slice, the reduction's barrier and the reduction before
+ * the epilogue (which runs in the tile's last block only), nothing else changed. */
+static void emit_kernel(cut_buf *b, const cut_gemm *g, const wg_geom *gm, int cl)
+{
+    const int split = gm->split > 1;
+    append(b, cut_wgmma_text_head);
+    append(b, cut_wgmma_text_ptx);
+    append(b, cut_wgmma_text_emu);
+    if (gm->areg)
+        emit_wgmma_rs(b, gm->swap ? gm->bm : gm->bn);
+    else
+        cut_wgmma_emit_tile(b, g->dtype, gm->bn, cut_gemm_a_trans(g), !cut_gemm_b_trans(g));
+    emit_a(b, g, split ? "(kt0 + kt)" : "kt");
+    emit_b(b, g, cl, split ? "(kt0 + kt)" : "kt");
+    if (gm->areg)
+        append(b, wg_swap_stage);
+    if (split)
+        append(b, wg_split_reduce);
+    append(b, wg_body);
+    if (split)
+        append(b, wg_split_slice);
+    append(b, wg_body_init);
+    if (split)
+        append(b, "        mbar_init(RED, CTHR); /* the consumers' threads, twice: partials out, then the count */\n");
+    append(b, wg_body_producer);
+    append(b, gm->areg ? wg_consumer_swap : cut_wgmma_text_consumer_loop);
+    if (split)
+        append(b, "        if (splitk_reduce(d, bars, (int)threadIdx.x - 128, SPLIT_LIVE)) { /* the last block */\n");
+    append(b, gm->areg ? wg_consumer_swap_epi : wg_consumer_epi);
+    if (split)
+        append(b, "        }\n");
+    append(b, wg_end);
+}
+
 static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, cut_err *e)
 {
     memset(out, 0, sizeof *out);
@@ -633,53 +845,11 @@ static int codegen(const cut_gemm *g, const cut_sched *s, cut_kernel_src *out, c
         return cut_err_wrap(e, "codegen gemm wgmma");
     wg_geom gm;
     wg_geometry(g, s, &gm);
-    const int *k = s->k;
-    const int cl = k[K_CL];
+    const int cl = s->k[K_CL];
     cut_buf b;
     cut_buf_init(&b);
-    cut_emit_gemm_banner(&b, g, s, "Hopper (sm_90a): TMA + mbarrier pipeline, wgmma, producer/consumer warp groups.");
-    cut_buf_printf(&b, "#define M %d\n#define N %d\n#define K %d\n", g->m, g->n, g->k);
-    cut_buf_printf(&b, "#define BM %d\n#define BN %d\n#define BK %d\n#define KS %d\n#define MI %d\n#define NC %d\n",
-                   gm.bm, gm.bn, gm.bk, gm.ks, k[K_MI], k[K_NC]);
-    cut_buf_printf(&b, "#define ST %d\n#define WAITD %d\n#define GM %d\n#define CL %d\n#define REGS_INC %d\n",
-                   k[K_ST], k[K_WAITD], k[K_GM], cl, k[K_NC] == 2 ? 232 : 240);
-    cut_buf_printf(&b, "#define TA %d /* A stored KxM: MN-major in shared memory */\n", cut_gemm_a_trans(g));
-    if (cut_gemm_has_extras(g)) { /* BATCH, STRIDE_C, HAS_BETA, ALPHA, BETA; CIN_PARAM, EPI(v, i) */
-        cut_gemm_emit_extras(&b, g, 1);
-        cut_buf_append(&b, cut_gemm_extras_text, strlen(cut_gemm_extras_text));
-    } else {
-        cut_buf_printf(&b, "#define BATCH 1\n#define HAS_BETA 0\n#define CIN_PARAM\n#define EPI(v, i) (v)\n");
-    }
-    if (gm.swap)
-        cut_buf_printf(&b, "#define SWAP 1 /* C^T = B^T A^T: wgmma's n (the knob bn) is BM */\n");
-    if (gm.areg)
-        emit_areg(&b, &gm);
-    cut_buf_printf(&b, "#define COPY_BYTES %d\n", gm.copy_bytes);
-    /* tf32's producers issue up to 9 (NN, TT) or 16 (TN) copies a stage: unrolled, they overflow its 40 registers */
-    cut_buf_printf(&b, "#define PRODUCER_UNROLL%s\n", gm.areg ? " _Pragma(\"unroll 1\")" : "");
-    if (cl > 1)
-        cut_buf_printf(&b, "#define CLUSTER_ATTR __cluster_dims__(%d, 1, 1)\n", cl);
-    else
-        cut_buf_printf(&b, "#define CLUSTER_ATTR\n");
-    cut_buf_append(&b, cut_wgmma_text_head, strlen(cut_wgmma_text_head));
-    cut_buf_append(&b, cut_wgmma_text_ptx, strlen(cut_wgmma_text_ptx));
-    cut_buf_append(&b, cut_wgmma_text_emu, strlen(cut_wgmma_text_emu));
-    if (gm.areg)
-        emit_wgmma_rs(&b, gm.swap ? gm.bm : gm.bn);
-    else
-        cut_wgmma_emit_tile(&b, g->dtype, gm.bn, cut_gemm_a_trans(g), !cut_gemm_b_trans(g));
-    emit_a(&b, g);
-    emit_b(&b, g, cl);
-    if (gm.areg)
-        cut_buf_append(&b, wg_swap_stage, strlen(wg_swap_stage));
-    cut_buf_append(&b, wg_body, strlen(wg_body));
-    if (gm.areg)
-        cut_buf_append(&b, wg_consumer_swap, strlen(wg_consumer_swap));
-    else {
-        cut_buf_append(&b, cut_wgmma_text_consumer_loop, strlen(cut_wgmma_text_consumer_loop));
-        cut_buf_append(&b, wg_consumer_epi, strlen(wg_consumer_epi));
-    }
-    cut_buf_append(&b, wg_end, strlen(wg_end));
+    emit_defines(&b, g, s, &gm);
+    emit_kernel(&b, g, &gm, cl);
     out->src = b.data;
     snprintf(out->entry, sizeof out->entry, "cut_gemm");
     cut_gemm_geom cg;
