@@ -42,6 +42,13 @@ static void test_bodies(void **state)
     assert_string_equal(text, "short form");
     assert_int_equal(pt, -1);
     free(text);
+    /* token counts no server gives (huge, negative) read as absent, the text still comes back (a fuzz find) */
+    const char *huge = "{\"output_text\":\"t\",\"usage\":{\"input_tokens\":8.9e120,\"output_tokens\":-3}}";
+    assert_int_equal(cut_llm_body_text(huge, strlen(huge), &text, &pt, &ct, &e), 0);
+    assert_string_equal(text, "t");
+    assert_int_equal(pt, -1);
+    assert_int_equal(ct, -1);
+    free(text);
     /* refusals */
     const char *bad[] = {"", "not json", "{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\"}}",
                          "{\"choices\":[]}", "{\"choices\":[{\"message\":{\"content\":null}}]}", "[1,2]"};

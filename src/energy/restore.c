@@ -254,14 +254,16 @@ static int restore_file_read(const cut_restore_kind *k, const char *path, restor
     const cJSON *pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
     const cJSON *start = cJSON_GetObjectItemCaseSensitive(o, "pid_start");
     int ok = cJSON_IsString(uuid) && cJSON_IsNumber(v) && cJSON_IsNumber(pid) && k->valid(v->valuedouble) &&
-             pid->valuedouble > 0;
+             pid->valuedouble > 0 && pid->valuedouble <= 4194304.0; /* PID_MAX_LIMIT */
     if (ok) {
         memset(r, 0, sizeof *r);
         snprintf(r->uuid, sizeof r->uuid, "%s", uuid->valuestring);
         snprintf(r->name, sizeof r->name, "%s", cJSON_IsString(name) ? name->valuestring : "?");
         r->original = (unsigned int)v->valuedouble;
         r->pid = (pid_t)pid->valuedouble;
-        r->pid_start = cJSON_IsNumber(start) && start->valuedouble > 0 ? (unsigned long long)start->valuedouble : 0;
+        r->pid_start = cJSON_IsNumber(start) && start->valuedouble > 0 && start->valuedouble <= 9007199254740992.0
+                           ? (unsigned long long)start->valuedouble
+                           : 0;
     }
     cJSON_Delete(o);
     if (!ok)

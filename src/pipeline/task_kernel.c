@@ -9,6 +9,7 @@
 #include "record/json.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +223,8 @@ static int parse_sched(const void *ctx, const void *obj, cut_sched *out, cut_err
     long long vals[CUT_KS_MAX_VARS];
     for (int i = 0; i < k->ntunables; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k->tunables[i].name);
-        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long long)v->valuedouble)
+        if (!cJSON_IsNumber(v) || !(fabs(v->valuedouble) <= 9007199254740992.0) ||
+            v->valuedouble != floor(v->valuedouble))
             return cut_err_set(e, "lacks the integer tunable '%s'", k->tunables[i].name);
         vals[i] = (long long)v->valuedouble;
     }

@@ -35,6 +35,13 @@ static double jnum(const cJSON *o, const char *key, double dflt)
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+/* v as an unsigned launch dimension; UINT_MAX (no real launch has it) when v is absent, negative or too large. */
+static unsigned juint(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < (double)UINT_MAX ? (unsigned)v->valuedouble
+                                                                                         : UINT_MAX;
+}
+
 /* Reads dir/name into *out (malloc'd). */
 static int read_text(const char *dir, const char *name, char **out, cut_err *e)
 {
@@ -207,10 +214,10 @@ static int check_launch(const char *dir, const cut_call *call, cut_err *e)
         ok &= cJSON_GetArraySize(a) == 3;
         for (int d = 0; ok && d < 3; d++) {
             const cJSON *v = cJSON_GetArrayItem(a, d);
-            rec[3 * w + d] = cJSON_IsNumber(v) && v->valuedouble >= 0 ? (unsigned)v->valuedouble : 0;
+            rec[3 * w + d] = juint(v);
         }
     }
-    rec[6] = (unsigned)jnum(l, "smem", -1);
+    rec[6] = juint(cJSON_GetObjectItemCaseSensitive(l, "smem"));
     cJSON_Delete(c);
     const unsigned want[7] = {call->grid[0], call->grid[1], call->grid[2], call->block[0], call->block[1],
                               call->block[2], call->smem};

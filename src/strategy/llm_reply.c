@@ -17,7 +17,9 @@ static long usage_field(const cJSON *usage, const char *a, const char *b)
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(usage, a);
     if (!cJSON_IsNumber(x))
         x = cJSON_GetObjectItemCaseSensitive(usage, b);
-    return cJSON_IsNumber(x) && x->valuedouble >= 0 ? (long)x->valuedouble : -1;
+    /* a count no server reports (negative, fractional or past 2^53) reads as absent, never as a wrapped long */
+    return cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble <= 9007199254740992.0 ? (long)x->valuedouble
+                                                                                          : -1;
 }
 
 /* The Responses API's text: output_text, else every output_text part of output[].content[] joined. */
