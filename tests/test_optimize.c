@@ -348,6 +348,16 @@ static void test_rules_text(void **state)
     free(s);
     assert_null(cut_rule_grouped_raster("__global__ void k(float *o) { o[blockIdx.x] = 0; }"));
     assert_null(cut_rule_async_stage("__global__ void k(float *o) { o[0] = 1; }"));
+    /* a subscript never closed, the text's first token an unmatched '[': refused, not a loop that never ends (a
+     * fuzz find: the copy's parser went back to token 0 for ever) */
+    assert_null(cut_rule_async_stage("[a // cutune: stage\n[ t[0] = s[0]; __syncthreads();"));
+    assert_null(cut_rule_async_stage("x // cutune: stage\nt[0] = s[0; __syncthreads();"));
+    s = cut_rule_async_stage("__global__ void k(const float *s) { __shared__ float t[32];\n"
+                             "    // cutune: stage\n    t[threadIdx.x] = s[threadIdx.x];\n    __syncthreads(); }");
+    assert_non_null(s);
+    assert_non_null(strstr(s, "cp.async.ca.shared.global"));
+    assert_non_null(strstr(s, "cp.async.wait_all"));
+    free(s);
 }
 
 /* Every rule that applies to a suite kernel gives a source NVRTC compiles; the rules expected for each kernel do

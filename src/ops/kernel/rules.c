@@ -339,6 +339,18 @@ char *cut_rule_grouped_raster(const char *src)
 
 #define STAGE_MARK "cutune: stage"
 
+/* The token after the subscripts [..][..] that start at token i, or -1 when one of them is never closed. */
+static int past_subscripts(const cut_toks *ts, int i)
+{
+    while (cut_tk_is(ts, i, "[")) {
+        const int close = cut_tk_match(ts, i);
+        if (close < 0)
+            return -1;
+        i = close + 1;
+    }
+    return i;
+}
+
 char *cut_rule_async_stage(const char *src)
 {
     cut_toks ts;
@@ -355,15 +367,12 @@ char *cut_rule_async_stage(const char *src)
         /* DST[..]..[..] = SRC[..]..[..]; */
         if (i >= ts.n || ts.t[i].kind != CUT_TK_IDENT || !cut_tk_is(&ts, i + 1, "["))
             continue;
-        int j = i + 1;
-        while (cut_tk_is(&ts, j, "["))
-            j = cut_tk_match(&ts, j) + 1;
-        if (j <= 0 || !cut_tk_is(&ts, j, "=") || ts.t[j + 1].kind != CUT_TK_IDENT || !cut_tk_is(&ts, j + 2, "["))
+        const int j = past_subscripts(&ts, i + 1);
+        if (j < 0 || !cut_tk_is(&ts, j, "=") || j + 1 >= ts.n || ts.t[j + 1].kind != CUT_TK_IDENT ||
+            !cut_tk_is(&ts, j + 2, "["))
             continue;
-        int k = j + 2;
-        while (cut_tk_is(&ts, k, "["))
-            k = cut_tk_match(&ts, k) + 1;
-        if (k <= 0 || !cut_tk_is(&ts, k, ";"))
+        const int k = past_subscripts(&ts, j + 2);
+        if (k < 0 || !cut_tk_is(&ts, k, ";"))
             continue;
         int sync = k + 1;
         while (sync < ts.n && !cut_tk_is(&ts, sync, "__syncthreads"))
