@@ -32,6 +32,7 @@
 #include "cutune/space.h"
 #include "cutune/util.h"
 #include "measure/compile_child.h"
+#include "testutil.h"
 
 static const char SYNTAX_ERROR_SRC[] = "extern \"C\" __global__ void cut_conv2d(float *x) { x[0] = ; }\n";
 
@@ -465,6 +466,50 @@ static void test_no_helper(void **state)
     free(old);
 }
 
+/* A compile the disk cache holds is read from it: no helper is started for it (a bogus CUTUNE_WORKER does not
+ * matter), and it is the cubin the helper wrote; a source the cache lacks still needs the helper. */
+static void test_cache_hit_needs_no_helper(void **state)
+{
+    (void)state;
+    const cut_conv c = {1, 8, 8, 8, 4, 3, 3, 1, 1};
+    cut_kernel_src ks;
+    generated(&c, &ks);
+    char *dir = tu_tmpdir("compile_cache_hit");
+    assert_non_null(dir);
+    cut_compile_opts o;
+    cut_compile_opts_default(&o);
+    o.cache_dir = dir;
+    cut_compiled first, again, miss;
+    cut_err e = {{0}};
+    assert_int_equal(cut_compile_lookup(ks.src, &o, &first, &e), 0); /* nothing cached yet */
+    assert_int_equal(first.ok, 0);
+    cut_compiled_free(&first);
+    assert_int_equal(cut_compile_isolated(ks.src, NULL, &o, 120, &first, &e), 0);
+    assert_true(first.ok && !first.cache_hit);
+    char *old = getenv(CUT_WORKER_ENV) ? strdup(getenv(CUT_WORKER_ENV)) : NULL;
+    setenv(CUT_WORKER_ENV, "/nonexistent/cutune-worker", 1);
+    assert_int_equal(cut_compile_isolated(ks.src, NULL, &o, 120, &again, &e), 0);
+    assert_true(again.ok && again.cache_hit);
+    assert_true(again.cubin_size == first.cubin_size && memcmp(again.cubin, first.cubin, first.cubin_size) == 0);
+    assert_int_equal(again.regs, first.regs);
+    assert_true(again.key == first.key);
+    const size_t n = strlen(ks.src) + 32;
+    char *other = malloc(n);
+    assert_non_null(other);
+    snprintf(other, n, "%s\n// another source\n", ks.src);
+    assert_int_equal(cut_compile_isolated(other, NULL, &o, 120, &miss, &e), -1);
+    assert_non_null(strstr(e.msg, "CUTUNE_WORKER=/nonexistent/cutune-worker"));
+    if (old)
+        setenv(CUT_WORKER_ENV, old, 1);
+    else
+        unsetenv(CUT_WORKER_ENV);
+    free(old), free(other);
+    cut_compiled_free(&first), cut_compiled_free(&again), cut_compiled_free(&miss);
+    cut_kernel_src_free(&ks);
+    assert_int_equal(cut_remove_tree(dir, NULL, &e), 0);
+    free(dir);
+}
+
 enum { POOL_THREADS = 8, PER_THREAD = 4 };
 
 typedef struct pool_arg {
@@ -521,7 +566,7 @@ int main(void)
         cmocka_unit_test(test_same_as_in_process),    cmocka_unit_test(test_compile_error_log),
         cmocka_unit_test(test_limit_kills_silent_helper), cmocka_unit_test(test_helper_dies_or_differs),
         cmocka_unit_test(test_helper_dies_with_parent), cmocka_unit_test(test_no_descriptor_leaks),
-        cmocka_unit_test(test_no_helper),
+        cmocka_unit_test(test_no_helper),             cmocka_unit_test(test_cache_hit_needs_no_helper),
         cmocka_unit_test(test_many_threads),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -63,6 +63,10 @@ void cut_compile_opts_for_kernel(const cut_compile_opts *base, int arch_a, cut_c
 /* Compiles one source. Returns 0 whether or not compilation succeeded (see out->ok); -1 only for setup
  * errors (NVRTC missing, out of memory, cache dir unusable). Caller frees out with cut_compiled_free. */
 int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o, cut_compiled *out, cut_err *e);
+/* src's compile under o from o's disk cache, without compiling: 1 with out filled (cache_hit 1), 0 when the cache
+ * (or o) has none (out empty), -1 with e when NVRTC is unusable or the cache folder is. Caller frees out with
+ * cut_compiled_free. The compile runner looks here before it starts a process for a compile. */
+int cut_compile_lookup(const char *src, const cut_compile_opts *o, cut_compiled *out, cut_err *e);
 /* Compiles n sources in parallel on o->nthreads threads. out[i] for srcs[i]. */
 int cut_compile_batch(const char *const *srcs, int n, const cut_compile_opts *o, cut_compiled *out, cut_err *e);
 void cut_compiled_free(cut_compiled *c);

@@ -272,6 +272,43 @@ void cut_compile_info_of(const cut_compiled *c, cut_compile_info *out)
                               .key = c->key};
 }
 
+/* src's compile under the options l in o's disk cache: 1 with out filled (cache_hit 1), 0 when there is none or no
+ * cache (out as cut_compiled_init leaves it, its key set), -1 with e when the cache folder is unusable. */
+static int cache_lookup(const char *src, const cut_compile_opts *o, const opt_list *l, int version, cut_compiled *out,
+                        cut_err *e)
+{
+    out->key = compile_key(src, l, version);
+    if (!o->cache_dir || !o->cache_dir[0])
+        return 0;
+    if (cut_private_dir(o->cache_dir, e) != 0)
+        return cut_err_wrap(e, "compile cache folder unusable");
+    if (!cut_cache_load(o->cache_dir, out->key, out))
+        return 0;
+    if (!o->want_ptx || out->ptx) {
+        regs_from_cubin(out); /* an entry cached before the cubin was read may hold -1 */
+        return 1;
+    }
+    const uint64_t key = out->key;
+    cut_compiled_free(out); /* cached without its PTX: compile again */
+    cut_compiled_init(out);
+    out->key = key;
+    return 0;
+}
+
+int cut_compile_lookup(const char *src, const cut_compile_opts *o, cut_compiled *out, cut_err *e)
+{
+    cut_compiled_init(out);
+    if (!src || !o)
+        return cut_err_set(e, "cut_compile_lookup: NULL %s", src ? "options" : "source");
+    const int version = cut_nvrtc_version(e);
+    if (version < 0)
+        return -1;
+    opt_list l;
+    const int rc = opt_list_build(o, &l, e) != 0 ? -1 : cache_lookup(src, o, &l, version, out, e);
+    opt_list_free(&l);
+    return rc;
+}
+
 /* Caller frees out with cut_compiled_free (also after -1: out is always left freeable, log never NULL). */
 int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o, cut_compiled *out, cut_err *e)
 {
@@ -285,23 +322,10 @@ int cut_compile_one(const char *src, const char *name, const cut_compile_opts *o
     int rc = -1;
     if (opt_list_build(o, &l, e) != 0)
         goto done;
-    out->key = compile_key(src, &l, version);
-
-    if (o->cache_dir && o->cache_dir[0]) {
-        if (cut_private_dir(o->cache_dir, e) != 0) {
-            cut_err_wrap(e, "compile cache folder unusable");
-            goto done;
-        }
-        if (cut_cache_load(o->cache_dir, out->key, out)) {
-            if (!o->want_ptx || out->ptx) {
-                regs_from_cubin(out); /* an entry cached before the cubin was read may hold -1 */
-                rc = 0;
-                goto done;
-            }
-            cut_compiled_free(out); /* cached without its PTX: compile again */
-            cut_compiled_init(out);
-            out->key = compile_key(src, &l, version);
-        }
+    const int hit = cache_lookup(src, o, &l, version, out, e);
+    if (hit != 0) {
+        rc = hit > 0 ? 0 : -1;
+        goto done;
     }
 
     if (nvrtc_compile(src, name ? name : CUT_DEFAULT_PROGRAM_NAME, &l, o->want_ptx, out, e) != 0)

@@ -432,6 +432,12 @@ int cut_compile_isolated(const char *src, const char *name, const cut_compile_op
         return cut_err_set(e, "cut_compile_isolated: NULL %s", src ? "options" : "source");
     if (cut_nvrtc_version(e) < 0) /* NVRTC unusable is the run's problem, not a candidate's */
         return -1;
+    /* a cached compile is a file read: no process for it (about 17 ms of spawn and exec each) */
+    const int hit = cut_compile_lookup(src, o, out, e);
+    if (hit != 0)
+        return hit > 0 ? 0 : -1;
+    cut_compiled_free(out);
+    cut_compiled_init(out);
     char worker[PATH_MAX];
     if (cut_worker_path(worker, sizeof worker, e) != 0)
         return cut_err_wrap(e, "a compile runs in the cutune-worker executable");

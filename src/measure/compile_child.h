@@ -18,8 +18,8 @@
  * did not finish within 300 s: the compile was killed"), as a compile error would. The process writes the disk cache
  * as cut_compile_one does. 0 whether or not the source compiled; -1 for setup errors, with e: NVRTC unusable, no
  * worker executable found (the sentence names CUTUNE_WORKER and the paths tried), no process started, the helper's
- * own setup error (cut_compile_one's -1, a request it could not read). Caller frees out with cut_compiled_free (also
- * after -1). */
+ * own setup error (cut_compile_one's -1, a request it could not read). A compile that o's disk cache holds is read
+ * from it here, no process started. Caller frees out with cut_compiled_free (also after -1). */
 int cut_compile_isolated(const char *src, const char *name, const cut_compile_opts *o, double limit_s,
                          cut_compiled *out, cut_err *e);
 
