@@ -54,8 +54,9 @@ static void prepare(const cut_gemm *g, uint64_t seed)
     cut_work_free(&w);
 }
 
-/* s's kernel on the prepared work of g (with the planted edit from -> to when from is not NULL): the result. */
-static cut_result run(const cut_gemm *g, const cut_sched *s, const char *from, const char *to)
+/* s's kernel on the prepared work of g (with the planted edit from -> to when from is not NULL) on a grid of
+ * grid_x blocks along x (0: the kernel's own; a persistent kernel is right with any): the result. */
+static cut_result run_grid(const cut_gemm *g, const cut_sched *s, const char *from, const char *to, unsigned grid_x)
 {
     cut_err e = {{0}};
     cut_kernel_src ks;
@@ -63,6 +64,8 @@ static cut_result run(const cut_gemm *g, const cut_sched *s, const char *from, c
         fail_msg("codegen: %s", e.msg);
     if (from)
         assert_int_equal(tu_plant(&ks.src, from, to), 0);
+    if (grid_x)
+        ks.grid[0] = grid_x;
     cut_call c;
     cut_result res;
     cut_result_reset(&res);
@@ -72,6 +75,12 @@ static cut_result run(const cut_gemm *g, const cut_sched *s, const char *from, c
         fail_msg("run: %s", e.msg);
     cut_kernel_src_free(&ks);
     return res;
+}
+
+/* s's kernel on the prepared work of g (with the planted edit from -> to when from is not NULL): the result. */
+static inline cut_result run(const cut_gemm *g, const cut_sched *s, const char *from, const char *to)
+{
+    return run_grid(g, s, from, to, 0);
 }
 
 #endif

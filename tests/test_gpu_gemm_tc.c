@@ -200,9 +200,9 @@ static cut_runner *new_runner(void)
     return r;
 }
 
-/* Measures the valid ones of ns hand-picked wgmma schedules k (bn mi nc st waitd gm cl splitk) on g: each must be
- * OK within tolerance. ms[i] (when not NULL): schedule i's median time, 0 when refused. Returns how many ran. */
-static int measure_picked(cut_runner *r, const cut_gemm *g, uint64_t seed, const int (*k)[8], int ns,
+/* Measures the valid ones of ns hand-picked wgmma schedules k (bn mi nc st waitd gm cl splitk pp) on g: each must
+ * be OK within tolerance. ms[i] (when not NULL): schedule i's median time, 0 when refused. Returns how many ran. */
+static int measure_picked(cut_runner *r, const cut_gemm *g, uint64_t seed, const int (*k)[9], int ns,
                           const cut_devlimits *d, double *ms)
 {
     cut_err e = {{0}};
@@ -277,7 +277,7 @@ static void test_wgmma_extras(void **state)
         printf("  wgmma TN and extras: skipped (%s)\n", e.msg);
         return;
     }
-    static const int k[][8] = {{128, 1, 2, 4, 1, 8, 1}, {256, 1, 2, 3, 1, 8, 2}, {64, 2, 1, 4, 0, 16, 1},
+    static const int k[][9] = {{128, 1, 2, 4, 1, 8, 1}, {256, 1, 2, 3, 1, 8, 2}, {64, 2, 1, 4, 0, 16, 1},
                                {192, 1, 2, 3, 0, 8, 2}, {128, 2, 1, 4, 1, 1, 1}};
     cut_runner *r = new_runner();
     for (size_t si = 0; si < CUT_ARRAY_LEN(shapes); si++)
@@ -309,7 +309,7 @@ static void test_wgmma_splitk(void **state)
         printf("  wgmma split-K: skipped (%s)\n", e.msg);
         return;
     }
-    static const int k[][8] = {{64, 1, 1, 4, 1, 1, 1, 1},  {64, 1, 1, 4, 1, 1, 1, 2},  {64, 1, 1, 4, 1, 1, 1, 3},
+    static const int k[][9] = {{64, 1, 1, 4, 1, 1, 1, 1},  {64, 1, 1, 4, 1, 1, 1, 2},  {64, 1, 1, 4, 1, 1, 1, 3},
                                {64, 1, 1, 6, 1, 1, 1, 4},  {64, 1, 1, 4, 1, 1, 2, 4},  {128, 1, 1, 4, 1, 1, 1, 4},
                                {64, 1, 1, 4, 0, 1, 1, 6},  {64, 1, 1, 5, 1, 1, 1, 8},  {128, 1, 1, 4, 1, 1, 2, 8},
                                {64, 1, 1, 4, 1, 1, 1, 16}};
@@ -325,6 +325,48 @@ static void test_wgmma_splitk(void **state)
         if (ms[0] > 0 && at >= 0)
             printf("  best split schedule %d: %.4f ms against splitk=1's %.4f ms (%.2fx)\n", at, best, ms[0],
                    ms[0] / best);
+    }
+    cut_runner_free(r);
+}
+
+/* Persistent wgmma kernels (pp, the 9th knob: 1 cooperative, 2 ping-pong), hand-picked schedules (bn mi nc st waitd
+ * gm cl splitk pp) on 4096^3 fp16 and bf16 NN and NT, the batched 32 x 512^3 and tail shapes with a batch and
+ * alpha/beta (tf32 NT among them): every valid one OK within tolerance. On the GPU the consumers' turns are real
+ * races (the emulator's fibers cannot show them). Prints each pp schedule's time against the same tile's pp=0. */
+static void test_wgmma_persist(void **state)
+{
+    (void)state;
+    cut_devlimits d;
+    cut_devlimits_sm90(&d);
+    d.sm_major = g_info.sm_major;
+    d.sm_minor = g_info.sm_minor;
+    d.sm_count = g_info.sm_count;
+    cut_err e = {{0}};
+    cut_gemm shapes[] = {{4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16}, {4096, 4096, 4096, CUT_GEMM_NT, CUT_DT_BF16},
+                         {512, 512, 512, CUT_GEMM_NN, CUT_DT_FP16},    {2000, 1000, 520, CUT_GEMM_TN, CUT_DT_FP16},
+                         {1000, 2000, 264, CUT_GEMM_NT, CUT_DT_TF32},  {2064, 2000, 264, CUT_GEMM_TT, CUT_DT_BF16}};
+    cut_gemm_set_extras(&shapes[2], 32, 1.0, 0.0);
+    cut_gemm_set_extras(&shapes[3], 2, 0.5, 0.25);
+    cut_gemm_set_extras(&shapes[4], 3, 2.0, 0.0);
+    cut_gemm_set_extras(&shapes[5], 1, -1.0, 1.0);
+    if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
+        printf("  wgmma persistent: skipped (%s)\n", e.msg);
+        return;
+    }
+    /* pairs: a plain schedule, then pp 1 or 2 on the same tile (ping-pong: each consumer MI x 64 rows) */
+    static const int k[][9] = {{256, 1, 2, 4, 0, 16, 1, 1, 0}, {256, 1, 2, 4, 0, 16, 1, 1, 1},
+                               {256, 1, 2, 4, 1, 16, 1, 1, 1}, {128, 2, 1, 4, 1, 16, 1, 1, 0},
+                               {128, 2, 2, 4, 1, 16, 1, 1, 2}, {128, 2, 2, 5, 0, 8, 1, 1, 2},
+                               {256, 1, 2, 4, 1, 16, 1, 1, 2}, {192, 1, 2, 4, 1, 8, 1, 1, 1}};
+    cut_runner *r = new_runner();
+    for (size_t si = 0; si < CUT_ARRAY_LEN(shapes); si++) {
+        double ms[CUT_ARRAY_LEN(k)];
+        assert_true(measure_picked(r, &shapes[si], 950 + si, k, (int)CUT_ARRAY_LEN(k), &d, ms) >= 3);
+        if (ms[0] > 0 && ms[1] > 0 && ms[2] > 0)
+            printf("  128x256 tile: pp=1 %.4f ms (waitd 0), %.4f ms (waitd 1) against pp=0's %.4f ms\n", ms[1],
+                   ms[2], ms[0]);
+        if (ms[3] > 0 && ms[4] > 0)
+            printf("  128x128 tile: pp=2 %.4f ms against pp=0's %.4f ms (%.2fx)\n", ms[4], ms[3], ms[3] / ms[4]);
     }
     cut_runner_free(r);
 }
@@ -370,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_wgmma_tf32),
         cmocka_unit_test(test_wgmma_extras),
         cmocka_unit_test(test_wgmma_splitk),
+        cmocka_unit_test(test_wgmma_persist),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

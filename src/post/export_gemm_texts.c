@@ -65,8 +65,10 @@ static void launcher_doc(cut_buf *b, const cut_export_gemm_kernel *k)
         cut_buf_printf(b, "// batch %d: each operand's matrices packed one after the other (strides %zu, %zu and %zu "
                           "elements of A, B and\n// C; Cin as C); the grid's %s.\n",
                        cut_gemm_batch(g), cut_gemm_stride(g, 'A'), cut_gemm_stride(g, 'B'), cut_gemm_stride(g, 'C'),
-                       k->ks.ntma ? "y runs over the batch (A and B: planes of 3-D TMA maps)"
-                                  : "z runs over the batch (and split-K slices)");
+                       !k->ks.ntma          ? "z runs over the batch (and split-K slices)"
+                       : k->ks.grid[1] == 1 ? "blocks walk the tiles of every plane (a persistent kernel; A and B: "
+                                              "planes of 3-D TMA maps)"
+                                            : "y runs over the batch (A and B: planes of 3-D TMA maps)");
     if (cut_gemm_beta(g) != 0.0)
         cut_buf_printf(b, "// C = %.9g * op(A) op(B) + %.9g * Cin: Cin (fp32, as C) holds C's old contents, an input "
                           "the kernel reads\n// and never writes; it must not overlap C (the kernel's pointers are "

@@ -59,6 +59,7 @@
 #include "codegen/emit.h"
 #include "ops/gemm/extras.h"
 #include "ops/gemm/simt.h"
+#include "ops/gemm/wgmma_persist.h"
 #include "ops/gemm/wgmma_text.h"
 #include "cutune/gemm_space.h"
 #include "cutune/util.h"
@@ -68,9 +69,9 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { K_BN, K_MI, K_NC, K_ST, K_WAITD, K_GM, K_CL, K_SK, K_N };
+enum { K_BN, K_MI, K_NC, K_ST, K_WAITD, K_GM, K_CL, K_SK, K_PP, K_N };
 
-static const char *const knob_names[K_N] = {"bn", "mi", "nc", "st", "waitd", "gm", "cl", "splitk"};
+static const char *const knob_names[K_N] = {"bn", "mi", "nc", "st", "waitd", "gm", "cl", "splitk", "pp"};
 static const int v_bn[] = {64, 128, 192, 256}; /* multiples of 64: NN loads B in boxes of 64 columns */
 static const int v_mi[] = {1, 2};
 static const int v_nc[] = {1, 2};
@@ -79,6 +80,7 @@ static const int v_waitd[] = {0, 1};
 static const int v_gm[] = {1, 8, 16};
 static const int v_cl[] = {1, 2};
 static const int v_sk[] = {1, 2, 3, 4, 6, 8, 16}; /* k slices (0, a schedule from before the knob: 1) */
+static const int v_pp[] = {0, 1, 2};               /* a tile a block; persistent cooperative; ping-pong */
 
 #define PICK(r, v) cut_pick(r, v, (int)CUT_ARRAY_LEN(v))
 #define STEP(r, v, cur) cut_step_in(r, v, (int)CUT_ARRAY_LEN(v), cur)
@@ -90,6 +92,9 @@ static const int v_sk[] = {1, 2, 3, 4, 6, 8, 16}; /* k slices (0, a schedule fro
 #define SMS_DEFAULT 132          /* SMs to fill when the space is not told the device (an H100 SXM) */
 
 static const char *knob_name(int knob) { return knob >= 0 && knob < K_N ? knob_names[knob] : "?"; }
+
+/* What a record written before a knob existed means: splitk 1, pp 0 (a tile a block); the others are required. */
+static int knob_default(int knob) { return knob == K_SK ? 1 : knob == K_PP ? 0 : -1; }
 
 static int elem_bytes(const cut_gemm *g) { return (int)cut_dtype_size(g->dtype); }
 
@@ -135,6 +140,9 @@ typedef struct wg_geom {
     int split, ktiles, kps; /* split-K: slices, k tiles of BK, k tiles a slice (the last may have fewer) */
     unsigned tiles_x;       /* the grid's x: tiles_m rounded up to the cluster, times tiles_n */
     unsigned ws_tiles;      /* split-K: the launch's output tiles (grid x times the batch), a counter each */
+    int pp;                 /* 0 a tile a block; persistent: 1 cooperative, 2 ping-pong (see wgmma_persist.c) */
+    long tiles;             /* the launch's output tiles, every plane */
+    unsigned pblocks;       /* persistent: the grid, min(tiles, SMS_DEFAULT) */
     long ws_bytes;          /* split-K: every slice's fp32 partial of every tile */
 } wg_geom;
 
@@ -142,7 +150,10 @@ static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
 {
     const int *k = s->k;
     const int eb = elem_bytes(g) > 0 ? elem_bytes(g) : 2;
-    const int wn = k[K_BN] > 0 ? k[K_BN] : 64, wm = 64 * (k[K_MI] > 0 ? k[K_MI] : 1) * (k[K_NC] > 0 ? k[K_NC] : 1);
+    o->pp = k[K_PP] == 1 || k[K_PP] == 2 ? k[K_PP] : 0;
+    /* ping-pong: each consumer a tile of its own, MI m64 blocks tall */
+    const int wn = k[K_BN] > 0 ? k[K_BN] : 64,
+              wm = 64 * (k[K_MI] > 0 ? k[K_MI] : 1) * (o->pp == 2 ? 1 : k[K_NC] > 0 ? k[K_NC] : 1);
     o->swap = swapped(g);
     o->areg = a_regs(g);
     o->bcopy = b_copied(g);
@@ -172,6 +183,10 @@ static void wg_geometry(const cut_gemm *g, const cut_sched *s, wg_geom *o)
     if (o->split > 1) /* the reduction's barrier (RED), and 8 bytes for its static `last`, which counts against the
                          same opt-in limit as the dynamic shared memory */
         o->smem += 16;
+    if (o->pp == 2) /* the consumers' turns (TURN) */
+        o->smem += nc * 8;
+    o->tiles = (long)o->tiles_m * o->tiles_n * batch;
+    o->pblocks = o->tiles < SMS_DEFAULT ? (unsigned)o->tiles : SMS_DEFAULT;
 }
 
 /* Split-K is offered where the output tiles cannot fill the GPU: always below one wave of the device's SMs, now and
@@ -188,6 +203,24 @@ static void sample_split(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, 
         s->k[K_SK] = PICK(r, v_sk);
 }
 
+/* Persistence is offered where the plain kernel runs (A from shared memory) and the tiles fill the device's SMs
+ * more than once (check refuses it below), without a cluster or split-K; ping-pong with 2 consumers. */
+static void sample_pp(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s)
+{
+    const int pp = PICK(r, v_pp);
+    if (pp == 0 || a_regs(g))
+        return;
+    cut_sched t = *s;
+    t.k[K_PP] = pp;
+    t.k[K_CL] = t.k[K_SK] = 1;
+    if (pp == 2)
+        t.k[K_NC] = 2;
+    wg_geom gm;
+    wg_geometry(g, &t, &gm);
+    if (gm.tiles > sms_of(d))
+        *s = t;
+}
+
 static void sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s)
 {
     (void)g, (void)d;
@@ -199,7 +232,10 @@ static void sample(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sc
     s->k[K_WAITD] = PICK(r, v_waitd);
     s->k[K_GM] = PICK(r, v_gm);
     s->k[K_CL] = PICK(r, v_cl);
-    sample_split(g, d, r, s);
+    s->k[K_PP] = 0;
+    sample_pp(g, d, r, s);
+    if (s->k[K_PP] == 0)
+        sample_split(g, d, r, s);
 }
 
 static void mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sched *s)
@@ -214,6 +250,7 @@ static void mutate(const cut_gemm *g, const cut_devlimits *d, cut_rng *r, cut_sc
     case K_WAITD: k[K_WAITD] = STEP(r, v_waitd, k[K_WAITD]); break;
     case K_GM: k[K_GM] = STEP(r, v_gm, k[K_GM]); break;
     case K_CL: k[K_CL] = STEP(r, v_cl, k[K_CL]); break;
+    case K_PP: k[K_PP] = STEP(r, v_pp, k[K_PP]); break;
     default: k[K_SK] = STEP(r, v_sk, k[K_SK] > 1 ? k[K_SK] : 1); break;
     }
 }
@@ -245,9 +282,18 @@ static int check_shape(const cut_gemm *g, const cut_sched *s, cut_err *e)
     const int *k = s->k;
     if (!CUT_IN(v_bn, k[K_BN]) || !CUT_IN(v_mi, k[K_MI]) || !CUT_IN(v_nc, k[K_NC]) || !CUT_IN(v_st, k[K_ST]) ||
         !CUT_IN(v_waitd, k[K_WAITD]) || !CUT_IN(v_gm, k[K_GM]) || !CUT_IN(v_cl, k[K_CL]) ||
-        (k[K_SK] != 0 && !CUT_IN(v_sk, k[K_SK])))
+        (k[K_SK] != 0 && !CUT_IN(v_sk, k[K_SK])) || !CUT_IN(v_pp, k[K_PP]))
         return cut_err_set(e, "wgmma: a knob is off its list (bn=%d mi=%d nc=%d st=%d waitd=%d gm=%d cl=%d "
-                              "splitk=%d)", k[K_BN], k[K_MI], k[K_NC], k[K_ST], k[K_WAITD], k[K_GM], k[K_CL], k[K_SK]);
+                              "splitk=%d pp=%d)", k[K_BN], k[K_MI], k[K_NC], k[K_ST], k[K_WAITD], k[K_GM], k[K_CL],
+                           k[K_SK], k[K_PP]);
+    if (k[K_PP] != 0 && a_regs(g))
+        return cut_err_set(e, "wgmma: pp=%d (persistent) runs the kernel that reads A from shared memory; tf32 %s "
+                              "reads it from registers", k[K_PP], cut_gemm_layout_name(g->layout));
+    if (k[K_PP] != 0 && (k[K_CL] == 2 || k[K_SK] > 1))
+        return cut_err_set(e, "wgmma: pp=%d (persistent) takes neither a cluster (cl=%d) nor split-K (splitk=%d)",
+                           k[K_PP], k[K_CL], k[K_SK]);
+    if (k[K_PP] == 2 && k[K_NC] != 2)
+        return cut_err_set(e, "wgmma: pp=2 (ping-pong) alternates 2 consumer warp groups; nc=%d", k[K_NC]);
     const int eb = elem_bytes(g);
     if (((long)g->k * eb) % 16 != 0)
         return cut_err_set(e, "wgmma: TMA needs 16-byte aligned rows: K=%d x %d bytes is not a multiple of 16", g->k,
@@ -288,6 +334,12 @@ static int check(const cut_gemm *g, const cut_sched *s, const cut_devlimits *d, 
         return cut_err_set(e, "wgmma: a %d-row tile for M=%d leaves most of it empty", gm.bm, g->m);
     if (gm.bn >= 128 && g->n <= gm.bn / 2)
         return cut_err_set(e, "wgmma: a %d-column tile for N=%d leaves most of it empty", gm.bn, g->n);
+    if (gm.pp && gm.tiles <= sms_of(d))
+        return cut_err_set(e, "wgmma: pp=%d (persistent) for %ld output tiles, which one wave of the %d SMs holds: a "
+                              "tile a block", gm.pp, gm.tiles, sms_of(d));
+    if (d && gm.pp && sms_of(d) != SMS_DEFAULT)
+        return cut_err_set(e, "wgmma: pp=%d launches a persistent grid of %d blocks, one an SM of an H100/H200; the "
+                              "device has %d SMs", gm.pp, SMS_DEFAULT, sms_of(d));
     if (d && gm.split > 1 && (long)gm.ws_tiles >= 2L * sms_of(d))
         return cut_err_set(e, "wgmma: splitk=%d for %u output tiles, which fill the %d SMs twice without it", gm.split,
                            gm.ws_tiles, sms_of(d));
@@ -305,6 +357,10 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
         .grid = {((gm.tiles_m + (unsigned)cl - 1) / (unsigned)cl) * (unsigned)cl * gm.tiles_n,
                  (unsigned)cut_gemm_batch(g), (unsigned)gm.split},
     };
+    if (gm.pp) { /* persistent: every tile of every plane from one row of blocks */
+        out->grid[0] = gm.pblocks;
+        out->grid[1] = out->grid[2] = 1;
+    }
 }
 
 /* ---- code generation ---- */
@@ -789,6 +845,8 @@ static void emit_defines(cut_buf *b, const cut_gemm *g, const cut_sched *s, cons
     }
     if (gm->split > 1)
         emit_split_defines(b, gm, k);
+    if (gm->pp)
+        cut_wgmma_persist_defines(b, gm->pp, gm->tiles_x);
     if (gm->swap)
         cut_buf_printf(b, "#define SWAP 1 /* C^T = B^T A^T: wgmma's n (the knob bn) is BM */\n");
     if (gm->areg)
@@ -809,6 +867,20 @@ static void append(cut_buf *b, const char *text) { cut_buf_append(b, text, strle
 static void emit_kernel(cut_buf *b, const cut_gemm *g, const wg_geom *gm, int cl)
 {
     const int split = gm->split > 1;
+    if (gm->pp) { /* persistent (cl 1, no split-K, A from shared memory): its own head and tile loop */
+        append(b, cut_wgmma_text_head);
+        append(b, cut_wgmma_text_ptx);
+        append(b, cut_wgmma_text_emu);
+        cut_wgmma_emit_tile(b, g->dtype, gm->bn, cut_gemm_a_trans(g), !cut_gemm_b_trans(g));
+        emit_a(b, g, "kt");
+        emit_b(b, g, 1, "kt");
+        append(b, cut_wgmma_persist_head);
+        append(b, cut_wgmma_text_consumer_loop);
+        append(b, cut_wgmma_persist_mid);
+        append(b, wg_consumer_epi);
+        append(b, cut_wgmma_persist_end);
+        return;
+    }
     append(b, cut_wgmma_text_head);
     append(b, cut_wgmma_text_ptx);
     append(b, cut_wgmma_text_emu);
@@ -872,6 +944,7 @@ const cut_gemm_template cut_gemm_tpl_wgmma = {
                       TMA/mbarrier/wgmma path (wgmma_text.c) is the tests' check of cl=1 kernels (test_gemm_wgmma_emu) */
     .nknobs = K_N,
     .knob_name = knob_name,
+    .knob_default = knob_default,
     .applies = applies,
     .sample = sample,
     .mutate = mutate,
