@@ -57,33 +57,12 @@ static cut_sched pp_sched(const cut_gemm *g, cut_rng *r, int want)
     return (cut_sched){0};
 }
 
-/* Emulates count pp schedules (pp 1 and 2 in turn) of each shape, each on grids of 1, 2, 3 and its own blocks;
- * returns the failures (printed). */
-static int emulate(const cut_gemm *shapes, int nshapes, int count, uint64_t seed)
+/* Schedule j of a shape: pp 1 and 2 in turn, on grids of 1, 2, 3 and the kernel's own blocks in turn. */
+static cut_sched pick_pp(const cut_gemm *g, cut_rng *r, int j, unsigned *grid_x)
 {
-    cut_rng r;
-    cut_rng_seed(&r, seed);
     static const unsigned grids[] = {1, 2, 3, 0};
-    int failed = 0;
-    for (int i = 0; i < nshapes; i++) {
-        const cut_gemm *g = &shapes[i];
-        prepare(g, seed + (uint64_t)i);
-        for (int j = 0; j < count; j++) {
-            const cut_sched s = pp_sched(g, &r, 1 + j % 2);
-            const unsigned gx = grids[(i + j) % CUT_ARRAY_LEN(grids)];
-            char name[128], desc[160];
-            cut_gemm_name(g, name, sizeof name);
-            cut_gemm_sched_describe(&s, desc, sizeof desc);
-            const cut_result res = run_grid(g, &s, NULL, NULL, gx);
-            printf("  %-40s %-62s grid %u: %s rel.err %.3g\n", name, desc, gx, cut_status_name(res.status),
-                   res.max_abs_err);
-            if (res.status != CUT_ST_OK || !(res.max_abs_err <= cut_gemm_tolerance(g->dtype))) {
-                fprintf(stderr, "%s %s grid %u: %s %s\n", name, desc, gx, cut_status_name(res.status), res.error);
-                failed++;
-            }
-        }
-    }
-    return failed;
+    *grid_x = grids[j % CUT_ARRAY_LEN(grids)];
+    return pp_sched(g, r, 1 + j % 2);
 }
 
 /* Tail shapes (M, N, K off every tile) of every layout in fp16/bf16 and of tf32 NT (the plain kernel's tf32). */
@@ -95,7 +74,7 @@ static void test_pp_emulated(void **state)
         mkg(200, 72, 136, CUT_GEMM_TN, CUT_DT_FP16),  mkg(72, 264, 200, CUT_GEMM_TT, CUT_DT_BF16),
         mkg(200, 136, 100, CUT_GEMM_NT, CUT_DT_TF32),
     };
-    assert_int_equal(emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 2 : 4, 5100), 0);
+    assert_int_equal(gemu_emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 2 : 4, 5100, pick_pp), 0);
 }
 
 /* A batch (tile_of's planes: C and Cin moved per tile) and alpha/beta. */
@@ -106,7 +85,7 @@ static void test_pp_extras(void **state)
                          mkg(72, 72, 100, CUT_GEMM_NT, CUT_DT_TF32)};
     for (size_t i = 0; i < CUT_ARRAY_LEN(shapes); i++)
         cut_gemm_set_extras(&shapes[i], i == 1 ? 1 : 3, 0.5, i == 2 ? 0.0 : 0.25);
-    assert_int_equal(emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 2 : 4, 5200), 0);
+    assert_int_equal(gemu_emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 2 : 4, 5200, pick_pp), 0);
 }
 
 /* Planted bugs, each in a ping-pong and a cooperative kernel on 2 blocks (3 tiles or more each): every tile
@@ -243,8 +222,7 @@ static void test_pp_nvrtc(void **state)
     cut_rng r;
     cut_rng_seed(&r, 5300);
     cut_kernel_src *ks = calloc((size_t)count, sizeof *ks);
-    cut_compiled *bins = calloc((size_t)count, sizeof *bins);
-    const char **srcs = calloc((size_t)count, sizeof *srcs);
+    assert_non_null(ks);
     cut_err e = {{0}};
     for (int i = 0; i < count; i++) {
         cut_gemm g = shapes[i % (int)CUT_ARRAY_LEN(shapes)];
@@ -252,33 +230,13 @@ static void test_pp_nvrtc(void **state)
             cut_gemm_set_extras(&g, 2, 0.5, 0.25);
         const cut_sched s = pp_sched(&g, &r, 1 + (i / 2) % 2);
         assert_int_equal(cut_codegen_gemm(&g, &s, &ks[i], &e), 0);
-        srcs[i] = ks[i].src;
     }
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    co.arch_suffix_a = 1;
-    assert_int_equal(cut_compile_batch(srcs, count, &co, bins, &e), 0);
-    int failed = 0, rmax = 0;
-    for (int i = 0; i < count; i++) {
-        const char *sched = strstr(ks[i].src, "// schedule: ");
-        const int slen = sched ? (int)(strchr(sched, '\n') - sched) : 0;
-        if (!bins[i].ok) {
-            fprintf(stderr, "NVRTC failed: %.*s\n%s\n", slen, sched, bins[i].log);
-            failed++;
-        } else if (bins[i].spill_stores || bins[i].spill_loads || strstr(bins[i].log, "serialized")) {
-            fprintf(stderr, "%.*s: %d bytes of spill stores, %d of loads, %d registers%s\n", slen, sched,
-                    bins[i].spill_stores, bins[i].spill_loads, bins[i].regs,
-                    strstr(bins[i].log, "serialized") ? ", wgmma serialized" : "");
-            failed++;
-        }
-        rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
-        cut_compiled_free(&bins[i]);
-        cut_kernel_src_free(&ks[i]);
-    }
+    int rmax = 0;
+    const int failed = gemu_compile_sm90a(ks, count, &rmax);
     printf("  %d persistent wgmma schedules compiled for sm_90a, %d failed, at most %d registers\n", count, failed,
            rmax);
     assert_int_equal(failed, 0);
-    free(srcs), free(bins), free(ks);
+    free(ks);
 }
 
 int main(void)

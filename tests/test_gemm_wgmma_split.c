@@ -54,29 +54,12 @@ static cut_sched split_sched(const cut_gemm *g, cut_rng *r, int want)
     return (cut_sched){0};
 }
 
-/* Emulates count split schedules of each shape; returns the failures (printed). */
-static int emulate(const cut_gemm *shapes, int nshapes, int count, uint64_t seed)
+/* A random split schedule (cl 1, splitk above 1) of a shape, on the kernel's own grid. */
+static cut_sched pick_split(const cut_gemm *g, cut_rng *r, int j, unsigned *grid_x)
 {
-    cut_rng r;
-    cut_rng_seed(&r, seed);
-    int failed = 0;
-    for (int i = 0; i < nshapes; i++) {
-        const cut_gemm *g = &shapes[i];
-        prepare(g, seed + (uint64_t)i);
-        for (int j = 0; j < count; j++) {
-            const cut_sched s = split_sched(g, &r, 0);
-            char name[128], desc[160];
-            cut_gemm_name(g, name, sizeof name);
-            cut_gemm_sched_describe(&s, desc, sizeof desc);
-            const cut_result res = run(g, &s, NULL, NULL);
-            printf("  %-40s %-60s %s rel.err %.3g\n", name, desc, cut_status_name(res.status), res.max_abs_err);
-            if (res.status != CUT_ST_OK || !(res.max_abs_err <= cut_gemm_tolerance(g->dtype))) {
-                fprintf(stderr, "%s %s: %s %s\n", name, desc, cut_status_name(res.status), res.error);
-                failed++;
-            }
-        }
-    }
-    return failed;
+    (void)j;
+    *grid_x = 0;
+    return split_sched(g, r, 0);
 }
 
 /* Split schedules over tail shapes (M, N, K off every tile; one row; a K of 520 and 1000) of every dtype x layout. */
@@ -90,7 +73,7 @@ static void test_split_emulated(void **state)
         mkg(1, 72, 264, CUT_GEMM_NT, CUT_DT_TF32),   mkg(64, 136, 300, CUT_GEMM_TN, CUT_DT_TF32),
         mkg(12, 72, 264, CUT_GEMM_TT, CUT_DT_TF32),
     };
-    assert_int_equal(emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 1 : 2, 3100), 0);
+    assert_int_equal(gemu_emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 1 : 2, 3100, pick_split), 0);
 }
 
 /* A batch (blockIdx.y; a counter per tile of each plane) and alpha/beta (applied once, after the reduction). */
@@ -101,7 +84,7 @@ static void test_split_extras(void **state)
                          mkg(16, 136, 264, CUT_GEMM_NN, CUT_DT_TF32), mkg(1, 72, 264, CUT_GEMM_NT, CUT_DT_TF32)};
     for (size_t i = 0; i < CUT_ARRAY_LEN(shapes); i++)
         cut_gemm_set_extras(&shapes[i], i % 2 ? 1 : 3, 0.5, i == 2 ? 0.0 : 0.25);
-    assert_int_equal(emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 1 : 2, 3200), 0);
+    assert_int_equal(gemu_emulate(shapes, (int)CUT_ARRAY_LEN(shapes), tu_quick() ? 1 : 2, 3200, pick_split), 0);
 }
 
 /* Planted bugs: slice 1's partial left out of the sum, every slice walking slice 0's k tiles (WRONG_RESULT); the
@@ -201,8 +184,7 @@ static void test_split_nvrtc(void **state)
     cut_rng r;
     cut_rng_seed(&r, 3300);
     cut_kernel_src *ks = calloc((size_t)count, sizeof *ks);
-    cut_compiled *bins = calloc((size_t)count, sizeof *bins);
-    const char **srcs = calloc((size_t)count, sizeof *srcs);
+    assert_non_null(ks);
     cut_err e = {{0}};
     for (int i = 0; i < count; i++) {
         cut_gemm g = shapes[i % (int)CUT_ARRAY_LEN(shapes)];
@@ -214,34 +196,13 @@ static void test_split_nvrtc(void **state)
             s.k[K_CL] = 1;
         assert_int_equal(cut_codegen_gemm(&g, &s, &ks[i], &e), 0);
         assert_true(ks[i].grid[2] == (unsigned)s.k[K_SK]);
-        srcs[i] = ks[i].src;
     }
-    cut_compile_opts co;
-    cut_compile_opts_default(&co);
-    co.arch_suffix_a = 1;
-    assert_int_equal(cut_compile_batch(srcs, count, &co, bins, &e), 0);
-    int failed = 0, rmax = 0;
-    for (int i = 0; i < count; i++) {
-        if (!bins[i].ok) {
-            fprintf(stderr, "NVRTC failed:\n%.600s\n%s\n", ks[i].src, bins[i].log);
-            failed++;
-            continue;
-        }
-        if (bins[i].spill_stores || bins[i].spill_loads || strstr(bins[i].log, "serialized")) {
-            const char *sched = strstr(ks[i].src, "// schedule: ");
-            fprintf(stderr, "%.*s: %d bytes of spill stores, %d of loads, %d registers%s\n",
-                    (int)(strchr(sched, '\n') - sched), sched, bins[i].spill_stores, bins[i].spill_loads,
-                    bins[i].regs, strstr(bins[i].log, "serialized") ? ", wgmma serialized" : "");
-            failed++;
-        }
-        rmax = bins[i].regs > rmax ? bins[i].regs : rmax;
-        cut_compiled_free(&bins[i]);
-        cut_kernel_src_free(&ks[i]);
-    }
+    int rmax = 0;
+    const int failed = gemu_compile_sm90a(ks, count, &rmax);
     printf("  %d split-K wgmma schedules compiled for sm_90a, %d failed, at most %d registers, no spills\n", count,
            failed, rmax);
     assert_int_equal(failed, 0);
-    free(srcs), free(bins), free(ks);
+    free(ks);
 }
 
 int main(void)

@@ -118,15 +118,30 @@ static int run_one(cut_runner *r, int tpl, const cut_gemm *g, uint64_t seed)
     return n;
 }
 
+/* d: sm_90's limits with this GPU's architecture and SM count. 1 when the wgmma template runs here, else 0 with
+ * "what: skipped (why)" printed. */
+static int wgmma_here(cut_devlimits *d, const char *what)
+{
+    cut_devlimits_sm90(d);
+    d->sm_major = g_info.sm_major;
+    d->sm_minor = g_info.sm_minor;
+    d->sm_count = g_info.sm_count;
+    const cut_gemm g = {512, 512, 512, CUT_GEMM_NT, CUT_DT_FP16};
+    cut_err e = {{0}};
+    if (cut_gemm_tpl_wgmma.applies(&g, d, &e))
+        return 1;
+    printf("  %s: skipped (%s)\n", what, e.msg);
+    return 0;
+}
+
 /* Hand-picked tf32 NN, TN and TT wgmma schedules (bn mi nc st waitd gm cl) on tail shapes: every valid one (TN's
  * copies of B leave fewer within shared memory) OK within tolerance. */
 static void test_wgmma_tf32(void **state)
 {
     (void)state;
     cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    d.sm_major = g_info.sm_major;
-    d.sm_minor = g_info.sm_minor;
+    if (!wgmma_here(&d, "wgmma tf32 NN"))
+        return;
     cut_err e = {{0}};
     const cut_gemm shapes[] = {{520, 392, 264, CUT_GEMM_NN, CUT_DT_TF32}, /* 9 k tiles */
                                {1000, 1000, 1024, CUT_GEMM_NN, CUT_DT_TF32}, /* 32 */
@@ -134,10 +149,6 @@ static void test_wgmma_tf32(void **state)
                                {520, 392, 264, CUT_GEMM_TT, CUT_DT_TF32},  {1000, 1000, 1024, CUT_GEMM_TT, CUT_DT_TF32},
                                {200, 136, 24, CUT_GEMM_TT, CUT_DT_TF32},   {520, 392, 264, CUT_GEMM_TN, CUT_DT_TF32},
                                {1000, 1000, 1024, CUT_GEMM_TN, CUT_DT_TF32}, {200, 136, 24, CUT_GEMM_TN, CUT_DT_TF32}};
-    if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
-        printf("  wgmma tf32 NN: skipped (%s)\n", e.msg);
-        return;
-    }
     static const int k[][7] = {{128, 1, 2, 4, 1, 8, 1}, {256, 1, 1, 3, 1, 8, 1}, {128, 2, 1, 4, 0, 16, 1},
                                {64, 1, 2, 6, 1, 1, 2},  {192, 1, 2, 3, 0, 8, 2}, {64, 2, 2, 5, 0, 8, 1}};
     enum { NS = sizeof k / sizeof k[0] };
@@ -257,10 +268,8 @@ static void test_wgmma_extras(void **state)
 {
     (void)state;
     cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    d.sm_major = g_info.sm_major;
-    d.sm_minor = g_info.sm_minor;
-    cut_err e = {{0}};
+    if (!wgmma_here(&d, "wgmma TN and extras"))
+        return;
     cut_gemm shapes[] = {{520, 392, 264, CUT_GEMM_TN, CUT_DT_FP16}, {520, 392, 264, CUT_GEMM_TT, CUT_DT_BF16},
                          {520, 392, 264, CUT_GEMM_TN, CUT_DT_FP16}, {512, 512, 512, CUT_GEMM_NN, CUT_DT_FP16},
                          {520, 392, 264, CUT_GEMM_NT, CUT_DT_BF16}, {520, 392, 264, CUT_GEMM_NN, CUT_DT_TF32},
@@ -273,10 +282,6 @@ static void test_wgmma_extras(void **state)
     cut_gemm_set_extras(&shapes[6], 2, -1.0, 1.0);
     cut_gemm_set_extras(&shapes[7], 3, 0.5, 0.25); /* tf32 TN and TT with the extras */
     cut_gemm_set_extras(&shapes[8], 2, 2.0, 0.0);
-    if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
-        printf("  wgmma TN and extras: skipped (%s)\n", e.msg);
-        return;
-    }
     static const int k[][9] = {{128, 1, 2, 4, 1, 8, 1}, {256, 1, 2, 3, 1, 8, 2}, {64, 2, 1, 4, 0, 16, 1},
                                {192, 1, 2, 3, 0, 8, 2}, {128, 2, 1, 4, 1, 1, 1}};
     cut_runner *r = new_runner();
@@ -293,11 +298,8 @@ static void test_wgmma_splitk(void **state)
 {
     (void)state;
     cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    d.sm_major = g_info.sm_major;
-    d.sm_minor = g_info.sm_minor;
-    d.sm_count = g_info.sm_count;
-    cut_err e = {{0}};
+    if (!wgmma_here(&d, "wgmma split-K"))
+        return;
     cut_gemm shapes[] = {{16, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16}, {64, 4096, 4096, CUT_GEMM_NN, CUT_DT_BF16},
                          {16, 4096, 4096, CUT_GEMM_NN, CUT_DT_BF16}, {64, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16},
                          {16, 200, 520, CUT_GEMM_NN, CUT_DT_FP16},   {64, 136, 1000, CUT_GEMM_TN, CUT_DT_BF16},
@@ -305,10 +307,6 @@ static void test_wgmma_splitk(void **state)
     cut_gemm_set_extras(&shapes[4], 3, 0.5, 0.25);
     cut_gemm_set_extras(&shapes[5], 2, 2.0, 0.0);
     cut_gemm_set_extras(&shapes[7], 1, 0.5, 0.25);
-    if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
-        printf("  wgmma split-K: skipped (%s)\n", e.msg);
-        return;
-    }
     static const int k[][9] = {{64, 1, 1, 4, 1, 1, 1, 1},  {64, 1, 1, 4, 1, 1, 1, 2},  {64, 1, 1, 4, 1, 1, 1, 3},
                                {64, 1, 1, 6, 1, 1, 1, 4},  {64, 1, 1, 4, 1, 1, 2, 4},  {128, 1, 1, 4, 1, 1, 1, 4},
                                {64, 1, 1, 4, 0, 1, 1, 6},  {64, 1, 1, 5, 1, 1, 1, 8},  {128, 1, 1, 4, 1, 1, 2, 8},
@@ -337,11 +335,8 @@ static void test_wgmma_persist(void **state)
 {
     (void)state;
     cut_devlimits d;
-    cut_devlimits_sm90(&d);
-    d.sm_major = g_info.sm_major;
-    d.sm_minor = g_info.sm_minor;
-    d.sm_count = g_info.sm_count;
-    cut_err e = {{0}};
+    if (!wgmma_here(&d, "wgmma persistent"))
+        return;
     cut_gemm shapes[] = {{4096, 4096, 4096, CUT_GEMM_NN, CUT_DT_FP16}, {4096, 4096, 4096, CUT_GEMM_NT, CUT_DT_BF16},
                          {512, 512, 512, CUT_GEMM_NN, CUT_DT_FP16},    {2000, 1000, 520, CUT_GEMM_TN, CUT_DT_FP16},
                          {1000, 2000, 264, CUT_GEMM_NT, CUT_DT_TF32},  {2064, 2000, 264, CUT_GEMM_TT, CUT_DT_BF16}};
@@ -349,10 +344,6 @@ static void test_wgmma_persist(void **state)
     cut_gemm_set_extras(&shapes[3], 2, 0.5, 0.25);
     cut_gemm_set_extras(&shapes[4], 3, 2.0, 0.0);
     cut_gemm_set_extras(&shapes[5], 1, -1.0, 1.0);
-    if (!cut_gemm_tpl_wgmma.applies(&shapes[0], &d, &e)) {
-        printf("  wgmma persistent: skipped (%s)\n", e.msg);
-        return;
-    }
     /* pairs: a plain schedule, then pp 1 or 2 on the same tile (ping-pong: each consumer MI x 64 rows) */
     static const int k[][9] = {{256, 1, 2, 4, 0, 16, 1, 1, 0}, {256, 1, 2, 4, 0, 16, 1, 1, 1},
                                {256, 1, 2, 4, 1, 16, 1, 1, 1}, {128, 2, 1, 4, 1, 16, 1, 1, 0},
