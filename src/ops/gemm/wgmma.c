@@ -439,16 +439,16 @@ static const char wg_body_producer[] =
     "    } else { /* consumer wg-1 */\n"
     "        setmaxnreg_inc<REGS_INC>();\n";
 
-/* The plain product's epilogue, after the consumer's main loop (cut_wgmma_text_consumer_loop): its accumulators
- * stored as rows of C. */
+/* The epilogue after a consumer's main loop (cut_wgmma_text_consumer_loop, or wg_consumer_swap for AREG): its
+ * accumulators stored as rows of C, row EROW of the m64 block (the fragment layout's, or AREG's permutation). */
 static const char wg_consumer_epi[] =
-    "        /* epilogue: accumulator j of m64 block i holds row 16*warp + lane/4 + 8*((j/2)%2), column\n"
-    "           8*(j/4) + 2*(lane%4) + j%2 */\n"
+    "        /* epilogue: accumulator j of m64 block i holds row EROW(warp, lane / 4, (j / 2) % 2) of the block,\n"
+    "           column 8 (j / 4) + 2 (lane % 4) + j % 2 */\n"
     "#pragma unroll\n"
     "        for (int i = 0; i < MI; i++) {\n"
     "#pragma unroll\n"
     "            for (int h = 0; h < 2; h++) {\n"
-    "                const int r = m0 + row0 + i * 64 + warp * 16 + lane / 4 + 8 * h;\n"
+    "                const int r = m0 + row0 + i * 64 + EROW(warp, lane / 4, h);\n"
     "                if (r >= M)\n"
     "                    continue;\n"
     "                float *crow = C + (size_t)r * N;\n"
@@ -567,9 +567,8 @@ static const char wg_consumer_swap[] =
     "        wgmma_wait<0>();\n"
     "\n";
 
-/* wg_consumer_swap's epilogue: SWAP's transposed stores, AREG's rows in the fragments' permutation. */
-static const char wg_consumer_swap_epi[] =
-    "#if SWAP\n"
+/* SWAP's epilogue (wg_consumer_swap's, tf32 NN): the accumulators stored transposed. */
+static const char wg_swap_epi[] =
     "        /* epilogue: accumulator j of m64 block i holds C^T's row NROW(warp, lane / 4, (j / 2) % 2), i.e.\n"
     "           column n0 + row0 + 64 i + that of C, and C^T's column 8 (j / 4) + 2 (lane % 4) + j % 2, i.e. that\n"
     "           row of C */\n"
@@ -589,33 +588,7 @@ static const char wg_consumer_swap_epi[] =
     "                        C[(size_t)(r + 1) * N + c] = EPI(d[i][4 * j + 2 * h + 1], (size_t)(r + 1) * N + c);\n"
     "                }\n"
     "            }\n"
-    "        }\n"
-    "#else\n"
-    "        /* epilogue: accumulator j of m64 block i holds row NROW(warp, lane / 4, (j / 2) % 2) of the block,\n"
-    "           column 8 (j / 4) + 2 (lane % 4) + j % 2 */\n"
-    "#pragma unroll\n"
-    "        for (int i = 0; i < MI; i++) {\n"
-    "#pragma unroll\n"
-    "            for (int h = 0; h < 2; h++) {\n"
-    "                const int r = m0 + row0 + i * 64 + NROW(warp, lane / 4, h);\n"
-    "                if (r >= M)\n"
-    "                    continue;\n"
-    "                float *crow = C + (size_t)r * N;\n"
-    "#pragma unroll\n"
-    "                for (int j = 0; j < BN / 8; j++) {\n"
-    "                    const int c = n0 + 8 * j + 2 * (lane % 4);\n"
-    "                    const float v0 = d[i][4 * j + 2 * h], v1 = d[i][4 * j + 2 * h + 1];\n"
-    "                    if ((N % 2) == 0 && c + 1 < N) {\n"
-    "                        *reinterpret_cast<float2 *>(crow + c) =\n"
-    "                            make_float2(EPI(v0, (size_t)r * N + c), EPI(v1, (size_t)r * N + c + 1));\n"
-    "                    } else {\n"
-    "                        if (c < N) crow[c] = EPI(v0, (size_t)r * N + c);\n"
-    "                        if (c + 1 < N) crow[c + 1] = EPI(v1, (size_t)r * N + c + 1);\n"
-    "                    }\n"
-    "                }\n"
-    "            }\n"
-    "        }\n"
-    "#endif\n";
+    "        }\n";
 
 static const char wg_end[] =
     "    }\n"
@@ -746,6 +719,8 @@ static void emit_areg(cut_buf *b, const wg_geom *gm)
     else
         cut_buf_printf(b, "#define AREG 1 /* A from registers, loaded from A's MN-major boxes */\n"
                           "#define DESC_RS(s, kk) DESC_B(s, kk)\n");
+    if (!gm->swap) /* the epilogue's rows: the fragments' permutation */
+        cut_buf_printf(b, "#define EROW(w, g, h) NROW(w, g, h)\n");
 }
 
 /* ---- split-K (KSPLIT > 1) ----
@@ -904,7 +879,7 @@ static void emit_kernel(cut_buf *b, const cut_gemm *g, const wg_geom *gm, int cl
     append(b, gm->areg ? wg_consumer_swap : cut_wgmma_text_consumer_loop);
     if (split)
         append(b, "        if (splitk_reduce(d, bars, (int)threadIdx.x - 128, SPLIT_LIVE)) { /* the last block */\n");
-    append(b, gm->areg ? wg_consumer_swap_epi : wg_consumer_epi);
+    append(b, gm->swap ? wg_swap_epi : wg_consumer_epi);
     if (split)
         append(b, "        }\n");
     append(b, wg_end);
