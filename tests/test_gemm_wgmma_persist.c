@@ -181,7 +181,14 @@ static void test_pp_space(void **state)
     pcie.sm_count = 114;
     expect_refusal(&big, ok, &pcie, "114 SMs");
 
-    /* the grid: one block an SM; ping-pong's tile is one consumer's (MI m64 blocks) tall */
+    /* the grid: one block an SM, which walks the tiles (the cost model's waves count them); ping-pong's tile is one
+     * consumer's (MI m64 blocks) tall */
+    cut_gemm_geom ge;
+    cut_gemm_tpl_wgmma.geometry(&big, &ok, &ge);
+    assert_true(ge.grid[0] == 132 && ge.walked_tiles == 32 * 32 && ge.bm == 128 && ge.bn == 128);
+    const cut_sched plain = {.tpl = CUT_GEMM_TPL_WGMMA, .k = {128, 2, 1, 4, 1, 8, 1, 1, 0}};
+    cut_gemm_tpl_wgmma.geometry(&big, &plain, &ge);
+    assert_true(ge.grid[0] == 32 * 32 && ge.walked_tiles == 0 && ge.bm == 128 && ge.bn == 128);
     cut_kernel_src ks;
     assert_int_equal(cut_codegen_gemm(&big, &ok, &ks, &e), 0);
     assert_true(ks.grid[0] == 132 && ks.grid[1] == 1 && ks.grid[2] == 1);

@@ -95,6 +95,8 @@ typedef struct cut_gemm_geom {
     int elem_bytes;       /* bytes of one input element */
     int tensor_cores;     /* 0 SIMT FMA, 1 mma.sync, 2 wgmma */
     unsigned grid[3];
+    long walked_tiles; /* a persistent kernel's (wgmma pp): the output tiles its grid of blocks walks; 0: a block a
+                          tile (the grid is the work) */
 } cut_gemm_geom;
 
 typedef struct cut_gemm_template {

@@ -47,6 +47,10 @@ static void gemm_geom_features(const cut_gemm *g, const cut_gemm_geom *ge, const
     f[G_OCCUPANCY] = (float)(bps * thr) / (float)cut_features_sm_caps(d).threads;
     double blocks = CUT_MAX((double)ge->grid[0] * CUT_MAX(ge->grid[1], 1u) * CUT_MAX(ge->grid[2], 1u), 1.0);
     double waves = blocks / ((double)CUT_MAX(d->sm_count, 1) * bps);
+    if (ge->walked_tiles > 0) { /* persistent: one block an SM walks the tiles one after another */
+        blocks = (double)ge->walked_tiles;
+        waves = blocks / (double)CUT_MAX(d->sm_count, 1);
+    }
     f[G_LOG_BLOCKS] = lg(blocks);
     f[G_WAVES] = (float)waves;
     f[G_LOG_WAVES] = (float)log2(waves);

@@ -360,6 +360,7 @@ static void geometry(const cut_gemm *g, const cut_sched *s, cut_gemm_geom *out)
     if (gm.pp) { /* persistent: every tile of every plane from one row of blocks */
         out->grid[0] = gm.pblocks;
         out->grid[1] = out->grid[2] = 1;
+        out->walked_tiles = gm.tiles;
     }
 }
 
