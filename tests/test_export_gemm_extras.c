@@ -12,6 +12,7 @@
  *     (wgmma: with emulated TMA maps of the dims, strides and boxes its launcher encodes, 3-D), passes the driver's
  *     own check; and the check fails it when Cin is left out (zeroed), when a batch stride is planted wrong in the
  *     header (wgmma: B's map given one plane), and when the launcher's grid leaves out the batch (z or y = 1);
+ *   - a persistent wgmma kernel (pp) of a batch exports with its one row of blocks and passes the same checks;
  *   - a record whose batch does not fit the grid is refused with a sentence;
  *   - the headers compile together with NVRTC, and the project builds with cmake + nvcc where nvcc is. */
 #include <setjmp.h>
@@ -43,10 +44,11 @@
     }
 #define X3(M_, N_, K_, L_, DT_) XG(M_, N_, K_, L_, DT_, 3, 0.5, 0.25)
 
-/* The exported GEMMs: template, and whether the schedule must split K (module state). */
+/* The exported GEMMs: template, whether the schedule must split K (module state), whether it must be a persistent
+ * wgmma kernel (pp: one block an SM walking every tile of every plane). */
 static const struct {
     cut_gemm g;
-    int tpl, splitk;
+    int tpl, splitk, pp;
 } k_cases[] = {
     {X3(16, 20, 33, CUT_GEMM_TN, CUT_DT_FP32), CUT_GEMM_TPL_SIMT, 0},
     {X3(12, 24, 20, CUT_GEMM_TT, CUT_DT_FP16), CUT_GEMM_TPL_SIMT, 0},
@@ -63,6 +65,7 @@ static const struct {
     {{64, 48, 40, CUT_GEMM_NN, CUT_DT_FP32}, CUT_GEMM_TPL_SIMT, 0},                  /* plain: as ever */
     {XG(24, 40, 32, CUT_GEMM_NT, CUT_DT_FP16, 3, 0.5, 0.0), CUT_GEMM_TPL_MMA, 0},    /* batched, no Cin */
     {XG(72, 136, 200, CUT_GEMM_TN, CUT_DT_FP16, 4, 0.5, 0.25), CUT_GEMM_TPL_WGMMA, 0}, /* 3-D TMA maps, Cin */
+    {XG(520, 392, 64, CUT_GEMM_NN, CUT_DT_FP16, 3, 0.5, 0.25), CUT_GEMM_TPL_WGMMA, 0, 1}, /* persistent, 3-D maps */
 };
 #define NCASES ((int)CUT_ARRAY_LEN(k_cases))
 
@@ -111,7 +114,8 @@ static cut_sched case_sched(int i)
         if (cut_gemm_sched_sample_valid(&k_cases[i].g, &d, k_cases[i].tpl, &r, &s, 5000, &e) != 0)
             fail_msg("case %d: %s", i, e.msg);
         /* wgmma: a cluster of 1, which the emulator runs */
-        if ((knob_of(&s, "splitk") > 1) == (k_cases[i].splitk != 0) && knob_of(&s, "cl") <= 1)
+        if ((knob_of(&s, "splitk") > 1) == (k_cases[i].splitk != 0) && knob_of(&s, "cl") <= 1 &&
+            (knob_of(&s, "pp") > 0) == (k_cases[i].pp != 0))
             return s;
     }
     fail_msg("case %d: no schedule %s split-K", i, k_cases[i].splitk ? "with" : "without");
@@ -308,9 +312,15 @@ static void test_launchers_and_header(void **state)
         assert_int_equal(sscanf(at, "const dim3 grid(%uu, %uu, %uu), block(%uu, %uu, %uu);", &gr[0], &gr[1], &gr[2],
                                 &bl[0], &bl[1], &bl[2]), 6);
         assert_true(memcmp(gr, k->ks.grid, sizeof gr) == 0 && memcmp(bl, k->ks.block, sizeof bl) == 0);
-        assert_int_equal(gr[is_tma(i) ? 1 : 2] % (unsigned)cut_gemm_batch(g), 0); /* wgmma: the batch along y */
-        if (is_tma(i))
-            assert_non_null(strstr(cu, "the grid's y runs over the batch (A and B: planes of 3-D TMA maps)"));
+        if (k_cases[i].pp) { /* one row of blocks, at most one an SM, walking the tiles of every plane */
+            assert_true(gr[0] >= 1 && gr[0] <= 132 && gr[1] == 1 && gr[2] == 1);
+            assert_non_null(strstr(cu, "blocks walk the tiles of every plane (a persistent kernel; A and B: planes of "
+                                       "3-D TMA maps)"));
+        } else {
+            assert_int_equal(gr[is_tma(i) ? 1 : 2] % (unsigned)cut_gemm_batch(g), 0); /* wgmma: the batch along y */
+            if (is_tma(i))
+                assert_non_null(strstr(cu, "the grid's y runs over the batch (A and B: planes of 3-D TMA maps)"));
+        }
         free(cu);
         /* the kernel header says so too, and takes Cin as its fourth argument */
         char *cuh = slurp_kernel(i, "cuh");
@@ -600,7 +610,7 @@ static void test_emulated_self_check(void **state)
             want_check(i, dir, 1, is_tma(i) ? "B's map of one plane" : "STRIDE_B planted 0");
         }
         /* z = 1 would leave a split-K kernel's module state mid-launch: only the others */
-        if (cut_gemm_batch(&k_cases[i].g) > 1 && !k_cases[i].splitk) {
+        if (cut_gemm_batch(&k_cases[i].g) > 1 && !k_cases[i].splitk && !k_cases[i].pp) {
             emulate(i, dir, PLANT_GRID);
             want_check(i, dir, 1, is_tma(i) ? "grid y = 1" : "grid z = 1");
         }
