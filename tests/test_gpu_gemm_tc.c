@@ -330,7 +330,7 @@ static void test_wgmma_splitk(void **state)
 /* Persistent wgmma kernels (pp, the 9th knob: 1 cooperative, 2 ping-pong), hand-picked schedules (bn mi nc st waitd
  * gm cl splitk pp) on 4096^3 fp16 and bf16 NN and NT, the batched 32 x 512^3 and tail shapes with a batch and
  * alpha/beta (tf32 NT among them): every valid one OK within tolerance. On the GPU the consumers' turns are real
- * races (the emulator's fibers cannot show them). Prints each pp schedule's time against the same tile's pp=0. */
+ * races (the emulator's fibers run one at a time). Prints each pp schedule's time against the same tile's pp=0. */
 static void test_wgmma_persist(void **state)
 {
     (void)state;
