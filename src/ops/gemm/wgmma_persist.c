@@ -12,9 +12,11 @@
  *   - pp 2, ping-pong (NC 2): consumer c takes the block's tiles j = c, c + 2, ... whole (BM = MI 64), so one
  *     consumer's epilogue runs while the other's wgmmas keep the tensor cores busy. Each stage has one reader, so a
  *     stage's EMPTY barrier counts 4 warps (cooperative: 4 NC). The consumers' main loops take turns: consumer c
- *     starts tile j only once the other one has finished its main loop of tile j - 1 (mbarrier TURN(c), one arrival
+ *     starts tile j only once the other one has issued its main loop of tile j - 1 (mbarrier TURN(c), one arrival
  *     a turn). The turns are what makes the parity waits sound: when consumer c waits on FULL for step q, every step
  *     before q has been waited for, so the stage's barrier is exactly one phase short of q's, never two.
+ * A consumer passes the turn on once its main loop has issued its last wgmma (LOOP_ISSUED), before that group
+ * completes, so the other's first wgmmas queue behind it.
  * The main loop is the plain kernel's (cut_wgmma_text_consumer_loop) with QS(kt) = j KT + kt as its step; with
  * WAITD 1 the loop leaves its last stage to be released after it, which a persistent kernel must (the producer
  * waits for it). The epilogue is the plain one on the tile's m0, n0 and plane (C, Cin moved by z matrices). */
@@ -28,7 +30,10 @@ void cut_wgmma_persist_defines(cut_buf *b, int pp, unsigned tiles_x)
         cut_buf_printf(b, "#define USERS 1 /* consumers that read a stage */\n"
                           "#define FIRST_J (wg - 1) /* consumer c: the block's tiles c, c + NC, ... */\n"
                           "#define J_STEP NC\n#define ROW0 0 /* a consumer's tile is its own */\n"
-                          "#define TURN(c) (bars + 8u * (2 * ST + (c)))\n");
+                          "#define TURN(c) (bars + 8u * (2 * ST + (c)))\n"
+                          "/* the other consumer's turn as soon as this one's last wgmma is issued: its steps are then all\n"
+                          "   waited for, and the stage still read is released only after the wait */\n"
+                          "#define LOOP_ISSUED if (lt == 0) mbar_arrive(TURN(wg %% NC));\n");
     else
         cut_buf_printf(b, "#define USERS NC /* consumers that read a stage */\n#define FIRST_J 0\n#define J_STEP 1\n");
     cut_buf_printf(b, "#define QS(kt) (j * KT + (kt)) /* the block's step: k tile kt of its tile j */\n");
@@ -118,10 +123,6 @@ const char cut_wgmma_persist_mid[] =
     "#if WAITD == 1\n"
     "            if (lane == 0)\n"
     "                RELEASE(QS(KT - 1) % ST); /* the loop's last stage, which the producer waits for */\n"
-    "#endif\n"
-    "#if PERSIST == 2\n"
-    "            if (lt == 0)\n"
-    "                mbar_arrive(TURN(wg % NC)); /* the other consumer's turn */\n"
     "#endif\n";
 
 const char cut_wgmma_persist_end[] =

@@ -418,6 +418,9 @@ const char cut_wgmma_text_head[] =
     "#ifndef ROW0 /* a consumer's first row in the tile: its MI m64 blocks (ping-pong: the whole tile) */\n"
     "#define ROW0 ((wg - 1) * MI * 64)\n"
     "#endif\n"
+    "#ifndef LOOP_ISSUED /* after a consumer's main loop has issued its last wgmma: ping-pong passes its turn on */\n"
+    "#define LOOP_ISSUED\n"
+    "#endif\n"
     "#ifndef EROW /* the row of an m64 block that accumulators 4 j + 2 h, 4 j + 2 h + 1 of lane 4 g + t, warp w hold;\n"
     "                bare terms: the epilogue's sum as it always was, so ptxas schedules it as before */\n"
     "#define EROW(w, g, h) w * 16 + g + 8 * h\n"
@@ -467,6 +470,7 @@ const char cut_wgmma_text_consumer_loop[] =
     "                RELEASE(QS(kt - 1) % ST);\n"
     "#endif\n"
     "        }\n"
+    "        LOOP_ISSUED /* every wgmma of the tile issued, every stage of it waited for */\n"
     "        wgmma_wait<0>();\n"
     "\n";
 
