@@ -430,9 +430,8 @@ int cut_compile_isolated(const char *src, const char *name, const cut_compile_op
     cut_compiled_init(out);
     if (!src || !o)
         return cut_err_set(e, "cut_compile_isolated: NULL %s", src ? "options" : "source");
-    if (cut_nvrtc_version(e) < 0) /* NVRTC unusable is the run's problem, not a candidate's */
-        return -1;
-    /* a cached compile is a file read: no process for it (about 17 ms of spawn and exec each) */
+    /* a cached compile is a file read: no process for it (about 17 ms of spawn and exec each); NVRTC unusable (-1)
+     * is the run's problem, not a candidate's */
     cut_compiled_free(out); /* cut_compile_lookup initialises it anew */
     const int hit = cut_compile_lookup(src, o, out, e);
     if (hit != 0)
